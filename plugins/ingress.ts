@@ -1,0 +1,93 @@
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { errors, isAnvilError } from '../src/errors.js'
+import { Ingress, type EnqueueOptions } from '../src/ingress.js'
+import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
+import type { EnqueueResult } from '../src/queue.js'
+
+export interface AnvilPluginOptions extends IngressOptions {
+  /** How long registration waits for Redis before it goes on and answers 503 until Redis is there. */
+  connectTimeoutMs?: number
+}
+
+export interface AnvilDecorator {
+  /** Enqueue from application code, with the webhooks' dedupe semantics. */
+  enqueue (payload: Buffer | string | object, opts?: EnqueueOptions): Promise<EnqueueResult>
+  /** True when Redis answers a PING in time. */
+  ping (): Promise<boolean>
+  readonly ingress: Ingress
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    anvil: AnvilDecorator
+  }
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 5000
+
+const acceptedSchema = {
+  202: {
+    type: 'object',
+    properties: { jobId: { type: 'string' }, replayed: { type: 'boolean' } },
+    required: ['jobId', 'replayed']
+  }
+} as const
+
+/** Fastify's own codes for bodies it would not read, mapped to Anvil's. */
+function toAnvilError (err: FastifyError, bodyLimit: number): FastifyError {
+  if (isAnvilError(err)) return err
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new errors.BODY_TOO_LARGE(bodyLimit)
+  return err
+}
+
+const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
+  const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, ...ingressOptions } = options
+  const resolved = resolveIngressOptions(ingressOptions)
+  const ingress = new Ingress(resolved, (err) => app.log.warn({ err: err.message }, 'anvil: Redis error'))
+  app.addHook('onClose', async () => await ingress.close())
+
+  if (!await ingress.queue.waitForRedis(connectTimeoutMs)) {
+    app.log.warn('anvil: Redis is not reachable yet; webhooks get 503 until it is')
+  }
+
+  app.decorate('anvil', {
+    enqueue: async (payload, opts) => await ingress.enqueue(payload, opts),
+    ping: async () => await ingress.queue.ping(),
+    ingress
+  } satisfies AnvilDecorator)
+
+  // The route lives in its own context: its catch-all Buffer parser never touches the host's parsers.
+  await app.register(async function anvilRoutes (child: FastifyInstance) {
+    child.removeAllContentTypeParsers()
+    child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: resolved.bodyLimit }, (_req, body, done) => {
+      done(null, body)
+    })
+
+    child.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const err = toAnvilError(error, resolved.bodyLimit)
+      const statusCode = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500
+      if (statusCode === 503) {
+        reply.header('retry-after', String(resolved.retryAfterSeconds))
+        request.log.warn({ code: err.code, reason: err.message }, 'anvil: queue unavailable, answered 503')
+      } else if (statusCode >= 500) {
+        request.log.error({ err }, 'anvil: request failed')
+      } else {
+        request.log.info({ code: err.code }, 'anvil: request rejected')
+      }
+      // 5xx messages other than Anvil's own may carry internals; they stay in the log.
+      const message = statusCode >= 500 && !isAnvilError(err) ? 'Internal Server Error' : err.message
+      return await reply.code(statusCode).send({ error: message, code: err.code ?? 'ANVIL_ERR_INTERNAL' })
+    })
+
+    child.post(resolved.path, { schema: { response: acceptedSchema } }, async (request, reply) => {
+      // No body (or an empty one) is still signed bytes: the empty string.
+      const payload = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+      const result = await ingress.accept(payload, request.headers)
+      request.log.info({ jobId: result.jobId, replayed: result.replayed }, 'anvil: accepted')
+      return await reply.code(202).send(result)
+    })
+  })
+}
+
+export default fp(anvil, { name: '@anvil/fastify', fastify: '5.x' })

@@ -1,0 +1,103 @@
+import { Job, type Queue } from 'bullmq'
+import type { Redis } from 'ioredis'
+import { DEAD_JOB_PREFIX, DEAD_LETTER_SUFFIX, STALLED_MESSAGE, SWEEP_OVERLAP_MS } from './constants.js'
+import type { WebhookJobData } from './job.js'
+
+/** One name, used by the worker that writes dead letters and by replay that reads them. */
+export function deadLetterQueueName (queueName: string): string {
+  return queueName + DEAD_LETTER_SUFFIX
+}
+
+export function deadLetterId (jobId: string): string {
+  return DEAD_JOB_PREFIX + jobId
+}
+
+export type FailureReason = 'exhausted' | 'unrecoverable' | 'stalled'
+
+export interface FailureContext {
+  attempts: number
+  lastError: string
+  /** Epoch ms of the final failure. */
+  failedAt: number
+  reason: FailureReason
+}
+
+export interface DeadLetterData {
+  v: 1
+  originalJobId: string
+  job: WebhookJobData
+  failureContext: FailureContext
+  /** Set once replayed: the live job it became. */
+  replayedAs?: string
+  replayedAt?: number
+}
+
+function reasonOf (job: Job, failedReason: string): FailureReason {
+  if (failedReason === STALLED_MESSAGE) return 'stalled'
+  // A job that failed before its attempts ran out was stopped by an UnrecoverableError.
+  return job.attemptsMade < (job.opts.attempts ?? 1) ? 'unrecoverable' : 'exhausted'
+}
+
+export function failureContextOf (job: Job): FailureContext {
+  const lastError = job.failedReason ?? 'unknown'
+  return {
+    attempts: job.attemptsMade,
+    lastError,
+    failedAt: job.finishedOn ?? Date.now(),
+    reason: reasonOf(job, lastError)
+  }
+}
+
+/**
+ * Copies a finally-failed job into the dead-letter queue. Idempotent: the dead letter's id derives from
+ * the job's, and BullMQ keeps the first add, so the `failed` listener and the sweep may both call it.
+ * The failed job stays where it is: removing it would drop its dedupe key and let a redelivery in.
+ */
+export async function deadLetter (dead: Queue<DeadLetterData>, job: Job<WebhookJobData>): Promise<string> {
+  const id = deadLetterId(job.id as string)
+  const data: DeadLetterData = { v: 1, originalJobId: job.id as string, job: job.data, failureContext: failureContextOf(job) }
+  await dead.add('dead', data, { jobId: id })
+  return id
+}
+
+const SWEEP_PAGE = 500
+
+/**
+ * Dead-letters every job that failed since the last sweep, so a crash between a job's final failure and
+ * its `failed` listener loses nothing. Progress is a watermark in Redis, so each sweep reads only what is
+ * new (plus an overlap for clock skew between workers). Returns how many jobs it looked at.
+ */
+export async function sweepFailed (
+  main: Queue<WebhookJobData>, dead: Queue<DeadLetterData>, client: Redis
+): Promise<number> {
+  const watermarkKey = main.toKey('anvil-swept')
+  const stored = Number(await client.get(watermarkKey) ?? 0)
+  let from = Math.max(0, stored - SWEEP_OVERLAP_MS)
+  let seen = 0
+  for (;;) {
+    const page = await client.zrangebyscore(main.toKey('failed'), from, '+inf', 'WITHSCORES', 'LIMIT', 0, SWEEP_PAGE)
+    const ids: string[] = []
+    let last = from
+    for (let i = 0; i < page.length; i += 2) {
+      ids.push(page[i] as string)
+      last = Number(page[i + 1])
+    }
+    for (const id of ids) {
+      const job = await Job.fromId<WebhookJobData>(main, id)
+      if (job !== undefined) await deadLetter(dead, job)
+    }
+    seen += ids.length
+    if (ids.length > 0 && last > stored) await client.set(watermarkKey, String(last))
+    // A page of one timestamp cannot advance `from`; stop rather than loop on it.
+    if (ids.length < SWEEP_PAGE || last === from) break
+    from = last
+  }
+  return seen
+}
+
+/** Removes dead letters older than the retention; 0 keeps them. */
+export async function pruneDeadLetters (dead: Queue<DeadLetterData>, ageSeconds: number): Promise<number> {
+  if (ageSeconds <= 0) return 0
+  const removed = await dead.clean(ageSeconds * 1000, 1000, 'wait')
+  return removed.length
+}

@@ -1,0 +1,22 @@
+import createError from '@fastify/error'
+
+/** Every error Anvil raises, in one registry. Codes are stable API. */
+export const errors = {
+  SIGNATURE_MISSING: createError('ANVIL_ERR_SIGNATURE_MISSING', 'Missing signature header %s', 401),
+  SIGNATURE_MALFORMED: createError('ANVIL_ERR_SIGNATURE_MALFORMED', 'Malformed signature header %s', 401),
+  SIGNATURE_INVALID: createError('ANVIL_ERR_SIGNATURE_INVALID', 'Signature does not match', 401),
+  BODY_TOO_LARGE: createError('ANVIL_ERR_BODY_TOO_LARGE', 'Body is larger than %s bytes', 413),
+  REDIS_UNAVAILABLE: createError('ANVIL_ERR_REDIS_UNAVAILABLE', 'Queue unavailable, retry later: %s', 503),
+  INVALID_OPTIONS: createError('ANVIL_ERR_INVALID_OPTIONS', 'Invalid Anvil options: %s', 500),
+  INVALID_CONFIG: createError('ANVIL_ERR_INVALID_CONFIG', 'Invalid configuration: %s', 500),
+  INVALID_PAYLOAD: createError('ANVIL_ERR_INVALID_PAYLOAD', 'Invalid payload: %s', 400),
+  DEAD_LETTER_NOT_FOUND: createError('ANVIL_ERR_DEAD_LETTER_NOT_FOUND', 'No dead letter with id %s', 404),
+  NO_REDIS: createError('ANVIL_ERR_NO_REDIS', 'No Redis: %s', 500)
+} as const
+
+export type AnvilError = InstanceType<(typeof errors)[keyof typeof errors]>
+
+export function isAnvilError (err: unknown): err is AnvilError {
+  const code = (err as { code?: unknown } | null)?.code
+  return err instanceof Error && typeof code === 'string' && code.startsWith('ANVIL_ERR_')
+}

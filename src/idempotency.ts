@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
+import { errors } from './errors.js'
+
+/** What a key function may look at; it runs only after the signature was verified. */
+export interface KeyInput {
+  source: string
+  payload: Buffer
+  headers: IncomingHttpHeaders
+  /** The verified signature, where the request had one (not for `app.anvil.enqueue`). */
+  signature?: string
+  /** The body parsed as JSON, on first use; undefined when it is not JSON. */
+  json (): unknown
+}
+
+export interface DerivedKey {
+  /** The dedupe key: a sha256 hex digest, so its length is bounded whatever the input. */
+  key: string
+  /** The provider's event id, where the key came from one. */
+  eventId?: string
+}
+
+export type KeyFunction = (input: KeyInput) => string | undefined
+
+/**
+ * - `'signature'` (default): the signature and the raw body. Right for senders that sign once and resend the same bytes.
+ * - `'payload'`: the raw body alone.
+ * - `{ header }` / `{ bodyField }`: a provider event id (dotted path for body fields), for senders that re-sign every retry.
+ * - a function returning the event id.
+ * When an event id is missing, the key falls back to the payload, so the event is still accepted once.
+ */
+export type IdempotencyStrategy = 'signature' | 'payload' | { header: string } | { bodyField: string } | KeyFunction
+
+export type KeyDeriver = (input: KeyInput) => DerivedKey
+
+function digest (kind: string, source: string, ...parts: Array<Buffer | string>): string {
+  const hash = createHash('sha256')
+  // Every part is length-prefixed, so ("ab","c") and ("a","bc") cannot collide.
+  for (const part of [kind, source, ...parts]) {
+    const bytes = typeof part === 'string' ? Buffer.from(part, 'utf8') : part
+    const length = Buffer.allocUnsafe(4)
+    length.writeUInt32BE(bytes.length)
+    hash.update(length).update(bytes)
+  }
+  return hash.digest('hex')
+}
+
+export function signatureKey (source: string, signature: string, payload: Buffer): string {
+  return digest('signature', source, signature, payload)
+}
+
+export function payloadKey (source: string, payload: Buffer): string {
+  return digest('payload', source, payload)
+}
+
+export function eventIdKey (source: string, eventId: string): string {
+  return digest('event', source, eventId)
+}
+
+function bodyField (value: unknown, path: readonly string[]): string | undefined {
+  let current = value
+  for (const part of path) {
+    if (current === null || typeof current !== 'object') return undefined
+    current = (current as Record<string, unknown>)[part]
+  }
+  if (typeof current === 'string' && current.length > 0) return current
+  if (typeof current === 'number' && Number.isFinite(current)) return String(current)
+  return undefined
+}
+
+function byEventId (read: (input: KeyInput) => string | undefined): KeyDeriver {
+  return (input) => {
+    const eventId = read(input)
+    if (eventId === undefined || eventId === '') return { key: payloadKey(input.source, input.payload) }
+    return { key: eventIdKey(input.source, eventId), eventId }
+  }
+}
+
+export function createKeyDeriver (strategy: IdempotencyStrategy = 'signature'): KeyDeriver {
+  if (strategy === 'signature') {
+    return (input) => ({
+      key: input.signature === undefined
+        ? payloadKey(input.source, input.payload)
+        : signatureKey(input.source, input.signature, input.payload)
+    })
+  }
+  if (strategy === 'payload') return (input) => ({ key: payloadKey(input.source, input.payload) })
+  if (typeof strategy === 'function') return byEventId(strategy)
+  if (typeof strategy === 'object' && strategy !== null) {
+    if ('header' in strategy && typeof strategy.header === 'string' && strategy.header !== '') {
+      const name = strategy.header.toLowerCase()
+      return byEventId((input) => {
+        const value = input.headers[name]
+        return typeof value === 'string' ? value : undefined
+      })
+    }
+    if ('bodyField' in strategy && typeof strategy.bodyField === 'string' && strategy.bodyField !== '') {
+      const path = strategy.bodyField.split('.')
+      return byEventId((input) => bodyField(input.json(), path))
+    }
+  }
+  throw new errors.INVALID_OPTIONS('idempotency must be "signature", "payload", { header }, { bodyField } or a function')
+}
+
+/** Parses a buffer as JSON at most once; undefined when it is not JSON. */
+export function lazyJson (payload: Buffer): () => unknown {
+  let parsed = false
+  let value: unknown
+  return () => {
+    if (!parsed) {
+      parsed = true
+      try { value = JSON.parse(payload.toString('utf8')) } catch { value = undefined }
+    }
+    return value
+  }
+}

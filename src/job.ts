@@ -1,0 +1,83 @@
+import type { IncomingHttpHeaders } from 'node:http'
+
+/** What a job holds in Redis. The payload is base64, so any bytes survive JSON. Never a secret. */
+export interface WebhookJobData {
+  v: 1
+  source: string
+  key: string
+  payload: string
+  contentType?: string
+  /** The verified signature header value (not a secret: it is what the sender sent). */
+  signature?: string
+  eventId?: string
+  eventType?: string
+  provider?: string
+  headers: Record<string, string>
+  /** Epoch ms when the request arrived (or `enqueue` was called). */
+  receivedAt: number
+  /** Retry delays in ms, fixed when the event was accepted; the worker's backoff reads them from here. */
+  retry: number[]
+  /** Set on replayed jobs: the dead letter they came from. */
+  replayOf?: string
+}
+
+/** Headers that can carry credentials; they are never stored. */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-gitlab-token'])
+
+/** The request headers kept on the job: single values only, credentials dropped. */
+export function storedHeaders (headers: IncomingHttpHeaders): Record<string, string> {
+  const kept: Record<string, string> = {}
+  for (const name in headers) {
+    const value = headers[name]
+    if (typeof value === 'string' && !SECRET_HEADERS.has(name)) kept[name] = value
+  }
+  return kept
+}
+
+/** The event a handler receives. */
+export interface WebhookEvent {
+  /** BullMQ job id. */
+  id: string
+  /** The dedupe key. */
+  key: string
+  source: string
+  provider?: string
+  eventId?: string
+  eventType?: string
+  /** The raw bytes exactly as received. */
+  payload: Buffer
+  /** The payload parsed as JSON on first call; throws when it is not JSON. */
+  json<T = unknown> (): T
+  contentType?: string
+  signature?: string
+  headers: Readonly<Record<string, string>>
+  receivedAt: Date
+  /** 1 for the first attempt. */
+  attempt: number
+  /** The dead letter this job was replayed from, if it was. */
+  replayOf?: string
+}
+
+export function toEvent (id: string, data: WebhookJobData, attempt: number): WebhookEvent {
+  const payload = Buffer.from(data.payload, 'base64')
+  let parsed: { value: unknown } | undefined
+  return {
+    id,
+    key: data.key,
+    source: data.source,
+    provider: data.provider,
+    eventId: data.eventId,
+    eventType: data.eventType,
+    payload,
+    json<T> (): T {
+      parsed ??= { value: JSON.parse(payload.toString('utf8')) }
+      return parsed.value as T
+    },
+    contentType: data.contentType,
+    signature: data.signature,
+    headers: data.headers,
+    receivedAt: new Date(data.receivedAt),
+    attempt,
+    replayOf: data.replayOf
+  }
+}

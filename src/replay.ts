@@ -1,0 +1,135 @@
+/**
+ * Replay is its own module and starts no worker: importing it cannot start a processing loop.
+ * A replay is not a redelivery: it bypasses the dedupe key that the original delivery still holds.
+ */
+import { Job, Queue } from 'bullmq'
+import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, JOB_NAME, REPLAY_JOB_PREFIX } from './constants.js'
+import { deadLetterQueueName, type DeadLetterData } from './dead-letter.js'
+import { errors } from './errors.js'
+import type { WebhookJobData } from './job.js'
+import { DEFAULT_QUEUE_SETTINGS, jobOptions, type QueueSettings } from './queue-settings.js'
+import { connect, disconnect, type RedisInput } from './redis.js'
+
+export interface ReplayOptions {
+  redis: RedisInput
+  queueName?: string
+  prefix?: string
+  /** Retention for the replayed jobs; the retry schedule comes from the dead job itself. */
+  retention?: QueueSettings['retention']
+}
+
+export interface ReplayResult {
+  deadLetterId: string
+  jobId: string
+  /** False when this dead letter had already been replayed: `jobId` is that earlier replay. */
+  replayedNow: boolean
+}
+
+export interface DeadLetter {
+  id: string
+  data: DeadLetterData
+}
+
+export interface BulkReplayOptions {
+  /** Only dead letters for which this returns true. */
+  filter?: (letter: DeadLetter) => boolean
+  /** At most this many replays. */
+  limit?: number
+}
+
+export interface Replayer {
+  replayDeadLetter (id: string): Promise<ReplayResult>
+  replayDeadLetters (options?: BulkReplayOptions): Promise<ReplayResult[]>
+  /** Dead letters not yet replayed, oldest first. */
+  listDeadLetters (options?: { limit?: number, includeReplayed?: boolean }): Promise<DeadLetter[]>
+  close (): Promise<void>
+}
+
+const PAGE = 200
+
+export function createReplayer (options: ReplayOptions): Replayer {
+  const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const connection = connect(options.redis, 'control')
+  const main = new Queue<WebhookJobData>(queueName, { connection: connection.client, prefix })
+  const dead = new Queue<DeadLetterData>(deadLetterQueueName(queueName), { connection: connection.client, prefix })
+  const retention = options.retention ?? DEFAULT_QUEUE_SETTINGS.retention
+
+  async function replay (letter: Job<DeadLetterData>): Promise<ReplayResult> {
+    const deadLetterId = letter.id as string
+    if (letter.data.replayedAs !== undefined) {
+      return { deadLetterId, jobId: letter.data.replayedAs, replayedNow: false }
+    }
+    // The replay's id derives from the dead letter's: concurrent replays collapse into one live job.
+    const jobId = REPLAY_JOB_PREFIX + deadLetterId
+    const original = letter.data.job
+    const settings = { ...DEFAULT_QUEUE_SETTINGS, retrySchedule: original.retry, retention }
+    await main.add(JOB_NAME, { ...original, replayOf: deadLetterId }, { ...jobOptions(settings), jobId })
+    await letter.updateData({ ...letter.data, replayedAs: jobId, replayedAt: Date.now() })
+    return { deadLetterId, jobId, replayedNow: true }
+  }
+
+  /** Dead letters oldest first; they wait in a list that no worker reads. */
+  async function * eachDeadLetter (includeReplayed: boolean): AsyncGenerator<Job<DeadLetterData>> {
+    for (let start = 0; ; start += PAGE) {
+      const page = await dead.getJobs(['wait'], start, start + PAGE - 1, true)
+      for (const letter of page) {
+        if (letter === undefined || letter === null) continue
+        if (includeReplayed || letter.data.replayedAs === undefined) yield letter
+      }
+      if (page.length < PAGE) return
+    }
+  }
+
+  return {
+    async replayDeadLetter (id) {
+      const letter = await Job.fromId<DeadLetterData>(dead, id)
+      if (letter === undefined) throw new errors.DEAD_LETTER_NOT_FOUND(id)
+      return await replay(letter)
+    },
+    async replayDeadLetters ({ filter, limit = Number.POSITIVE_INFINITY } = {}) {
+      if (!(limit >= 0)) throw new errors.INVALID_OPTIONS('limit must be a number >= 0')
+      const results: ReplayResult[] = []
+      if (limit === 0) return results
+      for await (const letter of eachDeadLetter(false)) {
+        if (filter !== undefined && !filter({ id: letter.id as string, data: letter.data })) continue
+        results.push(await replay(letter))
+        if (results.length >= limit) break
+      }
+      return results
+    },
+    async listDeadLetters ({ limit = Number.POSITIVE_INFINITY, includeReplayed = false } = {}) {
+      const found: DeadLetter[] = []
+      if (limit <= 0) return found
+      for await (const letter of eachDeadLetter(includeReplayed)) {
+        found.push({ id: letter.id as string, data: letter.data })
+        if (found.length >= limit) break
+      }
+      return found
+    },
+    async close () {
+      await main.close()
+      await dead.close()
+      await disconnect(connection)
+    }
+  }
+}
+
+/** One-shot helpers for scripts: connect, replay, close. */
+export async function replayDeadLetter (id: string, options: ReplayOptions): Promise<ReplayResult> {
+  const replayer = createReplayer(options)
+  try {
+    return await replayer.replayDeadLetter(id)
+  } finally {
+    await replayer.close()
+  }
+}
+
+export async function replayDeadLetters (options: ReplayOptions & BulkReplayOptions): Promise<ReplayResult[]> {
+  const replayer = createReplayer(options)
+  try {
+    return await replayer.replayDeadLetters(options)
+  } finally {
+    await replayer.close()
+  }
+}

@@ -1,0 +1,64 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
+import { errors } from './errors.js'
+
+/** What a scheme learned from a request it accepted. */
+export interface Verified {
+  /** The signature in its one canonical form, as it stood in the header. */
+  signature: string
+}
+
+/**
+ * A signature scheme checks a request on its raw bytes. It throws an Anvil error
+ * (401) for a missing, malformed or wrong signature, and never parses the body.
+ */
+export interface SignatureScheme {
+  readonly name: string
+  /** Header names that carry signatures; they are redacted from logs and never logged. */
+  readonly headers: readonly string[]
+  verify (payload: Buffer, headers: IncomingHttpHeaders): Verified
+}
+
+const ANVIL_HEADER = 'x-signature'
+const ANVIL_PREFIX = 'sha256='
+/** Exactly 64 lower-case hex digits: upper case, odd lengths and extra digits are refused, not normalised. */
+const ANVIL_VALUE = /^sha256=[0-9a-f]{64}$/
+
+function headerValue (headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name]
+  // A repeated header is ambiguous; refuse it rather than pick one.
+  return Array.isArray(value) ? undefined : value
+}
+
+/**
+ * The original Anvil scheme: `x-signature: sha256=<hex>`, HMAC-SHA256 over the raw body.
+ * Several secrets may be given (rotation); each is tried with a constant-time compare.
+ */
+export function anvilHmacScheme (secrets: readonly string[]): SignatureScheme {
+  if (secrets.length === 0) throw new errors.INVALID_OPTIONS('at least one secret is required')
+  const keys = secrets.map((secret) => Buffer.from(secret, 'utf8'))
+  return {
+    name: 'anvil',
+    headers: [ANVIL_HEADER],
+    verify (payload, headers) {
+      const raw = headers[ANVIL_HEADER]
+      if (raw === undefined) throw new errors.SIGNATURE_MISSING(ANVIL_HEADER)
+      const value = headerValue(headers, ANVIL_HEADER)
+      if (value === undefined || !ANVIL_VALUE.test(value)) throw new errors.SIGNATURE_MALFORMED(ANVIL_HEADER)
+      const given = Buffer.from(value.slice(ANVIL_PREFIX.length), 'hex')
+      let match = false
+      // Every key is tried, so the time does not tell which one (if any) matched.
+      for (const key of keys) {
+        const expected = createHmac('sha256', key).update(payload).digest()
+        match = timingSafeEqual(expected, given) || match
+      }
+      if (!match) throw new errors.SIGNATURE_INVALID()
+      return { signature: value }
+    }
+  }
+}
+
+/** Signs a payload the way `anvilHmacScheme` expects: the header value `sha256=<hex>`. */
+export function signAnvil (secret: string, payload: Buffer | string): string {
+  return ANVIL_PREFIX + createHmac('sha256', secret).update(payload).digest('hex')
+}

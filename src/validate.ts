@@ -1,0 +1,20 @@
+import type { Static, TSchema } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+
+/**
+ * Compiles a TypeBox schema into a check that returns the first problem as one line,
+ * e.g. `bodyLimit: Expected integer`, or undefined when the value fits.
+ */
+export function compileCheck<T extends TSchema> (schema: T): (value: unknown) => string | undefined {
+  const compiled = TypeCompiler.Compile(schema)
+  return (value) => {
+    if (compiled.Check(value)) return undefined
+    const first = compiled.Errors(value).First()
+    /* c8 ignore next -- Check failed, so there is an error */
+    if (first === undefined) return 'invalid'
+    const where = first.path === '' ? 'value' : first.path.slice(1).replaceAll('/', '.')
+    return `${where}: ${first.message}`
+  }
+}
+
+export type { Static }

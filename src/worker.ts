@@ -1,0 +1,165 @@
+import { Queue, Worker, type Job, type MinimalJob } from 'bullmq'
+import {
+  DEFAULT_CONCURRENCY, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  DEFAULT_SWEEP_INTERVAL_MS
+} from './constants.js'
+import { deadLetter, deadLetterQueueName, pruneDeadLetters, sweepFailed, type DeadLetterData } from './dead-letter.js'
+import { errors } from './errors.js'
+import { toEvent, type WebhookEvent, type WebhookJobData } from './job.js'
+import { connect, disconnect, type RedisInput } from './redis.js'
+import { BACKOFF_TYPE, delayAfter } from './retry.js'
+
+export type WebhookHandler = (event: WebhookEvent) => unknown
+
+/** The subset of a logger Anvil calls; pino and Fastify's logger fit. */
+export interface AnvilLogger {
+  info (obj: object, msg?: string): void
+  warn (obj: object, msg?: string): void
+  error (obj: object, msg?: string): void
+}
+
+export interface WorkerOptions {
+  redis: RedisInput
+  queueName?: string
+  prefix?: string
+  concurrency?: number
+  /** How long `close` waits for active jobs before it forces; those jobs are then recovered as stalled. */
+  shutdownTimeoutMs?: number
+  /** How often to dead-letter failed jobs that a crash kept from their `failed` listener. 0 turns it off. */
+  sweepIntervalMs?: number
+  /** Dead letters older than this are pruned by the sweep; 0 keeps them. */
+  deadAgeSeconds?: number
+  /** BullMQ stall detection: a job whose lock is not renewed for this long is taken back. */
+  lockDurationMs?: number
+  stalledIntervalMs?: number
+  maxStalledCount?: number
+  logger?: AnvilLogger
+}
+
+export interface AnvilWorker {
+  /** Starts taking jobs and runs a first sweep. Resolves once the worker is connected and running. */
+  start (): Promise<void>
+  /** Waits for active jobs up to the shutdown timeout, then forces; closes what it created. */
+  close (): Promise<void>
+  /** One sweep now: dead-letters finally-failed jobs not yet dead-lettered. Returns how many it looked at. */
+  sweep (): Promise<number>
+  readonly worker: Worker<WebhookJobData>
+  readonly running: boolean
+}
+
+const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
+
+function checkWholeNumber (name: string, value: number | undefined, min: number): void {
+  if (value !== undefined && (!Number.isInteger(value) || value < min)) {
+    throw new errors.INVALID_OPTIONS(`${name} must be a whole number >= ${min}, got ${String(value)}`)
+  }
+}
+
+export function createWorker (handler: WebhookHandler, options: WorkerOptions): AnvilWorker {
+  if (typeof handler !== 'function') throw new errors.INVALID_OPTIONS('handler must be a function')
+  checkWholeNumber('concurrency', options.concurrency, 1)
+  checkWholeNumber('shutdownTimeoutMs', options.shutdownTimeoutMs, 0)
+  checkWholeNumber('sweepIntervalMs', options.sweepIntervalMs, 0)
+  checkWholeNumber('deadAgeSeconds', options.deadAgeSeconds, 0)
+  const log = options.logger ?? silent
+  const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
+  const sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS
+  const deadAgeSeconds = options.deadAgeSeconds ?? DEFAULT_RETENTION.deadAgeSeconds
+  const onRedisError = (err: Error): void => log.warn({ err: err.message }, 'anvil worker: Redis error')
+
+  const connection = connect(options.redis, 'worker', onRedisError)
+  const main = new Queue<WebhookJobData>(queueName, { connection: connection.client, prefix })
+  const dead = new Queue<DeadLetterData>(deadLetterQueueName(queueName), { connection: connection.client, prefix })
+  main.on('error', onRedisError)
+  dead.on('error', onRedisError)
+
+  const worker = new Worker<WebhookJobData>(queueName, async (job: Job<WebhookJobData>) => {
+    await handler(toEvent(job.id as string, job.data, job.attemptsMade + 1))
+  }, {
+    connection: connection.client,
+    prefix,
+    autorun: false,
+    concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+    lockDuration: options.lockDurationMs,
+    stalledInterval: options.stalledIntervalMs,
+    maxStalledCount: options.maxStalledCount,
+    // The schedule travels with the job, so a worker never disagrees with the ingress that accepted it.
+    settings: {
+      backoffStrategy: (attemptsMade: number, type?: string, _err?: Error, job?: MinimalJob) =>
+        type === BACKOFF_TYPE && job !== undefined ? delayAfter((job.data as WebhookJobData).retry, attemptsMade) : -1
+    }
+  })
+  worker.on('error', onRedisError)
+  worker.on('failed', (job, err) => {
+    if (job === undefined) return
+    log.warn({ jobId: job.id, attempt: job.attemptsMade, err: err.message }, 'anvil worker: attempt failed')
+    void deadLetterIfFinal(job)
+  })
+
+  async function deadLetterIfFinal (job: Job<WebhookJobData>): Promise<void> {
+    try {
+      // Retries go back to delayed or wait; only a final failure stays in "failed".
+      if (await job.getState() !== 'failed') return
+      const id = await deadLetter(dead, job)
+      log.warn({ jobId: job.id, deadLetterId: id }, 'anvil worker: dead-lettered')
+    } catch (err) {
+      // The sweep will pick it up.
+      log.error({ jobId: job.id, err: (err as Error).message }, 'anvil worker: dead-lettering failed')
+    }
+  }
+
+  let timer: NodeJS.Timeout | undefined
+  let running = false
+  let closing: Promise<void> | undefined
+
+  async function sweep (): Promise<number> {
+    const seen = await sweepFailed(main, dead, connection.client)
+    await pruneDeadLetters(dead, deadAgeSeconds)
+    return seen
+  }
+
+  function scheduleSweep (): void {
+    if (sweepIntervalMs === 0 || closing !== undefined) return
+    timer = setTimeout(() => {
+      sweep().catch((err: Error) => log.warn({ err: err.message }, 'anvil worker: sweep failed'))
+        .finally(scheduleSweep)
+    }, sweepIntervalMs)
+    timer.unref()
+  }
+
+  return {
+    worker,
+    get running () { return running && worker.isRunning() },
+    async start () {
+      if (running) return
+      running = true
+      worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil worker: stopped'))
+      await worker.waitUntilReady()
+      if (sweepIntervalMs > 0) {
+        await sweep().catch((err: Error) => log.warn({ err: err.message }, 'anvil worker: sweep failed'))
+        scheduleSweep()
+      }
+    },
+    close () {
+      closing ??= (async () => {
+        clearTimeout(timer)
+        let timeout: NodeJS.Timeout | undefined
+        const graceful = worker.close().then(() => true)
+        const expired = new Promise<false>((resolve) => { timeout = setTimeout(() => resolve(false), shutdownTimeoutMs) })
+        if (!await Promise.race([graceful, expired])) {
+          log.warn({ timeoutMs: shutdownTimeoutMs }, 'anvil worker: shutdown timeout, forcing; active jobs will be retried as stalled')
+          await worker.close(true)
+        }
+        clearTimeout(timeout)
+        running = false
+        await main.close()
+        await dead.close()
+        await disconnect(connection)
+      })()
+      return closing
+    },
+    sweep
+  }
+}

@@ -1,0 +1,100 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+
+/** A free loopback port, as the OS hands it out. */
+export async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
+    })
+  })
+}
+
+/** A private redis-server for one test file: never the shared one on 6379, so tests may kill it. */
+export class TestRedis {
+  readonly port: number
+  readonly url: string
+  readonly dir: string
+  private process: ChildProcess | undefined
+  private readonly extraArgs: string[]
+
+  private constructor (port: number, extraArgs: string[]) {
+    this.port = port
+    this.url = `redis://127.0.0.1:${port}`
+    this.dir = mkdtempSync(join(tmpdir(), 'anvil-redis-'))
+    this.extraArgs = extraArgs
+  }
+
+  static async start (extraArgs: string[] = []): Promise<TestRedis> {
+    const redis = new TestRedis(await freePort(), extraArgs)
+    await redis.startProcess()
+    return redis
+  }
+
+  async startProcess (): Promise<void> {
+    this.process = spawn('redis-server', [
+      '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
+      '--dir', this.dir, ...this.extraArgs
+    ], { stdio: 'ignore' })
+    await this.waitFor(true)
+  }
+
+  /** A fresh client (closed by the caller). */
+  client (): Redis {
+    return new Redis(this.url, { maxRetriesPerRequest: null, lazyConnect: false })
+  }
+
+  /** Runs one command on a short-lived connection. */
+  async command (...args: Array<string | number>): Promise<unknown> {
+    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0 })
+    try {
+      await client.connect()
+      return await client.call(String(args[0]), ...args.slice(1))
+    } finally {
+      client.disconnect()
+    }
+  }
+
+  /** Calls to a command since the last reset, from INFO commandstats. */
+  async totalCommands (): Promise<number> {
+    const info = String(await this.command('info', 'commandstats'))
+    let total = 0
+    for (const match of info.matchAll(/calls=(\d+)/g)) total += Number(match[1])
+    return total
+  }
+
+  async kill (): Promise<void> {
+    const child = this.process
+    if (child === undefined || child.exitCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGKILL')
+    await exited
+    this.process = undefined
+  }
+
+  async stop (): Promise<void> {
+    await this.kill()
+    rmSync(this.dir, { recursive: true, force: true })
+  }
+
+  private async waitFor (up: boolean): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      try {
+        if (await this.command('ping') === 'PONG' && up) return
+      } catch {
+        if (!up) return
+      }
+      await sleep(25)
+    }
+    throw new Error(`redis-server on ${this.port} did not come ${up ? 'up' : 'down'}`)
+  }
+}
