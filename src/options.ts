@@ -7,7 +7,7 @@ import {
 import { errors } from './errors.js'
 import { createKeyDeriver, type IdempotencyStrategy, type KeyDeriver } from './idempotency.js'
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from './queue-settings.js'
-import type { RedisInput } from './redis.js'
+import { redisUrlProblem, type RedisInput } from './redis.js'
 import { validateSchedule } from './retry.js'
 import { anvilHmacScheme, type SignatureScheme } from './signature.js'
 import { compileCheck } from './validate.js'
@@ -110,6 +110,8 @@ export function resolveIngressOptions (opts: IngressOptions): ResolvedIngress {
   if (typeof redis !== 'string' && !isRedisClient(redis)) {
     throw new errors.INVALID_OPTIONS('redis must be a URL string or an ioredis client')
   }
+  const urlProblem = typeof redis === 'string' ? redisUrlProblem(redis) : undefined
+  if (urlProblem !== undefined) throw new errors.INVALID_OPTIONS(`redis ${urlProblem}`)
   if (opts.scheme !== undefined && !isScheme(opts.scheme)) {
     throw new errors.INVALID_OPTIONS('scheme must have verify() and headers')
   }

@@ -23,17 +23,24 @@ function retryStrategy (times: number): number {
   return Math.min(times * 100, 2000)
 }
 
-export function parseRedisUrl (url: string): URL {
+/** What is wrong with a Redis URL, or undefined when it is usable. */
+export function redisUrlProblem (url: string): string | undefined {
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    throw new errors.INVALID_CONFIG(`REDIS_URL is not a URL: ${redactUrl(url)}`)
+    return `not a URL: ${redactUrl(url)}`
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new errors.INVALID_CONFIG(`REDIS_URL must start with redis:// or rediss://, got ${parsed.protocol}//`)
+    return `must start with redis:// or rediss://, got ${parsed.protocol}//`
   }
-  return parsed
+  return undefined
+}
+
+export function parseRedisUrl (url: string): URL {
+  const problem = redisUrlProblem(url)
+  if (problem !== undefined) throw new errors.INVALID_CONFIG(`REDIS_URL ${problem}`)
+  return new URL(url)
 }
 
 /** The URL without its password, for messages. */
@@ -60,7 +67,8 @@ export function connect (input: RedisInput, role: ConnectionRole, onError?: (err
     }
     return { client: input, owned: false }
   }
-  parseRedisUrl(input)
+  const problem = redisUrlProblem(input)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(`redis ${problem}`)
   const client = new Redis(input, { ...ROLE_OPTIONS[role], retryStrategy, connectionName: `anvil-${role}` })
   // ioredis emits 'error' on every failed reconnect; without a listener it prints its own warning each time.
   client.on('error', onError ?? (() => {}))

@@ -55,6 +55,10 @@ function checkWholeNumber (name: string, value: number | undefined, min: number)
   }
 }
 
+function definedOnly<T extends object> (values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>
+}
+
 export function createWorker (handler: WebhookHandler, options: WorkerOptions): AnvilWorker {
   if (typeof handler !== 'function') throw new errors.INVALID_OPTIONS('handler must be a function')
   checkWholeNumber('concurrency', options.concurrency, 1)
@@ -82,9 +86,12 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     prefix,
     autorun: false,
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
-    lockDuration: options.lockDurationMs,
-    stalledInterval: options.stalledIntervalMs,
-    maxStalledCount: options.maxStalledCount,
+    // BullMQ spreads these over its defaults, so an undefined would erase one: only set what was given.
+    ...definedOnly({
+      lockDuration: options.lockDurationMs,
+      stalledInterval: options.stalledIntervalMs,
+      maxStalledCount: options.maxStalledCount
+    }),
     // The schedule travels with the job, so a worker never disagrees with the ingress that accepted it.
     settings: {
       backoffStrategy: (attemptsMade: number, type?: string, _err?: Error, job?: MinimalJob) =>

@@ -98,3 +98,17 @@ export class TestRedis {
     throw new Error(`redis-server on ${this.port} did not come ${up ? 'up' : 'down'}`)
   }
 }
+
+/** What the measuring connection itself sends: the handshake, the reset and the INFO that reads the counts. */
+const MEASURING = /^(info|hello|config|client)(\||$)/
+
+/** Commands Redis ran since `CONFIG RESETSTAT`, leaving out the ones the measurement sends. */
+export async function commandsSinceReset (redis: TestRedis): Promise<Record<string, number>> {
+  const info = String(await redis.command('info', 'commandstats'))
+  const counts: Record<string, number> = {}
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    const name = match[1] as string
+    if (!MEASURING.test(name)) counts[name] = Number(match[2])
+  }
+  return counts
+}

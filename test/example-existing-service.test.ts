@@ -1,0 +1,35 @@
+import t from 'tap'
+import { buildService } from '../examples/existing-service.js'
+import type { WebhookEvent } from '../index.js'
+import { TestRedis } from './helpers/redis.js'
+import { signed } from './helpers/app.js'
+import { signAnvil } from '../src/signature.js'
+
+t.test('the README example: webhooks and app events both reach the handler', async (t) => {
+  const redis = await TestRedis.start()
+  t.teardown(() => redis.stop())
+  const seen: WebhookEvent[] = []
+  let arrived: () => void = () => {}
+  const bothArrived = new Promise<void>((resolve) => { arrived = resolve })
+  const app = await buildService({
+    redisUrl: redis.url,
+    webhookSecret: 'whsec_example',
+    onEvent: (event) => { seen.push(event); if (seen.length === 2) arrived() }
+  })
+  app.log.level = 'silent'
+  t.teardown(() => app.close())
+  await app.ready()
+
+  const order = await app.inject({ method: 'POST', url: '/orders', payload: { id: '17' } })
+  t.equal(order.statusCode, 201)
+  t.equal(order.json().replayed, false)
+
+  const body = '{"id":"evt_ex","type":"invoice.paid"}'
+  const webhook = await app.inject({ ...signed(body), headers: { 'content-type': 'application/json', 'x-signature': signAnvil('whsec_example', body) } })
+  t.equal(webhook.statusCode, 202)
+
+  await bothArrived
+  const byType = Object.fromEntries(seen.map((e) => [e.eventType ?? e.json<{ type: string }>().type, e]))
+  t.same(byType['order.created']?.json(), { id: '17' })
+  t.equal(byType['invoice.paid']?.payload.toString(), body)
+})

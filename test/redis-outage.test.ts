@@ -1,0 +1,80 @@
+import t from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { TestRedis } from './helpers/redis.js'
+import { buildApp, signed } from './helpers/app.js'
+import { inspectQueue } from './helpers/queue.js'
+
+t.test('Redis down: 503 with Retry-After inside 2 s, no crash, serves again once Redis is back', async (t) => {
+  const redis = await TestRedis.start()
+  t.teardown(() => redis.stop())
+  const app = await buildApp(redis.url, { queueName: 'outage' })
+  t.teardown(() => app.close())
+  t.equal((await app.inject(signed('{"id":"before"}'))).statusCode, 202)
+
+  await redis.kill()
+  for (const id of ['during-1', 'during-2']) {
+    const started = Date.now()
+    const res = await app.inject(signed(JSON.stringify({ id })))
+    const elapsed = Date.now() - started
+    t.equal(res.statusCode, 503, res.body)
+    t.equal(res.headers['retry-after'], '5')
+    t.equal(res.json().code, 'ANVIL_ERR_REDIS_UNAVAILABLE')
+    t.ok(elapsed < 2000, `answered in ${elapsed} ms`)
+  }
+
+  await redis.startProcess()
+  let status = 0
+  // ioredis reconnects on its own; the same delivery the provider retries now gets in.
+  for (let i = 0; i < 100 && status !== 202; i++) {
+    status = (await app.inject(signed('{"id":"during-1"}'))).statusCode
+    if (status !== 202) await sleep(100)
+  }
+  t.equal(status, 202, 'the retried delivery is accepted without a restart')
+  const queue = inspectQueue(redis.url, 'outage')
+  t.teardown(() => queue.close())
+  t.equal(await queue.count(), 1, 'the restarted (empty) Redis holds the one accepted retry')
+})
+
+t.test('Redis not there at start-up: registration goes on, 503 until it comes', async (t) => {
+  const redis = await TestRedis.start()
+  await redis.kill()
+  t.teardown(() => redis.stop())
+  const app = await buildApp(redis.url, { queueName: 'late', connectTimeoutMs: 200, enqueueTimeoutMs: 300 })
+  t.teardown(() => app.close())
+  const down = await app.inject(signed('{"id":"late"}'))
+  t.equal(down.statusCode, 503)
+  await redis.startProcess()
+  let status = 0
+  for (let i = 0; i < 100 && status !== 202; i++) {
+    status = (await app.inject(signed('{"id":"late"}'))).statusCode
+    if (status !== 202) await sleep(100)
+  }
+  t.equal(status, 202)
+})
+
+t.test('Redis out of memory: 503, and accepted again once memory is there', async (t) => {
+  const redis = await TestRedis.start(['--maxmemory-policy', 'noeviction'])
+  t.teardown(() => redis.stop())
+  const app = await buildApp(redis.url, { queueName: 'oom' })
+  t.teardown(() => app.close())
+  t.equal((await app.inject(signed('{"id":"warm"}'))).statusCode, 202)
+  await redis.command('config', 'set', 'maxmemory', '1')
+  const full = await app.inject(signed('{"id":"full"}'))
+  t.equal(full.statusCode, 503)
+  t.equal(full.json().code, 'ANVIL_ERR_REDIS_UNAVAILABLE')
+  t.match(full.json().error, /OOM/)
+  await redis.command('config', 'set', 'maxmemory', '0')
+  t.equal((await app.inject(signed('{"id":"full"}'))).statusCode, 202)
+})
+
+t.test('a slow Redis: 503 when the enqueue timeout passes', async (t) => {
+  const redis = await TestRedis.start()
+  t.teardown(() => redis.stop())
+  const app = await buildApp(redis.url, { queueName: 'slow', enqueueTimeoutMs: 300 })
+  t.teardown(() => app.close())
+  t.equal((await app.inject(signed('{"id":"warm"}'))).statusCode, 202)
+  await redis.command('client', 'pause', '1000', 'WRITE')
+  const res = await app.inject(signed('{"id":"paused"}'))
+  t.equal(res.statusCode, 503)
+  t.match(res.json().error, /did not answer within 300 ms/)
+})

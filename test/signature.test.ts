@@ -1,0 +1,72 @@
+import t from 'tap'
+import { createHmac } from 'node:crypto'
+import { anvilHmacScheme, signAnvil } from '../src/signature.js'
+import { TestRedis, commandsSinceReset } from './helpers/redis.js'
+import { SECRET, buildApp, signed } from './helpers/app.js'
+
+const body = Buffer.from('{"id":"evt_sig"}')
+const hex = createHmac('sha256', SECRET).update(body).digest('hex')
+
+t.test('the scheme checks HMAC-SHA256 of the raw bytes, in one canonical form only', async (t) => {
+  const scheme = anvilHmacScheme([SECRET])
+  t.same(scheme.verify(body, { 'x-signature': `sha256=${hex}` }), { signature: `sha256=${hex}` })
+  t.equal(signAnvil(SECRET, body), `sha256=${hex}`)
+  const rejected: Array<[string, Record<string, string | string[]>, string]> = [
+    ['missing header', {}, 'ANVIL_ERR_SIGNATURE_MISSING'],
+    ['upper-case hex', { 'x-signature': `sha256=${hex.toUpperCase()}` }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['an extra trailing digit (odd length)', { 'x-signature': `sha256=${hex}0` }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['a missing digit (odd length)', { 'x-signature': `sha256=${hex.slice(1)}` }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['two extra digits (wrong length)', { 'x-signature': `sha256=${hex}00` }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['too short', { 'x-signature': `sha256=${hex.slice(0, 62)}` }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['non-hex', { 'x-signature': `sha256=${hex.slice(0, 63)}g` }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['no prefix', { 'x-signature': hex }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['wrong prefix', { 'x-signature': `sha1=${hex}` }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['upper-case prefix', { 'x-signature': `SHA256=${hex}` }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['surrounding space', { 'x-signature': ` sha256=${hex}` }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['empty', { 'x-signature': '' }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['repeated header', { 'x-signature': [`sha256=${hex}`, `sha256=${hex}`] }, 'ANVIL_ERR_SIGNATURE_MALFORMED'],
+    ['wrong secret', { 'x-signature': signAnvil('other', body) }, 'ANVIL_ERR_SIGNATURE_INVALID'],
+    ['signature of other bytes', { 'x-signature': signAnvil(SECRET, Buffer.from('{"id":"evt_sih"}')) }, 'ANVIL_ERR_SIGNATURE_INVALID']
+  ]
+  for (const [name, headers, code] of rejected) {
+    t.throws(() => scheme.verify(body, headers), { code, statusCode: 401 }, name)
+  }
+})
+
+t.test('several secrets: any of them verifies (rotation)', async (t) => {
+  const scheme = anvilHmacScheme(['new-secret', SECRET])
+  t.ok(scheme.verify(body, { 'x-signature': `sha256=${hex}` }))
+  t.ok(scheme.verify(body, { 'x-signature': signAnvil('new-secret', body) }))
+  t.throws(() => scheme.verify(body, { 'x-signature': signAnvil('retired', body) }), { code: 'ANVIL_ERR_SIGNATURE_INVALID' })
+  t.throws(() => anvilHmacScheme([]), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
+})
+
+t.test('a rejected request gets 401 JSON and costs Redis nothing', async (t) => {
+  const redis = await TestRedis.start()
+  t.teardown(() => redis.stop())
+  const app = await buildApp(redis.url, { queueName: 'sig' })
+  t.teardown(() => app.close())
+  // Warm up: the first add loads BullMQ's scripts.
+  t.equal((await app.inject(signed('{"warm":1}'))).statusCode, 202)
+  await redis.command('config', 'resetstat')
+
+  const bad = [
+    { 'x-signature': `sha256=${hex.toUpperCase()}` },
+    { 'x-signature': `sha256=${hex}0` },
+    { 'x-signature': signAnvil('wrong', body) },
+    {}
+  ]
+  for (const headers of bad) {
+    const res = await app.inject({ method: 'POST', url: '/webhooks', payload: body, headers: { 'content-type': 'application/json', ...headers } })
+    t.equal(res.statusCode, 401)
+    t.match(res.headers['content-type'], /^application\/json/)
+    const json = res.json()
+    t.same(Object.keys(json).sort(), ['code', 'error'])
+    t.match(json.code, /^ANVIL_ERR_SIGNATURE_/)
+  }
+  t.same(await commandsSinceReset(redis), {}, 'no Redis command for rejected requests')
+
+  const good = await app.inject(signed(body))
+  t.equal(good.statusCode, 202)
+  t.not(Object.keys(await commandsSinceReset(redis)).length, 0, 'an accepted request does reach Redis (the check above can fail)')
+})

@@ -1,0 +1,210 @@
+/**
+ * The worker's contract: `createWorker` returns start/close (plus sweep, worker, running), `close` waits
+ * for active jobs up to `shutdownTimeoutMs` and then forces without losing the job, and the handler gets a
+ * typed event (raw bytes, lazy json, headers, receivedAt, 1-based attempt).
+ */
+import t from 'tap'
+import { Job, Queue } from 'bullmq'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { TestRedis } from './helpers/redis.js'
+import { buildApp, signed, SECRET } from './helpers/app.js'
+import { Ingress } from '../src/ingress.js'
+import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
+import { createWorker, type AnvilWorker, type WebhookHandler, type WorkerOptions } from '../src/worker.js'
+import { signatureKey } from '../src/idempotency.js'
+import { signAnvil } from '../src/signature.js'
+import type { WebhookEvent } from '../src/job.js'
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+
+const PREFIX = '{anvil}'
+
+function ingressFor (queueName: string, extra: Partial<IngressOptions> = {}): Ingress {
+  const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: SECRET, queueName, ...extra }))
+  t.teardown(() => ingress.close())
+  return ingress
+}
+
+function workerFor (queueName: string, handler: WebhookHandler, extra: Partial<WorkerOptions> = {}): AnvilWorker {
+  const worker = createWorker(handler, { redis: redis.url, queueName, sweepIntervalMs: 0, ...extra })
+  t.teardown(() => worker.close())
+  return worker
+}
+
+function queueFor (queueName: string): Queue {
+  const queue = new Queue(queueName, { connection: { url: redis.url }, prefix: PREFIX })
+  t.teardown(() => queue.close())
+  return queue
+}
+
+async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs
+  while (!await check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await sleep(25)
+  }
+}
+
+/** A promise with its resolve function, for handlers the test releases. */
+function deferred (): { promise: Promise<void>, resolve: () => void } {
+  let resolve = (): void => {}
+  const promise = new Promise<void>((r) => { resolve = r })
+  return { promise, resolve }
+}
+
+async function stateOf (queue: Queue, id: string): Promise<string> {
+  const job = await Job.fromId(queue, id)
+  return job === undefined ? 'missing' : await job.getState()
+}
+
+t.test('createWorker returns start, close, sweep, worker and running; start and close toggle running', async (t) => {
+  const w = workerFor('shape', () => {})
+  t.type(w.start, 'function')
+  t.type(w.close, 'function')
+  t.type(w.sweep, 'function')
+  t.ok(w.worker, 'exposes the BullMQ worker')
+  t.equal(w.running, false, 'not running before start')
+  await w.start()
+  t.equal(w.running, true, 'running after start')
+  t.equal(w.worker.isRunning(), true)
+  await w.close()
+  t.equal(w.running, false, 'not running after close')
+  t.equal(w.worker.closed, true, 'the BullMQ worker is closed')
+  await w.close() // a second close is harmless
+})
+
+t.test('createWorker refuses bad options', async (t) => {
+  t.throws(() => createWorker(undefined as unknown as WebhookHandler, { redis: redis.url }), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
+  t.throws(() => createWorker(() => {}, { redis: redis.url, concurrency: 0 }), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
+  t.throws(() => createWorker(() => {}, { redis: redis.url, shutdownTimeoutMs: -1 }), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
+  t.throws(() => createWorker(() => {}, { redis: redis.url, sweepIntervalMs: 1.5 }), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
+})
+
+t.test('close waits for an active job that finishes within the shutdown timeout; the job completes', async (t) => {
+  const queueName = 'graceful'
+  const ingress = ingressFor(queueName)
+  const started = deferred()
+  let finished = false
+  const w = workerFor(queueName, async () => {
+    started.resolve()
+    await sleep(400)
+    finished = true
+  }, { shutdownTimeoutMs: 5000 })
+  await w.start()
+  const { jobId } = await ingress.enqueue({ n: 1 })
+  await started.promise
+  await w.close()
+  t.equal(finished, true, 'the handler finished before close resolved')
+  t.equal(await stateOf(queueFor(queueName), jobId), 'completed')
+})
+
+t.test('close forces after the shutdown timeout; the hung job is not lost and another worker completes it', async (t) => {
+  const queueName = 'forced'
+  const ingress = ingressFor(queueName)
+  const queue = queueFor(queueName)
+  const stalls = { lockDurationMs: 1000, stalledIntervalMs: 500 }
+  const started = deferred()
+  const never = deferred() // released only at teardown: the first handler hangs past the timeout
+  t.teardown(() => never.resolve())
+  const first = workerFor(queueName, async () => {
+    started.resolve()
+    await never.promise
+  }, { shutdownTimeoutMs: 500, ...stalls })
+  await first.start()
+  const { jobId } = await ingress.enqueue({ n: 'hang' })
+  await started.promise
+
+  const t0 = Date.now()
+  await first.close()
+  const elapsed = Date.now() - t0
+  t.ok(elapsed >= 450, `close waited for the timeout (${elapsed} ms)`)
+  t.ok(elapsed < 3000, `close returned soon after the timeout (${elapsed} ms)`)
+  t.equal(first.running, false)
+  t.equal(await stateOf(queue, jobId), 'active', 'the job is still there, active, to be recovered')
+
+  const seen: WebhookEvent[] = []
+  const second = workerFor(queueName, (event) => { seen.push(event) }, stalls)
+  await second.start()
+  await waitFor('the recovered job to complete', async () => await stateOf(queue, jobId) === 'completed')
+  t.equal(seen.length, 1, 'the second worker ran it once')
+  t.equal(seen[0]?.id, jobId)
+})
+
+t.test('the handler gets the raw bytes, a lazy json(), headers, receivedAt and the event ids', async (t) => {
+  const queueName = 'events'
+  const app = await buildApp(redis.url, { queueName })
+  t.teardown(() => app.close())
+  const events: WebhookEvent[] = []
+  const w = workerFor(queueName, (event) => {
+    events.push(event)
+  })
+  await w.start()
+
+  // Not UTF-8 and not JSON: NUL, 0xFF, a lone continuation byte, an overlong sequence, a truncated one.
+  const binary = Buffer.from([0x00, 0xff, 0x80, 0xc0, 0xaf, 0x7b, 0x22, 0xe2, 0x82, 0x00, 0xfe, 0xff])
+  const before = Date.now()
+  const res = await app.inject(signed(binary, {
+    'content-type': 'application/octet-stream', 'x-custom': 'yes', authorization: 'Bearer secret-token'
+  }))
+  const after = Date.now()
+  t.equal(res.statusCode, 202, res.body)
+  const { jobId } = res.json<{ jobId: string }>()
+
+  const json = JSON.stringify({ id: 'evt_json', nested: { n: 1 } })
+  const res2 = await app.inject(signed(json))
+  t.equal(res2.statusCode, 202, res2.body)
+
+  await waitFor('two events', () => events.length === 2)
+  const event = events.find((e) => e.id === jobId)
+  if (event === undefined) throw new Error('no event for the binary job')
+  t.ok(Buffer.isBuffer(event.payload), 'payload is a Buffer')
+  t.ok(event.payload.equals(binary), 'payload is byte for byte what was sent')
+  t.equal(event.key, signatureKey('default', signAnvil(SECRET, binary), binary), 'key is the dedupe key')
+  t.equal(await redis.command('exists', `${PREFIX}:${queueName}:de:${event.key}`), 1, 'and that key holds the dedupe window')
+  t.throws(() => event.json(), SyntaxError, 'json() throws only when called, for a body that is not JSON')
+  t.equal(event.headers['x-custom'], 'yes')
+  t.equal(event.headers['content-type'], 'application/octet-stream')
+  t.equal(event.contentType, 'application/octet-stream')
+  t.notOk('authorization' in event.headers, 'credentials are never stored')
+  t.ok(event.receivedAt instanceof Date, 'receivedAt is a Date')
+  t.ok(event.receivedAt.getTime() >= before && event.receivedAt.getTime() <= after, 'receivedAt is when it arrived')
+  t.equal(event.attempt, 1)
+  t.equal(event.source, 'default')
+  t.equal(event.provider, 'anvil')
+  t.equal(event.replayOf, undefined)
+
+  const jsonEvent = events.find((e) => e.id !== jobId)
+  if (jsonEvent === undefined) throw new Error('no event for the JSON job')
+  const parsed = jsonEvent.json<{ id: string, nested: { n: number } }>()
+  t.same(parsed, { id: 'evt_json', nested: { n: 1 } })
+  t.equal(jsonEvent.json(), parsed, 'json() parses once and returns the same value')
+  t.equal(jsonEvent.payload.toString('utf8'), json)
+})
+
+t.test('enqueue carries eventId and eventType to the event', async (t) => {
+  const queueName = 'enqueued'
+  const ingress = ingressFor(queueName)
+  const events: WebhookEvent[] = []
+  const w = workerFor(queueName, (event) => { events.push(event) })
+  await w.start()
+  const { jobId } = await ingress.enqueue(Buffer.from([0xff, 0x00]), { eventId: 'evt_42', eventType: 'thing.done' })
+  await waitFor('the event', () => events.length === 1)
+  t.match(events[0], { id: jobId, eventId: 'evt_42', eventType: 'thing.done', provider: 'app', attempt: 1 })
+  t.ok(events[0]?.payload.equals(Buffer.from([0xff, 0x00])))
+})
+
+t.test('the attempt number is 1-based: the third attempt sees 3', async (t) => {
+  const queueName = 'attempts'
+  const ingress = ingressFor(queueName, { retrySchedule: [50, 50, 50] })
+  const attempts: number[] = []
+  const w = workerFor(queueName, (event) => {
+    attempts.push(event.attempt)
+    if (event.attempt < 3) throw new Error(`fail ${event.attempt}`)
+  })
+  await w.start()
+  const { jobId } = await ingress.enqueue({ n: 'three' })
+  const queue = queueFor(queueName)
+  await waitFor('completion', async () => await stateOf(queue, jobId) === 'completed')
+  t.same(attempts, [1, 2, 3])
+})
