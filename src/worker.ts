@@ -49,6 +49,19 @@ export interface AnvilWorker {
 
 const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
 
+/**
+ * BullMQ's `close(true)` cannot force a close that has already begun: a second call returns the first
+ * call's promise, which waits for the active jobs with no timeout. `abandon` does what a forced close does
+ * after that wait: stop renewing the active jobs' locks (so another worker retries them as stalled once
+ * the locks expire) and drop the connections (a job that finishes later is then not moved: `backend.closing`).
+ */
+class AnvilBullWorker extends Worker<WebhookJobData> {
+  async abandon (): Promise<void> {
+    await this.lockManager.close()
+    await this.backend.close(true)
+  }
+}
+
 function checkWholeNumber (name: string, value: number | undefined, min: number): void {
   if (value !== undefined && (!Number.isInteger(value) || value < min)) {
     throw new errors.INVALID_OPTIONS(`${name} must be a whole number >= ${min}, got ${String(value)}`)
@@ -79,7 +92,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   main.on('error', onRedisError)
   dead.on('error', onRedisError)
 
-  const worker = new Worker<WebhookJobData>(queueName, async (job: Job<WebhookJobData>) => {
+  const worker = new AnvilBullWorker(queueName, async (job: Job<WebhookJobData>) => {
     await handler(toEvent(job.id as string, job.data, job.attemptsMade + 1))
   }, {
     connection: connection.client,
@@ -94,8 +107,11 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     }),
     // The schedule travels with the job, so a worker never disagrees with the ingress that accepted it.
     settings: {
-      backoffStrategy: (attemptsMade: number, type?: string, _err?: Error, job?: MinimalJob) =>
-        type === BACKOFF_TYPE && job !== undefined ? delayAfter((job.data as WebhookJobData).retry, attemptsMade) : -1
+      // A job without a schedule is not retried: a throw here would leave it active until it stalled out.
+      backoffStrategy: (attemptsMade: number, type?: string, _err?: Error, job?: MinimalJob) => {
+        const retry = (job?.data as Partial<WebhookJobData> | undefined)?.retry
+        return type === BACKOFF_TYPE && Array.isArray(retry) ? delayAfter(retry, attemptsMade) : -1
+      }
     }
   })
   worker.on('error', onRedisError)
@@ -107,8 +123,10 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
 
   async function deadLetterIfFinal (job: Job<WebhookJobData>): Promise<void> {
     try {
-      // Retries go back to delayed or wait; only a final failure stays in "failed".
-      if (await job.getState() !== 'failed') return
+      // BullMQ sets finishedOn only when it moves the job to "failed" for good (a retry leaves it unset).
+      // Asking Redis for the state instead would miss a job that retention removed at once (failedCount 0)
+      // or that other failures pushed out before the listener ran; the sweep could not find those either.
+      if (job.finishedOn === undefined) return
       const id = await deadLetter(dead, job)
       log.warn({ jobId: job.id, deadLetterId: id }, 'anvil worker: dead-lettered')
     } catch (err) {
@@ -153,11 +171,14 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
       closing ??= (async () => {
         clearTimeout(timer)
         let timeout: NodeJS.Timeout | undefined
-        const graceful = worker.close().then(() => true)
+        const graceful = worker.close().then(() => true, (err: Error) => {
+          log.warn({ err: err.message }, 'anvil worker: close failed')
+          return true
+        })
         const expired = new Promise<false>((resolve) => { timeout = setTimeout(() => resolve(false), shutdownTimeoutMs) })
         if (!await Promise.race([graceful, expired])) {
           log.warn({ timeoutMs: shutdownTimeoutMs }, 'anvil worker: shutdown timeout, forcing; active jobs will be retried as stalled')
-          await worker.close(true)
+          await worker.abandon()
         }
         clearTimeout(timeout)
         running = false

@@ -70,7 +70,7 @@ t.test('createWorker returns start, close, sweep, worker and running; start and 
   t.equal(w.worker.isRunning(), true)
   await w.close()
   t.equal(w.running, false, 'not running after close')
-  t.equal(w.worker.closed, true, 'the BullMQ worker is closed')
+  t.equal(w.worker.isRunning(), false, 'the BullMQ worker has stopped')
   await w.close() // a second close is harmless
 })
 

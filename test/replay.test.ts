@@ -1,0 +1,198 @@
+/**
+ * Replay: a module of its own that starts no worker; a dead letter goes back to the main queue exactly
+ * once, with a fresh attempt budget, past the dedupe key its original delivery still holds.
+ */
+import t from 'tap'
+import { Job, Queue } from 'bullmq'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { TestRedis } from './helpers/redis.js'
+import { SECRET } from './helpers/app.js'
+import { Ingress } from '../src/ingress.js'
+import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
+import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/worker.js'
+import { deadLetterId, deadLetterQueueName, type DeadLetterData } from '../src/dead-letter.js'
+import type { WebhookJobData } from '../src/job.js'
+import type * as ReplayModule from '../src/replay.js'
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+
+const PREFIX = '{anvil}'
+/** Loaded in the first test, to show that importing it connects nothing. */
+let replay: typeof ReplayModule
+
+function ingressFor (queueName: string, extra: Partial<IngressOptions> = {}): Ingress {
+  const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: SECRET, queueName, ...extra }))
+  t.teardown(() => ingress.close())
+  return ingress
+}
+
+function workerFor (queueName: string, handler: WebhookHandler, concurrency?: number): AnvilWorker {
+  const worker = createWorker(handler, { redis: redis.url, queueName, sweepIntervalMs: 0, concurrency })
+  t.teardown(() => worker.close())
+  return worker
+}
+
+function queueFor<T = WebhookJobData> (queueName: string): Queue<T> {
+  const queue = new Queue<T>(queueName, { connection: { url: redis.url }, prefix: PREFIX })
+  t.teardown(() => queue.close())
+  return queue
+}
+
+async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs
+  while (!await check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await sleep(25)
+  }
+}
+
+async function clientList (): Promise<string[]> {
+  return String(await redis.command('client', 'list')).trim().split('\n')
+}
+
+/** Jobs of the main queue, in any state, that were replayed from this dead letter. */
+async function replaysOf (queue: Queue<WebhookJobData>, deadId: string): Promise<Array<Job<WebhookJobData>>> {
+  const jobs = await queue.getJobs(['wait', 'active', 'delayed', 'prioritized', 'completed', 'failed'])
+  return jobs.filter((job) => job?.data.replayOf === deadId)
+}
+
+/**
+ * Enqueues events that fail at once (empty schedule), waits for their dead letters, closes the worker.
+ * One job at a time, so the dead letters are written in the order of the events.
+ */
+async function makeDeadLetters (queueName: string, events: Array<{ eventId: string, eventType?: string }>): Promise<string[]> {
+  const ingress = ingressFor(queueName, { retrySchedule: [] })
+  const worker = workerFor(queueName, () => { throw new Error('down') }, 1)
+  await worker.start()
+  const ids: string[] = []
+  for (const event of events) ids.push(deadLetterId((await ingress.enqueue({ ...event }, event)).jobId))
+  const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
+  await waitFor('the dead letters', async () => await dead.count() === events.length)
+  await worker.close()
+  return ids
+}
+
+t.test('importing replay and replaying start no worker', async (t) => {
+  const before = await clientList()
+  replay = await import('../src/replay.js')
+  t.equal((await clientList()).length, before.length, 'importing the module opens no connection')
+
+  const queueName = 'no-worker'
+  const queue = queueFor(queueName)
+  // Positive control: a running Anvil worker is visible both ways.
+  const worker = workerFor(queueName, () => { throw new Error('down') })
+  await worker.start()
+  await waitFor('the worker to be seen', async () =>
+    (await queue.getWorkers()).length > 0 && (await clientList()).some((c) => c.includes('cmd=bzpopmin')))
+  const ingress = ingressFor(queueName, { retrySchedule: [] })
+  const { jobId } = await ingress.enqueue({ n: 1 })
+  const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
+  await waitFor('the dead letter', async () => await dead.count() === 1)
+  await worker.close()
+  await waitFor('the worker to be gone', async () => (await queue.getWorkers()).length === 0)
+
+  const replayer = replay.createReplayer({ redis: redis.url, queueName })
+  t.teardown(() => replayer.close())
+  const result = await replayer.replayDeadLetter(deadLetterId(jobId))
+  t.equal(result.replayedNow, true)
+  await sleep(300)
+  t.equal((await queue.getWorkers()).length, 0, 'no worker on the queue')
+  t.notOk((await clientList()).some((c) => /cmd=(bzpopmin|bzpopmax|brpoplpush|blmove|xread)/.test(c)), 'no blocking connection')
+  t.equal(await (await Job.fromId(queue, result.jobId))?.getState(), 'waiting', 'the replayed job waits: nobody processes it')
+})
+
+t.test('10 concurrent replays of one dead letter make one live job', async (t) => {
+  const queueName = 'concurrent'
+  const [deadId] = await makeDeadLetters(queueName, [{ eventId: 'evt_c' }])
+  if (deadId === undefined) throw new Error('no dead letter')
+  const options = { redis: redis.url, queueName }
+  const results = await Promise.all(Array.from({ length: 10 }, async () => await replay.replayDeadLetter(deadId, options)))
+  const jobIds = new Set(results.map((r) => r.jobId))
+  t.equal(jobIds.size, 1, 'every replay names the same job')
+  const queue = queueFor(queueName)
+  t.equal((await replaysOf(queue, deadId)).length, 1, 'one live job')
+  t.equal(await queue.count(), 1)
+
+  const later = await replay.replayDeadLetter(deadId, options)
+  t.same(later, { deadLetterId: deadId, jobId: [...jobIds][0], replayedNow: false }, 'a later replay returns the same job')
+  t.equal((await replaysOf(queue, deadId)).length, 1, 'and makes none')
+})
+
+t.test('a replay bypasses the dedupe key still held by the original, runs with a fresh budget, once', async (t) => {
+  const queueName = 'fresh'
+  const ingress = ingressFor(queueName, { retrySchedule: [50] })
+  const queue = queueFor(queueName)
+  const seen: Array<{ id: string, attempt: number, replayOf?: string }> = []
+  const worker = workerFor(queueName, (event) => {
+    seen.push({ id: event.id, attempt: event.attempt, replayOf: event.replayOf })
+    // The original fails both its attempts; the replay fails once more, then succeeds.
+    if (event.replayOf === undefined || event.attempt < 2) throw new Error(`fail ${event.attempt}`)
+  })
+  await worker.start()
+  const original = await ingress.enqueue({ id: 'evt_fresh' }, { eventId: 'evt_fresh' })
+  const deadId = deadLetterId(original.jobId)
+  const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
+  await waitFor('the dead letter', async () => await Job.fromId(dead, deadId) !== undefined)
+  const letter = await Job.fromId<DeadLetterData>(dead, deadId)
+  t.equal(letter?.data.failureContext.attempts, 2, 'the original used its whole budget')
+
+  const dedupeKey = `${PREFIX}:${queueName}:de:${letter?.data.job.key ?? ''}`
+  t.equal(await redis.command('exists', dedupeKey), 1, 'the original still holds its dedupe key')
+  t.same(await ingress.enqueue({ id: 'evt_fresh' }, { eventId: 'evt_fresh' }), { jobId: original.jobId, replayed: true },
+    'a redelivery is still a duplicate')
+
+  const result = await replay.replayDeadLetter(deadId, { redis: redis.url, queueName })
+  t.match(result, { deadLetterId: deadId, jobId: `r_${deadId}`, replayedNow: true })
+  await waitFor('the replay to complete', async () => await (await Job.fromId(queue, result.jobId))?.getState() === 'completed')
+  const replayed = await Job.fromId<WebhookJobData>(queue, result.jobId)
+  t.same(replayed?.data, { ...letter?.data.job, replayOf: deadId }, 'the replay carries the original data')
+  t.equal(replayed?.opts.attempts, 2, 'and the attempts of its own schedule')
+  t.same(seen.filter((s) => s.replayOf === deadId).map((s) => [s.id, s.attempt]), [[result.jobId, 1], [result.jobId, 2]],
+    'the replay starts again from attempt 1')
+  const after = await Job.fromId<DeadLetterData>(dead, deadId)
+  t.equal(after?.data.replayedAs, result.jobId, 'the dead letter records its replay')
+  t.type(after?.data.replayedAt, 'number')
+
+  t.same(await replay.replayDeadLetter(deadId, { redis: redis.url, queueName }),
+    { deadLetterId: deadId, jobId: result.jobId, replayedNow: false }, 'replaying again later changes nothing')
+  t.same(await ingress.enqueue({ id: 'evt_fresh' }, { eventId: 'evt_fresh' }), { jobId: original.jobId, replayed: true },
+    'and the dedupe window still holds for redeliveries')
+  t.equal((await replaysOf(queue, deadId)).length, 1)
+})
+
+t.test('replayDeadLetters takes a filter and a limit, and skips what was replayed', async (t) => {
+  const queueName = 'bulk'
+  await makeDeadLetters(queueName, [
+    { eventId: 'a1', eventType: 'a' }, { eventId: 'b1', eventType: 'b' }, { eventId: 'a2', eventType: 'a' },
+    { eventId: 'a3', eventType: 'a' }, { eventId: 'b2', eventType: 'b' }
+  ])
+  const options = { redis: redis.url, queueName }
+  const typeA = (letter: ReplayModule.DeadLetter): boolean => letter.data.job.eventType === 'a'
+  const replayer = replay.createReplayer(options)
+  t.teardown(() => replayer.close())
+  t.equal((await replayer.listDeadLetters()).length, 5)
+  t.same((await replayer.listDeadLetters({ limit: 2 })).map((l) => l.data.job.eventId), ['a1', 'b1'], 'oldest first')
+
+  const first = await replay.replayDeadLetters({ ...options, filter: typeA, limit: 2 })
+  t.equal(first.length, 2, 'the limit holds')
+  t.ok(first.every((r) => r.replayedNow))
+  const eventIdOf = async (r: ReplayModule.ReplayResult): Promise<string | undefined> =>
+    (await Job.fromId<WebhookJobData>(queueFor(queueName), r.jobId))?.data.eventId
+  t.same(await Promise.all(first.map(eventIdOf)), ['a1', 'a2'], 'only what the filter takes, oldest first')
+
+  const pending = await replayer.listDeadLetters()
+  t.same(pending.map((l) => l.data.job.eventId), ['b1', 'a3', 'b2'], 'replayed letters are no longer listed')
+  t.equal((await replayer.listDeadLetters({ includeReplayed: true })).length, 5, 'unless asked for')
+
+  const second = await replay.replayDeadLetters({ ...options, filter: typeA })
+  t.same(await Promise.all(second.map(eventIdOf)), ['a3'], 'the rest of the filtered ones')
+  const rest = await replay.replayDeadLetters(options)
+  t.same(await Promise.all(rest.map(eventIdOf)), ['b1', 'b2'], 'no filter: all that are left')
+  t.same(await replay.replayDeadLetters(options), [], 'nothing left to replay')
+  t.equal(await queueFor(queueName).count(), 5, 'five live jobs, one per dead letter')
+
+  t.same(await replayer.replayDeadLetters({ limit: 0 }), [])
+  await t.rejects(replayer.replayDeadLetters({ limit: -1 }), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
+  await t.rejects(replayer.replayDeadLetter('d_nope'), { code: 'ANVIL_ERR_DEAD_LETTER_NOT_FOUND' })
+})

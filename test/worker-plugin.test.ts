@@ -1,0 +1,95 @@
+/**
+ * The worker plugin runs a worker with the app: started on onReady, closed (gracefully) on onClose.
+ */
+import t from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { Job, Queue } from 'bullmq'
+import { Writable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { TestRedis } from './helpers/redis.js'
+import { signed, SECRET } from './helpers/app.js'
+import anvil, { anvilWorker, type AnvilWorkerPluginOptions } from '../index.js'
+import type { WebhookEvent } from '../src/job.js'
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+
+async function appWith (queueName: string, worker: Omit<AnvilWorkerPluginOptions, 'redis'>, logs?: string[]): Promise<FastifyInstance> {
+  const stream = new Writable({
+    write (chunk: Buffer, _encoding, done) {
+      logs?.push(chunk.toString('utf8'))
+      done()
+    }
+  })
+  const app = Fastify({ logger: logs === undefined ? false : { level: 'warn', stream } })
+  await app.register(anvil, { redis: redis.url, secret: SECRET, queueName })
+  await app.register(anvilWorker, { redis: redis.url, queueName, sweepIntervalMs: 0, ...worker })
+  return app
+}
+
+async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs
+  while (!await check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await sleep(25)
+  }
+}
+
+t.test('the worker starts when the app is ready, processes webhooks, and stops when the app closes', async (t) => {
+  const events: WebhookEvent[] = []
+  const app = await appWith('plugin', { handler: (event) => { events.push(event) } })
+  t.teardown(() => app.close())
+  t.equal(app.anvilWorker.running, false, 'not started by registration')
+  await app.ready()
+  t.equal(app.anvilWorker.running, true, 'started on ready')
+
+  const res = await app.inject(signed(JSON.stringify({ id: 'evt_plugin' })))
+  t.equal(res.statusCode, 202, res.body)
+  await waitFor('the event', () => events.length === 1)
+  t.equal(events[0]?.id, res.json<{ jobId: string }>().jobId)
+  t.same(events[0]?.json(), { id: 'evt_plugin' })
+
+  await app.close()
+  t.equal(app.anvilWorker.running, false, 'stopped on close')
+  t.equal(app.anvilWorker.worker.isRunning(), false)
+})
+
+t.test('closing the app waits for the active job, which completes', async (t) => {
+  const queueName = 'plugin-graceful'
+  let release = (): void => {}
+  const started = new Promise<void>((resolve) => { release = resolve })
+  let finished = false
+  const app = await appWith(queueName, {
+    shutdownTimeoutMs: 5000,
+    handler: async () => {
+      release()
+      await sleep(300)
+      finished = true
+    }
+  })
+  await app.ready()
+  const { jobId } = await app.anvil.enqueue({ n: 1 })
+  await started
+  await app.close()
+  t.equal(finished, true, 'the handler finished before the app closed')
+  const queue = new Queue(queueName, { connection: { url: redis.url }, prefix: '{anvil}' })
+  t.teardown(() => queue.close())
+  t.equal(await (await Job.fromId(queue, jobId))?.getState(), 'completed')
+})
+
+t.test('the worker logs through the app logger', async (t) => {
+  const logs: string[] = []
+  const app = await appWith('plugin-logs', { handler: () => { throw new Error('handler broke') } }, logs)
+  t.teardown(() => app.close())
+  await app.ready()
+  await app.anvil.enqueue({ n: 1 })
+  await waitFor('a log line', () => logs.some((line) => line.includes('anvil worker: attempt failed')))
+  const line = JSON.parse(logs.find((l) => l.includes('anvil worker: attempt failed')) ?? '{}') as Record<string, unknown>
+  t.match(line, { level: 40, err: 'handler broke', attempt: 1 })
+})
+
+t.test('an app closed before it was ready closes the worker cleanly', async (t) => {
+  const app = await appWith('plugin-never-ready', { handler: () => {} })
+  await app.close()
+  t.equal(app.anvilWorker.running, false)
+})
