@@ -7,7 +7,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_TIMEOUT_MS } from './constants.js'
 import { errors } from './errors.js'
 import type { IdempotencyStrategy } from './idempotency.js'
-import { parseRedisUrl, redactUrl } from './redis.js'
+import { redactUrl, redisUrlProblem } from './redis.js'
 import { compileCheck, type Static } from './validate.js'
 
 export const DEFAULT_PORT = 3000
@@ -73,8 +73,8 @@ interface Setting<S extends TSchema> {
   expected: string
   parse: (raw: string) => unknown
   check: (value: unknown) => string | undefined
-  /** Checks TypeBox cannot express; throws an INVALID_CONFIG error. */
-  extra?: (value: Static<S>) => void
+  /** A rule TypeBox cannot express: true when the value breaks it. */
+  breaks?: (value: Static<S>) => boolean
   /** How the raw value is quoted back in a message (a URL may hold a password). */
   show?: (raw: string) => string
   schema: S
@@ -104,9 +104,9 @@ const SETTINGS = {
   redisUrl: define({
     env: 'REDIS_URL', key: 'redisUrl', flag: '--redis-url', expected: 'a redis:// or rediss:// URL',
     schema: Type.String({ minLength: 1 }),
-    // parseRedisUrl owns the scheme rule and never repeats a password.
-    extra: (url) => { parseRedisUrl(url) },
-    show: redactUrl
+    // src/redis.ts owns the URL rule; a password is never quoted back.
+    breaks: (url) => redisUrlProblem(url) !== undefined,
+    show: showUrl
   }),
   queueName: define({
     env: 'ANVIL_QUEUE', key: 'queue', flag: '--queue', expected: 'a queue name without ":"',
@@ -159,6 +159,14 @@ const SETTINGS = {
   })
 }
 
+/** The URL as typed, unless it holds a password (or cannot be parsed, so might): then redactUrl's form. */
+function showUrl (raw: string): string {
+  try {
+    if (new URL(raw).password === '') return raw
+  } catch {}
+  return redactUrl(raw)
+}
+
 function quote (text: string): string {
   return JSON.stringify(text.length > MAX_QUOTED ? text.slice(0, MAX_QUOTED) + '…' : text)
 }
@@ -171,11 +179,10 @@ function read<S extends TSchema> (setting: Setting<S>, env: Env, flags: Flags): 
   const raw = fromFlag ? flagged : envValue === '' ? undefined : envValue
   if (raw === undefined) return undefined
   const value = setting.parse(raw)
-  if (setting.check(value) !== undefined) {
+  if (setting.check(value) !== undefined || setting.breaks?.(value as Static<S>) === true) {
     const name = fromFlag || setting.env === undefined ? setting.flag : setting.env
     throw new errors.INVALID_CONFIG(`${name} must be ${setting.expected} (got ${quote(setting.show?.(raw) ?? raw)})`)
   }
-  setting.extra?.(value as Static<S>)
   return value as Static<S>
 }
 

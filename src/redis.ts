@@ -29,7 +29,7 @@ export function redisUrlProblem (url: string): string | undefined {
   try {
     parsed = new URL(url)
   } catch {
-    return `not a URL: ${redactUrl(url)}`
+    return `is not a URL: ${redactUrl(url)}`
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     return `must start with redis:// or rediss://, got ${parsed.protocol}//`

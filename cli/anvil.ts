@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+/**
+ * The `anvil` command. Each command loads its configuration first (so a bad value fails fast, before
+ * Fastify or BullMQ are even imported), then imports its module.
+ */
+import { createRequire } from 'node:module'
+import { Command } from 'commander'
+import { loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Flags } from '../src/config.js'
+import { addIngressOptions, addSharedOptions, addWorkerOptions } from './options.js'
+
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
+
+/** One line on stderr, exit 1: no stack trace for a problem the user has to fix. */
+function exitWithError (err: unknown): never {
+  const message = (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ')
+  // "Invalid configuration: …" reads as "anvil: invalid configuration: …"; "REDIS_URL …" stays as is.
+  const sentence = /^[A-Z][a-z]/.test(message) ? message.charAt(0).toLowerCase() + message.slice(1) : message
+  process.stderr.write(`anvil: ${sentence}\n`)
+  process.exit(1)
+}
+
+const program = new Command('anvil')
+  .description('Webhook gateway: verify on raw bytes, dedupe, enqueue on BullMQ, retry, dead-letter, replay.')
+  .version(version)
+  .configureOutput({ outputError: (text, write) => write(`anvil: ${text.replace(/^error: /, '')}`) })
+
+addIngressOptions(addSharedOptions(program.command('serve')))
+  .description('Receive webhooks: verify, dedupe and enqueue them (needs WEBHOOK_SECRET)')
+  .action(async (flags: Flags) => {
+    const config = loadServeConfig(process.env, flags)
+    const { serve } = await import('./serve.js')
+    await serve(config)
+  })
+
+addWorkerOptions(addSharedOptions(program.command('worker')))
+  .description('Process queued webhooks with your handler module')
+  .requiredOption('--handler <path>', 'module exporting the handler (default export or `handler`), relative to the working directory')
+  .action(async (flags: Flags & { handler: string }) => {
+    const config = loadWorkerConfig(process.env, flags)
+    const { runWorker } = await import('./worker.js')
+    await runWorker(config, flags.handler)
+  })
+
+addSharedOptions(program.command('replay'))
+  .description('Replay dead letters onto the queue; prints one JSON line per replay')
+  .argument('[id]', 'the dead letter to replay')
+  .option('--all', 'replay every dead letter not yet replayed, oldest first')
+  .option('--limit <n>', 'with --all: at most this many')
+  .action(async (id: string | undefined, flags: Flags & { all?: boolean }, command: Command) => {
+    if ((id === undefined) === (flags.all !== true)) command.error('give either a dead-letter id or --all')
+    if (id !== undefined && flags.limit !== undefined) command.error('--limit goes with --all, not with an id')
+    const config = loadReplayConfig(process.env, flags)
+    const { replay } = await import('./replay.js')
+    await replay(config, id === undefined ? { all: true } : { id })
+  })
+
+addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'))))
+  .description('Server and a logging worker in one process, with a private redis-server when none runs')
+  .action(async (flags: Flags) => {
+    const config = loadDevConfig(process.env, flags)
+    const { dev } = await import('./dev.js')
+    await dev(config, process.env)
+  })
+
+try {
+  await program.parseAsync()
+} catch (err) {
+  exitWithError(err)
+}

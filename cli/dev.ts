@@ -1,0 +1,100 @@
+import { join } from 'node:path'
+import type { Logger } from 'pino'
+import { anvilWorker } from '../index.js'
+import { DEV_SECRET, type DevConfig, type Env } from '../src/config.js'
+import { DEFAULT_PATH } from '../src/constants.js'
+import { DEV_REDIS_DIR, ensureDevRedis } from '../src/dev-redis.js'
+import type { WebhookEvent } from '../src/job.js'
+import { DEFAULT_REDIS_URL } from '../src/options.js'
+import { errors } from '../src/errors.js'
+import { redisUrlProblem } from '../src/redis.js'
+import type { WebhookHandler } from '../src/worker.js'
+import { Lifecycle } from './lifecycle.js'
+import { createLogger } from './logging.js'
+import { localUrl, opensslCurl, signedCurl } from './quickstart.js'
+import { buildServer, listen } from './server.js'
+
+/** Internal: where `anvil dev` looks for a Redis when REDIS_URL is unset (tests point it at an empty port). */
+export const PROBE_URL_ENV = 'ANVIL_DEV_REDIS_PROBE_URL'
+
+function field (value: unknown): string | undefined {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined
+}
+
+/** Logs what arrived. The id and type come from the job, else from a JSON body's `id` and `type`. */
+export function loggingHandler (log: Logger): WebhookHandler {
+  return (event: WebhookEvent) => {
+    let body: Record<string, unknown> = {}
+    try {
+      const parsed = event.json()
+      if (typeof parsed === 'object' && parsed !== null) body = parsed as Record<string, unknown>
+    } catch {}
+    log.info({
+      jobId: event.id,
+      eventId: event.eventId ?? field(body.id),
+      eventType: event.eventType ?? field(body.type),
+      bytes: event.payload.length,
+      attempt: event.attempt
+    }, 'anvil dev: event')
+  }
+}
+
+function banner (url: string, config: DevConfig): string {
+  const lines = [
+    '',
+    `anvil dev: ready on ${url}. Send a signed test webhook:`,
+    '',
+    '  ' + signedCurl(url, config.secret),
+    '',
+    'or sign it yourself with openssl:',
+    ''
+  ]
+  // The dev secret is a published default, not a secret; a secret the user set is never shown.
+  if (config.devSecret) lines.push(`  export WEBHOOK_SECRET=${DEV_SECRET}`)
+  lines.push('  ' + opensslCurl(url), '', '')
+  return lines.join('\n')
+}
+
+/** `anvil dev`: ingress and a logging worker in one process, with a private Redis when none is running. */
+export async function dev (config: DevConfig, env: Env): Promise<void> {
+  const log = createLogger(config.logLevel)
+  const life = new Lifecycle(log)
+  life.closeOnSignals(config.shutdownTimeoutMs)
+  try {
+    let redisUrl = config.redisUrl
+    if (redisUrl === undefined) {
+      const probeUrl = env[PROBE_URL_ENV] || DEFAULT_REDIS_URL
+      const problem = redisUrlProblem(probeUrl)
+      if (problem !== undefined) throw new errors.INVALID_CONFIG(`${PROBE_URL_ENV} ${problem}`)
+      const found = await ensureDevRedis({ probeUrl, dir: join(process.cwd(), DEV_REDIS_DIR) })
+      if (found.started !== undefined) {
+        const started = found.started
+        life.add('redis-server', async () => {
+          await started.stop()
+          log.info({ redisPid: started.pid }, 'anvil dev: stopped redis-server')
+        })
+        log.info({ redisPid: started.pid, url: started.url, dir: started.dir }, 'anvil dev: started redis-server')
+      } else {
+        log.info({ url: found.url }, 'anvil dev: using the Redis that is running')
+      }
+      redisUrl = found.url
+    }
+    const app = await buildServer({ ...config, redisUrl }, log)
+    await app.register(anvilWorker, {
+      handler: loggingHandler(log),
+      redis: redisUrl,
+      queueName: config.queueName,
+      prefix: config.prefix,
+      concurrency: config.concurrency,
+      shutdownTimeoutMs: config.shutdownTimeoutMs
+    })
+    // Closes the server, then the queue and the worker (onClose hooks), before Redis is stopped.
+    life.add('server', async () => await app.close())
+    const port = await listen(app, config.host, config.port)
+    process.stdout.write(banner(localUrl(config.host, port, config.path ?? DEFAULT_PATH), config))
+    log.info({ host: config.host, port }, 'anvil dev: listening')
+  } catch (err) {
+    await life.close()
+    throw err
+  }
+}

@@ -1,0 +1,202 @@
+import t from 'tap'
+import { Command } from 'commander'
+import { addIngressOptions, addSharedOptions, addWorkerOptions } from '../cli/options.js'
+import { isAnvilError } from '../src/errors.js'
+import {
+  DEV_SECRET, loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
+} from '../src/config.js'
+import { resolveIngressOptions } from '../src/options.js'
+import { DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/constants.js'
+
+const SECRET = 'whsec_config_test'
+
+/** The one-line message a bad value produces, asserting it is an INVALID_CONFIG Anvil error. */
+function problem (load: () => unknown): string {
+  try {
+    load()
+  } catch (err) {
+    if (isAnvilError(err) && err.code === 'ANVIL_ERR_INVALID_CONFIG') return err.message
+    throw err
+  }
+  throw new Error('expected an invalid configuration')
+}
+
+t.test('serve defaults: 0.0.0.0:3000 at info; everything else left to the core defaults', async (t) => {
+  t.same(loadServeConfig({ WEBHOOK_SECRET: SECRET }), {
+    redisUrl: undefined,
+    queueName: undefined,
+    prefix: undefined,
+    logLevel: 'info',
+    host: '0.0.0.0',
+    port: 3000,
+    secret: SECRET,
+    path: undefined,
+    bodyLimit: undefined,
+    dedupeWindowMs: undefined,
+    retrySchedule: undefined,
+    idempotency: undefined
+  })
+})
+
+t.test('every environment variable is read and typed', async (t) => {
+  const env: Env = {
+    WEBHOOK_SECRET: SECRET,
+    REDIS_URL: 'rediss://user:pw@redis.internal:6380/2',
+    PORT: '8080',
+    HOST: '::',
+    LOG_LEVEL: 'debug',
+    ANVIL_PATH: '/hooks/stripe',
+    ANVIL_QUEUE: 'stripe',
+    ANVIL_PREFIX: '{stripe}',
+    ANVIL_BODY_LIMIT: '65536',
+    ANVIL_DEDUPE_WINDOW_MS: '3600000',
+    ANVIL_RETRY_SCHEDULE: '1000, 5000,30000',
+    ANVIL_IDEMPOTENCY: 'header:X-Event-Id',
+    WORKER_CONCURRENCY: '4',
+    ANVIL_SHUTDOWN_TIMEOUT_MS: '2500'
+  }
+  const serve = loadServeConfig(env)
+  t.same(serve, {
+    redisUrl: 'rediss://user:pw@redis.internal:6380/2',
+    queueName: 'stripe',
+    prefix: '{stripe}',
+    logLevel: 'debug',
+    host: '::',
+    port: 8080,
+    secret: SECRET,
+    path: '/hooks/stripe',
+    bodyLimit: 65536,
+    dedupeWindowMs: 3600000,
+    retrySchedule: [1000, 5000, 30000],
+    idempotency: { header: 'X-Event-Id' }
+  })
+  t.same(loadWorkerConfig(env), {
+    redisUrl: 'rediss://user:pw@redis.internal:6380/2', queueName: 'stripe', prefix: '{stripe}', logLevel: 'debug',
+    concurrency: 4, shutdownTimeoutMs: 2500
+  })
+  // What the CLI hands the ingress plugin is accepted by the core's own validation.
+  const { host, port, logLevel, redisUrl, ...ingress } = serve
+  t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))
+})
+
+t.test('idempotency strategies', async (t) => {
+  const strategy = (value: string): unknown => loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_IDEMPOTENCY: value }).idempotency
+  t.equal(strategy('signature'), 'signature')
+  t.equal(strategy('payload'), 'payload')
+  t.same(strategy('header:x-github-delivery'), { header: 'x-github-delivery' })
+  t.same(strategy('body:data.object.id'), { bodyField: 'data.object.id' })
+  for (const bad of ['sha', 'header:', 'header:two words', 'body:', 'body:a..b', 'Signature']) {
+    t.match(problem(() => strategy(bad)), `ANVIL_IDEMPOTENCY must be signature, payload, header:<name> or body:<field> (got ${JSON.stringify(bad)})`)
+  }
+})
+
+t.test('ANVIL_RETRY_SCHEDULE: "none" means no retries; empty means the default', async (t) => {
+  const schedule = (value: string): unknown => loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_RETRY_SCHEDULE: value }).retrySchedule
+  t.same(schedule('none'), [])
+  t.same(schedule('0'), [0])
+  t.equal(schedule(''), undefined)
+})
+
+t.test('flags override the environment', async (t) => {
+  const env: Env = {
+    WEBHOOK_SECRET: SECRET, REDIS_URL: 'redis://env:6379', PORT: '1111', HOST: 'env-host', LOG_LEVEL: 'error',
+    ANVIL_QUEUE: 'env-queue', ANVIL_RETRY_SCHEDULE: '1', ANVIL_IDEMPOTENCY: 'payload', WORKER_CONCURRENCY: '1'
+  }
+  const flags: Flags = {
+    redisUrl: 'redis://flag:6379', port: '2222', host: 'flag-host', logLevel: 'warn', queue: 'flag-queue',
+    retrySchedule: '2,3', idempotency: 'body:id', concurrency: '7', shutdownTimeoutMs: '0'
+  }
+  const dev = loadDevConfig(env, flags)
+  t.match(dev, {
+    redisUrl: 'redis://flag:6379', port: 2222, host: 'flag-host', logLevel: 'warn', queueName: 'flag-queue',
+    retrySchedule: [2, 3], idempotency: { bodyField: 'id' }, concurrency: 7, shutdownTimeoutMs: 0
+  })
+})
+
+t.test('dev: 127.0.0.1:3000 and the dev secret when WEBHOOK_SECRET is unset or empty', async (t) => {
+  t.match(loadDevConfig({}), {
+    host: '127.0.0.1', port: 3000, secret: DEV_SECRET, devSecret: true,
+    concurrency: DEFAULT_CONCURRENCY, shutdownTimeoutMs: DEFAULT_SHUTDOWN_TIMEOUT_MS
+  })
+  t.match(loadDevConfig({ WEBHOOK_SECRET: '' }), { secret: DEV_SECRET, devSecret: true })
+  t.match(loadDevConfig({ WEBHOOK_SECRET: SECRET }), { secret: SECRET, devSecret: false })
+})
+
+t.test('serve requires WEBHOOK_SECRET (an empty one counts as missing)', async (t) => {
+  const message = 'Invalid configuration: WEBHOOK_SECRET is required: set it to the secret your webhook sender signs with'
+  t.equal(problem(() => loadServeConfig({})), message)
+  t.equal(problem(() => loadServeConfig({ WEBHOOK_SECRET: '' })), message)
+  t.equal(problem(() => loadServeConfig({}, { secret: SECRET })), message, 'there is no --secret flag')
+})
+
+t.test('bad values: one message naming the variable or flag, what it must be, and what it got', async (t) => {
+  const cases: Array<[Env, Flags, string]> = [
+    [{ PORT: 'abc' }, {}, 'PORT must be an integer from 0 to 65535 (got "abc")'],
+    [{ PORT: '3000.5' }, {}, 'PORT must be an integer from 0 to 65535 (got "3000.5")'],
+    [{ PORT: '-1' }, {}, 'PORT must be an integer from 0 to 65535 (got "-1")'],
+    [{}, { port: '65536' }, '--port must be an integer from 0 to 65535 (got "65536")'],
+    [{ HOST: 'two words' }, {}, 'HOST must be a host name or IP address (got "two words")'],
+    [{ LOG_LEVEL: 'loud' }, {}, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
+    [{ ANVIL_PATH: 'webhooks' }, {}, 'ANVIL_PATH must be a URL path starting with "/" (got "webhooks")'],
+    [{ ANVIL_QUEUE: 'a:b' }, {}, 'ANVIL_QUEUE must be a queue name without ":" (got "a:b")'],
+    [{}, { prefix: '' }, '--prefix must be a non-empty key prefix (got "")'],
+    [{ ANVIL_BODY_LIMIT: '0' }, {}, 'ANVIL_BODY_LIMIT must be a whole number of bytes, at least 1 (got "0")'],
+    [{ ANVIL_BODY_LIMIT: '1mb' }, {}, 'ANVIL_BODY_LIMIT must be a whole number of bytes, at least 1 (got "1mb")'],
+    [{ ANVIL_DEDUPE_WINDOW_MS: '1e3' }, {}, 'ANVIL_DEDUPE_WINDOW_MS must be a whole number of milliseconds, at least 1 (got "1e3")'],
+    [{ ANVIL_RETRY_SCHEDULE: '1000,,5000' }, {}, 'ANVIL_RETRY_SCHEDULE must be comma-separated whole milliseconds from 0 to 86400000 (e.g. 1000,5000,30000), or "none" (got "1000,,5000")'],
+    [{ ANVIL_RETRY_SCHEDULE: '86400001' }, {}, 'ANVIL_RETRY_SCHEDULE must be comma-separated whole milliseconds from 0 to 86400000 (e.g. 1000,5000,30000), or "none" (got "86400001")'],
+    [{ REDIS_URL: 'http://cache:6379' }, {}, 'REDIS_URL must be a redis:// or rediss:// URL (got "http://cache:6379")'],
+    [{ REDIS_URL: 'http://u:hunter2@cache:6379' }, {}, 'REDIS_URL must be a redis:// or rediss:// URL (got "http://u:***@cache:6379/")'],
+    [{ REDIS_URL: 'not a url' }, {}, 'REDIS_URL must be a redis:// or rediss:// URL (got "<unparseable>")'],
+    [{}, { redisUrl: 'memcached://cache' }, '--redis-url must be a redis:// or rediss:// URL (got "memcached://cache")']
+  ]
+  for (const [env, flags, expected] of cases) {
+    t.equal(problem(() => loadServeConfig({ WEBHOOK_SECRET: SECRET, ...env }, flags)), `Invalid configuration: ${expected}`)
+  }
+  t.equal(problem(() => loadWorkerConfig({ WORKER_CONCURRENCY: 'lots' })),
+    'Invalid configuration: WORKER_CONCURRENCY must be an integer from 1 to 10000 (got "lots")')
+  t.equal(problem(() => loadWorkerConfig({ ANVIL_SHUTDOWN_TIMEOUT_MS: '-5' })),
+    'Invalid configuration: ANVIL_SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds, at least 0 (got "-5")')
+  t.equal(problem(() => loadReplayConfig({}, { limit: '0' })), 'Invalid configuration: --limit must be an integer of at least 1 (got "0")')
+  t.equal(loadReplayConfig({}, { limit: '25' }).limit, 25)
+})
+
+t.test('a long bad value is cut short; a password in a bad REDIS_URL is never repeated', async (t) => {
+  const long = 'x'.repeat(500)
+  const message = problem(() => loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_PATH: long }))
+  t.ok(message.length < 200, message)
+  t.notMatch(problem(() => loadServeConfig({ WEBHOOK_SECRET: SECRET, REDIS_URL: 'http://u:hunter2@h:1' })), 'hunter2')
+  t.notMatch(problem(() => loadServeConfig({ WEBHOOK_SECRET: SECRET, REDIS_URL: 'redis//u:hunter2@h' })), 'hunter2')
+  t.notMatch(problem(() => loadServeConfig({ WEBHOOK_SECRET: SECRET, PORT: 'x' })), SECRET)
+})
+
+t.test('settings a command does not use are not read', async (t) => {
+  t.doesNotThrow(() => loadWorkerConfig({ PORT: 'abc', ANVIL_RETRY_SCHEDULE: 'soon' }))
+  t.doesNotThrow(() => loadReplayConfig({ WORKER_CONCURRENCY: '0', PORT: 'abc' }))
+})
+
+t.test('every CLI flag reaches its setting (commander names the keys config reads)', async (t) => {
+  const command = addWorkerOptions(addIngressOptions(addSharedOptions(new Command('dev')))).exitOverride()
+  command.parse([
+    '--redis-url', 'redis://flag:1', '--queue', 'q', '--prefix', 'p', '--log-level', 'trace',
+    '--host', 'h', '--port', '1', '--path', '/p', '--body-limit', '2', '--dedupe-window-ms', '3',
+    '--retry-schedule', '4,5', '--idempotency', 'payload', '--concurrency', '6', '--shutdown-timeout-ms', '7'
+  ], { from: 'user' })
+  t.same(loadDevConfig({ WEBHOOK_SECRET: SECRET }, command.opts()), {
+    redisUrl: 'redis://flag:1',
+    queueName: 'q',
+    prefix: 'p',
+    logLevel: 'trace',
+    host: 'h',
+    port: 1,
+    secret: SECRET,
+    path: '/p',
+    bodyLimit: 2,
+    dedupeWindowMs: 3,
+    retrySchedule: [4, 5],
+    idempotency: 'payload',
+    concurrency: 6,
+    shutdownTimeoutMs: 7,
+    devSecret: false
+  })
+})
