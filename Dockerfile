@@ -18,10 +18,14 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# A sample handler, so `worker` runs out of the box; real deployments build FROM this image and add theirs.
+COPY examples/handler.js ./examples/handler.js
 RUN ln -s /app/dist/cli/anvil.js /usr/local/bin/anvil && chmod +x /app/dist/cli/anvil.js
+# The node image's unprivileged user (uid 1000); the chart runs it with a read-only root filesystem.
 USER node
 EXPOSE 3000
-HEALTHCHECK --interval=10s --timeout=3s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/webhooks',{method:'POST'}).then(r=>process.exit(r.status===401?0:1),()=>process.exit(1))"
+# Liveness only: readiness (Redis reachable) is for orchestrators that route traffic, not for restarts.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["anvil"]
 CMD ["serve"]

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module'
 import { Command } from 'commander'
 import { loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Flags } from '../src/config.js'
-import { addIngressOptions, addSharedOptions, addWorkerOptions } from './options.js'
+import { addIngressOptions, addObservabilityOptions, addSharedOptions, addWorkerHttpOptions, addWorkerOptions } from './options.js'
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
 
@@ -24,7 +24,7 @@ const program = new Command('anvil')
   .version(version)
   .configureOutput({ outputError: (text, write) => write(`anvil: ${text.replace(/^error: /, '')}`) })
 
-addIngressOptions(addSharedOptions(program.command('serve')))
+addObservabilityOptions(addIngressOptions(addSharedOptions(program.command('serve'))))
   .description('Receive webhooks: verify, dedupe and enqueue them (needs WEBHOOK_SECRET)')
   .action(async (flags: Flags) => {
     const config = loadServeConfig(process.env, flags)
@@ -32,7 +32,7 @@ addIngressOptions(addSharedOptions(program.command('serve')))
     await serve(config)
   })
 
-addWorkerOptions(addSharedOptions(program.command('worker')))
+addObservabilityOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker')))))
   .description('Process queued webhooks with your handler module')
   .requiredOption('--handler <path>', 'module exporting the handler (default export or `handler`), relative to the working directory')
   .action(async (flags: Flags & { handler: string }) => {
@@ -54,7 +54,7 @@ addSharedOptions(program.command('replay'))
     await replay(config, id === undefined ? { all: true } : { id })
   })
 
-addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'))))
+addObservabilityOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev')))))
   .description('Server and a logging worker in one process, with a private redis-server when none runs')
   .action(async (flags: Flags) => {
     const config = loadDevConfig(process.env, flags)

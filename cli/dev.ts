@@ -12,7 +12,7 @@ import type { WebhookHandler } from '../src/worker.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger } from './logging.js'
 import { localUrl, opensslCurl, signedCurl } from './quickstart.js'
-import { buildServer, listen } from './server.js'
+import { closeGracefully, buildServer, listen, registerMetrics } from './server.js'
 
 /** Internal: where `anvil dev` looks for a Redis when REDIS_URL is unset (tests point it at an empty port). */
 export const PROBE_URL_ENV = 'ANVIL_DEV_REDIS_PROBE_URL'
@@ -40,6 +40,12 @@ export function loggingHandler (log: Logger): WebhookHandler {
 }
 
 function banner (url: string, config: DevConfig): string {
+  if (config.sources !== undefined) {
+    // Sources from a file: list where each provider posts (there is no one test request to print).
+    const base = url.slice(0, url.length - (config.path ?? DEFAULT_PATH).length)
+    const routes = config.sources.map((source) => `  ${source.provider ?? 'anvil'}: ${base}${source.path}`)
+    return ['', 'anvil dev: ready. Sources:', ...routes, '', ''].join('\n')
+  }
   const lines = [
     '',
     `anvil dev: ready on ${url}. Send a signed test webhook:`,
@@ -57,7 +63,7 @@ function banner (url: string, config: DevConfig): string {
 
 /** `anvil dev`: ingress and a logging worker in one process, with a private Redis when none is running. */
 export async function dev (config: DevConfig, env: Env): Promise<void> {
-  const log = createLogger(config.logLevel)
+  const log = createLogger(config.logLevel, { logPayloads: config.logPayloads })
   const life = new Lifecycle(log)
   life.closeOnSignals(config.shutdownTimeoutMs)
   try {
@@ -88,8 +94,13 @@ export async function dev (config: DevConfig, env: Env): Promise<void> {
       concurrency: config.concurrency,
       shutdownTimeoutMs: config.shutdownTimeoutMs
     })
+    const metricsApp = await registerMetrics(app, config, { redis: redisUrl, queueName: config.queueName, prefix: config.prefix }, log)
+    if (metricsApp !== undefined) {
+      life.add('metrics server', async () => await closeGracefully(metricsApp))
+      await listen(metricsApp, config.host, config.metricsPort ?? 0)
+    }
     // Closes the server, then the queue and the worker (onClose hooks), before Redis is stopped.
-    life.add('server', async () => await app.close())
+    life.add('server', async () => await closeGracefully(app))
     const port = await listen(app, config.host, config.port)
     process.stdout.write(banner(localUrl(config.host, port, config.path ?? DEFAULT_PATH), config))
     log.info({ host: config.host, port }, 'anvil dev: listening')

@@ -23,7 +23,9 @@ export class Lifecycle {
   async close (): Promise<void> {
     for (let closer = this.closers.pop(); closer !== undefined; closer = this.closers.pop()) {
       try {
+        this.log.debug({ closing: closer.name }, 'anvil: closing')
         await closer.close()
+        this.log.debug({ closed: closer.name }, 'anvil: closed')
       } catch (err) {
         this.log.error({ err: (err as Error).message, closing: closer.name }, 'anvil: close failed')
       }

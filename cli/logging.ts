@@ -1,19 +1,58 @@
 import { pino, type DestinationStream, type Logger } from 'pino'
 import type { LogLevel } from '../src/config.js'
+import { SIGNATURE_HEADERS } from '../src/providers/index.js'
 
 /**
  * Never logged: the secret (should anything ever log an options object) and the headers that carry
  * signatures or credentials. Fastify's request serializer logs no headers today; this keeps it so.
  */
 export const REDACT_PATHS = [
-  'secret', 'secrets', '*.secret', '*.secrets',
-  'req.headers["x-signature"]', 'req.headers.authorization', 'req.headers.cookie',
-  'headers["x-signature"]', 'headers.authorization', 'headers.cookie'
+  'secret', 'secrets', '*.secret', '*.secrets', 'signature', '*.signature',
+  // Sources (from options or a sources file) hold secrets: never logged, wherever they sit.
+  'sources[*].secrets', '*.sources[*].secrets',
+  'req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'headers.cookie',
+  // Every provider preset's signature (or token) header.
+  ...SIGNATURE_HEADERS.flatMap((name) => [`req.headers["${name}"]`, `headers["${name}"]`])
 ]
+/** Webhook bodies may hold personal data: redacted unless ANVIL_LOG_PAYLOADS=true. */
+export const PAYLOAD_PATHS = ['payload', '*.payload', 'body', '*.body']
 export const REDACTED = '[redacted]'
 
+export interface LoggerOptions {
+  destination?: DestinationStream
+  logPayloads?: boolean
+}
+
 /** One pino logger (JSON lines on stdout) per process, shared by Fastify, the worker and the CLI itself. */
-export function createLogger (level: LogLevel, destination?: DestinationStream): Logger {
-  const options = { level, redact: { paths: REDACT_PATHS, censor: REDACTED } }
-  return destination === undefined ? pino(options) : pino(options, destination)
+export function createLogger (level: LogLevel, options: LoggerOptions | DestinationStream = {}): Logger {
+  const { destination, logPayloads = false } = 'write' in options ? { destination: options } : options
+  const paths = logPayloads ? REDACT_PATHS : [...REDACT_PATHS, ...PAYLOAD_PATHS]
+  const pinoOptions = { level, redact: { paths, censor: REDACTED } }
+  return destination === undefined ? pino(pinoOptions) : pino(pinoOptions, destination)
+}
+
+/** While Redis is away every connection logs every reconnect attempt; one line per this window is enough. */
+export const REPEAT_WINDOW_MS = 10_000
+
+interface LevelLogger { (obj: object, msg?: string): void }
+export interface WarnLogger { info: LevelLogger, warn: LevelLogger, error: LevelLogger }
+
+/**
+ * A logger for the worker core that writes a repeated warning (same message, same error) once per window,
+ * with `repeated: n` saying how many were left out since. Other lines pass through.
+ */
+export function throttleRepeats (log: WarnLogger, windowMs = REPEAT_WINDOW_MS): WarnLogger {
+  const seen = new Map<string, { at: number, repeated: number }>()
+  const throttled = (level: 'warn' | 'error'): LevelLogger => (obj, msg) => {
+    const key = `${level}|${msg ?? ''}|${String((obj as { err?: unknown }).err)}`
+    const now = Date.now()
+    const last = seen.get(key)
+    if (last !== undefined && now - last.at < windowMs) {
+      last.repeated++
+      return
+    }
+    seen.set(key, { at: now, repeated: 0 })
+    log[level](last === undefined || last.repeated === 0 ? obj : { ...obj, repeated: last.repeated }, msg)
+  }
+  return { info: (obj, msg) => log.info(obj, msg), warn: throttled('warn'), error: throttled('error') }
 }

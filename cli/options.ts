@@ -6,7 +6,7 @@ import type { Command } from 'commander'
  */
 export function addSharedOptions (command: Command): Command {
   return command
-    .option('--redis-url <url>', 'Redis URL, redis:// or rediss:// (env REDIS_URL)')
+    .option('--redis-url <url>', 'Redis URL: redis://, rediss://, or redis+cluster://host:port,host:port (env REDIS_URL)')
     .option('--queue <name>', 'queue name (env ANVIL_QUEUE)')
     .option('--prefix <prefix>', 'BullMQ key prefix (env ANVIL_PREFIX)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env LOG_LEVEL)')
@@ -21,10 +21,25 @@ export function addIngressOptions (command: Command): Command {
     .option('--dedupe-window-ms <ms>', 'how long a delivery is remembered (env ANVIL_DEDUPE_WINDOW_MS)')
     .option('--retry-schedule <list>', 'retry delays in ms, e.g. 1000,5000,30000, or none (env ANVIL_RETRY_SCHEDULE)')
     .option('--idempotency <strategy>', 'signature, payload, header:<name> or body:<field> (env ANVIL_IDEMPOTENCY)')
+    .option('--config <file>', 'JSON or YAML sources file, { "sources": [...] }, one per provider (env ANVIL_CONFIG)')
 }
 
 export function addWorkerOptions (command: Command): Command {
   return command
     .option('--concurrency <n>', 'jobs processed at once (env WORKER_CONCURRENCY)')
     .option('--shutdown-timeout-ms <ms>', 'how long shutdown waits for active jobs (env ANVIL_SHUTDOWN_TIMEOUT_MS)')
+}
+
+/** For the long-running commands: where health and metrics are served. */
+export function addObservabilityOptions (command: Command): Command {
+  return command
+    .option('--metrics-path <path>', 'Prometheus metrics route, or off (env ANVIL_METRICS_PATH)')
+    .option('--metrics-port <port>', 'serve metrics on this port instead of the main one (env ANVIL_METRICS_PORT)')
+}
+
+/** `anvil worker` listens too: health probes and metrics. */
+export function addWorkerHttpOptions (command: Command): Command {
+  return command
+    .option('--host <host>', 'address of the health and metrics server (env HOST)')
+    .option('--port <port>', 'port of the health and metrics server (env PORT)')
 }

@@ -1,18 +1,25 @@
 import type { ServeConfig } from '../src/config.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger } from './logging.js'
-import { buildServer, listen } from './server.js'
+import { closeGracefully, buildServer, listen, registerMetrics, sampledQueue } from './server.js'
 
 /** `anvil serve`: the ingress alone; workers run elsewhere (`anvil worker`). */
 export async function serve (config: ServeConfig): Promise<void> {
-  const log = createLogger(config.logLevel)
+  const log = createLogger(config.logLevel, { logPayloads: config.logPayloads })
   const life = new Lifecycle(log)
   // The server has no worker to wait for: closing is quick.
   life.closeOnSignals(0)
   try {
     const app = await buildServer(config, log)
-    // app.close stops accepting, lets in-flight requests finish, then closes the queue (onClose).
-    life.add('server', async () => await app.close())
+    const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
+    if (metricsApp !== undefined) {
+      life.add('metrics server', async () => await closeGracefully(metricsApp))
+      const metricsPort = await listen(metricsApp, config.host, config.metricsPort ?? 0)
+      log.info({ host: config.host, port: metricsPort, path: config.metricsPath }, 'anvil serve: metrics listening')
+    }
+    // Closed first (the last added): app.close stops accepting, lets in-flight requests finish, then closes
+    // the queue (onClose).
+    life.add('server', async () => await closeGracefully(app))
     const port = await listen(app, config.host, config.port)
     log.info({ host: config.host, port, queue: config.queueName }, 'anvil serve: listening')
   } catch (err) {

@@ -1,26 +1,84 @@
 import type { AddressInfo } from 'node:net'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import { Registry } from 'prom-client'
 import anvil from '../index.js'
+import anvilHealth from '../plugins/health.js'
+import anvilMetrics from '../plugins/metrics.js'
 import type { CommonConfig, IngressConfig } from '../src/config.js'
 import { DEFAULT_REDIS_URL } from '../src/options.js'
+import type { QueueSamplerOptions } from '../src/queue-sampler.js'
 
-/** A Fastify app with the ingress plugin, not yet listening. Its onClose hooks close the queue. */
-export async function buildServer (config: CommonConfig & IngressConfig, log: Logger): Promise<FastifyInstance> {
+/** A request id a load balancer or the sender already set is kept, so one id follows the request across hops. */
+export const REQUEST_ID_HEADER = 'x-request-id'
+
+/** Fastify with the process's pino logger; request log lines carry `reqId`. */
+export function createApp (log: Logger): FastifyInstance {
   // Typed as Fastify's base logger so the app's type matches the plugins' (a pino Logger is one).
-  const app = Fastify({ loggerInstance: log as FastifyBaseLogger })
+  return Fastify({ loggerInstance: log as FastifyBaseLogger, requestIdHeader: REQUEST_ID_HEADER })
+}
+
+/** A Fastify app with the ingress, health and metrics plugins, not yet listening. onClose closes the queue. */
+export async function buildServer (config: CommonConfig & IngressConfig, log: Logger): Promise<FastifyInstance> {
+  const app = createApp(log)
   await app.register(anvil, {
     redis: config.redisUrl ?? DEFAULT_REDIS_URL,
-    secret: config.secret,
-    path: config.path,
+    // A sources file replaces the single WEBHOOK_SECRET source (src/config.ts refuses both at once).
+    ...(config.sources === undefined
+      ? { secret: config.secret, path: config.path, idempotency: config.idempotency }
+      : { sources: config.sources }),
     queueName: config.queueName,
     prefix: config.prefix,
     bodyLimit: config.bodyLimit,
     dedupeWindowMs: config.dedupeWindowMs,
-    retrySchedule: config.retrySchedule,
-    idempotency: config.idempotency
+    retrySchedule: config.retrySchedule
   })
+  await app.register(anvilHealth)
   return app
+}
+
+/** The queue the CLI's gauges sample: the one the command works on. */
+export function sampledQueue (config: CommonConfig): QueueSamplerOptions {
+  return { redis: config.redisUrl ?? DEFAULT_REDIS_URL, queueName: config.queueName, prefix: config.prefix }
+}
+
+/**
+ * Metrics as configured: on the app's own port (default), on a port of their own (ANVIL_METRICS_PORT:
+ * the returned app, to listen and close), or nowhere (ANVIL_METRICS_PATH=off).
+ */
+export async function registerMetrics (
+  app: FastifyInstance, config: CommonConfig, queue: QueueSamplerOptions, log: Logger
+): Promise<FastifyInstance | undefined> {
+  if (config.metricsPath === false) return undefined
+  if (config.metricsPort === undefined) {
+    await app.register(anvilMetrics, { path: config.metricsPath, queue, processMetrics: true })
+    return undefined
+  }
+  const registry = new Registry()
+  await app.register(anvilMetrics, { registry, path: false, queue, processMetrics: true })
+  // Only the route: the metrics themselves are fed by the plugin on the main app.
+  const metricsApp = createApp(log)
+  const path = config.metricsPath
+  metricsApp.get(path, { logLevel: 'warn' }, async (_request, reply) => await reply.type(registry.contentType).send(await registry.metrics()))
+  return metricsApp
+}
+
+/** How often a closing server drops keep-alive connections that went idle since it began closing. */
+export const IDLE_SWEEP_MS = 100
+
+/**
+ * `app.close()` that ends: stops accepting, lets in-flight requests finish, then runs the onClose hooks.
+ * Node closes the connections idle at the moment of closing only; a keep-alive connection whose request
+ * finishes later would otherwise hold the close open until its keep-alive timeout (72 s in Fastify).
+ */
+export async function closeGracefully (app: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS)
+  sweep.unref()
+  try {
+    await app.close()
+  } finally {
+    clearInterval(sweep)
+  }
 }
 
 /** Listens and returns the port actually bound (PORT=0 picks a free one). */

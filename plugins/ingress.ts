@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { errors, isAnvilError } from '../src/errors.js'
+import { instrumentWebhookRoute } from './route-diagnostics.js'
 import { Ingress, type EnqueueOptions } from '../src/ingress.js'
 import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
 import type { EnqueueResult } from '../src/queue.js'
@@ -57,37 +58,59 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
     ingress
   } satisfies AnvilDecorator)
 
-  // The route lives in its own context: its catch-all Buffer parser never touches the host's parsers.
-  await app.register(async function anvilRoutes (child: FastifyInstance) {
-    child.removeAllContentTypeParsers()
-    child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: resolved.bodyLimit }, (_req, body, done) => {
-      done(null, body)
-    })
+  // Each source's route lives in its own context: its catch-all Buffer parser never touches the host's parsers.
+  for (const source of resolved.sources) {
+    await app.register(async function anvilRoutes (child: FastifyInstance) {
+      child.removeAllContentTypeParsers()
+      instrumentWebhookRoute(child, { source: source.name, provider: source.provider })
+      child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: resolved.bodyLimit }, (_req, body, done) => {
+        done(null, body)
+      })
+      child.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+        const err = toAnvilError(error, resolved.bodyLimit)
+        const statusCode = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500
+        if (statusCode === 503) {
+          reply.header('retry-after', String(resolved.retryAfterSeconds))
+          request.log.warn({ code: err.code, reason: (err.cause as Error | undefined)?.message ?? err.message }, 'anvil: queue unavailable, answered 503')
+        } else if (statusCode >= 500) {
+          request.log.error({ err }, 'anvil: request failed')
+        } else {
+          request.log.info({ code: err.code, source: source.name }, 'anvil: request rejected')
+        }
+        // 5xx messages other than Anvil's own may carry internals; they stay in the log.
+        const message = statusCode >= 500 && !isAnvilError(err) ? 'Internal Server Error' : err.message
+        return await reply.code(statusCode).send({ error: message, code: err.code ?? 'ANVIL_ERR_INTERNAL' })
+      })
 
-    child.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      const err = toAnvilError(error, resolved.bodyLimit)
-      const statusCode = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500
-      if (statusCode === 503) {
-        reply.header('retry-after', String(resolved.retryAfterSeconds))
-        request.log.warn({ code: err.code, reason: err.message }, 'anvil: queue unavailable, answered 503')
-      } else if (statusCode >= 500) {
-        request.log.error({ err }, 'anvil: request failed')
-      } else {
-        request.log.info({ code: err.code }, 'anvil: request rejected')
-      }
-      // 5xx messages other than Anvil's own may carry internals; they stay in the log.
-      const message = statusCode >= 500 && !isAnvilError(err) ? 'Internal Server Error' : err.message
-      return await reply.code(statusCode).send({ error: message, code: err.code ?? 'ANVIL_ERR_INTERNAL' })
+      child.post(source.path, { schema: { response: acceptedSchema } }, async (request, reply) => {
+        // No body (or an empty one) is still signed bytes: the empty string.
+        const payload = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+        const result = await ingress.accept(payload, request.headers, { source: source.name, url: signedUrl(request, source.publicUrl) })
+        if ('handshake' in result) {
+          request.log.info({ source: source.name }, 'anvil: handshake answered')
+          // Widened: the route's schema types only the 202; a handshake answers with the provider's own status.
+          return await (reply as FastifyReply).code(result.handshake.statusCode).send(result.handshake.body)
+        }
+        request.log.info({ jobId: result.jobId, replayed: result.replayed, source: source.name }, 'anvil: accepted')
+        if (result.acknowledge !== undefined) {
+          return await (reply as FastifyReply).code(result.acknowledge.statusCode).send(result.acknowledge.body)
+        }
+        return await reply.code(202).send({ jobId: result.jobId, replayed: result.replayed })
+      })
     })
+  }
+}
 
-    child.post(resolved.path, { schema: { response: acceptedSchema } }, async (request, reply) => {
-      // No body (or an empty one) is still signed bytes: the empty string.
-      const payload = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-      const result = await ingress.accept(payload, request.headers)
-      request.log.info({ jobId: result.jobId, replayed: result.replayed }, 'anvil: accepted')
-      return await reply.code(202).send(result)
-    })
-  })
+/**
+ * The URL the provider signed (Twilio, Square): the configured public URL plus the request's own query
+ * string, else rebuilt from Host (X-Forwarded-Host and X-Forwarded-Proto count only under Fastify's trustProxy).
+ */
+function signedUrl (request: FastifyRequest, publicUrl: string | undefined): string {
+  if (publicUrl !== undefined) {
+    const query = request.url.indexOf('?')
+    return query === -1 ? publicUrl : publicUrl + request.url.slice(query)
+  }
+  return `${request.protocol}://${request.host}${request.url}`
 }
 
 export default fp(anvil, { name: '@anvil/fastify', fastify: '5.x' })

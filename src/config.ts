@@ -8,6 +8,8 @@ import { DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_TIMEOUT_MS } from './constants.js
 import { errors } from './errors.js'
 import type { IdempotencyStrategy } from './idempotency.js'
 import { redactUrl, redisUrlProblem } from './redis.js'
+import type { SourceOptions } from './options.js'
+import { loadSourcesFile } from './sources-file.js'
 import { compileCheck, type Static } from './validate.js'
 
 export const DEFAULT_PORT = 3000
@@ -16,6 +18,9 @@ export const DEFAULT_SERVE_HOST = '0.0.0.0'
 /** `anvil dev` runs on a laptop: never expose it on the network by default. */
 export const DEFAULT_DEV_HOST = '127.0.0.1'
 export const DEFAULT_LOG_LEVEL = 'info'
+export const DEFAULT_METRICS_PATH = '/metrics'
+/** `ANVIL_METRICS_PATH=off`: no metrics route. */
+export const METRICS_OFF = 'off'
 /** The secret `anvil dev` uses when WEBHOOK_SECRET is unset; it is public, so it protects nothing. */
 export const DEV_SECRET = 'whsec_dev'
 /** `ANVIL_RETRY_SCHEDULE=none`: one attempt, no retries (an empty variable means "use the default"). */
@@ -36,13 +41,22 @@ export interface CommonConfig {
   queueName?: string
   prefix?: string
   logLevel: LogLevel
+  /** Where Prometheus metrics are served; false (`off`) for nowhere. */
+  metricsPath: string | false
+  /** A separate port for metrics; undefined serves them on the main port. */
+  metricsPort?: number
+  /** Log payload bodies (`ANVIL_LOG_PAYLOADS=true`); redacted by default. */
+  logPayloads: boolean
 }
 
 /** Unset optional fields fall back to the core's defaults (src/constants.ts), so they live in one place. */
 export interface IngressConfig {
   host: string
   port: number
-  secret: string
+  /** WEBHOOK_SECRET: the single `anvil` source. Unset when a sources file is given. */
+  secret?: string
+  /** From the sources file (`--config` / ANVIL_CONFIG); replaces secret, path and idempotency. */
+  sources?: SourceOptions[]
   path?: string
   bodyLimit?: number
   dedupeWindowMs?: number
@@ -56,9 +70,11 @@ export interface WorkerConfig {
 }
 
 export type ServeConfig = CommonConfig & IngressConfig
-export type WorkerCommandConfig = CommonConfig & WorkerConfig
+/** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
+export type WorkerCommandConfig = CommonConfig & WorkerConfig & { host: string, port: number }
 export type ReplayConfig = CommonConfig & { limit?: number }
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & {
+  secret: string
   /** True when WEBHOOK_SECRET was unset and DEV_SECRET is in use. */
   devSecret: boolean
 }
@@ -102,7 +118,7 @@ const Whole = (minimum: number, maximum?: number): ReturnType<typeof Type.Intege
 
 const SETTINGS = {
   redisUrl: define({
-    env: 'REDIS_URL', key: 'redisUrl', flag: '--redis-url', expected: 'a redis:// or rediss:// URL',
+    env: 'REDIS_URL', key: 'redisUrl', flag: '--redis-url', expected: 'a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL',
     schema: Type.String({ minLength: 1 }),
     // src/redis.ts owns the URL rule; a password is never quoted back.
     breaks: (url) => redisUrlProblem(url) !== undefined,
@@ -154,10 +170,31 @@ const SETTINGS = {
     env: 'ANVIL_SHUTDOWN_TIMEOUT_MS', key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms',
     expected: 'a whole number of milliseconds, at least 0', schema: Whole(0), parse: toInteger
   }),
+  metricsPath: define({
+    env: 'ANVIL_METRICS_PATH', key: 'metricsPath', flag: '--metrics-path', expected: `a URL path starting with "/", or "${METRICS_OFF}"`,
+    schema: Type.String({ pattern: `^(${METRICS_OFF}|/\\S*)$` })
+  }),
+  metricsPort: define({
+    env: 'ANVIL_METRICS_PORT', key: 'metricsPort', flag: '--metrics-port', expected: 'an integer from 0 to 65535',
+    schema: Whole(0, 65535), parse: toInteger
+  }),
+  logPayloads: define({
+    env: 'ANVIL_LOG_PAYLOADS', key: 'logPayloads', flag: '--log-payloads', expected: 'true or false',
+    schema: Type.Union([Type.Literal('true'), Type.Literal('false')])
+  }),
+  config: define({
+    env: 'ANVIL_CONFIG', key: 'config', flag: '--config', expected: 'the path of a JSON or YAML sources file',
+    schema: Type.String({ minLength: 1 })
+  }),
   limit: define({
     key: 'limit', flag: '--limit', expected: 'an integer of at least 1', schema: Whole(1), parse: toInteger
   })
 }
+
+/** Every environment variable the CLI reads (the container test checks deployments set no other). */
+export const CONFIG_ENV_VARS: readonly string[] = [
+  ...Object.values(SETTINGS).flatMap((setting) => setting.env === undefined ? [] : [setting.env]), 'WEBHOOK_SECRET'
+]
 
 /** The URL as typed, unless it holds a password (or cannot be parsed, so might): then redactUrl's form. */
 function showUrl (raw: string): string {
@@ -203,13 +240,37 @@ function common (env: Env, flags: Flags): CommonConfig {
     redisUrl: read(SETTINGS.redisUrl, env, flags),
     queueName: read(SETTINGS.queueName, env, flags),
     prefix: read(SETTINGS.prefix, env, flags),
-    logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL
+    logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL,
+    ...observability(env, flags)
   }
 }
 
-function ingress (env: Env, flags: Flags, defaultHost: string, secret: string): IngressConfig {
-  const idempotency = read(SETTINGS.idempotency, env, flags)
+function observability (env: Env, flags: Flags): Pick<CommonConfig, 'metricsPath' | 'metricsPort' | 'logPayloads'> {
+  const metricsPath = read(SETTINGS.metricsPath, env, flags) ?? DEFAULT_METRICS_PATH
   return {
+    metricsPath: metricsPath === METRICS_OFF ? false : metricsPath,
+    metricsPort: read(SETTINGS.metricsPort, env, flags),
+    logPayloads: read(SETTINGS.logPayloads, env, flags) === 'true'
+  }
+}
+
+/** The sources file, when one is named; it replaces the single-source settings, so they may not be set too. */
+function sourcesFile (env: Env, flags: Flags): SourceOptions[] | undefined {
+  const file = read(SETTINGS.config, env, flags)
+  if (file === undefined) return undefined
+  for (const setting of [SETTINGS.path, SETTINGS.idempotency]) {
+    if (read(setting, env, flags) !== undefined) {
+      throw new errors.INVALID_CONFIG(`${setting.env ?? setting.flag} does not go with a sources file (${SETTINGS.config.env}): set it per source there`)
+    }
+  }
+  return loadSourcesFile(file, env)
+}
+
+function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | undefined): IngressConfig {
+  const idempotency = read(SETTINGS.idempotency, env, flags)
+  const sources = sourcesFile(env, flags)
+  return {
+    ...(sources === undefined ? {} : { sources }),
     host: read(SETTINGS.host, env, flags) ?? defaultHost,
     port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT,
     secret,
@@ -230,14 +291,19 @@ function worker (env: Env, flags: Flags): WorkerConfig {
 
 export function loadServeConfig (env: Env, flags: Flags = {}): ServeConfig {
   const secret = readSecret(env)
-  if (secret === undefined) {
+  if (secret === undefined && read(SETTINGS.config, env, flags) === undefined) {
     throw new errors.INVALID_CONFIG('WEBHOOK_SECRET is required: set it to the secret your webhook sender signs with')
   }
   return { ...common(env, flags), ...ingress(env, flags, DEFAULT_SERVE_HOST, secret) }
 }
 
 export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandConfig {
-  return { ...common(env, flags), ...worker(env, flags) }
+  return {
+    ...common(env, flags),
+    ...worker(env, flags),
+    host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,
+    port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT
+  }
 }
 
 export function loadReplayConfig (env: Env, flags: Flags = {}): ReplayConfig {
@@ -250,6 +316,7 @@ export function loadDevConfig (env: Env, flags: Flags = {}): DevConfig {
     ...common(env, flags),
     ...ingress(env, flags, DEFAULT_DEV_HOST, secret ?? DEV_SECRET),
     ...worker(env, flags),
+    secret: secret ?? DEV_SECRET,
     devSecret: secret === undefined
   }
 }

@@ -1,5 +1,5 @@
 import { Job, type Queue } from 'bullmq'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from './redis.js'
 import { DEAD_JOB_PREFIX, DEAD_LETTER_SUFFIX, STALLED_MESSAGE, SWEEP_OVERLAP_MS } from './constants.js'
 import type { WebhookJobData } from './job.js'
 
@@ -68,7 +68,7 @@ const SWEEP_PAGE = 500
  * new (plus an overlap for clock skew between workers). Returns how many jobs it looked at.
  */
 export async function sweepFailed (
-  main: Queue<WebhookJobData>, dead: Queue<DeadLetterData>, client: Redis
+  main: Queue<WebhookJobData>, dead: Queue<DeadLetterData>, client: RedisClient
 ): Promise<number> {
   const watermarkKey = main.toKey('anvil-swept')
   const stored = Number(await client.get(watermarkKey) ?? 0)

@@ -9,6 +9,8 @@ export interface KeyInput {
   headers: IncomingHttpHeaders
   /** The verified signature, where the request had one (not for `app.anvil.enqueue`). */
   signature?: string
+  /** The event id the provider preset read from the verified request, where it has one. */
+  eventId?: string
   /** The body parsed as JSON, on first use; undefined when it is not JSON. */
   json (): unknown
 }
@@ -26,10 +28,12 @@ export type KeyFunction = (input: KeyInput) => string | undefined
  * - `'signature'` (default): the signature and the raw body. Right for senders that sign once and resend the same bytes.
  * - `'payload'`: the raw body alone.
  * - `{ header }` / `{ bodyField }`: a provider event id (dotted path for body fields), for senders that re-sign every retry.
+ * - `'provider'`: the event id the provider preset reads (Stripe's `id`, GitHub's `X-GitHub-Delivery`, …); the
+ *   default for every preset but `anvil`, because those providers re-sign each retry.
  * - a function returning the event id.
  * When an event id is missing, the key falls back to the payload, so the event is still accepted once.
  */
-export type IdempotencyStrategy = 'signature' | 'payload' | { header: string } | { bodyField: string } | KeyFunction
+export type IdempotencyStrategy = 'signature' | 'payload' | 'provider' | { header: string } | { bodyField: string } | KeyFunction
 
 export type KeyDeriver = (input: KeyInput) => DerivedKey
 
@@ -85,6 +89,7 @@ export function createKeyDeriver (strategy: IdempotencyStrategy = 'signature'): 
     })
   }
   if (strategy === 'payload') return (input) => ({ key: payloadKey(input.source, input.payload) })
+  if (strategy === 'provider') return byEventId((input) => input.eventId)
   if (typeof strategy === 'function') return byEventId(strategy)
   if (typeof strategy === 'object' && strategy !== null) {
     if ('header' in strategy && typeof strategy.header === 'string' && strategy.header !== '') {
@@ -99,7 +104,7 @@ export function createKeyDeriver (strategy: IdempotencyStrategy = 'signature'): 
       return byEventId((input) => bodyField(input.json(), path))
     }
   }
-  throw new errors.INVALID_OPTIONS('idempotency must be "signature", "payload", { header }, { bodyField } or a function')
+  throw new errors.INVALID_OPTIONS('idempotency must be "signature", "payload", "provider", { header }, { bodyField } or a function')
 }
 
 /** Parses a buffer as JSON at most once; undefined when it is not JSON. */

@@ -1,9 +1,22 @@
 import type { IncomingHttpHeaders } from 'node:http'
+import { noteEnqueued, publish } from './diagnostics.js'
 import { errors } from './errors.js'
 import { eventIdKey, lazyJson, payloadKey } from './idempotency.js'
 import { storedHeaders } from './job.js'
 import { WebhookQueue, type EnqueueResult } from './queue.js'
-import type { ResolvedIngress } from './options.js'
+import type { ResolvedIngress, ResolvedSource } from './options.js'
+import type { Handshake, RequestInfo } from './signature.js'
+
+export interface AcceptRequest extends RequestInfo {
+  /** The source's name; default the first source. */
+  source?: string
+}
+
+/**
+ * A handshake (Slack, Zoom, Discord) is answered, not enqueued. `acknowledge` is the answer a provider
+ * requires for an enqueued event instead of 202 (Discord).
+ */
+export type AcceptResult = (EnqueueResult & { acknowledge?: Handshake }) | { handshake: Handshake }
 
 export interface EnqueueOptions {
   /** An event id: the same id within the dedupe window makes no second job. Default: the payload's hash. */
@@ -22,34 +35,55 @@ export interface EnqueueOptions {
 export class Ingress {
   readonly queue: WebhookQueue
   readonly options: ResolvedIngress
+  private readonly bySource: Map<string, ResolvedSource>
 
   constructor (options: ResolvedIngress, onRedisError?: (err: Error) => void) {
     this.options = options
+    this.bySource = new Map(options.sources.map((source) => [source.name, source]))
     this.queue = new WebhookQueue({
       redis: options.redis,
       settings: options.settings,
       enqueueTimeoutMs: options.enqueueTimeoutMs,
+      replication: options.replication,
       onRedisError
     })
   }
 
-  /** Verifies, then enqueues. Throws a 401 Anvil error before any Redis command when the signature fails. */
-  async accept (payload: Buffer, headers: IncomingHttpHeaders): Promise<EnqueueResult> {
+  /**
+   * Verifies, then enqueues (or, for a provider's handshake, returns the answer and enqueues nothing).
+   * Throws a 401 Anvil error before any Redis command when the signature fails. `request.source` names the
+   * source (default: the first); `request.url` is the URL the provider signed, for presets that sign it.
+   */
+  async accept (payload: Buffer, headers: IncomingHttpHeaders, request: AcceptRequest = {}): Promise<AcceptResult> {
     const receivedAt = Date.now()
-    const { signature } = this.options.scheme.verify(payload, headers)
-    const { source } = this.options
-    const { key, eventId } = this.options.deriveKey({ source, payload, headers, signature, json: lazyJson(payload) })
-    return await this.queue.enqueue({
+    const route = this.sourceNamed(request.source)
+    const verified = route.scheme.verify(payload, headers, request)
+    const source = route.name
+    const provider = route.scheme.name
+    const eventType = verified.eventType
+    publish('verified', () => ({ source, provider, eventType }))
+    if (verified.handshake !== undefined) return { handshake: verified.handshake }
+    const { signature } = verified
+    const derived = route.deriveKey({ source, payload, headers, signature, eventId: verified.eventId, json: lazyJson(payload) })
+    const result = noteEnqueued({ source, provider, eventType }, await this.queue.enqueue({
       source,
-      key,
+      key: derived.key,
       payload,
       contentType: headers['content-type'],
       signature,
-      eventId,
-      provider: this.options.scheme.name,
+      eventId: derived.eventId ?? verified.eventId,
+      eventType,
+      provider,
       headers: storedHeaders(headers),
       receivedAt
-    })
+    }))
+    return verified.acknowledge === undefined ? result : { ...result, acknowledge: verified.acknowledge }
+  }
+
+  private sourceNamed (name: string | undefined): ResolvedSource {
+    const found = name === undefined ? this.options.sources[0] : this.bySource.get(name)
+    if (found === undefined) throw new errors.INVALID_OPTIONS(`no source named ${String(name)}`)
+    return found
   }
 
   /** Enqueues an event from application code, with the same dedupe window as webhooks. */
@@ -71,7 +105,7 @@ export class Ingress {
       throw new errors.INVALID_PAYLOAD('eventId must be a non-empty string')
     }
     const source = opts.source ?? this.options.source
-    return await this.queue.enqueue({
+    return noteEnqueued({ source, provider: 'app', eventType: opts.eventType }, await this.queue.enqueue({
       source,
       key: opts.eventId === undefined ? payloadKey(source, bytes) : eventIdKey(source, opts.eventId),
       payload: bytes,
@@ -81,7 +115,7 @@ export class Ingress {
       provider: 'app',
       headers: opts.headers ?? {},
       receivedAt: Date.now()
-    })
+    }))
   }
 
   async close (): Promise<void> {

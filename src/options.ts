@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox'
-import type { Redis } from 'ioredis'
 import {
   DEFAULT_BODY_LIMIT, DEFAULT_ENQUEUE_TIMEOUT_MS, DEFAULT_PATH, DEFAULT_RETENTION, DEFAULT_RETRY_AFTER_SECONDS,
   DEFAULT_SOURCE
@@ -7,10 +6,31 @@ import {
 import { errors } from './errors.js'
 import { createKeyDeriver, type IdempotencyStrategy, type KeyDeriver } from './idempotency.js'
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from './queue-settings.js'
-import { redisUrlProblem, type RedisInput } from './redis.js'
+import { redisUrlProblem, type RedisClient, type RedisInput } from './redis.js'
 import { validateSchedule } from './retry.js'
+import {
+  createPresetScheme, DEFAULT_PROVIDER, DEFAULT_TOLERANCE_SECONDS, isProviderName, PROVIDER_NAMES,
+  type ProviderName
+} from './providers/index.js'
 import { anvilHmacScheme, type SignatureScheme } from './signature.js'
 import { compileCheck } from './validate.js'
+
+/** One webhook endpoint: a path, the provider that signs what arrives there, and its secrets. */
+export interface SourceOptions {
+  path: string
+  /** The preset; default `anvil` (`x-signature: sha256=<hex>`). */
+  provider?: ProviderName
+  /** Secrets (or, for `discord` and `sendgrid`, public keys); all are tried, so rotation is adding one. */
+  secrets: string[]
+  /** Seconds either way a signed timestamp may be from now; default 300, 0 turns the check off. */
+  tolerance?: number
+  /** The URL as configured at the provider (scheme, host, path), for presets that sign it (twilio, square). */
+  publicUrl?: string
+  /** Default: the provider's event id (`'provider'`); `'signature'` for `anvil`. */
+  idempotency?: IdempotencyStrategy
+  /** Names the source in dedupe keys and on jobs; default the provider's name. Must be unique. */
+  name?: string
+}
 
 export interface IngressOptions {
   /** A Redis URL (Anvil connects and closes) or an ioredis client (left open). Default `redis://127.0.0.1:6379`. */
@@ -33,9 +53,22 @@ export interface IngressOptions {
   idempotency?: IdempotencyStrategy
   enqueueTimeoutMs?: number
   retryAfterSeconds?: number
+  /** Opt-in: answer 202 only once this many replicas have the write (`WAIT`); one Redis server only. */
+  replication?: { replicas: number, timeoutMs: number }
+  /** Several endpoints, each with its own provider preset; instead of secret/secrets/scheme/path/idempotency. */
+  sources?: SourceOptions[]
 }
 
 const WholeMs = Type.Integer({ minimum: 0 })
+const Source = Type.Object({
+  path: Type.String({ pattern: '^/' }),
+  provider: Type.Optional(Type.Union(PROVIDER_NAMES.map((name) => Type.Literal(name)))),
+  secrets: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+  tolerance: Type.Optional(Type.Integer({ minimum: 0 })),
+  publicUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
+  idempotency: Type.Optional(Type.Unknown()),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))
+}, { additionalProperties: false })
 const Retention = Type.Object({
   completedAgeSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
   completedCount: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -60,27 +93,43 @@ const IngressData = Type.Object({
   retention: Type.Optional(Retention),
   idempotency: Type.Optional(Type.Unknown()),
   enqueueTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
-  retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 0 }))
+  retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 0 })),
+  sources: Type.Optional(Type.Array(Source, { minItems: 1 })),
+  replication: Type.Optional(Type.Object({
+    replicas: Type.Integer({ minimum: 1 }),
+    timeoutMs: Type.Integer({ minimum: 1 })
+  }, { additionalProperties: false }))
 }, { additionalProperties: false })
 
 const checkIngress = compileCheck(IngressData)
 
+/** A source ready to serve: its scheme built, its key deriver chosen. */
+export interface ResolvedSource {
+  name: string
+  provider: string
+  path: string
+  scheme: SignatureScheme
+  deriveKey: KeyDeriver
+  publicUrl?: string
+}
+
 export interface ResolvedIngress {
   redis: RedisInput
-  scheme: SignatureScheme
-  path: string
+  /** At least one; the first is the default for `accept` without a source. */
+  sources: ResolvedSource[]
+  /** The source name `app.anvil.enqueue` uses by default. */
   source: string
   bodyLimit: number
   settings: QueueSettings
-  deriveKey: KeyDeriver
   enqueueTimeoutMs: number
   retryAfterSeconds: number
+  replication?: { replicas: number, timeoutMs: number }
 }
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
 
-function isRedisClient (value: unknown): value is Redis {
-  return typeof value === 'object' && value !== null && typeof (value as Redis).duplicate === 'function'
+function isRedisClient (value: unknown): value is RedisClient {
+  return typeof value === 'object' && value !== null && typeof (value as RedisClient).duplicate === 'function'
 }
 
 function isScheme (value: unknown): value is SignatureScheme {
@@ -115,19 +164,66 @@ export function resolveIngressOptions (opts: IngressOptions): ResolvedIngress {
   if (opts.scheme !== undefined && !isScheme(opts.scheme)) {
     throw new errors.INVALID_OPTIONS('scheme must have verify() and headers')
   }
-  const secrets = opts.secrets ?? (opts.secret === undefined ? [] : [opts.secret])
-  if (opts.scheme === undefined && secrets.length === 0) {
-    throw new errors.INVALID_OPTIONS('secret (or secrets, or scheme) is required')
-  }
+  const sources = opts.sources === undefined ? [singleSource(opts)] : resolveSources(opts)
   return {
     redis,
-    scheme: opts.scheme ?? anvilHmacScheme(secrets),
-    path: opts.path ?? DEFAULT_PATH,
-    source: opts.source ?? DEFAULT_SOURCE,
+    sources,
+    source: opts.source ?? sources[0]?.name ?? DEFAULT_SOURCE,
     bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT,
     settings: resolveQueueSettings(opts),
-    deriveKey: createKeyDeriver(opts.idempotency),
     enqueueTimeoutMs: opts.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS,
-    retryAfterSeconds: opts.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS
+    retryAfterSeconds: opts.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS,
+    ...(opts.replication === undefined ? {} : { replication: opts.replication })
+  }
+}
+
+/** The single-source options of 0.1 (`secret`/`secrets`/`scheme`/`path`/`idempotency`): one `anvil` source. */
+function singleSource (opts: IngressOptions): ResolvedSource {
+  const secrets = opts.secrets ?? (opts.secret === undefined ? [] : [opts.secret])
+  if (opts.scheme === undefined && secrets.length === 0) {
+    throw new errors.INVALID_OPTIONS('secret (or secrets, or scheme) is required, or sources')
+  }
+  const scheme = opts.scheme ?? anvilHmacScheme(secrets)
+  return {
+    name: opts.source ?? DEFAULT_SOURCE,
+    provider: scheme.name,
+    path: opts.path ?? DEFAULT_PATH,
+    scheme,
+    deriveKey: createKeyDeriver(opts.idempotency)
+  }
+}
+
+function resolveSources (opts: IngressOptions): ResolvedSource[] {
+  const mixed = (['secret', 'secrets', 'scheme', 'path', 'idempotency'] as const).filter((key) => opts[key] !== undefined)
+  if (mixed.length > 0) throw new errors.INVALID_OPTIONS(`sources replaces ${mixed.join(', ')}: give one or the other`)
+  const resolved = (opts.sources ?? []).map(resolveSource)
+  for (const key of ['name', 'path'] as const) {
+    const seen = new Set<string>()
+    for (const source of resolved) {
+      if (seen.has(source[key])) {
+        throw new errors.INVALID_OPTIONS(`two sources share the ${key} "${source[key]}"${key === 'name' ? ': give each a name' : ''}`)
+      }
+      seen.add(source[key])
+    }
+  }
+  return resolved
+}
+
+function resolveSource (source: SourceOptions, index: number): ResolvedSource {
+  const provider = source.provider ?? DEFAULT_PROVIDER
+  /* c8 ignore next -- the schema already allows only preset names */
+  if (!isProviderName(provider)) throw new errors.INVALID_OPTIONS(`sources.${index}.provider: unknown preset ${provider}`)
+  const scheme = createPresetScheme(provider, {
+    secrets: source.secrets,
+    toleranceSeconds: source.tolerance ?? DEFAULT_TOLERANCE_SECONDS,
+    publicUrl: source.publicUrl
+  })
+  return {
+    name: source.name ?? provider,
+    provider,
+    path: source.path,
+    scheme,
+    deriveKey: createKeyDeriver(source.idempotency ?? (provider === DEFAULT_PROVIDER ? 'signature' : 'provider')),
+    publicUrl: source.publicUrl
   }
 }

@@ -3,9 +3,14 @@ import { Queue } from 'bullmq'
 import { DEFAULT_ENQUEUE_TIMEOUT_MS, EVENT_JOB_PREFIX, JOB_NAME } from './constants.js'
 import { errors } from './errors.js'
 import type { WebhookJobData } from './job.js'
-import { connect, disconnect, type OwnedConnection, type RedisInput } from './redis.js'
+import { connect, disconnect, isCluster, type OwnedConnection, type RedisInput } from './redis.js'
+import { parseRedisTarget } from './redis-url.js'
 import { jobOptions, type QueueSettings } from './queue-settings.js'
 import type { JobsOptions } from 'bullmq'
+import { MicroBatch } from './micro-batch.js'
+
+/** Adds gathered into one pipeline at most; a bound on how much one slow batch can hold up. */
+const MAX_BATCH = 64
 
 /** An accepted event, before it has a job. */
 export type EnqueueInput = Omit<WebhookJobData, 'v' | 'retry' | 'payload'> & { payload: Buffer }
@@ -21,6 +26,12 @@ export interface WebhookQueueOptions {
   settings: QueueSettings
   /** How long Redis has to acknowledge an add before the caller gets ANVIL_ERR_REDIS_UNAVAILABLE. */
   enqueueTimeoutMs?: number
+  /**
+   * Opt-in: after each add, `WAIT replicas timeoutMs`, and a 202 only once that many replicas have the
+   * write. Without it an acknowledged add can be lost when an asynchronous replica is promoted.
+   * One Redis server (with replicas) only; not on a cluster connection.
+   */
+  replication?: { replicas: number, timeoutMs: number }
   onRedisError?: (err: Error) => void
 }
 
@@ -31,10 +42,14 @@ export class WebhookQueue {
   private readonly connection: OwnedConnection
   private readonly timeoutMs: number
   private readonly baseOptions: JobsOptions
+  private readonly batch: MicroBatch<{ data: WebhookJobData, jobId: string, key: string }, string>
 
   constructor (options: WebhookQueueOptions) {
     this.settings = options.settings
     this.timeoutMs = options.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS
+    const { replication } = options
+    // Checked before connecting, so a bad option leaves no client behind.
+    if (replication !== undefined) checkReplication(replication, this.timeoutMs, targetsCluster(options.redis))
     this.connection = connect(options.redis, 'producer', options.onRedisError)
     this.queue = new Queue<WebhookJobData>(this.settings.queueName, {
       connection: this.connection.client,
@@ -44,12 +59,29 @@ export class WebhookQueue {
     })
     this.queue.on('error', options.onRedisError ?? (() => {}))
     this.baseOptions = jobOptions(this.settings)
+    this.batch = new MicroBatch(async (items) => await withTimeout((async () => {
+      const jobs = await this.queue.addBulk(items.map(({ data, jobId, key }) => ({
+        name: JOB_NAME,
+        data,
+        opts: { ...this.baseOptions, jobId, deduplication: { id: key, ttl: this.settings.dedupeWindowMs } }
+      })))
+      if (replication !== undefined) await this.waitForReplicas(replication)
+      return jobs.map((job) => job.id as string)
+    })(), this.timeoutMs), MAX_BATCH)
+  }
+
+  /** WAIT runs on the connection that wrote, so it covers this batch's adds. */
+  private async waitForReplicas ({ replicas, timeoutMs }: { replicas: number, timeoutMs: number }): Promise<void> {
+    const acknowledged = Number(await this.connection.client.call('wait', replicas, timeoutMs))
+    if (acknowledged < replicas) {
+      throw new Error(`WAIT: ${acknowledged} of ${replicas} replica(s) acknowledged within ${timeoutMs} ms`)
+    }
   }
 
   /**
    * Adds the event unless its key was seen within the dedupe window. A fresh job id goes in with
-   * BullMQ's deduplication: when Redis hands back another id, the event was a duplicate. One round
-   * trip, atomic across any number of ingress processes.
+   * BullMQ's deduplication: when Redis hands back another id, the event was a duplicate. Atomic across
+   * any number of ingress processes; events that arrive together share one pipelined round trip.
    */
   async enqueue (input: EnqueueInput): Promise<EnqueueResult> {
     const jobId = EVENT_JOB_PREFIX + randomUUID()
@@ -59,13 +91,7 @@ export class WebhookQueue {
       payload: input.payload.toString('base64'),
       retry: [...this.settings.retrySchedule]
     }
-    const added = this.queue.add(JOB_NAME, data, {
-      ...this.baseOptions,
-      jobId,
-      deduplication: { id: input.key, ttl: this.settings.dedupeWindowMs }
-    })
-    const job = await withTimeout(added, this.timeoutMs)
-    const id = job.id as string
+    const id = await this.batch.add({ data, jobId, key: input.key })
     return { jobId: id, replayed: id !== jobId }
   }
 
@@ -101,6 +127,21 @@ export class WebhookQueue {
   }
 }
 
+function targetsCluster (redis: RedisInput): boolean {
+  if (typeof redis !== 'string') return isCluster(redis)
+  const target = parseRedisTarget(redis)
+  return typeof target !== 'string' && target.cluster
+}
+
+function checkReplication (replication: { replicas: number, timeoutMs: number }, enqueueTimeoutMs: number, cluster: boolean): void {
+  const { replicas, timeoutMs } = replication
+  if (!Number.isInteger(replicas) || replicas < 1) throw new errors.INVALID_OPTIONS('replication.replicas must be a whole number >= 1')
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs >= enqueueTimeoutMs) {
+    throw new errors.INVALID_OPTIONS(`replication.timeoutMs must be a whole number from 1 to below enqueueTimeoutMs (${enqueueTimeoutMs})`)
+  }
+  if (cluster) throw new errors.INVALID_OPTIONS('replication (WAIT) is not supported on a Redis Cluster connection')
+}
+
 /** Any Redis failure (refused, OOM, read-only replica, timeout) becomes one 503 error. */
 async function withTimeout<T> (promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
@@ -111,7 +152,8 @@ async function withTimeout<T> (promise: Promise<T>, ms: number): Promise<T> {
   try {
     return await Promise.race([promise, timeout])
   } catch (err) {
-    throw new errors.REDIS_UNAVAILABLE((err as Error).message, { cause: err })
+    // The sender sees only that the queue is unavailable; the reason (OOM, refused, timeout) is logged.
+    throw new errors.REDIS_UNAVAILABLE({ cause: err })
   } finally {
     clearTimeout(timer)
   }

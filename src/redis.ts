@@ -1,8 +1,14 @@
-import { Redis, type RedisOptions } from 'ioredis'
+import { Cluster, Redis, type RedisOptions } from 'ioredis'
 import { errors } from './errors.js'
+import { parseRedisTarget, redactUrl, type RedisTarget } from './redis-url.js'
+
+export { redactUrl }
+
+/** A client Anvil talks to: one server or a Redis Cluster. */
+export type RedisClient = Redis | Cluster
 
 /** A Redis connection given as a URL (Anvil creates and closes it) or an ioredis client (the caller owns it). */
-export type RedisInput = string | Redis
+export type RedisInput = string | RedisClient
 
 /**
  * - `producer`: fails fast while Redis is down, so ingress can answer 503 at once instead of queueing the
@@ -25,51 +31,56 @@ function retryStrategy (times: number): number {
 
 /** What is wrong with a Redis URL, or undefined when it is usable. */
 export function redisUrlProblem (url: string): string | undefined {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return `is not a URL: ${redactUrl(url)}`
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    return `must start with redis:// or rediss://, got ${parsed.protocol}//`
-  }
-  return undefined
+  const target = parseRedisTarget(url)
+  return typeof target === 'string' ? target : undefined
 }
 
-export function parseRedisUrl (url: string): URL {
-  const problem = redisUrlProblem(url)
-  if (problem !== undefined) throw new errors.INVALID_CONFIG(`REDIS_URL ${problem}`)
-  return new URL(url)
-}
-
-/** The URL without its password, for messages. */
-export function redactUrl (url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== '') parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return '<unparseable>'
-  }
+export function isCluster (client: RedisClient): client is Cluster {
+  return (client as Cluster).isCluster === true
 }
 
 export interface OwnedConnection {
-  client: Redis
+  client: RedisClient
   /** True when Anvil created the client and so must close it. */
   owned: boolean
 }
 
+function retriesPerRequest (client: RedisClient): number | null | undefined {
+  return isCluster(client) ? client.options.redisOptions?.maxRetriesPerRequest : client.options.maxRetriesPerRequest
+}
+
+function createClient (target: RedisTarget, role: ConnectionRole): RedisClient {
+  const options: RedisOptions = {
+    ...ROLE_OPTIONS[role],
+    connectionName: `anvil-${role}`,
+    ...(target.username === undefined ? {} : { username: target.username }),
+    ...(target.password === undefined ? {} : { password: target.password }),
+    ...(target.tls ? { tls: {} } : {})
+  }
+  if (!target.cluster) {
+    const [node] = target.nodes as [RedisTarget['nodes'][number]]
+    return new Redis({ ...options, host: node.host, port: node.port, db: target.db, retryStrategy })
+  }
+  const { enableOfflineQueue, ...nodeOptions } = options
+  return new Cluster(target.nodes, {
+    redisOptions: nodeOptions,
+    enableOfflineQueue: enableOfflineQueue ?? true,
+    clusterRetryStrategy: retryStrategy,
+    // TLS certificates name hosts, while the cluster announces addresses: keep the names.
+    ...(target.tls ? { dnsLookup: (address, callback) => callback(null, address) } : {})
+  })
+}
+
 export function connect (input: RedisInput, role: ConnectionRole, onError?: (err: Error) => void): OwnedConnection {
   if (typeof input !== 'string') {
-    if (role === 'worker' && input.options.maxRetriesPerRequest !== null) {
+    if (role === 'worker' && retriesPerRequest(input) !== null) {
       throw new errors.INVALID_OPTIONS('a Redis client given to the worker needs maxRetriesPerRequest: null')
     }
     return { client: input, owned: false }
   }
-  const problem = redisUrlProblem(input)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(`redis ${problem}`)
-  const client = new Redis(input, { ...ROLE_OPTIONS[role], retryStrategy, connectionName: `anvil-${role}` })
+  const target = parseRedisTarget(input)
+  if (typeof target === 'string') throw new errors.INVALID_OPTIONS(`redis ${target}`)
+  const client = createClient(target, role)
   // ioredis emits 'error' on every failed reconnect; without a listener it prints its own warning each time.
   client.on('error', onError ?? (() => {}))
   return { client, owned: true }

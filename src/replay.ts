@@ -4,6 +4,7 @@
  */
 import { Job, Queue } from 'bullmq'
 import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, JOB_NAME, REPLAY_JOB_PREFIX } from './constants.js'
+import { labelsOf, publish } from './diagnostics.js'
 import { deadLetterQueueName, type DeadLetterData } from './dead-letter.js'
 import { errors } from './errors.js'
 import type { WebhookJobData } from './job.js'
@@ -66,6 +67,7 @@ export function createReplayer (options: ReplayOptions): Replayer {
     const settings = { ...DEFAULT_QUEUE_SETTINGS, retrySchedule: original.retry, retention }
     await main.add(JOB_NAME, { ...original, replayOf: deadLetterId }, { ...jobOptions(settings), jobId })
     await letter.updateData({ ...letter.data, replayedAs: jobId, replayedAt: Date.now() })
+    publish('replayed', () => ({ ...labelsOf(original), deadLetterId, jobId }))
     return { deadLetterId, jobId, replayedNow: true }
   }
 

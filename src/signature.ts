@@ -2,21 +2,52 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { errors } from './errors.js'
 
+/** A synchronous answer to a provider's handshake (Slack, Zoom, Discord): sent instead of enqueueing. */
+export interface Handshake {
+  statusCode: number
+  /** Undefined for an empty body (204). */
+  body?: unknown
+}
+
 /** What a scheme learned from a request it accepted. */
 export interface Verified {
-  /** The signature in its one canonical form, as it stood in the header. */
-  signature: string
+  /**
+   * The signature in its one canonical form, as it stood in the header. Absent for schemes whose header
+   * is the secret itself (GitLab's token), which must never be stored.
+   */
+  signature?: string
+  /** The provider's event id (read only after the signature matched). */
+  eventId?: string
+  eventType?: string
+  /** The signed timestamp, in seconds since the epoch, where the scheme has one. */
+  timestamp?: number
+  /** Set for handshakes: answered at once, never enqueued. */
+  handshake?: Handshake
+  /**
+   * The answer a provider requires once the event is enqueued, instead of 202 `{ jobId, replayed }`
+   * (Discord: a deferred interaction response, or 204 for webhook events).
+   */
+  acknowledge?: Handshake
+}
+
+/** What the HTTP layer knows about the request beyond its bytes and headers. */
+export interface RequestInfo {
+  /** The URL the provider sent to (scheme, host, path and query), for schemes that sign it (Twilio, Square). */
+  url?: string
+  /** Now, in ms since the epoch (tests pass their own). */
+  now?: number
 }
 
 /**
- * A signature scheme checks a request on its raw bytes. It throws an Anvil error
- * (401) for a missing, malformed or wrong signature, and never parses the body.
+ * A signature scheme checks a request on its raw bytes. It throws an Anvil error (401) for a missing,
+ * malformed or wrong signature (and ANVIL_ERR_STALE for a signed timestamp outside the tolerance), and
+ * reads the body only after the signature matched.
  */
 export interface SignatureScheme {
   readonly name: string
   /** Header names that carry signatures; they are redacted from logs and never logged. */
   readonly headers: readonly string[]
-  verify (payload: Buffer, headers: IncomingHttpHeaders): Verified
+  verify (payload: Buffer, headers: IncomingHttpHeaders, request?: RequestInfo): Verified
 }
 
 const ANVIL_HEADER = 'x-signature'

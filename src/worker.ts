@@ -3,6 +3,7 @@ import {
   DEFAULT_CONCURRENCY, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS,
   DEFAULT_SWEEP_INTERVAL_MS
 } from './constants.js'
+import { labelsOf, publish } from './diagnostics.js'
 import { deadLetter, deadLetterQueueName, pruneDeadLetters, sweepFailed, type DeadLetterData } from './dead-letter.js'
 import { errors } from './errors.js'
 import { toEvent, type WebhookEvent, type WebhookJobData } from './job.js'
@@ -94,6 +95,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
 
   const worker = new AnvilBullWorker(queueName, async (job: Job<WebhookJobData>) => {
     await handler(toEvent(job.id as string, job.data, job.attemptsMade + 1))
+    publish('processed', () => ({ ...labelsOf(job.data), jobId: job.id as string, attempt: job.attemptsMade + 1, receivedToHandledMs: Date.now() - job.data.receivedAt }))
   }, {
     connection: connection.client,
     prefix,
@@ -118,6 +120,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   worker.on('failed', (job, err) => {
     if (job === undefined) return
     log.warn({ jobId: job.id, attempt: job.attemptsMade, err: err.message }, 'anvil worker: attempt failed')
+    publish('failed', () => ({ ...labelsOf(job.data), jobId: job.id as string, attempt: job.attemptsMade }))
     void deadLetterIfFinal(job)
   })
 
@@ -128,6 +131,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
       // or that other failures pushed out before the listener ran; the sweep could not find those either.
       if (job.finishedOn === undefined) return
       const id = await deadLetter(dead, job)
+      publish('deadLettered', () => ({ ...labelsOf(job.data), jobId: job.id as string, deadLetterId: id }))
       log.warn({ jobId: job.id, deadLetterId: id }, 'anvil worker: dead-lettered')
     } catch (err) {
       // The sweep will pick it up.

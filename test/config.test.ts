@@ -145,10 +145,10 @@ t.test('bad values: one message naming the variable or flag, what it must be, an
     [{ ANVIL_DEDUPE_WINDOW_MS: '1e3' }, {}, 'ANVIL_DEDUPE_WINDOW_MS must be a whole number of milliseconds, at least 1 (got "1e3")'],
     [{ ANVIL_RETRY_SCHEDULE: '1000,,5000' }, {}, 'ANVIL_RETRY_SCHEDULE must be comma-separated whole milliseconds from 0 to 86400000 (e.g. 1000,5000,30000), or "none" (got "1000,,5000")'],
     [{ ANVIL_RETRY_SCHEDULE: '86400001' }, {}, 'ANVIL_RETRY_SCHEDULE must be comma-separated whole milliseconds from 0 to 86400000 (e.g. 1000,5000,30000), or "none" (got "86400001")'],
-    [{ REDIS_URL: 'http://cache:6379' }, {}, 'REDIS_URL must be a redis:// or rediss:// URL (got "http://cache:6379")'],
-    [{ REDIS_URL: 'http://u:hunter2@cache:6379' }, {}, 'REDIS_URL must be a redis:// or rediss:// URL (got "http://u:***@cache:6379/")'],
-    [{ REDIS_URL: 'not a url' }, {}, 'REDIS_URL must be a redis:// or rediss:// URL (got "<unparseable>")'],
-    [{}, { redisUrl: 'memcached://cache' }, '--redis-url must be a redis:// or rediss:// URL (got "memcached://cache")']
+    [{ REDIS_URL: 'http://cache:6379' }, {}, 'REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "http://cache:6379")'],
+    [{ REDIS_URL: 'http://u:hunter2@cache:6379' }, {}, 'REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "http://u:***@cache:6379/")'],
+    [{ REDIS_URL: 'not a url' }, {}, 'REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "<unparseable>")'],
+    [{}, { redisUrl: 'memcached://cache' }, '--redis-url must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "memcached://cache")']
   ]
   for (const [env, flags, expected] of cases) {
     t.equal(problem(() => loadServeConfig({ WEBHOOK_SECRET: SECRET, ...env }, flags)), `Invalid configuration: ${expected}`)

@@ -6,46 +6,22 @@
 import t from 'tap'
 import { Job, Queue, UnrecoverableError, Worker } from 'bullmq'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TestRedis } from './helpers/redis.js'
-import { SECRET } from './helpers/app.js'
-import { Ingress } from '../src/ingress.js'
-import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
-import { createWorker, type AnvilWorker, type WebhookHandler, type WorkerOptions } from '../src/worker.js'
+import { startTarget } from './helpers/target.js'
+import { chainOn, waitFor } from './helpers/chain.js'
 import { deadLetter, deadLetterId, deadLetterQueueName, type DeadLetterData } from '../src/dead-letter.js'
 import { createReplayer } from '../src/replay.js'
 import { STALLED_MESSAGE } from '../src/constants.js'
 import type { WebhookJobData } from '../src/job.js'
 
-const redis = await TestRedis.start()
+const redis = await startTarget()
 t.teardown(() => redis.stop())
+const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
 
 const PREFIX = '{anvil}'
 
-function ingressFor (queueName: string | undefined, extra: Partial<IngressOptions> = {}): Ingress {
-  const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: SECRET, queueName, ...extra }))
-  t.teardown(() => ingress.close())
-  return ingress
-}
 
-function workerFor (queueName: string | undefined, handler: WebhookHandler, extra: Partial<WorkerOptions> = {}): AnvilWorker {
-  const worker = createWorker(handler, { redis: redis.url, queueName, sweepIntervalMs: 0, ...extra })
-  t.teardown(() => worker.close())
-  return worker
-}
 
-function queueFor<T = WebhookJobData> (queueName: string): Queue<T> {
-  const queue = new Queue<T>(queueName, { connection: { url: redis.url }, prefix: PREFIX })
-  t.teardown(() => queue.close())
-  return queue
-}
 
-async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
-}
 
 async function deadLetterOf (dead: Queue<DeadLetterData>, jobId: string): Promise<Job<DeadLetterData>> {
   let letter: Job<DeadLetterData> | undefined
@@ -145,7 +121,7 @@ t.test('a finally-failed job that was never dead-lettered is picked up by sweep 
   const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
   // A raw BullMQ worker: no Anvil listener, as if the process crashed between "failed" and "dead-lettered".
   const raw = new Worker<WebhookJobData>(queueName, async () => { throw new Error('raw failure') }, {
-    connection: { url: redis.url }, prefix: PREFIX
+    connection: redis.connection(), prefix: PREFIX
   })
   t.teardown(() => raw.close())
   const { jobId } = await ingress.enqueue({ n: 'crash' })

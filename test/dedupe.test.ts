@@ -1,12 +1,12 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TestRedis } from './helpers/redis.js'
+import { startTarget } from './helpers/target.js'
 import { buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
 import { signAnvil } from '../src/signature.js'
 import { createWorker } from '../src/worker.js'
 
-const redis = await TestRedis.start()
+const redis = await startTarget()
 t.teardown(() => redis.stop())
 
 t.test('50 identical deliveries at once over two ingress instances: one job, one replayed:false', async (t) => {
@@ -18,7 +18,7 @@ t.test('50 identical deliveries at once over two ingress instances: one job, one
   const bodies = responses.map((r) => r.json() as { jobId: string, replayed: boolean })
   t.equal(bodies.filter((r) => !r.replayed).length, 1, 'exactly one says replayed: false')
   t.equal(new Set(bodies.map((r) => r.jobId)).size, 1, 'all name the same job')
-  const queue = inspectQueue(redis.url, 'storm')
+  const queue = inspectQueue(redis, 'storm')
   t.teardown(() => queue.close())
   t.equal(await queue.count(), 1, 'one job in Redis')
 })
@@ -29,7 +29,7 @@ t.test('the dedupe window outlives the job, and ends when configured', async (t)
   })
   const worker = createWorker(() => {}, { redis: redis.url, queueName: 'window', sweepIntervalMs: 0 })
   t.teardown(async () => { await worker.close(); await app.close() })
-  const queue = inspectQueue(redis.url, 'window')
+  const queue = inspectQueue(redis, 'window')
   t.teardown(() => queue.close())
   const request = signed('{"id":"evt_window"}')
   const first = (await app.inject(request)).json()

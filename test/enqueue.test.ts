@@ -1,15 +1,15 @@
 import t from 'tap'
-import { TestRedis } from './helpers/redis.js'
+import { startTarget } from './helpers/target.js'
 import { buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
 
-const redis = await TestRedis.start()
+const redis = await startTarget()
 t.teardown(() => redis.stop())
 
 t.test('app.anvil.enqueue: objects, strings and buffers, with the same dedupe semantics', async (t) => {
   const app = await buildApp(redis.url, { queueName: 'app' })
   t.teardown(() => app.close())
-  const queue = inspectQueue(redis.url, 'app')
+  const queue = inspectQueue(redis, 'app')
   t.teardown(() => queue.close())
 
   const a = await app.anvil.enqueue({ order: 1 }, { eventId: 'order-1', eventType: 'order.created' })

@@ -1,12 +1,12 @@
 import t from 'tap'
 import { buildService } from '../examples/existing-service.js'
 import type { WebhookEvent } from '../index.js'
-import { TestRedis } from './helpers/redis.js'
+import { startTarget } from './helpers/target.js'
 import { signed } from './helpers/app.js'
 import { signAnvil } from '../src/signature.js'
 
 t.test('the README example: webhooks and app events both reach the handler', async (t) => {
-  const redis = await TestRedis.start()
+  const redis = await startTarget()
   t.teardown(() => redis.stop())
   const seen: WebhookEvent[] = []
   let arrived: () => void = () => {}

@@ -1,17 +1,17 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import anvil from '../index.js'
-import { TestRedis } from './helpers/redis.js'
+import { startTarget } from './helpers/target.js'
 import { SECRET, buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
 
-const redis = await TestRedis.start()
+const redis = await startTarget()
 t.teardown(() => redis.stop())
 
 t.test('every content type, and none, reaches the route as raw bytes', async (t) => {
   const app = await buildApp(redis.url, { queueName: 'types' })
   t.teardown(() => app.close())
-  const queue = inspectQueue(redis.url, 'types')
+  const queue = inspectQueue(redis, 'types')
   t.teardown(() => queue.close())
   const cases: Array<[string | undefined, Buffer]> = [
     ['application/json', Buffer.from('{"a":1}')],

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { Queue } from 'bullmq'
-import { TestRedis } from './helpers/redis.js'
+import { inspectQueue } from './helpers/queue.js'
+import { startTarget } from './helpers/target.js'
 import { buildApp, signed } from './helpers/app.js'
 
-const redis = await TestRedis.start()
+const redis = await startTarget()
 t.teardown(() => redis.stop())
 
 t.test('a signed webhook gets 202 with a job id, the second delivery is replayed', async (t) => {
@@ -17,7 +17,7 @@ t.test('a signed webhook gets 202 with a job id, the second delivery is replayed
   const second = await app.inject(signed(body))
   t.equal(second.statusCode, 202)
   t.same(second.json(), { jobId: a.jobId, replayed: true })
-  const queue = new Queue('basic', { connection: { url: redis.url }, prefix: '{anvil}' })
+  const queue = inspectQueue(redis, 'basic')
   t.teardown(() => queue.close())
   t.equal(await queue.count(), 1)
 })

@@ -1,15 +1,15 @@
 import t from 'tap'
-import { TestRedis } from './helpers/redis.js'
+import { startTarget } from './helpers/target.js'
 import { SECRET, buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
 
-const redis = await TestRedis.start()
+const redis = await startTarget()
 t.teardown(() => redis.stop())
 
 t.test('a job keeps the payload byte for byte and what the handler needs, never a secret', async (t) => {
   const app = await buildApp(redis.url, { queueName: 'data', idempotency: { header: 'x-event-id' } })
   t.teardown(() => app.close())
-  const queue = inspectQueue(redis.url, 'data')
+  const queue = inspectQueue(redis, 'data')
   t.teardown(() => queue.close())
   // Invalid UTF-8, NUL and 0xFF: a utf8 round trip would turn these into U+FFFD.
   const payload = Buffer.from([0x7b, 0x00, 0xff, 0xfe, 0xc3, 0x28, 0x80, 0x7d])

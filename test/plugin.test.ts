@@ -53,7 +53,7 @@ t.test('bad options fail registration with one clear line', async (t) => {
     [{ secret: SECRET, dedupeWindowMs: 0 }, /dedupeWindowMs/],
     [{ secret: SECRET, unknownOption: true }, /Unexpected property/],
     [{ secret: SECRET, redis: 42 }, /redis must be a URL string or an ioredis client/],
-    [{ secret: SECRET, redis: 'http://localhost' }, /redis:\/\/ or rediss:\/\//],
+    [{ secret: SECRET, redis: 'http://localhost' }, /must start with redis:\/\/, rediss:\/\/, redis\+cluster:\/\/ or rediss\+cluster:\/\//],
     [{ secret: SECRET, idempotency: 'nope' }, /idempotency must be/],
     [{ secret: SECRET, retention: { failedAgeSeconds: 100, deadAgeSeconds: 50 } }, /deadAgeSeconds/]
   ]

@@ -1,7 +1,20 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Writable } from 'node:stream'
+import Fastify from 'fastify'
+import anvil, { type AnvilPluginOptions } from '../index.js'
 import { TestRedis } from './helpers/redis.js'
-import { buildApp, signed } from './helpers/app.js'
+import { SECRET, buildApp, signed } from './helpers/app.js'
+
+/** An app whose log lines are kept, to check what a 503 logs. */
+async function loggedApp (redis: string, options: Partial<AnvilPluginOptions>): Promise<{ app: Awaited<ReturnType<typeof buildApp>>, lines: Array<Record<string, unknown>> }> {
+  const lines: Array<Record<string, unknown>> = []
+  const stream = new Writable({ write (chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done() } })
+  const app = Fastify({ logger: { level: 'warn', stream } })
+  await app.register(anvil, { redis, secret: SECRET, ...options })
+  await app.ready()
+  return { app, lines }
+}
 import { inspectQueue } from './helpers/queue.js'
 
 t.test('Redis down: 503 with Retry-After inside 2 s, no crash, serves again once Redis is back', async (t) => {
@@ -55,14 +68,15 @@ t.test('Redis not there at start-up: registration goes on, 503 until it comes', 
 t.test('Redis out of memory: 503, and accepted again once memory is there', async (t) => {
   const redis = await TestRedis.start(['--maxmemory-policy', 'noeviction'])
   t.teardown(() => redis.stop())
-  const app = await buildApp(redis.url, { queueName: 'oom' })
+  const { app, lines } = await loggedApp(redis.url, { queueName: 'oom' })
   t.teardown(() => app.close())
   t.equal((await app.inject(signed('{"id":"warm"}'))).statusCode, 202)
   await redis.command('config', 'set', 'maxmemory', '1')
   const full = await app.inject(signed('{"id":"full"}'))
   t.equal(full.statusCode, 503)
   t.equal(full.json().code, 'ANVIL_ERR_REDIS_UNAVAILABLE')
-  t.match(full.json().error, /OOM/)
+  t.same(full.json(), { error: 'Queue unavailable, retry later', code: 'ANVIL_ERR_REDIS_UNAVAILABLE' }, 'Redis internals stay out of the answer')
+  t.match(lines.find((l) => l.code === 'ANVIL_ERR_REDIS_UNAVAILABLE'), { level: 40, reason: /OOM/ }, 'the reason is logged')
   await redis.command('config', 'set', 'maxmemory', '0')
   t.equal((await app.inject(signed('{"id":"full"}'))).statusCode, 202)
 })
@@ -70,11 +84,11 @@ t.test('Redis out of memory: 503, and accepted again once memory is there', asyn
 t.test('a slow Redis: 503 when the enqueue timeout passes', async (t) => {
   const redis = await TestRedis.start()
   t.teardown(() => redis.stop())
-  const app = await buildApp(redis.url, { queueName: 'slow', enqueueTimeoutMs: 300 })
+  const { app, lines } = await loggedApp(redis.url, { queueName: 'slow', enqueueTimeoutMs: 300 })
   t.teardown(() => app.close())
   t.equal((await app.inject(signed('{"id":"warm"}'))).statusCode, 202)
   await redis.command('client', 'pause', '1000', 'WRITE')
   const res = await app.inject(signed('{"id":"paused"}'))
   t.equal(res.statusCode, 503)
-  t.match(res.json().error, /did not answer within 300 ms/)
+  t.match(lines.find((l) => l.code === 'ANVIL_ERR_REDIS_UNAVAILABLE'), { reason: /did not answer within 300 ms/ })
 })

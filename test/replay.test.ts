@@ -5,47 +5,23 @@
 import t from 'tap'
 import { Job, Queue } from 'bullmq'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TestRedis } from './helpers/redis.js'
-import { SECRET } from './helpers/app.js'
-import { Ingress } from '../src/ingress.js'
-import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
-import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/worker.js'
+import { startTarget } from './helpers/target.js'
+import { chainOn, waitFor } from './helpers/chain.js'
 import { deadLetterId, deadLetterQueueName, type DeadLetterData } from '../src/dead-letter.js'
 import type { WebhookJobData } from '../src/job.js'
 import type * as ReplayModule from '../src/replay.js'
 
-const redis = await TestRedis.start()
+const redis = await startTarget()
 t.teardown(() => redis.stop())
+const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
 
 const PREFIX = '{anvil}'
 /** Loaded in the first test, to show that importing it connects nothing. */
 let replay: typeof ReplayModule
 
-function ingressFor (queueName: string, extra: Partial<IngressOptions> = {}): Ingress {
-  const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: SECRET, queueName, ...extra }))
-  t.teardown(() => ingress.close())
-  return ingress
-}
 
-function workerFor (queueName: string, handler: WebhookHandler, concurrency?: number): AnvilWorker {
-  const worker = createWorker(handler, { redis: redis.url, queueName, sweepIntervalMs: 0, concurrency })
-  t.teardown(() => worker.close())
-  return worker
-}
 
-function queueFor<T = WebhookJobData> (queueName: string): Queue<T> {
-  const queue = new Queue<T>(queueName, { connection: { url: redis.url }, prefix: PREFIX })
-  t.teardown(() => queue.close())
-  return queue
-}
 
-async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
-}
 
 async function clientList (): Promise<string[]> {
   return String(await redis.command('client', 'list')).trim().split('\n')
@@ -63,7 +39,7 @@ async function replaysOf (queue: Queue<WebhookJobData>, deadId: string): Promise
  */
 async function makeDeadLetters (queueName: string, events: Array<{ eventId: string, eventType?: string }>): Promise<string[]> {
   const ingress = ingressFor(queueName, { retrySchedule: [] })
-  const worker = workerFor(queueName, () => { throw new Error('down') }, 1)
+  const worker = workerFor(queueName, () => { throw new Error('down') }, { concurrency: 1 })
   await worker.start()
   const ids: string[] = []
   for (const event of events) ids.push(deadLetterId((await ingress.enqueue({ ...event }, event)).jobId))

@@ -3,17 +3,16 @@
  * dedupe window outlives all of it: a redelivery after completion or after dead-lettering makes no job.
  */
 import t from 'tap'
-import { Job, Queue } from 'bullmq'
+import { Job } from 'bullmq'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TestRedis } from './helpers/redis.js'
+import { startTarget } from './helpers/target.js'
+import { chainOn, waitFor } from './helpers/chain.js'
 import { SECRET } from './helpers/app.js'
-import { Ingress } from '../src/ingress.js'
-import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
-import { createWorker, type AnvilWorker, type WebhookHandler, type WorkerOptions } from '../src/worker.js'
+import { resolveIngressOptions } from '../src/options.js'
+import type { AnvilWorker } from '../src/worker.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue-settings.js'
 import { DEFAULT_RETENTION } from '../src/constants.js'
 import { deadLetterId, deadLetterQueueName, type DeadLetterData } from '../src/dead-letter.js'
-import type { WebhookJobData } from '../src/job.js'
 
 t.test('defaults: completed jobs an hour or 1000, failed a week or 10000, dead letters two weeks', async (t) => {
   t.match(jobOptions(DEFAULT_QUEUE_SETTINGS), {
@@ -28,32 +27,11 @@ t.test('defaults: completed jobs an hour or 1000, failed a week or 10000, dead l
 })
 
 t.test('against Redis', async (t) => {
-  const redis = await TestRedis.start()
+  const redis = await startTarget()
   t.teardown(() => redis.stop())
+  const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
   const PREFIX = '{anvil}'
 
-  function ingressFor (queueName: string, extra: Partial<IngressOptions> = {}): Ingress {
-    const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: SECRET, queueName, ...extra }))
-    t.teardown(() => ingress.close())
-    return ingress
-  }
-  function workerFor (queueName: string, handler: WebhookHandler, extra: Partial<WorkerOptions> = {}): AnvilWorker {
-    const worker = createWorker(handler, { redis: redis.url, queueName, sweepIntervalMs: 0, ...extra })
-    t.teardown(() => worker.close())
-    return worker
-  }
-  function queueFor<T = WebhookJobData> (queueName: string): Queue<T> {
-    const queue = new Queue<T>(queueName, { connection: { url: redis.url }, prefix: PREFIX })
-    t.teardown(() => queue.close())
-    return queue
-  }
-  async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-    const until = Date.now() + timeoutMs
-    while (!await check()) {
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-      await sleep(25)
-    }
-  }
   /** Counts jobs the worker finished, either way (the events fire after BullMQ moved the job). */
   function finishedCounter (worker: AnvilWorker): () => number {
     let n = 0

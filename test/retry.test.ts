@@ -5,14 +5,13 @@
 import t from 'tap'
 import { Job, Queue } from 'bullmq'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TestRedis } from './helpers/redis.js'
+import { startTarget } from './helpers/target.js'
+import { chainOn } from './helpers/chain.js'
 import { SECRET } from './helpers/app.js'
 import { BACKOFF_TYPE, attemptsFor, delayAfter, validateSchedule } from '../src/retry.js'
 import { DEFAULT_RETRY_SCHEDULE } from '../src/constants.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue-settings.js'
-import { Ingress } from '../src/ingress.js'
-import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
-import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/worker.js'
+import { resolveIngressOptions } from '../src/options.js'
 import type { WebhookJobData } from '../src/job.js'
 
 t.test('delayAfter: the delay after attempt n (1-based), and -1 past the end, never 0', async (t) => {
@@ -59,24 +58,10 @@ t.test('the default schedule is 1 s, 5 s, 30 s, 300 s with 5 attempts', async (t
 })
 
 t.test('against Redis', async (t) => {
-  const redis = await TestRedis.start()
+  const redis = await startTarget()
   t.teardown(() => redis.stop())
+  const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
 
-  function ingressFor (queueName: string, extra: Partial<IngressOptions> = {}): Ingress {
-    const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: SECRET, queueName, ...extra }))
-    t.teardown(() => ingress.close())
-    return ingress
-  }
-  function workerFor (queueName: string, handler: WebhookHandler): AnvilWorker {
-    const worker = createWorker(handler, { redis: redis.url, queueName, sweepIntervalMs: 0 })
-    t.teardown(() => worker.close())
-    return worker
-  }
-  function queueFor (queueName: string): Queue<WebhookJobData> {
-    const queue = new Queue<WebhookJobData>(queueName, { connection: { url: redis.url }, prefix: '{anvil}' })
-    t.teardown(() => queue.close())
-    return queue
-  }
   async function finalState (queue: Queue<WebhookJobData>, id: string, timeoutMs = 15_000): Promise<Job<WebhookJobData>> {
     const until = Date.now() + timeoutMs
     for (;;) {

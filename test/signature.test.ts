@@ -1,7 +1,8 @@
 import t from 'tap'
 import { createHmac } from 'node:crypto'
 import { anvilHmacScheme, signAnvil } from '../src/signature.js'
-import { TestRedis, commandsSinceReset } from './helpers/redis.js'
+import { commandsSinceReset } from './helpers/redis.js'
+import { startTarget } from './helpers/target.js'
 import { SECRET, buildApp, signed } from './helpers/app.js'
 
 const body = Buffer.from('{"id":"evt_sig"}')
@@ -42,7 +43,7 @@ t.test('several secrets: any of them verifies (rotation)', async (t) => {
 })
 
 t.test('a rejected request gets 401 JSON and costs Redis nothing', async (t) => {
-  const redis = await TestRedis.start()
+  const redis = await startTarget()
   t.teardown(() => redis.stop())
   const app = await buildApp(redis.url, { queueName: 'sig' })
   t.teardown(() => app.close())

@@ -6,12 +6,13 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { Job, Queue } from 'bullmq'
 import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TestRedis } from './helpers/redis.js'
+import { startTarget } from './helpers/target.js'
+import { waitFor } from './helpers/chain.js'
 import { signed, SECRET } from './helpers/app.js'
 import anvil, { anvilWorker, type AnvilWorkerPluginOptions } from '../index.js'
 import type { WebhookEvent } from '../src/job.js'
 
-const redis = await TestRedis.start()
+const redis = await startTarget()
 t.teardown(() => redis.stop())
 
 async function appWith (queueName: string, worker: Omit<AnvilWorkerPluginOptions, 'redis'>, logs?: string[]): Promise<FastifyInstance> {
@@ -27,13 +28,6 @@ async function appWith (queueName: string, worker: Omit<AnvilWorkerPluginOptions
   return app
 }
 
-async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
-}
 
 t.test('the worker starts when the app is ready, processes webhooks, and stops when the app closes', async (t) => {
   const events: WebhookEvent[] = []
@@ -72,7 +66,7 @@ t.test('closing the app waits for the active job, which completes', async (t) =>
   await started
   await app.close()
   t.equal(finished, true, 'the handler finished before the app closed')
-  const queue = new Queue(queueName, { connection: { url: redis.url }, prefix: '{anvil}' })
+  const queue = new Queue(queueName, { connection: redis.connection(), prefix: '{anvil}' })
   t.teardown(() => queue.close())
   t.equal(await (await Job.fromId(queue, jobId))?.getState(), 'completed')
 })

@@ -6,45 +6,23 @@
 import t from 'tap'
 import { Job, Queue } from 'bullmq'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TestRedis } from './helpers/redis.js'
+import { startTarget } from './helpers/target.js'
+import { chainOn, waitFor } from './helpers/chain.js'
 import { buildApp, signed, SECRET } from './helpers/app.js'
-import { Ingress } from '../src/ingress.js'
-import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
-import { createWorker, type AnvilWorker, type WebhookHandler, type WorkerOptions } from '../src/worker.js'
+import { createWorker, type WebhookHandler } from '../src/worker.js'
 import { signatureKey } from '../src/idempotency.js'
 import { signAnvil } from '../src/signature.js'
 import type { WebhookEvent } from '../src/job.js'
 
-const redis = await TestRedis.start()
+const redis = await startTarget()
 t.teardown(() => redis.stop())
+const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
 
 const PREFIX = '{anvil}'
 
-function ingressFor (queueName: string, extra: Partial<IngressOptions> = {}): Ingress {
-  const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: SECRET, queueName, ...extra }))
-  t.teardown(() => ingress.close())
-  return ingress
-}
 
-function workerFor (queueName: string, handler: WebhookHandler, extra: Partial<WorkerOptions> = {}): AnvilWorker {
-  const worker = createWorker(handler, { redis: redis.url, queueName, sweepIntervalMs: 0, ...extra })
-  t.teardown(() => worker.close())
-  return worker
-}
 
-function queueFor (queueName: string): Queue {
-  const queue = new Queue(queueName, { connection: { url: redis.url }, prefix: PREFIX })
-  t.teardown(() => queue.close())
-  return queue
-}
 
-async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
-}
 
 /** A promise with its resolve function, for handlers the test releases. */
 function deferred (): { promise: Promise<void>, resolve: () => void } {

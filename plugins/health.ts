@@ -1,0 +1,76 @@
+/**
+ * `GET /health/live`: the process answers. `GET /health/ready`: Redis answers a PING within a bound and the
+ * worker (when this app runs one) is running. Ready is 503 while Redis is away and turns 200 again by
+ * itself once it is back: the check runs on every probe, nothing is latched.
+ */
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
+import { Type } from '@sinclair/typebox'
+import { errors } from '../src/errors.js'
+import { createQueueSampler, DEFAULT_SAMPLE_TIMEOUT_MS, type QueueSampler } from '../src/queue-sampler.js'
+import type { RedisInput } from '../src/redis.js'
+import { compileCheck } from '../src/validate.js'
+
+export const DEFAULT_HEALTH_PREFIX = '/health'
+
+export interface AnvilHealthOptions {
+  /** Where the routes live: `<prefix>/live`, `<prefix>/ready`. Default `/health`. */
+  prefix?: string
+  /** The Redis to PING. Default: the `anvil` plugin's connection on this app. */
+  redis?: RedisInput
+  /** How long the PING may take. Default 1000 ms. */
+  timeoutMs?: number
+  /** A worker whose `running` counts towards readiness. Default: the `anvilWorker` on this app, if any. */
+  worker?: { readonly running: boolean }
+}
+
+export interface ReadyReport {
+  status: 'ready' | 'not ready'
+  redis: 'up' | 'down'
+  worker?: 'running' | 'stopped'
+}
+
+const checkOptions = compileCheck(Type.Object({
+  prefix: Type.Optional(Type.String({ pattern: '^/\\S*[^/]$' })),
+  redis: Type.Optional(Type.Unknown()),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  worker: Type.Optional(Type.Object({ running: Type.Boolean() }))
+}))
+
+/** What "Redis answers" means for this app; decided once the app is ready (plugins may register in any order). */
+function redisPing (app: FastifyInstance, sampler: QueueSampler | undefined): () => Promise<boolean> {
+  if (sampler !== undefined) return async () => await sampler.ping()
+  app.addHook('onReady', async () => {
+    if (!app.hasDecorator('anvil')) throw new errors.INVALID_OPTIONS('health needs `redis`, or the anvil plugin on the same app')
+  })
+  return async () => await app.anvil.ping()
+}
+
+const anvilHealth: FastifyPluginAsync<AnvilHealthOptions> = async (app, options) => {
+  const problem = checkOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  const prefix = options.prefix ?? DEFAULT_HEALTH_PREFIX
+  const sampler = options.redis === undefined
+    ? undefined
+    : createQueueSampler({ redis: options.redis, timeoutMs: options.timeoutMs ?? DEFAULT_SAMPLE_TIMEOUT_MS })
+  if (sampler !== undefined) app.addHook('onClose', async () => await sampler.close())
+  const ping = redisPing(app, sampler)
+  const worker = (): { readonly running: boolean } | undefined =>
+    options.worker ?? (app.hasDecorator('anvilWorker') ? app.anvilWorker : undefined)
+
+  // Probes are frequent: their request lines are not worth logging.
+  app.get(`${prefix}/live`, { logLevel: 'warn' }, async () => ({ status: 'live' }))
+  app.get(`${prefix}/ready`, { logLevel: 'warn' }, async (request, reply) => {
+    const current = worker()
+    const report: ReadyReport = { status: 'ready', redis: await ping() ? 'up' : 'down' }
+    if (current !== undefined) report.worker = current.running ? 'running' : 'stopped'
+    if (report.redis === 'down' || report.worker === 'stopped') {
+      report.status = 'not ready'
+      request.log.warn(report, 'anvil: not ready')
+      return await reply.code(503).send(report)
+    }
+    return report
+  })
+}
+
+export default fp(anvilHealth, { name: '@anvil/fastify-health', fastify: '5.x' })

@@ -1,0 +1,161 @@
+/**
+ * The pieces every preset shares: header reading, constant-time comparison across secrets and signatures,
+ * the timestamp tolerance, and the order "verify, then read the body". Framework-free.
+ */
+import { createHash, createHmac, timingSafeEqual, type BinaryLike } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
+import { errors } from '../errors.js'
+import type { Handshake, RequestInfo, SignatureScheme, Verified } from '../signature.js'
+
+/** 300 s both ways: Stripe's, Slack's and Standard Webhooks' own default. */
+export const DEFAULT_TOLERANCE_SECONDS = 300
+
+/** What a preset is built from; `secrets` are public keys for Discord and SendGrid. */
+export interface PresetConfig {
+  secrets: readonly string[]
+  /** Seconds either way a signed timestamp may be from now; 0 turns the check off. */
+  toleranceSeconds: number
+  /** The URL as configured at the provider, for schemes that sign it. */
+  publicUrl?: string
+}
+
+/** What the signature check proved, before the body is looked at. */
+export interface Checked {
+  signature?: string
+  timestamp?: number
+  /** Index of the secret that matched, for handshakes answered with it (Zoom). */
+  secretIndex?: number
+}
+
+/** What is read from a verified request. */
+export interface Described {
+  eventId?: string
+  eventType?: string
+  /** A timestamp that sits inside the signed body (Linear), in seconds. */
+  timestamp?: number
+  handshake?: Handshake
+  acknowledge?: Handshake
+}
+
+export interface PresetParts {
+  name: string
+  headers: readonly string[]
+  /** Throws on a missing, malformed or wrong signature. Must not parse the body (Twilio's form excepted). */
+  check: (payload: Buffer, headers: IncomingHttpHeaders, request: RequestInfo) => Checked
+  /** Runs only after `check` passed. */
+  describe?: (payload: Buffer, headers: IncomingHttpHeaders, checked: Checked) => Described
+}
+
+/**
+ * Builds a scheme whose order is fixed here, not in each preset: check the signature, then read the
+ * body, then enforce the tolerance on the signed timestamp, then (and only then) offer a handshake.
+ */
+export function definePreset (config: PresetConfig, parts: PresetParts): SignatureScheme {
+  return {
+    name: parts.name,
+    headers: parts.headers,
+    verify (payload, headers, request = {}) {
+      const checked = parts.check(payload, headers, request)
+      const described = parts.describe?.(payload, headers, checked) ?? {}
+      const timestamp = checked.timestamp ?? described.timestamp
+      if (timestamp !== undefined && config.toleranceSeconds > 0) {
+        const nowSeconds = (request.now ?? Date.now()) / 1000
+        if (Math.abs(nowSeconds - timestamp) > config.toleranceSeconds) throw new errors.STALE(config.toleranceSeconds)
+      }
+      const verified: Verified = { signature: checked.signature, timestamp, eventId: described.eventId, eventType: described.eventType }
+      if (described.handshake !== undefined) verified.handshake = described.handshake
+      if (described.acknowledge !== undefined) verified.acknowledge = described.acknowledge
+      return verified
+    }
+  }
+}
+
+/** A single header value; a missing one is MISSING, a repeated one is ambiguous and refused as MALFORMED. */
+export function requireHeader (headers: IncomingHttpHeaders, name: string): string {
+  const value = headers[name]
+  if (value === undefined || value === '') throw new errors.SIGNATURE_MISSING(name)
+  if (Array.isArray(value)) throw new errors.SIGNATURE_MALFORMED(name)
+  return value
+}
+
+export function optionalHeader (headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name]
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** A whole number of seconds, as providers send it; anything else is MALFORMED. */
+export function parseSeconds (value: string, header: string): number {
+  if (!/^\d{1,12}$/.test(value)) throw new errors.SIGNATURE_MALFORMED(header)
+  return Number(value)
+}
+
+export function hmac (algorithm: 'sha256' | 'sha1', key: BinaryLike, ...parts: Array<string | Buffer>): Buffer {
+  const mac = createHmac(algorithm, key)
+  for (const part of parts) mac.update(part)
+  return mac.digest()
+}
+
+export function sha256Hex (data: BinaryLike): string {
+  return createHash('sha256').update(data).digest('hex')
+}
+
+/**
+ * Compares every expected MAC (one per secret) with every given signature and reports the secret that
+ * matched. No early exit: the time depends on how many there are, not on which (if any) matched. A given
+ * signature of the wrong length is compared against a zero buffer of the right length, and fails.
+ */
+export function matchAny (expected: readonly Buffer[], given: readonly Buffer[]): number | undefined {
+  let matched: number | undefined
+  expected.forEach((mac, index) => {
+    for (const candidate of given) {
+      const sameLength = candidate.length === mac.length
+      const equal = timingSafeEqual(mac, sameLength ? candidate : Buffer.alloc(mac.length))
+      if (equal && sameLength) matched = index
+    }
+  })
+  return matched
+}
+
+/** Throws SIGNATURE_INVALID unless a secret's MAC matches a given signature; returns the secret's index. */
+export function requireMatch (expected: readonly Buffer[], given: readonly Buffer[]): number {
+  const matched = matchAny(expected, given)
+  if (matched === undefined) throw new errors.SIGNATURE_INVALID()
+  return matched
+}
+
+/** Decodes strict base64 (padding included); anything else is MALFORMED. */
+export function decodeBase64 (value: string, header: string): Buffer {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 !== 0) throw new errors.SIGNATURE_MALFORMED(header)
+  return Buffer.from(value, 'base64')
+}
+
+/** Decodes lower-case hex of an exact length in bytes; anything else is MALFORMED. */
+export function decodeHex (value: string, bytes: number, header: string): Buffer {
+  if (value.length !== bytes * 2 || !/^[0-9a-f]+$/.test(value)) throw new errors.SIGNATURE_MALFORMED(header)
+  return Buffer.from(value, 'hex')
+}
+
+/** The body as JSON, or undefined; only called after verification. */
+export function parseJson (payload: Buffer): unknown {
+  try { return JSON.parse(payload.toString('utf8')) } catch { return undefined }
+}
+
+/** A string (or finite number, as a string) at a dotted path of a parsed body. */
+export function field (value: unknown, path: string): string | undefined {
+  let current = value
+  for (const part of path.split('.')) {
+    if (current === null || typeof current !== 'object') return undefined
+    current = (current as Record<string, unknown>)[part]
+  }
+  if (typeof current === 'string' && current !== '') return current
+  if (typeof current === 'number' && Number.isFinite(current)) return String(current)
+  return undefined
+}
+
+export function isFormEncoded (headers: IncomingHttpHeaders): boolean {
+  return (headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')
+}
+
+export function requireSecrets (name: string, secrets: readonly string[]): void {
+  if (secrets.length === 0) throw new errors.INVALID_OPTIONS(`the ${name} preset needs at least one secret`)
+}

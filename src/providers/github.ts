@@ -1,0 +1,28 @@
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 over the raw body (the form bytes for
+ * form-encoded hooks). The legacy SHA-1 `X-Hub-Signature` is never accepted.
+ */
+import type { SignatureScheme } from '../signature.js'
+import { decodeHex, definePreset, hmac, optionalHeader, requireHeader, requireMatch, requireSecrets, type PresetConfig } from './common.js'
+import { errors } from '../errors.js'
+
+const HEADER = 'x-hub-signature-256'
+const PREFIX = 'sha256='
+
+export function githubScheme (config: PresetConfig): SignatureScheme {
+  requireSecrets('github', config.secrets)
+  return definePreset(config, {
+    name: 'github',
+    headers: [HEADER, 'x-hub-signature'],
+    check (payload, headers) {
+      const value = requireHeader(headers, HEADER)
+      if (!value.startsWith(PREFIX)) throw new errors.SIGNATURE_MALFORMED(HEADER)
+      const given = decodeHex(value.slice(PREFIX.length), 32, HEADER)
+      requireMatch(config.secrets.map((secret) => hmac('sha256', secret, payload)), [given])
+      return { signature: value }
+    },
+    describe (_payload, headers) {
+      return { eventId: optionalHeader(headers, 'x-github-delivery'), eventType: optionalHeader(headers, 'x-github-event') }
+    }
+  })
+}

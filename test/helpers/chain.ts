@@ -1,0 +1,45 @@
+import { Queue } from 'bullmq'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { DEFAULT_PREFIX } from '../../src/constants.js'
+import { Ingress } from '../../src/ingress.js'
+import type { WebhookJobData } from '../../src/job.js'
+import { resolveIngressOptions, type IngressOptions } from '../../src/options.js'
+import { createWorker, type AnvilWorker, type WebhookHandler, type WorkerOptions } from '../../src/worker.js'
+import { SECRET } from './app.js'
+import type { RedisTarget } from './target.js'
+
+interface Teardown { teardown (fn: () => unknown): void }
+
+/** Ingress, worker and a queue to inspect, on the test's Redis target; each closed when the test ends. */
+export function chainOn (t: Teardown, redis: RedisTarget): {
+  ingressFor: (queueName: string | undefined, extra?: Partial<IngressOptions>) => Ingress
+  workerFor: (queueName: string | undefined, handler: WebhookHandler, extra?: Partial<WorkerOptions>) => AnvilWorker
+  queueFor: <T = WebhookJobData>(queueName: string) => Queue<T>
+} {
+  return {
+    ingressFor (queueName, extra = {}) {
+      const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: SECRET, queueName, ...extra }))
+      t.teardown(() => ingress.close())
+      return ingress
+    },
+    workerFor (queueName, handler, extra = {}) {
+      const worker = createWorker(handler, { redis: redis.url, queueName, sweepIntervalMs: 0, ...extra })
+      t.teardown(() => worker.close())
+      return worker
+    },
+    queueFor<T = WebhookJobData> (queueName: string) {
+      const queue = new Queue<T>(queueName, { connection: redis.connection(), prefix: DEFAULT_PREFIX })
+      t.teardown(() => queue.close())
+      return queue
+    }
+  }
+}
+
+/** Polls until `check` holds; throws after `timeoutMs` naming what it waited for. */
+export async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs
+  while (!await check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await sleep(25)
+  }
+}

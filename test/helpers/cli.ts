@@ -1,0 +1,192 @@
+/**
+ * The `anvil` CLI as users run it: `node dist/cli/anvil.js` in a child process, against a private
+ * redis-server (never the shared one on 6379: every process gets REDIS_URL or a probe URL explicitly).
+ * Shared by the test/cli-*.test.ts files.
+ */
+import type { Test } from 'tap'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { Queue, UnrecoverableError } from 'bullmq'
+import { DEFAULT_PREFIX } from '../../src/constants.js'
+import { deadLetterQueueName } from '../../src/dead-letter.js'
+import { findExecutable } from '../../src/dev-redis.js'
+import { Ingress } from '../../src/ingress.js'
+import { resolveIngressOptions } from '../../src/options.js'
+import { createWorker } from '../../src/worker.js'
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+export const CLI = join(ROOT, 'dist', 'cli', 'anvil.js')
+/** A guard against a hung child, not a timing assertion: every wait below ends on an event first. */
+export const GIVE_UP_MS = 30_000
+export const NEVER_PRINTED = 'whsec_never_print_me'
+/** curl runs the printed commands as users would; without it, fetch sends the same requests. */
+export const HAS_CURL = findExecutable('curl') !== undefined
+
+export function tempDir (t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'anvil-cli-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** Only what the test gives: no REDIS_URL or WEBHOOK_SECRET leaks in from the environment running the tests. */
+export function cleanEnv (extra: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...extra }
+}
+
+export interface Options { env?: Record<string, string>, cwd?: string, node?: string }
+
+export class Cli {
+  readonly child: ChildProcess
+  readonly lines: string[] = []
+  stderr = ''
+  readonly exited: Promise<number | null>
+  private readonly waiters = new Set<() => void>()
+
+  constructor (args: string[], options: Options = {}) {
+    this.child = spawn(options.node ?? process.execPath, [CLI, ...args], {
+      cwd: options.cwd ?? ROOT, env: cleanEnv(options.env ?? {}), stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let partial = ''
+    this.child.stdout?.on('data', (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n')
+      partial = parts.pop() ?? ''
+      this.lines.push(...parts)
+      for (const wake of this.waiters) wake()
+    })
+    this.child.stderr?.on('data', (chunk: Buffer) => { this.stderr += chunk.toString('utf8') })
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => {
+      for (const wake of this.waiters) wake()
+      resolve(code)
+    }))
+  }
+
+  get output (): string { return this.lines.join('\n') + this.stderr }
+
+  /** The first stdout line that `match` accepts; fails if the process exits first. */
+  async line (match: (line: string) => boolean): Promise<string> {
+    const deadline = Date.now() + GIVE_UP_MS
+    for (;;) {
+      const found = this.lines.find(match)
+      if (found !== undefined) return found
+      if (this.child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`line not found; exit ${String(this.child.exitCode)}; output:\n${this.output}`)
+      }
+      await new Promise<void>((resolve) => {
+        const wake = (): void => { this.waiters.delete(wake); clearTimeout(timer); resolve() }
+        const timer = setTimeout(wake, 500)
+        this.waiters.add(wake)
+      })
+    }
+  }
+
+  /** The first JSON log line with this `msg` (and these fields). */
+  async log (msg: string, fields: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    const line = await this.line((text) => {
+      const entry = parseJson(text)
+      return entry?.msg === msg && Object.entries(fields).every(([key, value]) => entry[key] === value)
+    })
+    return JSON.parse(line) as Record<string, unknown>
+  }
+
+  async stop (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    this.child.kill(signal)
+    return await this.exited
+  }
+}
+
+export function parseJson (text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === 'object' && value !== null ? value as Record<string, unknown> : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export function startCli (t: Test, args: string[], options: Options = {}): Cli {
+  const cli = new Cli(args, options)
+  t.teardown(() => { if (cli.child.exitCode === null) cli.child.kill('SIGKILL') })
+  return cli
+}
+
+/** Runs the CLI to completion. */
+export async function runCli (args: string[], options: Options = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const cli = new Cli(args, options)
+  const code = await cli.exited
+  return { code, stdout: cli.lines.join('\n'), stderr: cli.stderr }
+}
+
+/** A shell command line, as a user would paste it. */
+export async function shell (script: string, env: Record<string, string> = {}): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    execFile('sh', ['-c', script], { env: cleanEnv(env) }, (err, stdout) => err === null ? resolve(stdout) : reject(err))
+  })
+}
+
+/** A printed `curl` line, run as is; without curl, the same request (URL, -H, --data) through fetch. */
+export async function sendPrinted (line: string): Promise<{ status: number, body: unknown }> {
+  if (HAS_CURL) return curlResponse(await shell(line))
+  const url = /http:\/\/\S+/.exec(line)?.[0] as string
+  const headers = Object.fromEntries([...line.matchAll(/-H '([^:']+): ([^']*)'/g)].map((m) => [m[1] as string, m[2] as string]))
+  const response = await fetch(url, { method: 'POST', headers, body: /--data '([^']*)'/.exec(line)?.[1] })
+  return { status: response.status, body: await response.json() }
+}
+
+/** Status and JSON body of `curl -i` output. */
+export function curlResponse (output: string): { status: number, body: unknown } {
+  const status = Number(/^HTTP\/[\d.]+ (\d{3})/.exec(output)?.[1])
+  return { status, body: JSON.parse(output.slice(output.lastIndexOf('\r\n\r\n') + 4)) }
+}
+
+export async function eventually<T> (read: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + GIVE_UP_MS
+  for (;;) {
+    const value = await read()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error('condition never held')
+    await sleep(25)
+  }
+}
+
+export function inspect (t: Test, redisUrl: string, name: string): Queue {
+  const queue = new Queue(name, { connection: { url: redisUrl }, prefix: DEFAULT_PREFIX })
+  t.teardown(() => queue.close())
+  return queue
+}
+
+export async function enqueue (redisUrl: string, queueName: string, eventId: string): Promise<string> {
+  const ingress = new Ingress(resolveIngressOptions({ redis: redisUrl, secret: 'unused', queueName }))
+  try {
+    const { jobId } = await ingress.enqueue({ id: eventId, type: 'test.ping' }, { eventId })
+    return jobId
+  } finally {
+    await ingress.close()
+  }
+}
+
+/** Dead letters made the real way: events whose handler fails for good, on a worker in this process. */
+export async function deadLetters (t: Test, redisUrl: string, queueName: string, count: number): Promise<string[]> {
+  for (let i = 0; i < count; i++) await enqueue(redisUrl, queueName, `evt_dead_${i}`)
+  const worker = createWorker(() => { throw new UnrecoverableError('boom') }, { redis: redisUrl, queueName, sweepIntervalMs: 0 })
+  await worker.start()
+  const dead = inspect(t, redisUrl, deadLetterQueueName(queueName))
+  await eventually(async () => await dead.count() === count ? true : undefined)
+  await worker.close()
+  return (await dead.getJobs(['wait'], 0, -1, true)).map((job) => job.id as string)
+}
+
+export function isRunning (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** The issue's quickstart, verbatim: signed with openssl from $WEBHOOK_SECRET, sent with curl. */
+export const QUICKSTART = `body='{"id":"evt_1","type":"test.ping"}'; sig=$(printf '%s' "$body" | openssl dgst -sha256 -hmac "$WEBHOOK_SECRET" -hex | sed 's/^.* //'); curl -i -X POST http://127.0.0.1:3000/webhooks -H 'content-type: application/json' -H "x-signature: sha256=$sig" --data "$body"`

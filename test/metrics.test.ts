@@ -1,0 +1,135 @@
+/**
+ * Prometheus metrics: every counter moves exactly once per event, the histograms count every answer and
+ * every handled job, the queue gauges read BullMQ, and a host registry gets Anvil's metrics with no route.
+ */
+import t from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Fastify from 'fastify'
+import { Registry } from 'prom-client'
+import { UnrecoverableError } from 'bullmq'
+import anvil, { anvilMetrics, createReplayer, createWorker } from '../index.js'
+import { TestRedis } from './helpers/redis.js'
+import { SECRET, signed } from './helpers/app.js'
+import { parseMetrics, sample } from './helpers/metrics.js'
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+
+const ROUTE = { source: 'default', provider: 'anvil' }
+const EVENT = { ...ROUTE, event_type: 'unknown' }
+
+async function until (check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await check()) return
+    await sleep(25)
+  }
+  throw new Error('condition never held')
+}
+
+t.test('ingress counters, latency histogram and queue gauges on GET /metrics', async (t) => {
+  const app = Fastify({ logger: false })
+  await app.register(anvil, { redis: redis.url, secret: SECRET, queueName: 'metrics-ingress', bodyLimit: 64 })
+  await app.register(anvilMetrics)
+  await app.ready()
+  t.teardown(() => app.close())
+
+  t.equal((await app.inject(signed('{"id":"a"}'))).statusCode, 202)
+  t.equal((await app.inject(signed('{"id":"a"}'))).statusCode, 202, 'a duplicate')
+  t.equal((await app.inject(signed('{"id":"b"}', { 'x-signature': 'sha256=' + '0'.repeat(64) }))).statusCode, 401)
+  t.equal((await app.inject(signed('{"id":"c"}', { 'x-signature': 'sha256=ABC' }))).statusCode, 401)
+  t.equal((await app.inject(signed(JSON.stringify({ id: 'd', pad: 'x'.repeat(100) })))).statusCode, 413)
+
+  const res = await app.inject({ method: 'GET', url: '/metrics' })
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /^text\/plain/)
+  const m = parseMetrics(res.body)
+  t.equal(sample(m, 'anvil_webhooks_received_total', ROUTE), 5)
+  t.equal(sample(m, 'anvil_webhooks_verified_total', ROUTE), 2)
+  t.equal(sample(m, 'anvil_webhooks_rejected_total', { ...ROUTE, reason: 'bad_signature' }), 1)
+  t.equal(sample(m, 'anvil_webhooks_rejected_total', { ...ROUTE, reason: 'malformed' }), 1)
+  t.equal(sample(m, 'anvil_webhooks_rejected_total', { ...ROUTE, reason: 'too_large' }), 1)
+  t.equal(sample(m, 'anvil_events_enqueued_total', EVENT), 1)
+  t.equal(sample(m, 'anvil_events_duplicate_total', EVENT), 1)
+  t.equal(sample(m, 'anvil_ingress_duration_seconds_count', { ...ROUTE, status_code: '202' }), 2)
+  t.equal(sample(m, 'anvil_ingress_duration_seconds_count', { ...ROUTE, status_code: '401' }), 2)
+  t.equal(sample(m, 'anvil_ingress_duration_seconds_count', { ...ROUTE, status_code: '413' }), 1)
+  t.equal(sample(m, 'anvil_queue_jobs', { queue: 'metrics-ingress', state: 'waiting' }), 1, 'sampled from BullMQ')
+  t.equal(sample(m, 'anvil_dead_letters', { queue: 'metrics-ingress' }), 0)
+  t.ok(sample(m, 'anvil_process_resident_memory_bytes') !== undefined || sample(m, 'anvil_nodejs_heap_size_used_bytes') !== undefined,
+    'process metrics, prefixed')
+  t.ok([...m.keys()].every((series) => series.startsWith('anvil_')), 'every name is prefixed anvil_')
+})
+
+t.test('worker counters: processed, failed attempts, dead-lettered, replayed; received → handled histogram; DLQ gauge', async (t) => {
+  const queueName = 'metrics-worker'
+  const app = Fastify({ logger: false })
+  await app.register(anvil, { redis: redis.url, secret: SECRET, queueName, retrySchedule: [10] })
+  await app.register(anvilMetrics, { path: '/internal/metrics' })
+  await app.ready()
+  t.teardown(() => app.close())
+  const worker = createWorker((event) => {
+    if (event.eventId === 'evt_ok') return
+    if (event.eventId === 'evt_flaky' && event.attempt === 2) return
+    throw event.eventId === 'evt_dead' ? new UnrecoverableError('no') : new Error('try again')
+  }, { redis: redis.url, queueName, sweepIntervalMs: 0 })
+  t.teardown(() => worker.close())
+  await worker.start()
+
+  for (const eventId of ['evt_ok', 'evt_flaky', 'evt_dead']) await app.anvil.enqueue({ id: eventId }, { eventId, eventType: 'test.kind' })
+  const scrape = async (): Promise<Map<string, number>> =>
+    parseMetrics((await app.inject({ method: 'GET', url: '/internal/metrics' })).body)
+  const labels = { source: 'default', provider: 'app', event_type: 'test.kind' }
+  await until(async () => {
+    const m = await scrape()
+    return sample(m, 'anvil_jobs_processed_total', labels) === 2 && sample(m, 'anvil_jobs_dead_lettered_total', labels) === 1
+  })
+  let m = await scrape()
+  t.equal(sample(m, 'anvil_events_enqueued_total', labels), 3)
+  t.equal(sample(m, 'anvil_job_attempts_failed_total', labels), 2, 'the flaky first attempt and the dead one')
+  t.equal(sample(m, 'anvil_received_to_handled_seconds_count', labels), 2)
+  t.equal(sample(m, 'anvil_dead_letters', { queue: queueName }), 1)
+
+  const replayer = createReplayer({ redis: redis.url, queueName })
+  t.teardown(() => replayer.close())
+  const [letter] = await replayer.listDeadLetters()
+  await replayer.replayDeadLetter(letter?.id as string)
+  m = await scrape()
+  t.equal(sample(m, 'anvil_dead_letters_replayed_total', labels), 1)
+  t.equal((await app.inject({ method: 'GET', url: '/metrics' })).statusCode, 404, 'only the configured path')
+})
+
+t.test("a host registry: Anvil's metrics join it, no second endpoint; a second app reuses the metrics", async (t) => {
+  const registry = new Registry()
+  const apps = await Promise.all(['host-a', 'host-b'].map(async (queueName) => {
+    const app = Fastify({ logger: false })
+    await app.register(anvil, { redis: redis.url, secret: SECRET, queueName })
+    await app.register(anvilMetrics, { registry, queue: false })
+    await app.ready()
+    t.teardown(() => app.close())
+    return app
+  }))
+  for (const app of apps) t.equal((await app.inject(signed('{"id":"host"}'))).statusCode, 202)
+  t.equal((await apps[0]!.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
+  const m = parseMetrics(await registry.metrics())
+  t.equal(sample(m, 'anvil_events_enqueued_total', EVENT), 2, 'one series, both apps')
+  t.equal(sample(m, 'anvil_queue_jobs', { queue: 'host-a', state: 'waiting' }), undefined, 'queue: false samples nothing')
+  t.notOk([...m.keys()].some((series) => series.startsWith('anvil_process_')), 'no process metrics forced on the host')
+})
+
+t.test('after close, the app stops counting; bad options fail registration with one line', async (t) => {
+  const registry = new Registry()
+  const app = Fastify({ logger: false })
+  await app.register(anvil, { redis: redis.url, secret: SECRET, queueName: 'metrics-closed' })
+  await app.register(anvilMetrics, { registry, queue: false })
+  await app.ready()
+  await app.close()
+  const other = Fastify({ logger: false })
+  await other.register(anvil, { redis: redis.url, secret: SECRET, queueName: 'metrics-closed' })
+  await other.ready()
+  t.teardown(() => other.close())
+  await other.inject(signed('{"id":"unseen"}'))
+  t.equal(sample(parseMetrics(await registry.metrics()), 'anvil_webhooks_received_total', ROUTE), undefined)
+
+  const bad = Fastify({ logger: false })
+  await t.rejects(async () => { await bad.register(anvilMetrics, { path: 'metrics' }); await bad.ready() }, { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /path/ })
+})

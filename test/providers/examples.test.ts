@@ -1,0 +1,62 @@
+import t, { type Test } from 'tap'
+import { createHmac } from 'node:crypto'
+import { sign } from '@octokit/webhooks-methods'
+import Stripe from 'stripe'
+import type { FastifyInstance } from 'fastify'
+import { buildGithubService } from '../../examples/github.js'
+import { buildShopifyService } from '../../examples/shopify.js'
+import { buildStripeService, type ExampleOptions } from '../../examples/stripe.js'
+import type { WebhookEvent } from '../../index.js'
+import { TestRedis } from '../helpers/redis.js'
+
+// The README's three provider examples, run as written: a signed delivery reaches the handler with its
+// provider, type and event id, and the provider's redelivery makes no second job.
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+
+async function run (t: Test, build: (o: ExampleOptions) => Promise<FastifyInstance>, queueName: string,
+  request: () => Promise<{ url: string, headers: Record<string, string>, payload: string }>): Promise<WebhookEvent> {
+  let arrived: (event: WebhookEvent) => void = () => {}
+  const handled = new Promise<WebhookEvent>((resolve) => { arrived = resolve })
+  const app = await build({ redisUrl: redis.url, secrets: ['old-secret', 'current-secret'], queueName, onEvent: (e) => arrived(e) })
+  app.log.level = 'silent'
+  t.teardown(() => app.close())
+  await app.ready()
+  const first = await app.inject({ method: 'POST', ...await request() })
+  const again = await app.inject({ method: 'POST', ...await request() })
+  t.equal(first.statusCode, 202)
+  t.same([first.json().replayed, again.json().replayed], [false, true])
+  t.equal(again.json().jobId, first.json().jobId)
+  return await handled
+}
+
+t.test('examples/stripe.ts', async (t) => {
+  const stripe = new Stripe('sk_test_anvil')
+  const body = '{"id":"evt_ex","type":"checkout.session.completed","data":{"object":{"id":"cs_1"}}}'
+  const event = await run(t, buildStripeService, 'ex-stripe', async () => ({
+    url: '/webhooks/stripe', payload: body,
+    headers: { 'content-type': 'application/json', 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload: body, secret: 'current-secret' }) }
+  }))
+  t.match(event, { provider: 'stripe', eventType: 'checkout.session.completed', eventId: 'evt_ex' })
+})
+
+t.test('examples/github.ts', async (t) => {
+  const body = '{"action":"opened","number":7}'
+  const event = await run(t, buildGithubService, 'ex-github', async () => ({
+    url: '/webhooks/github', payload: body,
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': await sign('current-secret', body), 'x-github-event': 'pull_request', 'x-github-delivery': 'dlv-7' }
+  }))
+  t.match(event, { provider: 'github', eventType: 'pull_request', eventId: 'dlv-7' })
+})
+
+t.test('examples/shopify.ts', async (t) => {
+  const body = '{"id":820982911946154500,"total_price":"10.00"}'
+  const event = await run(t, buildShopifyService, 'ex-shopify', async () => ({
+    url: '/webhooks/shopify', payload: body,
+    headers: {
+      'content-type': 'application/json', 'x-shopify-hmac-sha256': createHmac('sha256', 'old-secret').update(body).digest('base64'),
+      'x-shopify-topic': 'orders/create', 'x-shopify-event-id': 'shev-1', 'x-shopify-shop-domain': 'anvil.myshopify.com'
+    }
+  }))
+  t.match(event, { provider: 'shopify', eventType: 'orders/create', eventId: 'shev-1' })
+})

@@ -1,0 +1,39 @@
+import t from 'tap'
+import { TestRedis } from '../helpers/redis.js'
+import { conformance } from '../helpers/providers.js'
+import { inspectQueue } from '../helpers/queue.js'
+
+// GitLab sends its secret token as is (X-Gitlab-Token): nothing is signed, so the token does not bind the
+// body and there is no "tampered body" check (the README says so).
+const [CURRENT, OLDER, WRONG] = ['gl-current', 'gl-older', 'gl-never']
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+
+conformance(t, redis.url, {
+  source: { provider: 'gitlab', secrets: [CURRENT, OLDER] },
+  path: '/gitlab',
+  signers: [CURRENT, OLDER, WRONG],
+  body: (id) => JSON.stringify({ object_kind: 'push', checkout_sha: id }),
+  sign: (body, { signer, deliveryId }) => ({
+    headers: {
+      'x-gitlab-token': signer as string,
+      'x-gitlab-event': 'Push Hook',
+      'x-gitlab-event-uuid': `uuid-${deliveryId}`,
+      'idempotency-key': deliveryId
+    }
+  }),
+  timestamped: false,
+  bindsBody: false,
+  eventType: 'Push Hook',
+  expectedEventId: (_id, delivery) => delivery
+})
+
+t.test('gitlab: the token is never stored on the job', async (t) => {
+  const queue = inspectQueue(redis.url, 'conf-gitlab')
+  t.teardown(() => queue.close())
+  for (const job of await queue.getJobs()) {
+    t.notOk(JSON.stringify(job.data).includes('gl-'), 'no token in job data')
+    t.equal(job.data.signature, undefined)
+  }
+})

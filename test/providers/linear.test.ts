@@ -1,0 +1,37 @@
+import t from 'tap'
+import { createHmac } from 'node:crypto'
+import { LinearWebhookClient } from '@linear/sdk/webhooks'
+import { TestRedis } from '../helpers/redis.js'
+import { conformance } from '../helpers/providers.js'
+
+// Linear's SDK only verifies: requests are signed by the documented algorithm (hex HMAC-SHA256 of the
+// raw body, whose `webhookTimestamp` is the signed timestamp), and LinearWebhookClient#verify accepts them.
+const [CURRENT, OLDER, WRONG] = ['lin_wh_current', 'lin_wh_older', 'lin_wh_never']
+const signLinear = (secret: string, body: string): string => createHmac('sha256', secret).update(body).digest('hex')
+const bodyAt = (id: string, timestamp: number): string =>
+  JSON.stringify({ action: 'create', type: 'Issue', data: { id }, webhookTimestamp: timestamp * 1000, webhookId: 'wh_1' })
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+
+conformance(t, redis.url, {
+  source: { provider: 'linear', secrets: [CURRENT, OLDER] },
+  path: '/linear',
+  signers: [CURRENT, OLDER, WRONG],
+  // The timestamp lives in the body, so the body is made at signing time.
+  body: (id) => id,
+  sign: (id, { signer, timestamp, deliveryId }) => {
+    const body = bodyAt(id, timestamp)
+    return { headers: { 'linear-signature': signLinear(signer as string, body), 'linear-delivery': deliveryId, 'linear-event': 'Issue' }, payload: body }
+  },
+  timestamped: true,
+  eventType: 'Issue',
+  expectedEventId: (_id, delivery) => delivery
+})
+
+t.test('linear: the SDK verifier accepts what the test signer produced', async (t) => {
+  const client = new LinearWebhookClient(CURRENT)
+  const body = bodyAt('iss_sdk', Math.floor(Date.now() / 1000))
+  t.equal(client.verify(Buffer.from(body), signLinear(CURRENT, body)), true)
+  t.throws(() => client.verify(Buffer.from(body), signLinear(WRONG, body)))
+})

@@ -1,0 +1,37 @@
+import t from 'tap'
+import { createHmac } from 'node:crypto'
+import { Paddle } from '@paddle/paddle-node-sdk'
+import { TestRedis } from '../helpers/redis.js'
+import { conformance } from '../helpers/providers.js'
+
+// Paddle's SDK only verifies: requests are signed by the documented algorithm (`ts=…;h1=` HMAC-SHA256
+// hex of `ts:body`), and the SDK's `webhooks.isSignatureValid` is shown to accept them.
+const [CURRENT, OLDER, WRONG] = ['pdl_ntfset_current', 'pdl_ntfset_older', 'pdl_ntfset_never']
+const signPaddle = (secret: string, body: string, ts: number): string =>
+  `ts=${ts};h1=${createHmac('sha256', secret).update(`${ts}:${body}`).digest('hex')}`
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+
+const bodyFor = (id: string): string => JSON.stringify({
+  event_id: id, event_type: 'transaction.completed', occurred_at: new Date().toISOString(), notification_id: 'ntf_1', data: { id: 'txn_1' }
+})
+
+conformance(t, redis.url, {
+  source: { provider: 'paddle', secrets: [CURRENT, OLDER] },
+  path: '/paddle',
+  signers: [CURRENT, OLDER, WRONG],
+  body: bodyFor,
+  sign: (body, { signer, timestamp }) => ({ headers: { 'paddle-signature': signPaddle(signer as string, body, timestamp) } }),
+  timestamped: true,
+  eventType: 'transaction.completed',
+  expectedEventId: (id) => id
+})
+
+t.test("paddle: the SDK's own verifier accepts the test signer's signature", async (t) => {
+  const paddle = new Paddle('pdl_sdbx_apikey_anvil')
+  const body = bodyFor('evt_sdk')
+  const signature = signPaddle(CURRENT, body, Math.floor(Date.now() / 1000))
+  t.equal(await paddle.webhooks.isSignatureValid(body, CURRENT, signature), true)
+  t.equal(await paddle.webhooks.isSignatureValid(body, WRONG, signature), false)
+})

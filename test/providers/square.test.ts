@@ -1,0 +1,32 @@
+import t from 'tap'
+import { createHmac } from 'node:crypto'
+import { WebhooksHelper } from 'square'
+import { TestRedis } from '../helpers/redis.js'
+import { conformance } from '../helpers/providers.js'
+
+// Square's SDK only verifies: requests are signed by the documented algorithm (base64 HMAC-SHA256 of
+// notification URL + body), and WebhooksHelper.verifySignature is shown to accept them.
+const [CURRENT, OLDER, WRONG] = ['sq-current', 'sq-older', 'sq-never']
+const URL = 'https://hooks.anvil.example/square'
+const signSquare = (key: string, body: string): string => createHmac('sha256', key).update(URL + body).digest('base64')
+const bodyFor = (id: string): string => JSON.stringify({ merchant_id: 'M1', type: 'payment.updated', event_id: id, data: { id: 'p1' } })
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+
+conformance(t, redis.url, {
+  source: { provider: 'square', secrets: [CURRENT, OLDER], publicUrl: URL },
+  path: '/square',
+  signers: [CURRENT, OLDER, WRONG],
+  body: bodyFor,
+  sign: (body, { signer }) => ({ headers: { 'x-square-hmacsha256-signature': signSquare(signer as string, body) } }),
+  timestamped: false,
+  eventType: 'payment.updated',
+  expectedEventId: (id) => id
+})
+
+t.test("square: the SDK's own verifier accepts the test signer's signature", async (t) => {
+  const body = bodyFor('evt_sdk')
+  t.equal(await WebhooksHelper.verifySignature({ requestBody: body, signatureHeader: signSquare(CURRENT, body), signatureKey: CURRENT, notificationUrl: URL }), true)
+  t.equal(await WebhooksHelper.verifySignature({ requestBody: body, signatureHeader: signSquare(WRONG, body), signatureKey: CURRENT, notificationUrl: URL }), false)
+})
