@@ -5,7 +5,7 @@ import { Registry } from 'prom-client'
 import anvil from '../index.js'
 import anvilHealth from '../plugins/health.js'
 import anvilMetrics from '../plugins/metrics.js'
-import type { CommonConfig, IngressConfig } from '../src/config.js'
+import type { CommonConfig, IngressConfig, ObservabilityConfig } from '../src/config.js'
 import { DEFAULT_REDIS_URL } from '../src/options.js'
 import type { QueueSamplerOptions } from '../src/queue-sampler.js'
 
@@ -47,7 +47,7 @@ export function sampledQueue (config: CommonConfig): QueueSamplerOptions {
  * the returned app, to listen and close), or nowhere (ANVIL_METRICS_PATH=off).
  */
 export async function registerMetrics (
-  app: FastifyInstance, config: CommonConfig, queue: QueueSamplerOptions, log: Logger
+  app: FastifyInstance, config: ObservabilityConfig, queue: QueueSamplerOptions, log: Logger
 ): Promise<FastifyInstance | undefined> {
   if (config.metricsPath === false) return undefined
   if (config.metricsPort === undefined) {

@@ -5,6 +5,7 @@ import { instrumentWebhookRoute } from './route-diagnostics.js'
 import { Ingress, type EnqueueOptions } from '../src/ingress.js'
 import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
 import type { EnqueueResult } from '../src/queue.js'
+import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/index.js'
 
 export interface AnvilPluginOptions extends IngressOptions {
   /** How long registration waits for Redis before it goes on and answers 503 until Redis is there. */
@@ -44,7 +45,15 @@ function toAnvilError (err: FastifyError, bodyLimit: number): FastifyError {
 
 const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
   const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, ...ingressOptions } = options
+  if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs < 0) {
+    throw new errors.INVALID_OPTIONS(`connectTimeoutMs must be a whole number >= 0, got ${String(connectTimeoutMs)}`)
+  }
   const resolved = resolveIngressOptions(ingressOptions)
+  for (const source of resolved.sources) {
+    if (URL_SIGNING_PROVIDERS.includes(source.provider as ProviderName) && source.publicUrl === undefined) {
+      app.log.warn({ source: source.name }, 'anvil: this preset signs the URL; without publicUrl it is rebuilt from Host, which a proxy changes')
+    }
+  }
   const ingress = new Ingress(resolved, (err) => app.log.warn({ err: err.message }, 'anvil: Redis error'))
   app.addHook('onClose', async () => await ingress.close())
 
@@ -79,7 +88,9 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
         }
         // 5xx messages other than Anvil's own may carry internals; they stay in the log.
         const message = statusCode >= 500 && !isAnvilError(err) ? 'Internal Server Error' : err.message
-        return await reply.code(statusCode).send({ error: message, code: err.code ?? 'ANVIL_ERR_INTERNAL' })
+        // A 5xx that is not Anvil's own keeps its code in the log, not in the answer.
+        const code = statusCode >= 500 && !isAnvilError(err) ? 'ANVIL_ERR_INTERNAL' : err.code ?? 'ANVIL_ERR_INTERNAL'
+        return await reply.code(statusCode).send({ error: message, code })
       })
 
       child.post(source.path, { schema: { response: acceptedSchema } }, async (request, reply) => {

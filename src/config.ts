@@ -41,6 +41,10 @@ export interface CommonConfig {
   queueName?: string
   prefix?: string
   logLevel: LogLevel
+}
+
+/** For the long-running commands (serve, worker, dev). */
+export interface ObservabilityConfig {
   /** Where Prometheus metrics are served; false (`off`) for nowhere. */
   metricsPath: string | false
   /** A separate port for metrics; undefined serves them on the main port. */
@@ -69,11 +73,11 @@ export interface WorkerConfig {
   shutdownTimeoutMs: number
 }
 
-export type ServeConfig = CommonConfig & IngressConfig
+export type ServeConfig = CommonConfig & IngressConfig & ObservabilityConfig
 /** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
-export type WorkerCommandConfig = CommonConfig & WorkerConfig & { host: string, port: number }
+export type WorkerCommandConfig = CommonConfig & WorkerConfig & ObservabilityConfig & { host: string, port: number }
 export type ReplayConfig = CommonConfig & { limit?: number }
-export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & {
+export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & ObservabilityConfig & {
   secret: string
   /** True when WEBHOOK_SECRET was unset and DEV_SECRET is in use. */
   devSecret: boolean
@@ -240,12 +244,11 @@ function common (env: Env, flags: Flags): CommonConfig {
     redisUrl: read(SETTINGS.redisUrl, env, flags),
     queueName: read(SETTINGS.queueName, env, flags),
     prefix: read(SETTINGS.prefix, env, flags),
-    logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL,
-    ...observability(env, flags)
+    logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL
   }
 }
 
-function observability (env: Env, flags: Flags): Pick<CommonConfig, 'metricsPath' | 'metricsPort' | 'logPayloads'> {
+function observability (env: Env, flags: Flags): ObservabilityConfig {
   const metricsPath = read(SETTINGS.metricsPath, env, flags) ?? DEFAULT_METRICS_PATH
   return {
     metricsPath: metricsPath === METRICS_OFF ? false : metricsPath,
@@ -294,13 +297,14 @@ export function loadServeConfig (env: Env, flags: Flags = {}): ServeConfig {
   if (secret === undefined && read(SETTINGS.config, env, flags) === undefined) {
     throw new errors.INVALID_CONFIG('WEBHOOK_SECRET is required: set it to the secret your webhook sender signs with')
   }
-  return { ...common(env, flags), ...ingress(env, flags, DEFAULT_SERVE_HOST, secret) }
+  return { ...common(env, flags), ...ingress(env, flags, DEFAULT_SERVE_HOST, secret), ...observability(env, flags) }
 }
 
 export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandConfig {
   return {
     ...common(env, flags),
     ...worker(env, flags),
+    ...observability(env, flags),
     host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,
     port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT
   }
@@ -316,6 +320,7 @@ export function loadDevConfig (env: Env, flags: Flags = {}): DevConfig {
     ...common(env, flags),
     ...ingress(env, flags, DEFAULT_DEV_HOST, secret ?? DEV_SECRET),
     ...worker(env, flags),
+    ...observability(env, flags),
     secret: secret ?? DEV_SECRET,
     devSecret: secret === undefined
   }

@@ -74,8 +74,10 @@ function bodyField (value: unknown, path: readonly string[]): string | undefined
 
 function byEventId (read: (input: KeyInput) => string | undefined): KeyDeriver {
   return (input) => {
-    const eventId = read(input)
-    if (eventId === undefined || eventId === '') return { key: payloadKey(input.source, input.payload) }
+    const raw = read(input) as unknown
+    // A custom function may hand back a number; anything else that is not a string counts as no id.
+    const eventId = typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : raw
+    if (typeof eventId !== 'string' || eventId === '') return { key: payloadKey(input.source, input.payload) }
     return { key: eventIdKey(input.source, eventId), eventId }
   }
 }

@@ -113,7 +113,8 @@ export class Ingress {
       eventId: opts.eventId,
       eventType: opts.eventType,
       provider: 'app',
-      headers: opts.headers ?? {},
+      // The caller may pass a request's headers: credentials are dropped here too.
+      headers: storedHeaders(opts.headers ?? {}),
       receivedAt: Date.now()
     }))
   }

@@ -6,7 +6,7 @@ import {
 import { errors } from './errors.js'
 import { createKeyDeriver, type IdempotencyStrategy, type KeyDeriver } from './idempotency.js'
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from './queue-settings.js'
-import { redisUrlProblem, type RedisClient, type RedisInput } from './redis.js'
+import { checkClusterPrefix, redisUrlProblem, type RedisClient, type RedisInput } from './redis.js'
 import { validateSchedule } from './retry.js'
 import {
   createPresetScheme, DEFAULT_PROVIDER, DEFAULT_TOLERANCE_SECONDS, isProviderName, PROVIDER_NAMES,
@@ -161,6 +161,7 @@ export function resolveIngressOptions (opts: IngressOptions): ResolvedIngress {
   }
   const urlProblem = typeof redis === 'string' ? redisUrlProblem(redis) : undefined
   if (urlProblem !== undefined) throw new errors.INVALID_OPTIONS(`redis ${urlProblem}`)
+  checkClusterPrefix(redis, opts.prefix ?? DEFAULT_QUEUE_SETTINGS.prefix)
   if (opts.scheme !== undefined && !isScheme(opts.scheme)) {
     throw new errors.INVALID_OPTIONS('scheme must have verify() and headers')
   }

@@ -3,8 +3,7 @@ import { Queue } from 'bullmq'
 import { DEFAULT_ENQUEUE_TIMEOUT_MS, EVENT_JOB_PREFIX, JOB_NAME } from './constants.js'
 import { errors } from './errors.js'
 import type { WebhookJobData } from './job.js'
-import { connect, disconnect, isCluster, type OwnedConnection, type RedisInput } from './redis.js'
-import { parseRedisTarget } from './redis-url.js'
+import { connect, disconnect, isCluster, targetsCluster, type OwnedConnection, type RedisInput } from './redis.js'
 import { jobOptions, type QueueSettings } from './queue-settings.js'
 import type { JobsOptions } from 'bullmq'
 import { MicroBatch } from './micro-batch.js'
@@ -42,6 +41,7 @@ export class WebhookQueue {
   private readonly connection: OwnedConnection
   private readonly timeoutMs: number
   private readonly baseOptions: JobsOptions
+  private nextReady: Promise<void> | undefined
   private readonly batch: MicroBatch<{ data: WebhookJobData, jobId: string, key: string }, string>
 
   constructor (options: WebhookQueueOptions) {
@@ -84,6 +84,11 @@ export class WebhookQueue {
    * any number of ingress processes; events that arrive together share one pipelined round trip.
    */
   async enqueue (input: EnqueueInput): Promise<EnqueueResult> {
+    // BullMQ would hold an add made while Redis is not connected in memory and write it whenever Redis
+    // comes, long after the sender got its 503. So an add is only handed over on a live connection.
+    if (!this.connected() && !await this.waitForRedis(this.timeoutMs)) {
+      throw new errors.REDIS_UNAVAILABLE({ cause: new Error(`Redis connection is ${this.connection.client.status}`) })
+    }
     const jobId = EVENT_JOB_PREFIX + randomUUID()
     const data: WebhookJobData = {
       ...input,
@@ -95,21 +100,30 @@ export class WebhookQueue {
     return { jobId: id, replayed: id !== jobId }
   }
 
-  /** Resolves true once the connection is ready, or false when `ms` pass first. */
+  private connected (): boolean {
+    const { client } = this.connection
+    // ioredis reports a connected cluster as 'connect' until its first slots refresh, as BullMQ allows.
+    return client.status === 'ready' || (client.status === 'connect' && isCluster(client))
+  }
+
+  /** Resolves true once the connection is ready, or false when `ms` pass first. Waiters share one listener. */
   async waitForRedis (ms: number): Promise<boolean> {
+    if (this.connected()) return true
     const client = this.connection.client
-    if (client.status === 'ready') return true
-    return await new Promise<boolean>((resolve) => {
-      const done = (ready: boolean): void => {
-        clearTimeout(timer)
-        client.off('ready', onReady)
-        resolve(ready)
-      }
-      const onReady = (): void => done(true)
-      const timer = setTimeout(() => done(false), ms)
-      timer.unref()
-      client.on('ready', onReady)
+    this.nextReady ??= new Promise<void>((resolve) => {
+      client.once('ready', () => {
+        this.nextReady = undefined
+        resolve()
+      })
     })
+    let timer: NodeJS.Timeout | undefined
+    const expired = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), ms) })
+    timer?.unref()
+    try {
+      return await Promise.race([this.nextReady.then(() => true), expired])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /** Resolves when Redis answers a PING within the timeout. */
@@ -125,12 +139,6 @@ export class WebhookQueue {
     await this.queue.close()
     await disconnect(this.connection)
   }
-}
-
-function targetsCluster (redis: RedisInput): boolean {
-  if (typeof redis !== 'string') return isCluster(redis)
-  const target = parseRedisTarget(redis)
-  return typeof target !== 'string' && target.cluster
 }
 
 function checkReplication (replication: { replicas: number, timeoutMs: number }, enqueueTimeoutMs: number, cluster: boolean): void {

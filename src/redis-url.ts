@@ -32,10 +32,12 @@ export function parseRedisTarget (url: string): RedisTarget | string {
     const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined
     if (db !== undefined && !(Number.isInteger(db) && db >= 0)) return `has a database that is not a number: ${parsed.pathname}`
     if (parsed.hostname === '') return 'has no host'
+    const auth = credentials(parsed.username, parsed.password)
+    if (typeof auth === 'string') return auth
     return {
       ...kind,
       nodes: [{ host: parsed.hostname.replace(/^\[|\]$/g, ''), port: parsed.port === '' ? DEFAULT_PORT : Number(parsed.port) }],
-      ...credentials(parsed.username, parsed.password),
+      ...auth,
       ...(db === undefined ? {} : { db })
     }
   }
@@ -51,7 +53,8 @@ export function parseRedisTarget (url: string): RedisTarget | string {
     if (port < 1 || port > 65535) return `has a port out of range: ${match[2] ?? ''}`
     nodes.push({ host: (match[1] as string).replace(/^\[|\]$/g, ''), port })
   }
-  return { ...kind, nodes, ...credentials(username, password) }
+  const auth = credentials(username, password)
+  return typeof auth === 'string' ? auth : { ...kind, nodes, ...auth }
 }
 
 function splitCredentials (text: string): [string, string] {
@@ -59,10 +62,14 @@ function splitCredentials (text: string): [string, string] {
   return colon === -1 ? [text, ''] : [text.slice(0, colon), text.slice(colon + 1)]
 }
 
-function credentials (username: string, password: string): Pick<RedisTarget, 'username' | 'password'> {
-  return {
-    ...(username === '' ? {} : { username: decodeURIComponent(username) }),
-    ...(password === '' ? {} : { password: decodeURIComponent(password) })
+function credentials (username: string, password: string): Pick<RedisTarget, 'username' | 'password'> | string {
+  try {
+    return {
+      ...(username === '' ? {} : { username: decodeURIComponent(username) }),
+      ...(password === '' ? {} : { password: decodeURIComponent(password) })
+    }
+  } catch {
+    return 'has credentials that are not valid percent-encoding'
   }
 }
 

@@ -39,6 +39,23 @@ export function isCluster (client: RedisClient): client is Cluster {
   return (client as Cluster).isCluster === true
 }
 
+/** True when the input names a Redis Cluster (a cluster URL or a Cluster client). */
+export function targetsCluster (redis: RedisInput): boolean {
+  if (typeof redis !== 'string') return isCluster(redis)
+  const target = parseRedisTarget(redis)
+  return typeof target !== 'string' && target.cluster
+}
+
+/**
+ * On a cluster every key of a queue must share one slot, or BullMQ's scripts fail with CROSSSLOT on every
+ * add: the prefix needs a hash tag such as `{anvil}`.
+ */
+export function checkClusterPrefix (redis: RedisInput, prefix: string): void {
+  if (targetsCluster(redis) && !/\{[^}]+\}/.test(prefix)) {
+    throw new errors.INVALID_OPTIONS(`prefix "${prefix}" needs a hash tag such as {anvil} on a Redis Cluster`)
+  }
+}
+
 export interface OwnedConnection {
   client: RedisClient
   /** True when Anvil created the client and so must close it. */

@@ -9,7 +9,7 @@ import { deadLetterQueueName, type DeadLetterData } from './dead-letter.js'
 import { errors } from './errors.js'
 import type { WebhookJobData } from './job.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions, type QueueSettings } from './queue-settings.js'
-import { connect, disconnect, type RedisInput } from './redis.js'
+import { checkClusterPrefix, connect, disconnect, type RedisInput } from './redis.js'
 
 export interface ReplayOptions {
   redis: RedisInput
@@ -47,10 +47,13 @@ export interface Replayer {
 }
 
 const PAGE = 200
+/** How long a replay is remembered when dead letters are kept for ever (deadAgeSeconds 0): a year. */
+const REPLAY_MARK_SECONDS = 365 * 24 * 60 * 60
 
 export function createReplayer (options: ReplayOptions): Replayer {
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
   const prefix = options.prefix ?? DEFAULT_PREFIX
+  checkClusterPrefix(options.redis, prefix)
   const connection = connect(options.redis, 'control')
   const main = new Queue<WebhookJobData>(queueName, { connection: connection.client, prefix })
   const dead = new Queue<DeadLetterData>(deadLetterQueueName(queueName), { connection: connection.client, prefix })
@@ -65,7 +68,10 @@ export function createReplayer (options: ReplayOptions): Replayer {
     const jobId = REPLAY_JOB_PREFIX + deadLetterId
     const original = letter.data.job
     const settings = { ...DEFAULT_QUEUE_SETTINGS, retrySchedule: original.retry, retention }
-    await main.add(JOB_NAME, { ...original, replayOf: deadLetterId }, { ...jobOptions(settings), jobId })
+    // The dedupe key outlives the replayed job: a crash before the letter is marked, then a later replay
+    // after retention removed the job, still finds it and makes no second live job.
+    const deduplication = { id: REPLAY_JOB_PREFIX + deadLetterId, ttl: 1000 * (retention.deadAgeSeconds > 0 ? retention.deadAgeSeconds : REPLAY_MARK_SECONDS) }
+    await main.add(JOB_NAME, { ...original, replayOf: deadLetterId }, { ...jobOptions(settings), jobId, deduplication })
     await letter.updateData({ ...letter.data, replayedAs: jobId, replayedAt: Date.now() })
     publish('replayed', () => ({ ...labelsOf(original), deadLetterId, jobId }))
     return { deadLetterId, jobId, replayedNow: true }

@@ -7,7 +7,7 @@ import { labelsOf, publish } from './diagnostics.js'
 import { deadLetter, deadLetterQueueName, pruneDeadLetters, sweepFailed, type DeadLetterData } from './dead-letter.js'
 import { errors } from './errors.js'
 import { toEvent, type WebhookEvent, type WebhookJobData } from './job.js'
-import { connect, disconnect, type RedisInput } from './redis.js'
+import { checkClusterPrefix, connect, disconnect, type RedisInput } from './redis.js'
 import { BACKOFF_TYPE, delayAfter } from './retry.js'
 
 export type WebhookHandler = (event: WebhookEvent) => unknown
@@ -79,9 +79,13 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   checkWholeNumber('shutdownTimeoutMs', options.shutdownTimeoutMs, 0)
   checkWholeNumber('sweepIntervalMs', options.sweepIntervalMs, 0)
   checkWholeNumber('deadAgeSeconds', options.deadAgeSeconds, 0)
+  checkWholeNumber('lockDurationMs', options.lockDurationMs, 1)
+  checkWholeNumber('stalledIntervalMs', options.stalledIntervalMs, 1)
+  checkWholeNumber('maxStalledCount', options.maxStalledCount, 0)
   const log = options.logger ?? silent
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
   const prefix = options.prefix ?? DEFAULT_PREFIX
+  checkClusterPrefix(options.redis, prefix)
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
   const sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS
   const deadAgeSeconds = options.deadAgeSeconds ?? DEFAULT_RETENTION.deadAgeSeconds

@@ -29,6 +29,12 @@ t.test('bad configuration: exit 1, exactly one line on stderr, no stack trace, n
     ['bad WORKER_CONCURRENCY', ['worker', '--handler', 'examples/handler.js'], { ...secret, WORKER_CONCURRENCY: '0' },
       'anvil: invalid configuration: WORKER_CONCURRENCY must be an integer from 1 to 10000 (got "0")'],
     ['worker without --handler', ['worker'], secret, "anvil: required option '--handler <path>' not specified"],
+    ['bad ANVIL_METRICS_PATH', ['serve'], { ...secret, ANVIL_METRICS_PATH: 'metrics' },
+      'anvil: invalid configuration: ANVIL_METRICS_PATH must be a URL path starting with "/", or "off" (got "metrics")'],
+    ['bad --metrics-port', ['worker', '--handler', 'examples/handler.js', '--metrics-port', '-1'], secret,
+      'anvil: invalid configuration: --metrics-port must be an integer from 0 to 65535 (got "-1")'],
+    ['bad ANVIL_LOG_PAYLOADS', ['dev'], { ...secret, ANVIL_LOG_PAYLOADS: 'yes' },
+      'anvil: invalid configuration: ANVIL_LOG_PAYLOADS must be true or false (got "yes")'],
     ['replay with neither an id nor --all', ['replay'], secret, 'anvil: give either a dead-letter id or --all'],
     ['replay --limit that is not a number', ['replay', '--all', '--limit', 'ten'], secret,
       'anvil: invalid configuration: --limit must be an integer of at least 1 (got "ten")']

@@ -22,3 +22,21 @@ t.test('the logger redacts secrets and signature headers', async (t) => {
   t.notMatch(written.join(''), NEVER_PRINTED)
   t.same(entry.req.headers, { 'x-signature': '[redacted]', authorization: '[redacted]' })
 })
+t.test('payloads are redacted from log lines unless ANVIL_LOG_PAYLOADS=true; repeated warnings are throttled', async (t) => {
+  const { throttleRepeats } = await import('../cli/logging.js')
+  const lines = (logPayloads: boolean): Array<Record<string, unknown>> => {
+    const written: string[] = []
+    createLogger('info', { destination: { write: (line: string) => { written.push(line) } }, logPayloads })
+      .info({ event: { payload: 'card 4242', id: 'e1' }, body: 'raw' }, 'x')
+    return written.map((line) => JSON.parse(line) as Record<string, unknown>)
+  }
+  t.match(lines(false)[0], { event: { payload: '[redacted]', id: 'e1' }, body: '[redacted]' })
+  t.match(lines(true)[0], { event: { payload: 'card 4242' }, body: 'raw' })
+
+  const seen: Array<[object, string | undefined]> = []
+  const sink = { info: () => {}, warn: (obj: object, msg?: string) => { seen.push([obj, msg]) }, error: () => {} }
+  const throttled = throttleRepeats(sink, 60_000)
+  for (let i = 0; i < 5; i++) throttled.warn({ err: 'ECONNREFUSED' }, 'anvil worker: Redis error')
+  throttled.warn({ err: 'other' }, 'anvil worker: Redis error')
+  t.same(seen, [[{ err: 'ECONNREFUSED' }, 'anvil worker: Redis error'], [{ err: 'other' }, 'anvil worker: Redis error']])
+})

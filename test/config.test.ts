@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Command } from 'commander'
-import { addIngressOptions, addSharedOptions, addWorkerOptions } from '../cli/options.js'
+import { addIngressOptions, addObservabilityOptions, addSharedOptions, addWorkerOptions } from '../cli/options.js'
 import { isAnvilError } from '../src/errors.js'
 import {
   DEV_SECRET, loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
@@ -34,7 +34,10 @@ t.test('serve defaults: 0.0.0.0:3000 at info; everything else left to the core d
     bodyLimit: undefined,
     dedupeWindowMs: undefined,
     retrySchedule: undefined,
-    idempotency: undefined
+    idempotency: undefined,
+    metricsPath: '/metrics',
+    metricsPort: undefined,
+    logPayloads: false
   })
 })
 
@@ -53,7 +56,10 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_RETRY_SCHEDULE: '1000, 5000,30000',
     ANVIL_IDEMPOTENCY: 'header:X-Event-Id',
     WORKER_CONCURRENCY: '4',
-    ANVIL_SHUTDOWN_TIMEOUT_MS: '2500'
+    ANVIL_SHUTDOWN_TIMEOUT_MS: '2500',
+    ANVIL_METRICS_PATH: '/internal/metrics',
+    ANVIL_METRICS_PORT: '9464',
+    ANVIL_LOG_PAYLOADS: 'true'
   }
   const serve = loadServeConfig(env)
   t.same(serve, {
@@ -68,14 +74,18 @@ t.test('every environment variable is read and typed', async (t) => {
     bodyLimit: 65536,
     dedupeWindowMs: 3600000,
     retrySchedule: [1000, 5000, 30000],
-    idempotency: { header: 'X-Event-Id' }
+    idempotency: { header: 'X-Event-Id' },
+    metricsPath: '/internal/metrics',
+    metricsPort: 9464,
+    logPayloads: true
   })
   t.same(loadWorkerConfig(env), {
     redisUrl: 'rediss://user:pw@redis.internal:6380/2', queueName: 'stripe', prefix: '{stripe}', logLevel: 'debug',
-    concurrency: 4, shutdownTimeoutMs: 2500
+    concurrency: 4, shutdownTimeoutMs: 2500, metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true,
+    host: '::', port: 8080
   })
   // What the CLI hands the ingress plugin is accepted by the core's own validation.
-  const { host, port, logLevel, redisUrl, ...ingress } = serve
+  const { host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, ...ingress } = serve
   t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))
 })
 
@@ -171,16 +181,19 @@ t.test('a long bad value is cut short; a password in a bad REDIS_URL is never re
 })
 
 t.test('settings a command does not use are not read', async (t) => {
-  t.doesNotThrow(() => loadWorkerConfig({ PORT: 'abc', ANVIL_RETRY_SCHEDULE: 'soon' }))
-  t.doesNotThrow(() => loadReplayConfig({ WORKER_CONCURRENCY: '0', PORT: 'abc' }))
+  t.doesNotThrow(() => loadWorkerConfig({ ANVIL_BODY_LIMIT: 'abc', ANVIL_RETRY_SCHEDULE: 'soon' }))
+  t.doesNotThrow(() => loadReplayConfig({ WORKER_CONCURRENCY: '0', PORT: 'abc', ANVIL_METRICS_PORT: 'abc' }))
+  // The worker listens too (health and metrics), so it does read HOST and PORT.
+  t.throws(() => loadWorkerConfig({ PORT: 'abc' }), { message: /PORT must be an integer/ })
 })
 
 t.test('every CLI flag reaches its setting (commander names the keys config reads)', async (t) => {
-  const command = addWorkerOptions(addIngressOptions(addSharedOptions(new Command('dev')))).exitOverride()
+  const command = addObservabilityOptions(addWorkerOptions(addIngressOptions(addSharedOptions(new Command('dev'))))).exitOverride()
   command.parse([
     '--redis-url', 'redis://flag:1', '--queue', 'q', '--prefix', 'p', '--log-level', 'trace',
     '--host', 'h', '--port', '1', '--path', '/p', '--body-limit', '2', '--dedupe-window-ms', '3',
-    '--retry-schedule', '4,5', '--idempotency', 'payload', '--concurrency', '6', '--shutdown-timeout-ms', '7'
+    '--retry-schedule', '4,5', '--idempotency', 'payload', '--concurrency', '6', '--shutdown-timeout-ms', '7',
+    '--metrics-path', 'off', '--metrics-port', '8'
   ], { from: 'user' })
   t.same(loadDevConfig({ WEBHOOK_SECRET: SECRET }, command.opts()), {
     redisUrl: 'redis://flag:1',
@@ -197,6 +210,9 @@ t.test('every CLI flag reaches its setting (commander names the keys config read
     idempotency: 'payload',
     concurrency: 6,
     shutdownTimeoutMs: 7,
+    metricsPath: false,
+    metricsPort: 8,
+    logPayloads: false,
     devSecret: false
   })
 })

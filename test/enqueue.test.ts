@@ -30,6 +30,9 @@ t.test('app.anvil.enqueue: objects, strings and buffers, with the same dedupe se
   const bytes = await app.anvil.enqueue(Buffer.from([1, 2, 3]), { contentType: 'application/octet-stream' })
   t.same(Buffer.from((await queue.getJob(bytes.jobId))?.data.payload ?? '', 'base64'), Buffer.from([1, 2, 3]))
 
+  const withHeaders = await app.anvil.enqueue('with headers', { headers: { authorization: 'Bearer t0ken', cookie: 's=1', 'x-trace': 'abc' } })
+  t.same((await queue.getJob(withHeaders.jobId))?.data.headers, { 'x-trace': 'abc' }, 'credentials passed by the caller are not stored')
+
   await t.rejects(app.anvil.enqueue(42 as never), { code: 'ANVIL_ERR_INVALID_PAYLOAD' })
   await t.rejects(app.anvil.enqueue({}, { eventId: '' }), { code: 'ANVIL_ERR_INVALID_PAYLOAD' })
 })

@@ -145,7 +145,7 @@ t.test('Redis SIGKILLed and restarted under load: no acknowledged event lost, 50
   const recoveryMs = firstAcceptedAfterRestart - restartedAt
   const stillActive = await main.getActiveCount()
   t.comment(`202 before the kill ${byPhase('before').filter((a) => a.status === 202).length} (${waitingAtKill.length} not yet run); ` +
-    `in flight at the kill: 202 ${byPhase('killing').filter((a) => a.status === 202).length}, 503 ${byPhase('killing').filter((a) => a.status === 503).length}; ` +
+    `sent before redis-server had exited and answered 503: ${[...byPhase('before'), ...byPhase('killing')].filter((a) => a.status === 503).length}; ` +
     `outage: 503 ${outage.filter((a) => a.status === 503).length} in ${restartedAt - killedAt} ms; ` +
     `while restarting: 503 ${byPhase('restarting').filter((a) => a.status === 503).length}; ` +
     `first 202 ${recoveryMs} ms after the restart began; jobs still active (left by the kill, back after the stall timeout) ${stillActive}`)

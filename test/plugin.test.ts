@@ -55,7 +55,10 @@ t.test('bad options fail registration with one clear line', async (t) => {
     [{ secret: SECRET, redis: 42 }, /redis must be a URL string or an ioredis client/],
     [{ secret: SECRET, redis: 'http://localhost' }, /must start with redis:\/\/, rediss:\/\/, redis\+cluster:\/\/ or rediss\+cluster:\/\//],
     [{ secret: SECRET, idempotency: 'nope' }, /idempotency must be/],
-    [{ secret: SECRET, retention: { failedAgeSeconds: 100, deadAgeSeconds: 50 } }, /deadAgeSeconds/]
+    [{ secret: SECRET, retention: { failedAgeSeconds: 100, deadAgeSeconds: 50 } }, /deadAgeSeconds/],
+    [{ secret: SECRET, redis: 'redis+cluster://127.0.0.1:7000', prefix: 'anvil' }, /needs a hash tag such as \{anvil\} on a Redis Cluster/],
+    [{ secret: SECRET, redis: 'redis://:p%zz@127.0.0.1:6380' }, /credentials that are not valid percent-encoding/],
+    [{ secret: SECRET, connectTimeoutMs: -1 }, /connectTimeoutMs must be a whole number/]
   ]
   for (const [options, message] of cases) {
     const app = Fastify()

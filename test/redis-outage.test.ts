@@ -54,7 +54,7 @@ t.test('Redis not there at start-up: registration goes on, 503 until it comes', 
   t.teardown(() => redis.stop())
   const app = await buildApp(redis.url, { queueName: 'late', connectTimeoutMs: 200, enqueueTimeoutMs: 300 })
   t.teardown(() => app.close())
-  const down = await app.inject(signed('{"id":"late"}'))
+  const down = await app.inject(signed('{"id":"refused"}'))
   t.equal(down.statusCode, 503)
   await redis.startProcess()
   let status = 0
@@ -63,6 +63,11 @@ t.test('Redis not there at start-up: registration goes on, 503 until it comes', 
     if (status !== 202) await sleep(100)
   }
   t.equal(status, 202)
+  const queue = inspectQueue(redis.url, 'late')
+  t.teardown(() => queue.close())
+  const jobs = await queue.getJobs(['wait'])
+  t.same(jobs.map((job) => Buffer.from(job.data.payload, 'base64').toString()), ['{"id":"late"}'],
+    'the delivery answered 503 was not kept in memory and written once Redis came')
 })
 
 t.test('Redis out of memory: 503, and accepted again once memory is there', async (t) => {

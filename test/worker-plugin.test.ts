@@ -87,3 +87,13 @@ t.test('an app closed before it was ready closes the worker cleanly', async (t) 
   await app.close()
   t.equal(app.anvilWorker.running, false)
 })
+
+t.test('with Redis away, the worker plugin does not hold the host app down', async (t) => {
+  const app = Fastify()
+  app.get('/own', async () => ({ ok: true }))
+  // Nothing listens on port 1: the worker cannot connect.
+  await app.register(anvilWorker, { redis: 'redis://127.0.0.1:1', handler: () => {}, sweepIntervalMs: 0, shutdownTimeoutMs: 100 })
+  t.teardown(() => app.close())
+  await app.ready()
+  t.same((await app.inject({ method: 'GET', url: '/own' })).json(), { ok: true }, 'the host serves its own routes')
+})

@@ -50,6 +50,8 @@ export function twilioScheme (config: PresetConfig): SignatureScheme {
       const hash = algorithm(optionalHeader(headers, SETTINGS))
       /* c8 ignore next -- the plugin always passes the URL */
       if (request.url === undefined) throw new errors.SIGNATURE_INVALID()
+      // A Host header that makes no URL cannot be what Twilio signed.
+      if (!URL.canParse(request.url)) throw new errors.SIGNATURE_INVALID()
       const urls = urlVariants(request.url)
       const bodyHash = new URL(request.url).searchParams.get('bodySHA256')
       const params = bodyHash === null && isFormEncoded(headers) ? signedParams(payload) : ''

@@ -65,3 +65,16 @@ t.test("twilio: with publicUrl, the request's own query string is appended to it
   t.equal((await app.inject({ method: 'POST', url: '/tq?tenant=7', headers, payload: encode(params) })).statusCode, 202)
   t.equal((await app.inject({ method: 'POST', url: '/tq?tenant=8', headers, payload: encode(params) })).statusCode, 401)
 })
+
+t.test('twilio: a Host header that makes no URL is a 401, not a 500', async (t) => {
+  const app = await sourceApp(redis.url, 'twilio-bad-host', [{ path: '/tw', provider: 'twilio', secrets: [CURRENT] }])
+  t.teardown(() => app.close())
+  const res = await app.inject({
+    method: 'POST',
+    url: '/tw',
+    headers: { host: 'bad host:99999', 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': 'AAAA' },
+    payload: encode(form('SM_bad_host'))
+  })
+  t.equal(res.statusCode, 401)
+  t.equal(res.json().code, 'ANVIL_ERR_SIGNATURE_INVALID')
+})
