@@ -7,6 +7,7 @@ import { Queue } from 'bullmq'
 import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from './constants.js'
 import { deadLetterQueueName } from './dead-letter.js'
 import { connect, disconnect, type RedisInput } from './redis.js'
+import { redisWithin } from './redis-timeout.js'
 
 /** How long a sample or a health PING may take before it counts as "Redis is not answering". */
 export const DEFAULT_SAMPLE_TIMEOUT_MS = 1000
@@ -36,25 +37,13 @@ export interface QueueSampler {
   close (): Promise<void>
 }
 
-async function bounded<T> (promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms)
-    timer.unref()
-  })
-  try {
-    return await Promise.race([promise, expired])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 export function createQueueSampler (options: QueueSamplerOptions): QueueSampler {
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
   const prefix = options.prefix ?? DEFAULT_PREFIX
   const timeoutMs = options.timeoutMs ?? DEFAULT_SAMPLE_TIMEOUT_MS
-  // Fail fast while Redis is away (no offline queue): a probe must say "down", not wait.
-  const connection = connect(options.redis, 'producer')
+  // Commands wait for the connection (a probe right after start-up finds it still connecting), and every
+  // call is bounded by the timeout, so a probe while Redis is away still says "down" within it.
+  const connection = connect(options.redis, 'control')
   const main = new Queue(queueName, { connection: connection.client, prefix })
   const dead = new Queue(deadLetterQueueName(queueName), { connection: connection.client, prefix })
   main.on('error', () => {})
@@ -63,7 +52,7 @@ export function createQueueSampler (options: QueueSamplerOptions): QueueSampler 
   return {
     queueName,
     async sample () {
-      const [counts, deadLetters] = await bounded(Promise.all([
+      const [counts, deadLetters] = await redisWithin(Promise.all([
         main.getJobCounts(...SAMPLED_STATES),
         // Dead letters wait in a list no worker reads.
         dead.getJobCountByTypes('wait')
@@ -73,7 +62,7 @@ export function createQueueSampler (options: QueueSamplerOptions): QueueSampler 
     },
     async ping () {
       try {
-        return await bounded(connection.client.ping(), timeoutMs) === 'PONG'
+        return await redisWithin(connection.client.ping(), timeoutMs) === 'PONG'
       } catch {
         return false
       }

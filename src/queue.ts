@@ -7,6 +7,7 @@ import { connect, disconnect, isCluster, targetsCluster, type OwnedConnection, t
 import { jobOptions, type QueueSettings } from './queue-settings.js'
 import type { JobsOptions } from 'bullmq'
 import { MicroBatch } from './micro-batch.js'
+import { redisWithin } from './redis-timeout.js'
 
 /** Adds gathered into one pipeline at most; a bound on how much one slow batch can hold up. */
 const MAX_BATCH = 64
@@ -152,17 +153,10 @@ function checkReplication (replication: { replicas: number, timeoutMs: number },
 
 /** Any Redis failure (refused, OOM, read-only replica, timeout) becomes one 503 error. */
 async function withTimeout<T> (promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms)
-    timer.unref()
-  })
   try {
-    return await Promise.race([promise, timeout])
+    return await redisWithin(promise, ms)
   } catch (err) {
     // The sender sees only that the queue is unavailable; the reason (OOM, refused, timeout) is logged.
     throw new errors.REDIS_UNAVAILABLE({ cause: err })
-  } finally {
-    clearTimeout(timer)
   }
 }

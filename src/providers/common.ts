@@ -159,3 +159,19 @@ export function isFormEncoded (headers: IncomingHttpHeaders): boolean {
 export function requireSecrets (name: string, secrets: readonly string[]): void {
   if (secrets.length === 0) throw new errors.INVALID_OPTIONS(`the ${name} preset needs at least one secret`)
 }
+
+/**
+ * The `v0` scheme Slack and Zoom share: `<signature header>: v0=<hex>`, HMAC-SHA256 over
+ * `v0:<timestamp header>:<body>`. Returns what `check` returns, with the index of the secret that matched.
+ */
+export function checkV0 (secrets: readonly string[], payload: Buffer, headers: IncomingHttpHeaders, names: { signature: string, timestamp: string }): { signature: string, timestamp: number, secretIndex: number } {
+  const value = requireHeader(headers, names.signature)
+  const timestamp = requireHeader(headers, names.timestamp)
+  if (!value.startsWith(V0_PREFIX)) throw new errors.SIGNATURE_MALFORMED(names.signature)
+  const given = decodeHex(value.slice(V0_PREFIX.length), 32, names.signature)
+  const seconds = parseSeconds(timestamp, names.timestamp)
+  const secretIndex = requireMatch(secrets.map((secret) => hmac('sha256', secret, `v0:${timestamp}:`, payload)), [given])
+  return { signature: value, timestamp: seconds, secretIndex }
+}
+
+const V0_PREFIX = 'v0='

@@ -3,13 +3,11 @@
  * (Events API) and form-encoded (slash commands, interactivity) bodies alike. `url_verification` is
  * answered with its challenge and never enqueued.
  */
-import { errors } from '../errors.js'
 import type { SignatureScheme } from '../signature.js'
-import { decodeHex, definePreset, field, hmac, isFormEncoded, parseJson, parseSeconds, requireHeader, requireMatch, requireSecrets, type PresetConfig } from './common.js'
+import { checkV0, definePreset, field, isFormEncoded, parseJson, requireSecrets, type PresetConfig } from './common.js'
 
 const SIGNATURE = 'x-slack-signature'
 const TIMESTAMP = 'x-slack-request-timestamp'
-const PREFIX = 'v0='
 
 /** Form bodies carry JSON in `payload` (interactivity) or plain fields (slash commands: `command`). */
 function formBody (payload: Buffer): { eventType?: string } {
@@ -26,13 +24,8 @@ export function slackScheme (config: PresetConfig): SignatureScheme {
     name: 'slack',
     headers: [SIGNATURE],
     check (payload, headers) {
-      const value = requireHeader(headers, SIGNATURE)
-      const timestamp = requireHeader(headers, TIMESTAMP)
-      if (!value.startsWith(PREFIX)) throw new errors.SIGNATURE_MALFORMED(SIGNATURE)
-      const given = decodeHex(value.slice(PREFIX.length), 32, SIGNATURE)
-      const seconds = parseSeconds(timestamp, TIMESTAMP)
-      requireMatch(config.secrets.map((secret) => hmac('sha256', secret, `v0:${timestamp}:`, payload)), [given])
-      return { signature: value, timestamp: seconds }
+      const { signature, timestamp } = checkV0(config.secrets, payload, headers, { signature: SIGNATURE, timestamp: TIMESTAMP })
+      return { signature, timestamp }
     },
     describe (payload, headers) {
       if (isFormEncoded(headers)) return formBody(payload)

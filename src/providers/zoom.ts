@@ -3,13 +3,11 @@
  * token. `endpoint.url_validation` is answered with `{ plainToken, encryptedToken }` (HMAC-SHA256 hex of
  * the plain token with the secret that verified the request) and never enqueued. Zoom sends no event id.
  */
-import { errors } from '../errors.js'
 import type { SignatureScheme } from '../signature.js'
-import { decodeHex, definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, requireSecrets, type PresetConfig } from './common.js'
+import { checkV0, definePreset, field, hmac, parseJson, requireSecrets, type PresetConfig } from './common.js'
 
 const SIGNATURE = 'x-zm-signature'
 const TIMESTAMP = 'x-zm-request-timestamp'
-const PREFIX = 'v0='
 const URL_VALIDATION = 'endpoint.url_validation'
 
 export function zoomScheme (config: PresetConfig): SignatureScheme {
@@ -18,13 +16,7 @@ export function zoomScheme (config: PresetConfig): SignatureScheme {
     name: 'zoom',
     headers: [SIGNATURE],
     check (payload, headers) {
-      const value = requireHeader(headers, SIGNATURE)
-      const timestamp = requireHeader(headers, TIMESTAMP)
-      if (!value.startsWith(PREFIX)) throw new errors.SIGNATURE_MALFORMED(SIGNATURE)
-      const given = decodeHex(value.slice(PREFIX.length), 32, SIGNATURE)
-      const seconds = parseSeconds(timestamp, TIMESTAMP)
-      const secretIndex = requireMatch(config.secrets.map((secret) => hmac('sha256', secret, `v0:${timestamp}:`, payload)), [given])
-      return { signature: value, timestamp: seconds, secretIndex }
+      return checkV0(config.secrets, payload, headers, { signature: SIGNATURE, timestamp: TIMESTAMP })
     },
     describe (payload, _headers, checked) {
       const body = parseJson(payload)

@@ -1,23 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
+import { freePort } from '../../src/dev-redis.js'
 
-/** A free loopback port, as the OS hands it out. */
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
-    })
-  })
-}
+export { freePort }
 
 /** A private redis-server for one test file: never the shared one on 6379, so tests may kill it. */
 export class TestRedis {
