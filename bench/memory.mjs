@@ -14,7 +14,7 @@ const cli = new URL('../dist/cli/anvil.js', import.meta.url).pathname
 const redis = await startRedis()
 const env = { REDIS_URL: redis.url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'error', HOST: '127.0.0.1' }
 const serve = await startServer({ module: cli, args: ['serve'], env })
-const worker = fork(cli, ['worker', '--handler', new URL('../examples/handler.js', import.meta.url).pathname], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+const worker = fork(cli, ['worker', '--handler', new URL('../examples/handler.js', import.meta.url).pathname], { env: { ...process.env, ...env, PORT: '0' }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
 const used = async () => Number((await redis.client.info('memory')).match(/used_memory:(\d+)/)?.[1])
 
 // Phase 1 fills the completed-job retention (1000 by default); phase 2 is the steady state, where each new

@@ -20,7 +20,7 @@ const redis = await startRedis(['--maxmemory-policy', 'noeviction'])
 // A dedupe window of 2 minutes (instead of 72 h) lets Redis memory reach its steady state within the soak.
 const env = { REDIS_URL: redis.url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'error', HOST: '127.0.0.1', ANVIL_RETRY_SCHEDULE: '100,200', ANVIL_DEDUPE_WINDOW_MS: '120000' }
 const serve = await startServer({ module: cli, args: ['serve'], env })
-const worker = fork(cli, ['worker', '--handler', new URL('./soak-handler.mjs', import.meta.url).pathname], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+const worker = fork(cli, ['worker', '--handler', new URL('./soak-handler.mjs', import.meta.url).pathname], { env: { ...process.env, ...env, PORT: '0' }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
 const { url } = serve
 
 const agent = new Agent({ keepAlive: true, maxSockets: 32 })
