@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import { errors, isAnvilError } from '../src/errors.js'
 import { instrumentWebhookRoute } from './route-diagnostics.js'
 import { Ingress, type EnqueueOptions } from '../src/ingress.js'
+import { throttleRepeats } from '../src/log-throttle.js'
 import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
 import type { EnqueueResult } from '../src/queue.js'
 import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/index.js'
@@ -54,7 +55,9 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
       app.log.warn({ source: source.name }, 'anvil: this preset signs the URL; without publicUrl it is rebuilt from Host, which a proxy changes')
     }
   }
-  const ingress = new Ingress(resolved, (err) => app.log.warn({ err: err.message }, 'anvil: Redis error'))
+  // While Redis is away, ioredis reports every reconnect attempt: one line per window is enough.
+  const redisLog = throttleRepeats(app.log)
+  const ingress = new Ingress(resolved, (err) => redisLog.warn({ err: err.message }, 'anvil: Redis error'))
   app.addHook('onClose', async () => await ingress.close())
 
   if (!await ingress.queue.waitForRedis(connectTimeoutMs)) {

@@ -33,3 +33,13 @@ t.test('the README example: webhooks and app events both reach the handler', asy
   t.same(byType['order.created']?.json(), { id: '17' })
   t.equal(byType['invoice.paid']?.payload.toString(), body)
 })
+
+t.test('the README shows the example as it is', async (t) => {
+  const { readFile } = await import('node:fs/promises')
+  const example = await readFile(new URL('../examples/existing-service.ts', import.meta.url), 'utf8')
+  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+  const start = example.indexOf('export async function buildService')
+  const body = example.slice(start, example.indexOf('  return app\n}\n', start) + '  return app\n}\n'.length)
+  t.ok(start > 0 && body.length > 200)
+  t.ok(readme.includes(body), 'README.md holds buildService from examples/existing-service.ts verbatim')
+})
