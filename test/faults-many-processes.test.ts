@@ -5,7 +5,6 @@
  * tenth), never both and never twice, and the sums match: unique keys = jobs = completions + dead letters.
  */
 import t from 'tap'
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { QueueEvents } from 'bullmq'
 import { DEFAULT_PREFIX } from '../src/constants.js'
@@ -15,6 +14,7 @@ import { SECRET } from './helpers/app.js'
 import { inspect, startCli, tempDir, type Cli } from './helpers/cli.js'
 import { waitFor } from './helpers/chain.js'
 import { TestRedis } from './helpers/redis.js'
+import { handled } from './fixtures/script.js'
 
 const EVENTS = 5000
 const CONCURRENCY = 32
@@ -40,15 +40,6 @@ async function deliver (url: string, n: number): Promise<Answer> {
   }
 }
 
-/** Handler calls, "<jobId> <event id> <pid>", from each worker's own file. */
-function handled (file: string): Array<{ jobId: string, id: string, pid: number }> {
-  let text = ''
-  try { text = readFileSync(file, 'utf8') } catch {}
-  return text.split('\n').filter((line) => line !== '').map((line) => {
-    const [jobId, id, pid] = line.split(' ')
-    return { jobId: jobId as string, id: id as string, pid: Number(pid) }
-  })
-}
 
 t.test('2 ingress + 2 worker processes, 5,000 events, 30 % redelivered to the other ingress: each ends exactly once', async (t) => {
   const dir = tempDir(t)

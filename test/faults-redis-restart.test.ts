@@ -5,7 +5,6 @@
  * afterwards both processes go on by themselves: new events get 202 and the same worker process runs them.
  */
 import t from 'tap'
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { signAnvil } from '../src/signature.js'
@@ -13,6 +12,7 @@ import { SECRET } from './helpers/app.js'
 import { inspect, startCli, tempDir, type Cli } from './helpers/cli.js'
 import { waitFor } from './helpers/chain.js'
 import { TestRedis } from './helpers/redis.js'
+import { handled } from './fixtures/script.js'
 
 const redis = await TestRedis.start(['--appendonly', 'yes', '--appendfsync', 'always'])
 t.teardown(() => redis.stop())
@@ -31,15 +31,6 @@ async function deliver (url: string, id: string, phase: Phase): Promise<Answer> 
   return { id, status: response.status, jobId: json.jobId, replayed: json.replayed, retryAfter: response.headers.get('retry-after'), phase }
 }
 
-/** "<jobId> <event id> <pid>" lines the worker's handler wrote. */
-function handled (file: string): Array<{ jobId: string, id: string, pid: number }> {
-  let text = ''
-  try { text = readFileSync(file, 'utf8') } catch {}
-  return text.split('\n').filter((line) => line !== '').map((line) => {
-    const [jobId, id, pid] = line.split(' ')
-    return { jobId: jobId as string, id: id as string, pid: Number(pid) }
-  })
-}
 
 t.test('Redis SIGKILLed and restarted under load: no acknowledged event lost, 503 meanwhile, both processes recover alone', async (t) => {
   const dir = tempDir(t)
