@@ -43,6 +43,7 @@ export class WebhookQueue {
   private readonly timeoutMs: number
   private readonly baseOptions: JobsOptions
   private nextReady: Promise<void> | undefined
+  private everConnected = false
   private readonly batch: MicroBatch<{ data: WebhookJobData, jobId: string, key: string }, string>
 
   constructor (options: WebhookQueueOptions) {
@@ -59,6 +60,8 @@ export class WebhookQueue {
       prefix: this.settings.prefix
     })
     this.queue.on('error', options.onRedisError ?? (() => {}))
+    this.everConnected = this.connected()
+    if (!this.everConnected) this.connection.client.once('ready', () => { this.everConnected = true })
     this.baseOptions = jobOptions(this.settings)
     this.batch = new MicroBatch(async (items) => await withTimeout((async () => {
       const jobs = await this.queue.addBulk(items.map(({ data, jobId, key }) => ({
@@ -86,8 +89,9 @@ export class WebhookQueue {
    */
   async enqueue (input: EnqueueInput): Promise<EnqueueResult> {
     // BullMQ would hold an add made while Redis is not connected in memory and write it whenever Redis
-    // comes, long after the sender got its 503. So an add is only handed over on a live connection.
-    if (!this.connected() && !await this.waitForRedis(this.timeoutMs)) {
+    // comes, long after the sender got its 503. So an add is only handed over on a live connection: during
+    // an outage the answer is 503 at once; before the first connection, the add waits for it up to the timeout.
+    if (!this.connected() && (this.everConnected || !await this.waitForRedis(this.timeoutMs))) {
       throw new errors.REDIS_UNAVAILABLE({ cause: new Error(`Redis connection is ${this.connection.client.status}`) })
     }
     const jobId = EVENT_JOB_PREFIX + randomUUID()
