@@ -55,8 +55,8 @@ export class WebhookQueue {
     this.connection = connect(options.redis, 'producer', options.onRedisError)
     this.queue = new Queue<WebhookJobData>(this.settings.queueName, {
       connection: this.connection.client,
-      // BullMQ waits for the connection before its first command; while Redis is away, adds wait and
-      // the enqueue timeout turns them into 503s. Reconnection never gives up, so nothing needs a restart.
+      // Reconnection never gives up, so nothing needs a restart after Redis comes back; while it is away,
+      // enqueue() hands BullMQ no add at all (see there).
       prefix: this.settings.prefix
     })
     this.queue.on('error', options.onRedisError ?? (() => {}))
