@@ -2,9 +2,8 @@
  * Paddle Billing: `Paddle-Signature: ts=<seconds>;h1=<hex>[;h1=<hex>…]`, HMAC-SHA256 over `ts:body`.
  * Any h1 may match (Paddle sends one per active secret while rotating).
  */
-import { errors } from '../errors.js'
 import type { SignatureScheme } from '../signature.js'
-import { decodeHex, definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, requireSecrets, type PresetConfig } from './common.js'
+import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, requireSecrets, parseTimestampedHeader, type PresetConfig } from './common.js'
 
 const HEADER = 'paddle-signature'
 
@@ -15,16 +14,7 @@ export function paddleScheme (config: PresetConfig): SignatureScheme {
     headers: [HEADER],
     check (payload, headers) {
       const value = requireHeader(headers, HEADER)
-      let timestamp: string | undefined
-      const given: Buffer[] = []
-      for (const item of value.split(';')) {
-        const at = item.indexOf('=')
-        const key = item.slice(0, at).trim()
-        const part = item.slice(at + 1).trim()
-        if (key === 'ts') timestamp = part
-        else if (key === 'h1') given.push(decodeHex(part, 32, HEADER))
-      }
-      if (timestamp === undefined || given.length === 0) throw new errors.SIGNATURE_MALFORMED(HEADER)
+      const { timestamp, given } = parseTimestampedHeader(value, HEADER, { separator: ';', timestampKey: 'ts', signatureKey: 'h1' })
       requireMatch(config.secrets.map((secret) => hmac('sha256', secret, `${timestamp}:`, payload)), given)
       return { signature: value, timestamp: parseSeconds(timestamp, HEADER) }
     },
