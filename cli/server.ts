@@ -8,6 +8,7 @@ import anvilMetrics from '../plugins/metrics.js'
 import type { CommonConfig, IngressConfig, ObservabilityConfig } from '../src/config.js'
 import { DEFAULT_REDIS_URL } from '../src/options.js'
 import type { QueueSamplerOptions } from '../src/queue-sampler.js'
+import { deferredChildLogger } from './request-logger.js'
 
 /** A request id a load balancer or the sender already set is kept, so one id follows the request across hops. */
 export const REQUEST_ID_HEADER = 'x-request-id'
@@ -15,7 +16,7 @@ export const REQUEST_ID_HEADER = 'x-request-id'
 /** Fastify with the process's pino logger; request log lines carry `reqId`. */
 export function createApp (log: Logger): FastifyInstance {
   // Typed as Fastify's base logger so the app's type matches the plugins' (a pino Logger is one).
-  return Fastify({ loggerInstance: log as FastifyBaseLogger, requestIdHeader: REQUEST_ID_HEADER })
+  return Fastify({ loggerInstance: log as FastifyBaseLogger, requestIdHeader: REQUEST_ID_HEADER, childLoggerFactory: deferredChildLogger })
 }
 
 /** A Fastify app with the ingress, health and metrics plugins, not yet listening. onClose closes the queue. */

@@ -7,12 +7,18 @@ import { publish, rejectionReason, type EventLabels } from '../src/diagnostics.j
  * (src/ingress.ts) publishes verification and enqueueing.
  */
 export function instrumentWebhookRoute (route: FastifyInstance, labels: EventLabels): void {
-  route.addHook('onRequest', async () => { publish('received', () => labels) })
-  route.addHook('onError', async (_request, _reply, error: FastifyError) => {
+  // Callback hooks: on every request of the hot path, an async hook would cost a promise each.
+  route.addHook('onRequest', (_request, _reply, done) => {
+    publish('received', () => labels)
+    done()
+  })
+  route.addHook('onError', (_request, _reply, error: FastifyError, done) => {
     const reason = rejectionReason(error.code, error.statusCode ?? 500)
     if (reason !== undefined) publish('rejected', () => ({ ...labels, reason }))
+    done()
   })
-  route.addHook('onResponse', async (_request, reply) => {
+  route.addHook('onResponse', (_request, reply, done) => {
     publish('responded', () => ({ ...labels, statusCode: reply.statusCode, durationMs: reply.elapsedTime }))
+    done()
   })
 }

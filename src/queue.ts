@@ -7,6 +7,7 @@ import { connect, disconnect, isCluster, targetsCluster, type OwnedConnection, t
 import { jobOptions, type QueueSettings } from './queue-settings.js'
 import type { JobsOptions } from 'bullmq'
 import { MicroBatch } from './micro-batch.js'
+import { DuplicateShare } from './duplicate-share.js'
 import { redisWithin } from './redis-timeout.js'
 
 /** Adds gathered into one pipeline at most; a bound on how much one slow batch can hold up. */
@@ -45,6 +46,9 @@ export class WebhookQueue {
   private nextReady: Promise<void> | undefined
   private everConnected = false
   private readonly batch: MicroBatch<{ data: WebhookJobData, jobId: string, key: string }, string>
+  /** Reads of dedupe keys, one MGET per batch: the cheap answer to a duplicate during a storm. */
+  private readonly lookups: MicroBatch<string, string | null>
+  private readonly duplicates = new DuplicateShare()
 
   constructor (options: WebhookQueueOptions) {
     this.settings = options.settings
@@ -72,6 +76,11 @@ export class WebhookQueue {
       if (replication !== undefined) await this.waitForReplicas(replication)
       return jobs.map((job) => job.id as string)
     })(), this.timeoutMs), MAX_BATCH)
+    // The same key BullMQ's add script sets (`deduplication.ttl` > 0 always: the window's minimum is 1 ms).
+    const dedupeKey = `${this.queue.keys.de}:`
+    this.lookups = new MicroBatch(async (keys) => await withTimeout(
+      this.connection.client.mget(keys.map((key) => dedupeKey + key)), this.timeoutMs
+    ), MAX_BATCH)
   }
 
   /** WAIT runs on the connection that wrote, so it covers this batch's adds. */
@@ -94,6 +103,15 @@ export class WebhookQueue {
     if (!this.connected() && (this.everConnected || !await this.waitForRedis(this.timeoutMs))) {
       throw new errors.REDIS_UNAVAILABLE({ cause: new Error(`Redis connection is ${this.connection.client.status}`) })
     }
+    if (this.duplicates.likely) {
+      // Read first: a duplicate is answered from its dedupe key alone. A key that appears after this read
+      // is still caught by the add's own atomic check below.
+      const existing = await this.lookups.add(input.key)
+      if (existing !== null) {
+        this.duplicates.note(true)
+        return { jobId: existing, replayed: true }
+      }
+    }
     const jobId = EVENT_JOB_PREFIX + randomUUID()
     const data: WebhookJobData = {
       ...input,
@@ -102,7 +120,9 @@ export class WebhookQueue {
       retry: [...this.settings.retrySchedule]
     }
     const id = await this.batch.add({ data, jobId, key: input.key })
-    return { jobId: id, replayed: id !== jobId }
+    const replayed = id !== jobId
+    this.duplicates.note(replayed)
+    return { jobId: id, replayed }
   }
 
   private connected (): boolean {

@@ -40,3 +40,34 @@ t.test('payloads are redacted from log lines unless ANVIL_LOG_PAYLOADS=true; rep
   throttled.warn({ err: 'other' }, 'anvil worker: Redis error')
   t.same(seen, [[{ err: 'ECONNREFUSED' }, 'anvil worker: Redis error'], [{ err: 'other' }, 'anvil worker: Redis error']])
 })
+
+t.test('request loggers: every line a request writes carries its id, and the level (also per route) holds', async (t) => {
+  const { createApp } = await import('../cli/server.js')
+  const linesAt = async (level: 'info' | 'warn'): Promise<Array<Record<string, unknown>>> => {
+    const written: string[] = []
+    const app = createApp(createLogger(level, { write: (line: string) => { written.push(line) } }))
+    app.get('/a', async (request) => {
+      request.log.info('info line')
+      request.log.warn({ n: 1 }, 'warn line')
+      request.log.child({ part: 'inner' }).error('child line')
+      return { debug: request.log.isLevelEnabled('debug'), warn: request.log.isLevelEnabled('warn') }
+    })
+    app.get('/quiet', { logLevel: 'error' }, async (request) => {
+      request.log.warn('route says error only')
+      return {}
+    })
+    const answer = await app.inject({ url: '/a', headers: { 'x-request-id': 'req-1' } })
+    t.same(answer.json(), { debug: false, warn: true })
+    await app.inject({ url: '/quiet', headers: { 'x-request-id': 'req-2' } })
+    await app.close()
+    return written.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId !== undefined)
+  }
+  const atWarn = await linesAt('warn')
+  t.same(atWarn.map((line) => [line.msg, line.reqId]), [['warn line', 'req-1'], ['child line', 'req-1']])
+  t.match(atWarn[0], { n: 1, level: 40 })
+  t.match(atWarn[1], { part: 'inner', level: 50 })
+  const atInfo = await linesAt('info')
+  t.same(atInfo.filter((line) => line.reqId === 'req-1').map((line) => line.msg),
+    ['incoming request', 'info line', 'warn line', 'child line', 'request completed'])
+  t.notOk(atInfo.some((line) => line.reqId === 'req-2'), 'the quiet route writes nothing below error')
+})

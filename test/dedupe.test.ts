@@ -23,6 +23,37 @@ t.test('50 identical deliveries at once over two ingress instances: one job, one
   t.equal(await queue.count(), 1, 'one job in Redis')
 })
 
+t.test('once duplicates dominate, a duplicate is answered from its dedupe key without an add', async (t) => {
+  const app = await buildApp(redis.url, { queueName: 'reads' })
+  t.teardown(() => app.close())
+  const request = signed(JSON.stringify({ id: 'evt_reads' }))
+  const first = (await app.inject(request)).json()
+  // BullMQ's add script logs a 'deduplicated' event for each duplicate it sees; a read logs none.
+  const deduplicatedEvents = async (): Promise<number> => {
+    const entries = await redis.command('xrange', '{anvil}:reads:events', '-', '+') as Array<[string, string[]]>
+    return entries.filter(([, fields]) => fields[1] === 'deduplicated').length
+  }
+  const answers = async (n: number): Promise<Array<{ jobId: string, replayed: boolean }>> => {
+    const bodies = []
+    for (let i = 0; i < n; i++) bodies.push((await app.inject(request)).json())
+    return bodies
+  }
+  const warmUp = await answers(100)
+  const afterWarmUp = await deduplicatedEvents()
+  t.ok(afterWarmUp > 0 && afterWarmUp < 100, `the first duplicates went through the add (${afterWarmUp})`)
+  const storm = await answers(100)
+  t.same([...warmUp, ...storm], Array(200).fill({ jobId: first.jobId, replayed: true }), 'every duplicate names the one job')
+  t.equal(await deduplicatedEvents(), afterWarmUp, 'the next 100 made no add at all')
+
+  // A new event in the middle of the storm is not mistaken for one: the read misses and the add makes its job.
+  const fresh = (await app.inject(signed(JSON.stringify({ id: 'evt_reads_new' })))).json()
+  t.equal(fresh.replayed, false)
+  t.not(fresh.jobId, first.jobId)
+  const queue = inspectQueue(redis, 'reads')
+  t.teardown(() => queue.close())
+  t.equal(await queue.count(), 2, 'two events, two jobs')
+})
+
 t.test('the dedupe window outlives the job, and ends when configured', async (t) => {
   const app = await buildApp(redis.url, {
     queueName: 'window', dedupeWindowMs: 1500, retention: { completedCount: 0 }
