@@ -37,6 +37,31 @@ const acceptedSchema = {
   }
 } as const
 
+const acceptedEventSchema = {
+  type: 'object',
+  properties: { eventId: { type: 'string' }, jobId: { type: 'string' }, replayed: { type: 'boolean' } },
+  required: ['jobId', 'replayed']
+} as const
+
+/**
+ * For presets whose body is a batch (SendGrid): one entry per event, in the body's order, next to the
+ * first event's `jobId` and `replayed` (true only when every event was already enqueued). An empty batch
+ * makes no job: 200 `{ jobs: [] }`, a 2xx so the provider does not retry it. A schema of its own, so the
+ * single-event answer's serializer stays as it is.
+ */
+const batchAcceptedSchema = {
+  200: {
+    type: 'object',
+    properties: { jobs: { type: 'array', items: acceptedEventSchema } },
+    required: ['jobs']
+  },
+  202: {
+    type: 'object',
+    properties: { jobId: { type: 'string' }, replayed: { type: 'boolean' }, jobs: { type: 'array', items: acceptedEventSchema } },
+    required: ['jobId', 'replayed', 'jobs']
+  }
+} as const
+
 /** Fastify's own codes for bodies it would not read, mapped to Anvil's. */
 function toAnvilError (err: FastifyError, bodyLimit: number): FastifyError {
   if (isAnvilError(err)) return err
@@ -96,7 +121,8 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
         return await reply.code(statusCode).send({ error: message, code })
       })
 
-      child.post(source.path, { schema: { response: acceptedSchema } }, async (request, reply) => {
+      const response = source.scheme.batches === true ? batchAcceptedSchema : acceptedSchema
+      child.post(source.path, { schema: { response } }, async (request, reply) => {
         // No body (or an empty one) is still signed bytes: the empty string.
         const payload = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
         const result = await ingress.accept(payload, request.headers, { source: source.name, url: signedUrl(request, source.publicUrl) })
@@ -104,6 +130,13 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
           request.log.info({ source: source.name }, 'anvil: handshake answered')
           // Widened: the route's schema types only the 202; a handshake answers with the provider's own status.
           return await (reply as FastifyReply).code(result.handshake.statusCode).send(result.handshake.body)
+        }
+        if ('jobs' in result) {
+          const { jobId, replayed, jobs } = result
+          request.log.info({ jobId, replayed, events: jobs.length, source: source.name }, 'anvil: accepted')
+          return jobId === undefined
+            ? await (reply as FastifyReply).code(200).send({ jobs })
+            : await reply.code(202).send({ jobId, replayed, jobs })
         }
         request.log.info({ jobId: result.jobId, replayed: result.replayed, source: source.name }, 'anvil: accepted')
         if (result.acknowledge !== undefined) {

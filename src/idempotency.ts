@@ -5,6 +5,7 @@ import { errors } from './errors.js'
 /** What a key function may look at; it runs only after the signature was verified. */
 export interface KeyInput {
   source: string
+  /** The body; for a preset whose body is a batch (SendGrid), one event's bytes, keyed on its own. */
   payload: Buffer
   headers: IncomingHttpHeaders
   /** The verified signature, where the request had one (not for `app.anvil.enqueue`). */

@@ -5,18 +5,34 @@ import { eventIdKey, lazyJson, payloadKey } from './idempotency.js'
 import { storedHeaders } from './job.js'
 import { WebhookQueue, type EnqueueResult } from './queue.js'
 import type { ResolvedIngress, ResolvedSource } from './options.js'
-import type { Handshake, RequestInfo } from './signature.js'
+import type { Handshake, RequestInfo, VerifiedEvent } from './signature.js'
 
 export interface AcceptRequest extends RequestInfo {
   /** The source's name; default the first source. */
   source?: string
 }
 
+/** One event of a batch and what became of it. */
+export interface AcceptedEvent extends EnqueueResult {
+  eventId?: string
+}
+
+/**
+ * A batch (SendGrid), answered once every event is in Redis: `jobs` in the body's order. `jobId` is the
+ * first event's, `replayed` is true only when every event was already enqueued; both are undefined / false
+ * for an empty batch, which makes no job.
+ */
+export interface AcceptedBatch {
+  jobs: AcceptedEvent[]
+  jobId?: string
+  replayed: boolean
+}
+
 /**
  * A handshake (Slack, Zoom, Discord) is answered, not enqueued. `acknowledge` is the answer a provider
  * requires for an enqueued event instead of 202 (Discord).
  */
-export type AcceptResult = (EnqueueResult & { acknowledge?: Handshake }) | { handshake: Handshake }
+export type AcceptResult = (EnqueueResult & { acknowledge?: Handshake }) | AcceptedBatch | { handshake: Handshake }
 
 export interface EnqueueOptions {
   /** An event id: the same id within the dedupe window makes no second job. Default: the payload's hash. */
@@ -64,20 +80,45 @@ export class Ingress {
     publish('verified', () => ({ source, provider, eventType }))
     if (verified.handshake !== undefined) return { handshake: verified.handshake }
     const { signature } = verified
-    const derived = route.deriveKey({ source, payload, headers, signature, eventId: verified.eventId, json: lazyJson(payload) })
-    const result = noteEnqueued({ source, provider, eventType }, await this.queue.enqueue({
+    if (verified.events !== undefined) return await this.acceptBatch(route, verified.events, headers, signature, receivedAt)
+    const result = await this.enqueueVerified(route, { payload, eventId: verified.eventId, eventType }, headers, signature, receivedAt)
+    return verified.acknowledge === undefined ? result : { ...result, acknowledge: verified.acknowledge }
+  }
+
+  /**
+   * Every event of a batch is handed to the queue in the same turn, so they share its pipelines. The answer
+   * waits for all of them: one failure is a 503, and the provider's retry of the whole batch finds the
+   * events that did get in already there (replayed), so nothing is doubled and nothing accepted is lost.
+   */
+  private async acceptBatch (route: ResolvedSource, events: VerifiedEvent[], headers: IncomingHttpHeaders, signature: string | undefined, receivedAt: number): Promise<AcceptedBatch> {
+    const settled = await Promise.allSettled(events.map(async (event) => await this.enqueueVerified(route, event, headers, signature, receivedAt)))
+    const jobs: AcceptedEvent[] = []
+    for (const [index, outcome] of settled.entries()) {
+      if (outcome.status === 'rejected') throw outcome.reason
+      const { eventId } = events[index] as VerifiedEvent
+      jobs.push(eventId === undefined ? outcome.value : { eventId, ...outcome.value })
+    }
+    return { jobs, jobId: jobs[0]?.jobId, replayed: jobs.length > 0 && jobs.every((job) => job.replayed) }
+  }
+
+  /** Keys one verified event (the source's idempotency strategy sees the event's own bytes) and enqueues it. */
+  private async enqueueVerified (route: ResolvedSource, event: VerifiedEvent, headers: IncomingHttpHeaders, signature: string | undefined, receivedAt: number): Promise<EnqueueResult> {
+    const { payload, eventType } = event
+    const source = route.name
+    const provider = route.scheme.name
+    const derived = route.deriveKey({ source, payload, headers, signature, eventId: event.eventId, json: lazyJson(payload) })
+    return noteEnqueued({ source, provider, eventType }, await this.queue.enqueue({
       source,
       key: derived.key,
       payload,
       contentType: headers['content-type'],
       signature,
-      eventId: derived.eventId ?? verified.eventId,
+      eventId: derived.eventId ?? event.eventId,
       eventType,
       provider,
       headers: storedHeaders(headers),
       receivedAt
     }))
-    return verified.acknowledge === undefined ? result : { ...result, acknowledge: verified.acknowledge }
   }
 
   private sourceNamed (name: string | undefined): ResolvedSource {

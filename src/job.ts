@@ -44,7 +44,10 @@ export interface WebhookEvent {
   provider?: string
   eventId?: string
   eventType?: string
-  /** The raw bytes exactly as received. */
+  /**
+   * The raw bytes exactly as received; for a preset whose body is a batch (SendGrid), this one event
+   * re-serialised as JSON, and `signature` is the whole batch's (it cannot be checked against one event).
+   */
   payload: Buffer
   /** The payload parsed as JSON on first call; throws when it is not JSON. */
   json<T = unknown> (): T

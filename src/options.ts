@@ -219,6 +219,10 @@ function resolveSource (source: SourceOptions, index: number): ResolvedSource {
     toleranceSeconds: source.tolerance ?? DEFAULT_TOLERANCE_SECONDS,
     publicUrl: source.publicUrl
   })
+  // A header is the same for every event of a batch: all but the first would be taken for duplicates.
+  if (scheme.batches === true && typeof source.idempotency === 'object' && source.idempotency !== null && 'header' in source.idempotency) {
+    throw new errors.INVALID_OPTIONS(`sources.${index}.idempotency: a ${provider} body is a batch of events, which one header cannot key; use 'provider', 'payload', { bodyField } or a function`)
+  }
   return {
     name: source.name ?? provider,
     provider,

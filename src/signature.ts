@@ -9,6 +9,14 @@ export interface Handshake {
   body?: unknown
 }
 
+/** One event of a request whose body carries several (SendGrid's array): its own job, key and type. */
+export interface VerifiedEvent {
+  /** The event's bytes, as the job's payload. */
+  payload: Buffer
+  eventId?: string
+  eventType?: string
+}
+
 /** What a scheme learned from a request it accepted. */
 export interface Verified {
   /**
@@ -28,6 +36,11 @@ export interface Verified {
    * (Discord: a deferred interaction response, or 204 for webhook events).
    */
   acknowledge?: Handshake
+  /**
+   * Set by schemes whose body is a batch (`batches: true`): each event becomes its own job; `eventId` and
+   * `eventType` above are then unset. May be empty.
+   */
+  events?: VerifiedEvent[]
 }
 
 /** What the HTTP layer knows about the request beyond its bytes and headers. */
@@ -47,6 +60,8 @@ export interface SignatureScheme {
   readonly name: string
   /** Header names that carry signatures; they are redacted from logs and never logged. */
   readonly headers: readonly string[]
+  /** True when a verified request is a batch of events (`Verified.events`), answered with one entry per event. */
+  readonly batches?: boolean
   verify (payload: Buffer, headers: IncomingHttpHeaders, request?: RequestInfo): Verified
 }
 

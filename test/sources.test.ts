@@ -1,5 +1,6 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
+import { generateKeyPairSync } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,6 +23,7 @@ import { freePort, TestRedis } from './helpers/redis.js'
 const stripe = new Stripe('sk_test_anvil')
 const STRIPE_SECRET = 'whsec_sources'
 const GITHUB_SECRET = 'gh_sources'
+const SENDGRID_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64')
 const stripeHeaders = (body: string): Record<string, string> => ({
   'content-type': 'application/json',
   'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload: body, secret: STRIPE_SECRET })
@@ -72,7 +74,8 @@ t.test('bad sources fail registration with one line', async (t) => {
     [{ sources: [{ path: '/a', provider: 'stripe', secrets: ['x'] }, { path: '/a', provider: 'github', secrets: ['y'] }] }, /share the path "\/a"/],
     [{ secret: 'x', sources: [{ path: '/a', provider: 'stripe', secrets: ['x'] }] }, /sources replaces secret/],
     [{ sources: [{ path: '/a', provider: 'discord', secrets: ['not-a-key'] }] }, /discord public keys/],
-    [{ sources: [{ path: '/a', provider: 'sendgrid', secrets: ['bm90IGEga2V5'] }] }, /sendgrid verification keys/]
+    [{ sources: [{ path: '/a', provider: 'sendgrid', secrets: ['bm90IGEga2V5'] }] }, /sendgrid verification keys/],
+    [{ sources: [{ path: '/a', provider: 'sendgrid', secrets: [SENDGRID_KEY], idempotency: { header: 'x-request-id' } }] }, /sources\.0\.idempotency: a sendgrid body is a batch/]
   ]
   for (const [options, pattern] of cases) {
     const app = Fastify()

@@ -5,7 +5,7 @@
 import { createHash, createHmac, timingSafeEqual, type BinaryLike } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { errors } from '../errors.js'
-import type { Handshake, RequestInfo, SignatureScheme, Verified } from '../signature.js'
+import type { Handshake, RequestInfo, SignatureScheme, Verified, VerifiedEvent } from '../signature.js'
 
 /** 300 s both ways: Stripe's, Slack's and Standard Webhooks' own default. */
 export const DEFAULT_TOLERANCE_SECONDS = 300
@@ -35,11 +35,15 @@ export interface Described {
   timestamp?: number
   handshake?: Handshake
   acknowledge?: Handshake
+  /** The events of a batch body (presets with `batches: true`), each enqueued as its own job. */
+  events?: VerifiedEvent[]
 }
 
 export interface PresetParts {
   name: string
   headers: readonly string[]
+  /** The body is a batch: `describe` returns `events`. */
+  batches?: boolean
   /** Throws on a missing, malformed or wrong signature. Must not parse the body (Twilio's form excepted). */
   check: (payload: Buffer, headers: IncomingHttpHeaders, request: RequestInfo) => Checked
   /** Runs only after `check` passed. */
@@ -54,6 +58,7 @@ export function definePreset (config: PresetConfig, parts: PresetParts): Signatu
   return {
     name: parts.name,
     headers: parts.headers,
+    batches: parts.batches === true,
     verify (payload, headers, request = {}) {
       const checked = parts.check(payload, headers, request)
       const described = parts.describe?.(payload, headers, checked) ?? {}
@@ -65,6 +70,7 @@ export function definePreset (config: PresetConfig, parts: PresetParts): Signatu
       const verified: Verified = { signature: checked.signature, timestamp, eventId: described.eventId, eventType: described.eventType }
       if (described.handshake !== undefined) verified.handshake = described.handshake
       if (described.acknowledge !== undefined) verified.acknowledge = described.acknowledge
+      if (described.events !== undefined) verified.events = described.events
       return verified
     }
   }
@@ -138,6 +144,23 @@ export function decodeHex (value: string, bytes: number, header: string): Buffer
 /** The body as JSON, or undefined; only called after verification. */
 export function parseJson (payload: Buffer): unknown {
   try { return JSON.parse(payload.toString('utf8')) } catch { return undefined }
+}
+
+/**
+ * A verified body that is a JSON array of objects, split into one event each: the element re-serialised as
+ * its payload (the signed bytes are the whole array; they cannot be cut per event without a parser of our
+ * own), its id and type read from `fields`. Anything else is refused as 400 ANVIL_ERR_INVALID_PAYLOAD.
+ */
+export function splitJsonArray (payload: Buffer, fields: { eventId: string, eventType: string }, provider: string): VerifiedEvent[] {
+  const body = parseJson(payload)
+  if (!Array.isArray(body) || !body.every((event) => event !== null && typeof event === 'object' && !Array.isArray(event))) {
+    throw new errors.INVALID_PAYLOAD(`a ${provider} body is a JSON array of event objects`)
+  }
+  return body.map((event) => ({
+    payload: Buffer.from(JSON.stringify(event), 'utf8'),
+    eventId: field(event, fields.eventId),
+    eventType: field(event, fields.eventType)
+  }))
 }
 
 /** A string (or finite number, as a string) at a dotted path of a parsed body. */

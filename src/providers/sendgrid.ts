@@ -1,13 +1,14 @@
 /**
  * SendGrid Event Webhook: ECDSA P-256 / SHA-256 over `<timestamp><body>`, the DER signature in
  * `X-Twilio-Email-Event-Webhook-Signature` (base64), checked with the verification key from SendGrid's
- * settings (base64 DER, as shown there, or PEM). The body is an array of events: the event id is their
- * `sg_event_id`s, sorted and joined, so a redelivered batch makes no second job.
+ * settings (base64 DER, as shown there, or PEM). The body is an array of events, verified as a whole and
+ * then split: each event is its own job, keyed on its `sg_event_id` and typed by its `event`, so the same
+ * event in a later, differently composed batch is a duplicate.
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto'
 import { errors } from '../errors.js'
 import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, field, parseJson, parseSeconds, requireHeader, type PresetConfig } from './common.js'
+import { decodeBase64, definePreset, parseSeconds, requireHeader, splitJsonArray, type PresetConfig } from './common.js'
 
 const SIGNATURE = 'x-twilio-email-event-webhook-signature'
 const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp'
@@ -24,15 +25,7 @@ export function sendgridPublicKey (key: string): KeyObject {
   }
 }
 
-function describeEvents (events: unknown): { eventId?: string, eventType?: string } {
-  if (!Array.isArray(events)) return {}
-  const ids = events.map((event) => field(event, 'sg_event_id'))
-  const types = [...new Set(events.map((event) => field(event, 'event')).filter((type) => type !== undefined))]
-  return {
-    eventId: ids.length === 0 || ids.includes(undefined) ? undefined : ids.sort().join(','),
-    eventType: types.length === 0 ? undefined : types.sort().join(',')
-  }
-}
+const EVENT_FIELDS = { eventId: 'sg_event_id', eventType: 'event' }
 
 export function sendgridScheme (config: PresetConfig): SignatureScheme {
   if (config.secrets.length === 0) throw new errors.INVALID_OPTIONS('the sendgrid preset needs at least one verification key')
@@ -40,6 +33,7 @@ export function sendgridScheme (config: PresetConfig): SignatureScheme {
   return definePreset(config, {
     name: 'sendgrid',
     headers: [SIGNATURE],
+    batches: true,
     check (payload, headers) {
       const value = requireHeader(headers, SIGNATURE)
       const timestamp = requireHeader(headers, TIMESTAMP)
@@ -52,7 +46,7 @@ export function sendgridScheme (config: PresetConfig): SignatureScheme {
       return { signature: value, timestamp: seconds }
     },
     describe (payload) {
-      return describeEvents(parseJson(payload))
+      return { events: splitJsonArray(payload, EVENT_FIELDS, 'sendgrid') }
     }
   })
 }
