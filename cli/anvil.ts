@@ -6,7 +6,10 @@
 import { createRequire } from 'node:module'
 import { Command } from 'commander'
 import { loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Flags } from '../src/config.js'
-import { addIngressOptions, addObservabilityOptions, addSharedOptions, addWorkerHttpOptions, addWorkerOptions } from './options.js'
+import {
+  addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions, addSharedOptions,
+  addWorkerHttpOptions, addWorkerOptions
+} from './options.js'
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
 
@@ -24,7 +27,7 @@ const program = new Command('anvil')
   .version(version)
   .configureOutput({ outputError: (text, write) => write(`anvil: ${text.replace(/^error: /, '')}`) })
 
-addObservabilityOptions(addIngressOptions(addSharedOptions(program.command('serve'))))
+addObservabilityOptions(addRetentionOptions(addIngressOptions(addSharedOptions(program.command('serve')))))
   .description('Receive webhooks: verify, dedupe and enqueue them (needs WEBHOOK_SECRET)')
   .action(async (flags: Flags) => {
     const config = loadServeConfig(process.env, flags)
@@ -32,7 +35,7 @@ addObservabilityOptions(addIngressOptions(addSharedOptions(program.command('serv
     await serve(config)
   })
 
-addObservabilityOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker')))))
+addObservabilityOptions(addDeadLetterRetentionOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker'))))))
   .description('Process queued webhooks with your handler module')
   .requiredOption('--handler <path>', 'module exporting the handler (default export or `handler`), relative to the working directory')
   .action(async (flags: Flags & { handler: string }) => {
@@ -54,7 +57,7 @@ addSharedOptions(program.command('replay'))
     await replay(config, id === undefined ? { all: true } : { id })
   })
 
-addObservabilityOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev')))))
+addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'))))))
   .description('Server and a logging worker in one process, with a private redis-server when none runs')
   .action(async (flags: Flags) => {
     const config = loadDevConfig(process.env, flags)

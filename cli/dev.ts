@@ -92,7 +92,8 @@ export async function dev (config: DevConfig, env: Env): Promise<void> {
       queueName: config.queueName,
       prefix: config.prefix,
       concurrency: config.concurrency,
-      shutdownTimeoutMs: config.shutdownTimeoutMs
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
+      deadAgeSeconds: config.retention?.deadAgeSeconds
     })
     const metricsApp = await registerMetrics(app, config, { redis: redisUrl, queueName: config.queueName, prefix: config.prefix }, log)
     if (metricsApp !== undefined) {

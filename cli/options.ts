@@ -30,6 +30,21 @@ export function addWorkerOptions (command: Command): Command {
     .option('--shutdown-timeout-ms <ms>', 'how long shutdown waits for active jobs (env ANVIL_SHUTDOWN_TIMEOUT_MS)')
 }
 
+/** `serve` and `dev`: how long finished jobs (stamped on each job) and dead letters stay in Redis. */
+export function addRetentionOptions (command: Command): Command {
+  return addDeadLetterRetentionOptions(command
+    .option('--retention-completed-age-seconds <s>', 'keep completed jobs this long (env ANVIL_RETENTION_COMPLETED_AGE_SECONDS)')
+    .option('--retention-completed-count <n>', 'keep at most this many completed jobs (env ANVIL_RETENTION_COMPLETED_COUNT)')
+    .option('--retention-failed-count <n>', 'keep at most this many failed jobs (env ANVIL_RETENTION_FAILED_COUNT)'))
+}
+
+/** `worker`: dead letters are its to prune; the failed jobs' age is read to check that they outlive them. */
+export function addDeadLetterRetentionOptions (command: Command): Command {
+  return command
+    .option('--retention-failed-age-seconds <s>', 'keep finally-failed jobs this long (env ANVIL_RETENTION_FAILED_AGE_SECONDS)')
+    .option('--retention-dead-age-seconds <s>', 'keep dead letters this long, 0 for ever; more than the failed age (env ANVIL_RETENTION_DEAD_AGE_SECONDS)')
+}
+
 /** For the long-running commands: where health and metrics are served. */
 export function addObservabilityOptions (command: Command): Command {
   return command

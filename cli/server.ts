@@ -5,7 +5,7 @@ import { Registry } from 'prom-client'
 import anvil from '../index.js'
 import anvilHealth from '../plugins/health.js'
 import anvilMetrics from '../plugins/metrics.js'
-import type { CommonConfig, IngressConfig, ObservabilityConfig } from '../src/config.js'
+import type { CommonConfig, IngressConfig, ObservabilityConfig, RetentionConfig } from '../src/config.js'
 import { DEFAULT_REDIS_URL } from '../src/options.js'
 import type { QueueSamplerOptions } from '../src/queue-sampler.js'
 import { deferredChildLogger } from './request-logger.js'
@@ -20,7 +20,7 @@ export function createApp (log: Logger): FastifyInstance {
 }
 
 /** A Fastify app with the ingress, health and metrics plugins, not yet listening. onClose closes the queue. */
-export async function buildServer (config: CommonConfig & IngressConfig, log: Logger): Promise<FastifyInstance> {
+export async function buildServer (config: CommonConfig & IngressConfig & RetentionConfig, log: Logger): Promise<FastifyInstance> {
   const app = createApp(log)
   await app.register(anvil, {
     redis: config.redisUrl ?? DEFAULT_REDIS_URL,
@@ -32,7 +32,8 @@ export async function buildServer (config: CommonConfig & IngressConfig, log: Lo
     prefix: config.prefix,
     bodyLimit: config.bodyLimit,
     dedupeWindowMs: config.dedupeWindowMs,
-    retrySchedule: config.retrySchedule
+    retrySchedule: config.retrySchedule,
+    retention: config.retention
   })
   await app.register(anvilHealth)
   return app

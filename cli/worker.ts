@@ -32,6 +32,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       prefix: config.prefix,
       concurrency: config.concurrency,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
+      deadAgeSeconds: config.retention?.deadAgeSeconds,
       logger: throttleRepeats(log)
     })
     const app = createApp(log)

@@ -95,9 +95,18 @@ export async function sweepFailed (
   return seen
 }
 
-/** Removes dead letters older than the retention; 0 keeps them. */
+const PRUNE_PAGE = 1000
+
+/**
+ * Removes dead letters older than the retention; 0 keeps them. Runs on every sweep, in pages until none is
+ * left, so a burst of failures cannot outpace it. Returns how many it removed.
+ */
 export async function pruneDeadLetters (dead: Queue<DeadLetterData>, ageSeconds: number): Promise<number> {
   if (ageSeconds <= 0) return 0
-  const removed = await dead.clean(ageSeconds * 1000, 1000, 'wait')
-  return removed.length
+  let removed = 0
+  for (;;) {
+    const page = await dead.clean(ageSeconds * 1000, PRUNE_PAGE, 'wait')
+    removed += page.length
+    if (page.length < PRUNE_PAGE) return removed
+  }
 }

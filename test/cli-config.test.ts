@@ -35,6 +35,11 @@ t.test('bad configuration: exit 1, exactly one line on stderr, no stack trace, n
       'anvil: invalid configuration: --metrics-port must be an integer from 0 to 65535 (got "-1")'],
     ['bad ANVIL_LOG_PAYLOADS', ['dev'], { ...secret, ANVIL_LOG_PAYLOADS: 'yes' },
       'anvil: invalid configuration: ANVIL_LOG_PAYLOADS must be true or false (got "yes")'],
+    ['bad ANVIL_RETENTION_COMPLETED_COUNT', ['serve'], { ...secret, ANVIL_RETENTION_COMPLETED_COUNT: 'all' },
+      'anvil: invalid configuration: ANVIL_RETENTION_COMPLETED_COUNT must be a whole number of jobs, at least 0 (got "all")'],
+    ['worker: dead letters that would not outlive failed jobs', ['worker', '--handler', 'examples/handler.js', '--retention-dead-age-seconds', '30'],
+      { ...secret, ANVIL_RETENTION_FAILED_AGE_SECONDS: '60' },
+      'anvil: invalid configuration: --retention-dead-age-seconds must be 0 or more than ANVIL_RETENTION_FAILED_AGE_SECONDS (60 s), so dead letters outlive failed jobs (got "30")'],
     ['replay with neither an id nor --all', ['replay'], secret, 'anvil: give either a dead-letter id or --all'],
     ['replay --limit that is not a number', ['replay', '--all', '--limit', 'ten'], secret,
       'anvil: invalid configuration: --limit must be an integer of at least 1 (got "ten")']

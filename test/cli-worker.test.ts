@@ -147,3 +147,19 @@ t.test('worker stopped before Redis was ever reached exits 0 at once, without wa
   t.equal(await cli.stop('SIGTERM'), 0)
   t.notOk(cli.lines.some((line) => /shutdown timeout/.test(String(parseJson(line)?.msg))), 'nothing was forced')
 })
+
+t.test('worker prunes dead letters older than ANVIL_RETENTION_DEAD_AGE_SECONDS, and keeps younger ones', async (t) => {
+  const queueName = 'cli-dead-age'
+  const dead = inspect(t, redis.url, `${queueName}.dead`)
+  const HOUR_MS = 3600_000
+  // BullMQ's own creation time is what pruning goes by; an hour-old one is kept by the default (14 days).
+  await dead.add('dead', { v: 1, originalJobId: 'e_old' }, { jobId: 'd_old', timestamp: Date.now() - HOUR_MS })
+  await dead.add('dead', { v: 1, originalJobId: 'e_young' }, { jobId: 'd_young' })
+  const cli = startCli(t, ['worker', '--handler', 'examples/handler.js', '--retention-dead-age-seconds', '600'], {
+    cwd: ROOT, env: { ...WORKER_HTTP, REDIS_URL: redis.url, ANVIL_QUEUE: queueName, ANVIL_RETENTION_FAILED_AGE_SECONDS: '60' }
+  })
+  await cli.log('anvil worker: started') // after the first sweep, which prunes
+  t.equal(await dead.getJob('d_old'), undefined, 'the hour-old dead letter is pruned')
+  t.ok(await dead.getJob('d_young'), 'the young one stays')
+  t.equal(await cli.stop('SIGTERM'), 0)
+})

@@ -1,12 +1,16 @@
 import t from 'tap'
 import { Command } from 'commander'
-import { addIngressOptions, addObservabilityOptions, addSharedOptions, addWorkerOptions } from '../cli/options.js'
+import {
+  addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions, addSharedOptions,
+  addWorkerHttpOptions, addWorkerOptions
+} from '../cli/options.js'
 import { isAnvilError } from '../src/errors.js'
 import {
   DEV_SECRET, loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
 } from '../src/config.js'
 import { resolveIngressOptions } from '../src/options.js'
-import { DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/constants.js'
+import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/constants.js'
+import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue-settings.js'
 
 const SECRET = 'whsec_config_test'
 
@@ -35,6 +39,7 @@ t.test('serve defaults: 0.0.0.0:3000 at info; everything else left to the core d
     dedupeWindowMs: undefined,
     retrySchedule: undefined,
     idempotency: undefined,
+    retention: undefined,
     metricsPath: '/metrics',
     metricsPort: undefined,
     logPayloads: false
@@ -59,7 +64,12 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_SHUTDOWN_TIMEOUT_MS: '2500',
     ANVIL_METRICS_PATH: '/internal/metrics',
     ANVIL_METRICS_PORT: '9464',
-    ANVIL_LOG_PAYLOADS: 'true'
+    ANVIL_LOG_PAYLOADS: 'true',
+    ANVIL_RETENTION_COMPLETED_AGE_SECONDS: '600',
+    ANVIL_RETENTION_COMPLETED_COUNT: '0',
+    ANVIL_RETENTION_FAILED_AGE_SECONDS: '86400',
+    ANVIL_RETENTION_FAILED_COUNT: '500',
+    ANVIL_RETENTION_DEAD_AGE_SECONDS: '0'
   }
   const serve = loadServeConfig(env)
   t.same(serve, {
@@ -75,6 +85,7 @@ t.test('every environment variable is read and typed', async (t) => {
     dedupeWindowMs: 3600000,
     retrySchedule: [1000, 5000, 30000],
     idempotency: { header: 'X-Event-Id' },
+    retention: { completedAgeSeconds: 600, completedCount: 0, failedAgeSeconds: 86400, failedCount: 500, deadAgeSeconds: 0 },
     metricsPath: '/internal/metrics',
     metricsPort: 9464,
     logPayloads: true
@@ -82,7 +93,7 @@ t.test('every environment variable is read and typed', async (t) => {
   t.same(loadWorkerConfig(env), {
     redisUrl: 'rediss://user:pw@redis.internal:6380/2', queueName: 'stripe', prefix: '{stripe}', logLevel: 'debug',
     concurrency: 4, shutdownTimeoutMs: 2500, metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true,
-    host: '::', port: 8080
+    host: '::', port: 8080, retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 }
   })
   // What the CLI hands the ingress plugin is accepted by the core's own validation.
   const { host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, ...ingress } = serve
@@ -188,12 +199,14 @@ t.test('settings a command does not use are not read', async (t) => {
 })
 
 t.test('every CLI flag reaches its setting (commander names the keys config reads)', async (t) => {
-  const command = addObservabilityOptions(addWorkerOptions(addIngressOptions(addSharedOptions(new Command('dev'))))).exitOverride()
+  const command = addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(new Command('dev')))))).exitOverride()
   command.parse([
     '--redis-url', 'redis://flag:1', '--queue', 'q', '--prefix', 'p', '--log-level', 'trace',
     '--host', 'h', '--port', '1', '--path', '/p', '--body-limit', '2', '--dedupe-window-ms', '3',
     '--retry-schedule', '4,5', '--idempotency', 'payload', '--concurrency', '6', '--shutdown-timeout-ms', '7',
-    '--metrics-path', 'off', '--metrics-port', '8'
+    '--metrics-path', 'off', '--metrics-port', '8',
+    '--retention-completed-age-seconds', '9', '--retention-completed-count', '10', '--retention-failed-age-seconds', '11',
+    '--retention-failed-count', '12', '--retention-dead-age-seconds', '13'
   ], { from: 'user' })
   t.same(loadDevConfig({ WEBHOOK_SECRET: SECRET }, command.opts()), {
     redisUrl: 'redis://flag:1',
@@ -213,6 +226,46 @@ t.test('every CLI flag reaches its setting (commander names the keys config read
     metricsPath: false,
     metricsPort: 8,
     logPayloads: false,
+    retention: { completedAgeSeconds: 9, completedCount: 10, failedAgeSeconds: 11, failedCount: 12, deadAgeSeconds: 13 },
     devSecret: false
   })
+  const worker = addObservabilityOptions(addDeadLetterRetentionOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(new Command('worker')))))).exitOverride()
+  worker.parse(['--retention-failed-age-seconds', '60', '--retention-dead-age-seconds', '120'], { from: 'user' })
+  t.same(loadWorkerConfig({}, worker.opts()).retention, { failedAgeSeconds: 60, deadAgeSeconds: 120 })
+})
+
+
+t.test('retention: only what is set; the core fills in the rest and accepts the result', async (t) => {
+  const serve = loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_RETENTION_FAILED_AGE_SECONDS: '60', ANVIL_RETENTION_DEAD_AGE_SECONDS: '120' })
+  t.same(serve.retention, { failedAgeSeconds: 60, deadAgeSeconds: 120 })
+  const settings = resolveIngressOptions({ secret: SECRET, retention: serve.retention }).settings
+  t.same(settings.retention, { ...DEFAULT_RETENTION, failedAgeSeconds: 60, deadAgeSeconds: 120 })
+  t.match(jobOptions(settings), { removeOnFail: { age: 60, count: DEFAULT_RETENTION.failedCount } })
+  t.same(jobOptions(DEFAULT_QUEUE_SETTINGS), jobOptions(resolveIngressOptions({ secret: SECRET }).settings), 'unset: the defaults')
+  t.equal(loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_RETENTION_COMPLETED_COUNT: '' }).retention, undefined, 'empty is unset')
+  // The worker needs dead letters' age only; completed and failed counts are the ingress's.
+  t.doesNotThrow(() => loadWorkerConfig({ ANVIL_RETENTION_COMPLETED_COUNT: 'many', ANVIL_RETENTION_FAILED_COUNT: '-1' }))
+  t.same(loadWorkerConfig({ ANVIL_RETENTION_DEAD_AGE_SECONDS: '0' }).retention, { deadAgeSeconds: 0 }, '0 keeps dead letters')
+})
+
+t.test('retention: bad values, and dead letters that would not outlive failed jobs, are one line each', async (t) => {
+  const serve = (env: Env, flags: Flags = {}): string => problem(() => loadServeConfig({ WEBHOOK_SECRET: SECRET, ...env }, flags))
+  t.equal(serve({ ANVIL_RETENTION_COMPLETED_AGE_SECONDS: '0' }),
+    'Invalid configuration: ANVIL_RETENTION_COMPLETED_AGE_SECONDS must be a whole number of seconds, at least 1 (got "0")')
+  t.equal(serve({ ANVIL_RETENTION_COMPLETED_COUNT: '1k' }),
+    'Invalid configuration: ANVIL_RETENTION_COMPLETED_COUNT must be a whole number of jobs, at least 0 (got "1k")')
+  t.equal(serve({}, { retentionFailedAgeSeconds: '1.5' }),
+    'Invalid configuration: --retention-failed-age-seconds must be a whole number of seconds, at least 1 (got "1.5")')
+  t.equal(serve({ ANVIL_RETENTION_FAILED_COUNT: '-1' }),
+    'Invalid configuration: ANVIL_RETENTION_FAILED_COUNT must be a whole number of jobs, at least 0 (got "-1")')
+  t.equal(serve({ ANVIL_RETENTION_DEAD_AGE_SECONDS: '2w' }),
+    'Invalid configuration: ANVIL_RETENTION_DEAD_AGE_SECONDS must be a whole number of seconds, at least 0 (0 keeps dead letters) (got "2w")')
+  t.equal(serve({ ANVIL_RETENTION_FAILED_AGE_SECONDS: '60', ANVIL_RETENTION_DEAD_AGE_SECONDS: '60' }),
+    'Invalid configuration: ANVIL_RETENTION_DEAD_AGE_SECONDS must be 0 or more than ANVIL_RETENTION_FAILED_AGE_SECONDS (60 s), so dead letters outlive failed jobs (got "60")')
+  t.equal(problem(() => loadWorkerConfig({}, { retentionDeadAgeSeconds: '3600' })),
+    'Invalid configuration: --retention-dead-age-seconds must be 0 or more than ANVIL_RETENTION_FAILED_AGE_SECONDS (604800 s), so dead letters outlive failed jobs (got "3600")')
+  t.equal(serve({ ANVIL_RETENTION_FAILED_AGE_SECONDS: '2000000' }),
+    'Invalid configuration: ANVIL_RETENTION_DEAD_AGE_SECONDS must be 0 or more than ANVIL_RETENTION_FAILED_AGE_SECONDS (2000000 s), so dead letters outlive failed jobs (got its default, 1209600)')
+  t.same(loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_RETENTION_FAILED_AGE_SECONDS: '2000000', ANVIL_RETENTION_DEAD_AGE_SECONDS: '0' }).retention,
+    { failedAgeSeconds: 2000000, deadAgeSeconds: 0 }, 'with 0 dead letters stay, whatever the failed age')
 })

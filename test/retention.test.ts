@@ -132,4 +132,18 @@ t.test('against Redis', async (t) => {
     await worker.sweep()
     t.equal(await Job.fromId(dead, deadLetterId(jobId)), undefined, 'deadAgeSeconds 1 prunes it')
   })
+
+  t.test('a running worker keeps pruning: a dead letter that ages past deadAgeSeconds goes without a call', async (t) => {
+    const queueName = 'dead-age-running'
+    const ingress = ingressFor(queueName, { retrySchedule: [] })
+    const worker = workerFor(queueName, () => { throw new Error('nope') }, { deadAgeSeconds: 1, sweepIntervalMs: 200 })
+    await worker.start()
+    const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
+    const { jobId } = await ingress.enqueue({ n: 1 })
+    await waitFor('the dead letter', async () => await Job.fromId(dead, deadLetterId(jobId)) !== undefined)
+    // Written after start's first sweep: only the periodic sweep can remove it.
+    await waitFor('the periodic sweep to prune it', async () => await dead.count() === 0)
+    t.equal(await Job.fromId(dead, deadLetterId(jobId)), undefined, 'pruned while the worker runs')
+    t.ok(worker.running, 'the worker is still running')
+  })
 })
