@@ -1,7 +1,8 @@
 // A CPU profile of `anvil serve` under load (node --cpu-prof), summed by self time: per area (HTTP and Fastify,
 // BullMQ and msgpack, ioredis, crypto, JSON, logging, metrics, GC, …) and the top functions. Proportions, not
 // absolute figures: a short run on a busy machine still says where the time goes.
-// A native function (socket write, buffer copy) counts for the nearest caller with a script, e.g. net or ioredis.
+// A native function counts for the nearest caller with a script; native socket writes are split by the caller
+// outside Node's own modules that wrote (Fastify answering, ioredis sending commands).
 // Usage: node bench/profile.mjs [--duration 10] [--connections 50] [--top 25] [--keep] [--quick]
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -24,14 +25,14 @@ const AREAS = [
   ['GC', (f) => f.functionName === '(garbage collector)'],
   ['idle', (f) => f.functionName === '(idle)'],
   ['(program): native, not attributed', (f) => f.functionName === '(program)'],
-  ['logging (pino)', (f) => /node_modules\/(pino|pino-std-serializers|sonic-boom|thread-stream|fast-redact|on-exit-leak-free|atomic-sleep|safe-stable-stringify|quick-format-unescaped)\//.test(f.url) || /\/dist\/cli\/logging\.js/.test(f.url)],
+  ['logging (pino)', (f) => /node_modules\/(pino|@pinojs\/[^/]+|pino-std-serializers|sonic-boom|thread-stream|fast-redact|on-exit-leak-free|atomic-sleep|safe-stable-stringify|quick-format-unescaped)\//.test(f.url) || /\/dist\/cli\/logging\.js/.test(f.url)],
   ['metrics and diagnostics (prom-client, hooks)', (f) => /node_modules\/(prom-client|tdigest|bintrees)\//.test(f.url) || /\/dist\/(plugins\/(metrics|route-diagnostics)|src\/diagnostics)\.js/.test(f.url) || /diagnostics_channel/.test(f.url)],
   ['BullMQ add, msgpack', (f) => /node_modules\/(bullmq|msgpackr|cron-parser|semver|tslib|uuid)\//.test(f.url)],
   ['ioredis and the Redis protocol', (f) => /node_modules\/(ioredis|redis-parser|redis-errors|cluster-key-slot|denque|standard-as-callback|lodash\.)/.test(f.url)],
   ['JSON (parse, stringify, schemas)', (f) => /node_modules\/(fast-json-stringify|secure-json-parse|json-schema-ref-resolver|ajv|fast-uri|@fastify\/fast-json-stringify-compiler|@fastify\/ajv-compiler)/.test(f.url) || /^(parse|stringify)$/.test(f.functionName) && f.url === ''],
   ['crypto (HMAC, hashes, UUIDs)', (f) => /node:internal\/crypto|^node:crypto/.test(f.url)],
   ['HTTP: Fastify', (f) => /node_modules\/(fastify|find-my-way|avvio|light-my-request|@fastify\/|fastify-plugin|abstract-logging|toad-cache|process-warning|rfdc|proxy-addr|forwarded|ipaddr\.js)/.test(f.url)],
-  ['Node: http, net, streams (sockets to clients and to Redis)', (f) => /node:(internal\/)?(_http|http|net|stream|streams|internal\/streams|internal\/http|internal\/stream_base|tls|dns|internal\/net)/.test(f.url) || /^node:internal\/(streams|http|net|stream_base_commons|js_stream_socket)/.test(f.url)],
+  ['Node: http, net, streams (JS side)', (f) => /node:(internal\/)?(_http|http|net|stream|streams|internal\/streams|internal\/http|internal\/stream_base|tls|dns|internal\/net)/.test(f.url) || /^node:internal\/(streams|http|net|stream_base_commons|js_stream_socket)/.test(f.url)],
   ['Anvil (dist/)', (f) => /\/dist\//.test(f.url)],
   ['Node: timers, promises, async hooks, buffers', (f) => /^node:/.test(f.url)],
   ['other', () => true]
@@ -66,11 +67,23 @@ const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
 const byId = new Map(profile.nodes.map((n) => [n.id, n]))
 const parentOf = new Map()
 for (const n of profile.nodes) for (const child of n.children ?? []) parentOf.set(child, n)
-/** A native function (no script URL: socket writes, buffer copies) counts for the nearest caller that has one. */
-function attributed (node) {
+/** The nearest caller (this frame included) that `stop` accepts, or the outermost one. */
+function callerWhere (node, stop) {
   let frame = node
-  while (frame.callFrame.url === '' && !/^\(.*\)$/.test(frame.callFrame.functionName) && parentOf.has(frame.id)) frame = parentOf.get(frame.id)
+  while (!stop(frame.callFrame) && parentOf.has(frame.id)) frame = parentOf.get(frame.id)
   return frame.callFrame
+}
+const area = (callFrame) => AREAS.find(([, test]) => test(callFrame))[0]
+/**
+ * A native function (no script URL) counts for the nearest caller that has one; the native socket writes
+ * (the syscalls) are split by who wrote: the nearest caller outside Node's own modules (Fastify's reply, ioredis).
+ */
+function areaOf (node) {
+  const { functionName, url } = node.callFrame
+  if (url === '' && /^write(v|Buffer|Utf8String|Latin1String|AsciiString|Ucs2String)$/.test(functionName)) {
+    return `socket writes (native), for ${area(callerWhere(node, (f) => f.url !== '' && !f.url.startsWith('node:')))}`
+  }
+  return area(callerWhere(node, (f) => f.url !== '' || /^\(.*\)$/.test(f.functionName)))
 }
 const counts = new Map()
 let at = profile.startTime
@@ -85,7 +98,7 @@ let total = 0
 let idle = 0
 for (const [id, count] of counts) {
   const { callFrame } = byId.get(id)
-  const area = AREAS.find(([, test]) => test(attributed(byId.get(id))))[0]
+  const area = areaOf(byId.get(id))
   if (area === 'idle') { idle += count; continue }
   const where = `${callFrame.functionName || '(anonymous)'} ${callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${callFrame.lineNumber + 1}`
   byFunction.set(where, { area, count: (byFunction.get(where)?.count ?? 0) + count })
