@@ -49,6 +49,10 @@ try {
             // CPU per request answered: where the time goes, server or Redis.
             load.serverUs = 1e6 * (started.cpuSeconds() - cpuBefore) / Math.max(1, load.total)
             load.redisUs = 1e6 * (await redisCpuSeconds(redis.client) - redisBefore) / Math.max(1, load.total)
+            // BullMQ writes the queue's meta key when it connects; anything more means jobs reached Redis.
+            if (name === 'anvil-stub' && (await redis.client.keys('*')).some((key) => !key.endsWith(':meta'))) {
+              throw new Error('ingress: the in-memory stub wrote jobs to Redis; its figure would not be a stub figure')
+            }
             samples.push(load)
           } finally {
             await started.stop()
