@@ -36,7 +36,7 @@ function cleanUp () {
 }
 process.once('exit', cleanUp)
 for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => { cleanUp(); process.exit(130) })
+  process.once(signal, () => { cleanUp(); process.exit(signal === 'SIGINT' ? 130 : 143) })
 }
 
 /**
@@ -45,9 +45,30 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
  * for bench/run.mjs). Numbers in `options` are given as strings with their full-run defaults.
  */
 export function benchArgs (options) {
-  const { values } = parseArgs({
-    options: { ...options, quick: { type: 'boolean', default: false }, 'section-out': { type: 'string' } }
-  })
+  return checkedArgs({ ...options, quick: { type: 'boolean', default: false }, 'section-out': { type: 'string' } })
+}
+
+/** parseArgs, with one line and exit code 2 for an unknown or malformed option. */
+export function checkedArgs (options) {
+  const fail = (message) => {
+    console.error(`${process.argv[1]}: ${message}`)
+    process.exit(2)
+  }
+  let values
+  try {
+    values = parseArgs({ options }).values
+  } catch (err) {
+    fail(err.message)
+  }
+  // An option whose default is a number (or a list of them) takes only positive numbers: `--runs x` would
+  // otherwise run nothing and report NaN.
+  for (const [name, option] of Object.entries(options)) {
+    if (typeof option.default !== 'string' || !/^[\d.,]+$/.test(option.default)) continue
+    const given = values[name]
+    if (!/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/.test(given) || given.split(',').some((x) => Number(x) <= 0)) {
+      fail(`--${name} takes ${option.default.includes(',') ? 'a comma-separated list of positive numbers' : 'a positive number'}, got "${given}"`)
+    }
+  }
   return values
 }
 

@@ -7,20 +7,21 @@
 import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
-import { machine, machineLine, showSpread, tempDir, track } from './lib.mjs'
+import { checkedArgs, machine, machineLine, showSpread, tempDir, track } from './lib.mjs'
 
-const { values } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    only: { type: 'string' },
-    profile: { type: 'boolean', default: false },
-    out: { type: 'string', default: new URL('./report-latest', import.meta.url).pathname }
-  }
+const values = checkedArgs({
+  quick: { type: 'boolean', default: false },
+  only: { type: 'string' },
+  profile: { type: 'boolean', default: false },
+  out: { type: 'string', default: new URL('./report-latest', import.meta.url).pathname }
 })
 const BENCHES = ['ingress', 'verify', 'drain', 'e2e', 'memory', 'profile']
 const chosen = values.only !== undefined ? values.only.split(',') : BENCHES.filter((id) => id !== 'profile' || values.profile)
-for (const id of chosen) if (!BENCHES.includes(id)) throw new Error(`bench/run.mjs: no bench named ${id}; there are ${BENCHES.join(', ')}`)
+const unknown = chosen.filter((id) => !BENCHES.includes(id))
+if (unknown.length > 0) {
+  console.error(`bench/run.mjs: --only takes names from ${BENCHES.join(', ')}; got ${unknown.join(', ')}`)
+  process.exit(2)
+}
 
 const dir = tempDir('anvil-bench-run-')
 const sections = []
