@@ -1,32 +1,32 @@
 // Ingress through real Redis: Anvil against its floor and its ceiling, in one run, each mix, repeated.
-// Usage: node bench/ingress.mjs [--duration 10] [--runs 3] [--connections 50,200] [--quick]
-// Writes bench/report-latest.md and bench/report-latest.json.
-import { writeFileSync } from 'node:fs'
-import { parseArgs } from 'node:util'
-import { machine, redisCpuSeconds, runLoad, spread, startRedis, startServer } from './lib.mjs'
+// Then, separately labelled, the Anvil plugin route with an in-memory queue stub (no Redis), only to compare
+// with Anvil 0.1's published 10.5k req/s.
+// Usage: node bench/ingress.mjs [--duration 10] [--runs 3] [--connections 50,200] [--mixes unique,storm,bad]
+//                               [--servers ceiling,floor,anvil,anvil-plugin,anvil-stub] [--quick]
+import { benchArgs, emitSection, redisCpuSeconds, runLoad, showSpread, spread, startRedis, startServer } from './lib.mjs'
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: 'string', default: '10' },
-    runs: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '50,200' },
-    mixes: { type: 'string', default: 'unique,storm,bad' },
-    quick: { type: 'boolean', default: false },
-    servers: { type: 'string' },
-    out: { type: 'string', default: new URL('./report-latest', import.meta.url).pathname }
-  }
+const values = benchArgs({
+  duration: { type: 'string', default: '10' },
+  runs: { type: 'string', default: '3' },
+  connections: { type: 'string', default: '50,200' },
+  mixes: { type: 'string', default: 'unique,storm,bad' },
+  servers: { type: 'string' }
 })
 const duration = values.quick ? 1 : Number(values.duration)
 const runs = values.quick ? 1 : Number(values.runs)
 const connectionsList = (values.quick ? '10' : values.connections).split(',').map(Number)
 const mixes = values.quick ? ['unique'] : values.mixes.split(',')
 const secret = 'whsec_bench'
+/** Anvil 0.1's published figure, for the stub table only. */
+const PUBLISHED = { rps: 10500, p50: 4, p99: 8 }
 
 const servers = {
   ceiling: { module: new URL('./servers/ceiling.mjs', import.meta.url).pathname },
   floor: { module: new URL('./servers/floor.mjs', import.meta.url).pathname },
   anvil: { module: new URL('../dist/cli/anvil.js', import.meta.url).pathname, args: ['serve'] },
-  'anvil-plugin': { module: new URL('./servers/anvil-plugin.mjs', import.meta.url).pathname }
+  'anvil-plugin': { module: new URL('./servers/anvil-plugin.mjs', import.meta.url).pathname },
+  // Only the all-unique mix: it is there to compare with one published figure, not to be read across mixes.
+  'anvil-stub': { module: new URL('./servers/anvil-stub.mjs', import.meta.url).pathname, mixes: ['unique'] }
 }
 const only = values.servers?.split(',')
 for (const name of Object.keys(servers)) if (only !== undefined && !only.includes(name)) delete servers[name]
@@ -37,6 +37,7 @@ try {
   for (const connections of connectionsList) {
     for (const mix of mixes) {
       for (const [name, server] of Object.entries(servers)) {
+        if (server.mixes !== undefined && !server.mixes.includes(mix)) continue
         const samples = []
         for (let run = 0; run < runs; run++) {
           await redis.client.flushall()
@@ -44,10 +45,14 @@ try {
           try {
             const cpuBefore = started.cpuSeconds()
             const redisBefore = await redisCpuSeconds(redis.client)
-            const load = await runLoad({ url: started.url, secret, connections, duration, mix, requests: 50000 })
+            const load = await runLoad({ url: started.url, secret, connections, duration, mix, requests: values.quick ? 2000 : 50000 })
             // CPU per request answered: where the time goes, server or Redis.
             load.serverUs = 1e6 * (started.cpuSeconds() - cpuBefore) / Math.max(1, load.total)
             load.redisUs = 1e6 * (await redisCpuSeconds(redis.client) - redisBefore) / Math.max(1, load.total)
+            // BullMQ writes the queue's meta key when it connects; anything more means jobs reached Redis.
+            if (name === 'anvil-stub' && (await redis.client.keys('*')).some((key) => !key.endsWith(':meta'))) {
+              throw new Error('ingress: the in-memory stub wrote jobs to Redis; its figure would not be a stub figure')
+            }
             samples.push(load)
           } finally {
             await started.stop()
@@ -65,7 +70,7 @@ try {
           statusCodes: samples.map((s) => s.statusCodes)
         }
         results.push(row)
-        console.error(`${name} ${mix} c=${connections}: ${row.rps.median} req/s, p99 ${row.p99.median} ms, server ${row.serverUs.median} µs/req, redis ${row.redisUs.median} µs/req`)
+        console.error(`ingress: ${name} ${mix} c=${connections}: ${row.rps.median} req/s, p99 ${row.p99.median} ms, server ${row.serverUs.median} µs/req, redis ${row.redisUs.median} µs/req`)
       }
     }
   }
@@ -73,21 +78,30 @@ try {
   await redis.stop()
 }
 
-const env = machine()
 const find = (server, mix, c) => results.find((r) => r.server === server && r.mix === mix && r.connections === c)
-const lines = [
-  '# Ingress benchmark', '',
-  `Commit ${env.commit}, ${env.date}. ${env.cpu}, ${env.cores} cores, Node ${env.node}, Redis ${env.redis}.`,
-  `Load generator (autocannon) in its own process; bodies signed before the clock; ${duration} s per run, ${runs} run(s), median [min–max].`, '',
-  '| server | mix | conns | req/s | p50 ms | p99 ms | p99.9 ms | × floor | × ceiling | server CPU µs/req | Redis CPU µs/req |',
-  '|---|---|---|---|---|---|---|---|---|---|---|'
+const ratio = (r, other) => other === undefined ? '–' : (r.rps.median / other.rps.median).toFixed(2)
+const markdown = [
+  `Load generator (autocannon) in its own process; bodies signed before the clock; ${duration} s per run, ${runs} run(s), median [min–max].`,
+  'Each server in its own process against a private `redis-server`: **ceiling** a bare Fastify route answering 202; **floor** raw body,',
+  'constant-time HMAC, sha256 key, one BullMQ `add` with a dedupe window (`bench/servers/floor.mjs`); **anvil** `anvil serve`',
+  '(metrics, health routes, logging at `warn`); **anvil-plugin** the plugin in a host app with Fastify\'s logger off.', '',
+  '| server | mix | conns | req/s | p50 ms | p99 ms | p99.9 ms | × floor | × ceiling | server CPU µs/req | Redis CPU µs/req | errors |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|'
 ]
-for (const r of results) {
-  const floor = find('floor', r.mix, r.connections)
-  const ceiling = find('ceiling', r.mix, r.connections)
-  const ratio = (other) => other === undefined ? '–' : (r.rps.median / other.rps.median).toFixed(2)
-  lines.push(`| ${r.server} | ${r.mix} | ${r.connections} | ${Math.round(r.rps.median)} [${Math.round(r.rps.min)}–${Math.round(r.rps.max)}] | ${r.p50.median} | ${r.p99.median} | ${r.p999.median} | ${ratio(floor)} | ${ratio(ceiling)} | ${r.serverUs.median} | ${r.redisUs.median} |`)
+for (const r of results.filter((r) => r.server !== 'anvil-stub')) {
+  markdown.push(`| ${r.server} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('floor', r.mix, r.connections))} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.serverUs.median} | ${r.redisUs.median} | ${r.errors} |`)
 }
-writeFileSync(values.out + '.md', lines.join('\n') + '\n')
-writeFileSync(values.out + '.json', JSON.stringify({ machine: env, duration, runs, results }, null, 2) + '\n')
-console.log(lines.join('\n'))
+const stubRows = results.filter((r) => r.server === 'anvil-stub')
+if (stubRows.length > 0) {
+  markdown.push('', '### In-memory queue stub (NOT a real-Redis figure)', '',
+    '`bench/servers/anvil-stub.mjs`: the Anvil plugin route with its queue replaced by an in-memory Map that dedupes by key;',
+    'no Redis, no BullMQ. It exists only to compare with Anvil 0.1\'s published figure. That figure was measured with the',
+    'load generator **inside the server\'s process**; here the generator runs in its own process, as for every other row.', '',
+    '| server | mix | conns | req/s | p50 ms | p99 ms | p99.9 ms | × ceiling | errors |',
+    '|---|---|---|---|---|---|---|---|---|')
+  for (const r of stubRows) {
+    markdown.push(`| anvil-stub (in-memory queue) | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.errors} |`)
+  }
+  markdown.push(`| Anvil 0.1 published (stub, generator in-process) | unique | not stated | ${PUBLISHED.rps} | ${PUBLISHED.p50} | ${PUBLISHED.p99} | – | – | – |`)
+}
+emitSection({ id: 'ingress', title: 'Ingress', markdown, data: { duration, runs, published: PUBLISHED, results } }, values)

@@ -1,11 +1,90 @@
 // Shared bench plumbing: a private redis-server, servers in their own processes, the load in another.
+// Every process a bench starts is tracked here and killed when the bench exits, also on an error or a signal.
 import { execFileSync, fork, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
+
+/** Children still running and temporary directories still there; cleared when the bench exits, however it exits. */
+const children = new Map()
+const tempDirs = new Set()
+
+/**
+ * Registers a child process so an exit (normal, thrown or by signal) kills it; returns the child. A child that
+ * is itself a bench gets SIGTERM, so that it can stop its own children in turn.
+ */
+export function track (child, signal = 'SIGKILL') {
+  children.set(child, signal)
+  child.once('exit', () => children.delete(child))
+  return child
+}
+
+/** A temporary directory removed when the bench exits. */
+export function tempDir (prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  tempDirs.add(dir)
+  return dir
+}
+
+function cleanUp () {
+  for (const [child, signal] of children) child.kill(signal)
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+}
+process.once('exit', cleanUp)
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => { cleanUp(); process.exit(signal === 'SIGINT' ? 130 : 143) })
+}
+
+/**
+ * The bench's options plus the two every bench takes: `--quick` (a tiny load that only shows the bench still
+ * runs; used by test/bench-smoke.test.ts) and `--section-out FILE` (its section of the combined report, as JSON,
+ * for bench/run.mjs). Numbers in `options` are given as strings with their full-run defaults.
+ */
+export function benchArgs (options) {
+  return checkedArgs({ ...options, quick: { type: 'boolean', default: false }, 'section-out': { type: 'string' } })
+}
+
+/** parseArgs, with one line and exit code 2 for an unknown or malformed option. */
+export function checkedArgs (options) {
+  const fail = (message) => {
+    console.error(`${process.argv[1]}: ${message}`)
+    process.exit(2)
+  }
+  let values
+  try {
+    values = parseArgs({ options }).values
+  } catch (err) {
+    fail(err.message)
+  }
+  // An option whose default is a number (or a list of them) takes only positive numbers: `--runs x` would
+  // otherwise run nothing and report NaN.
+  for (const [name, option] of Object.entries(options)) {
+    if (typeof option.default !== 'string' || !/^[\d.,]+$/.test(option.default)) continue
+    const given = values[name]
+    if (!/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/.test(given) || given.split(',').some((x) => Number(x) <= 0)) {
+      fail(`--${name} takes ${option.default.includes(',') ? 'a comma-separated list of positive numbers' : 'a positive number'}, got "${given}"`)
+    }
+  }
+  return values
+}
+
+/**
+ * Ends a bench: prints its section (markdown) and, under `--section-out`, writes it as JSON for the combined
+ * report. `section` is { id, title, markdown: string[], data }.
+ */
+export function emitSection (section, values) {
+  const env = machine()
+  if (values['section-out'] !== undefined) writeFileSync(values['section-out'], JSON.stringify({ ...section, machine: env }) + '\n')
+  console.log([`## ${section.title}`, '', ...section.markdown, '', machineLine(env)].join('\n'))
+}
+
+export function machineLine (env) {
+  return `Commit ${env.commit}, ${env.date}. ${env.cpu}, ${env.cores} cores, Node ${env.node}, Redis ${env.redis}.`
+}
 
 export async function freePort () {
   return await new Promise((resolve) => {
@@ -18,14 +97,15 @@ export async function freePort () {
 
 export async function startRedis (args = []) {
   const port = await freePort()
-  const dir = mkdtempSync(join(tmpdir(), 'anvil-bench-'))
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args], { stdio: 'ignore' })
+  const dir = tempDir('anvil-bench-')
+  const child = track(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args], { stdio: 'ignore' }))
   const url = `redis://127.0.0.1:${port}`
   const client = new Redis(url, { lazyConnect: true, retryStrategy: () => 50 })
   client.on('error', () => {})
-  for (let i = 0; i < 100; i++) {
-    try { await client.connect(); break } catch { await sleep(50) }
-  }
+  // After a first refused attempt ioredis keeps reconnecting by itself (and connect() only says it is busy).
+  client.connect().catch(() => {})
+  for (let i = 0; i < 200 && client.status !== 'ready'; i++) await sleep(25)
+  if (client.status !== 'ready') throw new Error('redis-server did not start')
   return {
     url,
     client,
@@ -33,6 +113,7 @@ export async function startRedis (args = []) {
       client.disconnect()
       child.kill('SIGKILL')
       rmSync(dir, { recursive: true, force: true })
+      tempDirs.delete(dir)
     }
   }
 }
@@ -44,7 +125,7 @@ export async function startRedis (args = []) {
 export async function startServer ({ module, args = [], env }) {
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort()
-    const child = fork(module, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+    const child = track(fork(module, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }))
     const url = `http://127.0.0.1:${port}`
     let exited = false
     child.once('exit', () => { exited = true })
@@ -59,7 +140,7 @@ export async function startServer ({ module, args = [], env }) {
             if (exited) return
             const done = new Promise((resolve) => child.once('exit', resolve))
             child.kill('SIGTERM')
-            await Promise.race([done, sleep(5000)])
+            await Promise.race([done, sleep(5000, undefined, { ref: false })])
             child.kill('SIGKILL')
           }
         }
@@ -88,10 +169,11 @@ export async function redisCpuSeconds (client) {
 }
 
 export async function runLoad (options) {
-  const child = fork(new URL('./load.mjs', import.meta.url), [JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  const child = track(fork(new URL('./load.mjs', import.meta.url), [JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] }))
   let out = ''
   child.stdout.on('data', (chunk) => { out += chunk })
-  await new Promise((resolve) => child.once('exit', resolve))
+  const code = await new Promise((resolve) => child.once('exit', resolve))
+  if (code !== 0) throw new Error(`load generator exited with ${code}`)
   return JSON.parse(out)
 }
 
@@ -99,7 +181,12 @@ export function machine () {
   let redis = 'unknown'
   try { redis = execFileSync('redis-server', ['--version']).toString().match(/v=(\S+)/)?.[1] ?? redis } catch {}
   let commit = 'unknown'
-  try { commit = execFileSync('git', ['rev-parse', '--short', 'HEAD']).toString().trim() } catch {}
+  try {
+    const cwd = new URL('..', import.meta.url)
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd }).toString().trim()
+    // Figures from uncommitted code must not be credited to the commit.
+    if (execFileSync('git', ['status', '--porcelain', '--', 'src', 'plugins', 'cli', 'bench', 'index.ts'], { cwd }).toString().trim() !== '') commit += '-dirty'
+  } catch {}
   return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, redis, commit, date: new Date().toISOString() }
 }
 
@@ -107,4 +194,33 @@ export function spread (values) {
   const sorted = [...values].sort((a, b) => a - b)
   const median = sorted[Math.floor(sorted.length / 2)]
   return { median, min: sorted[0], max: sorted.at(-1), runs: values.length }
+}
+
+/** `median [min–max]` of a spread, rounded to `digits` decimals. */
+export function showSpread ({ median, min, max, runs }, digits = 0) {
+  const f = (x) => x.toFixed(digits)
+  return runs === 1 ? f(median) : `${f(median)} [${f(min)}–${f(max)}]`
+}
+
+/** The q-quantile (0–1) of a sorted array, nearest rank. */
+export function quantile (sorted, q) {
+  if (sorted.length === 0) return NaN
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]
+}
+
+/** Forks a CLI command (`anvil worker …`) tracked for clean-up; resolves `stop()` once it has exited. */
+export function forkTracked (module, args, env, options = {}) {
+  const child = track(fork(module, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'], ...options }))
+  let exited = child.exitCode !== null
+  child.once('exit', () => { exited = true })
+  return {
+    child,
+    async stop () {
+      if (exited) return
+      const done = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await Promise.race([done, sleep(10000, undefined, { ref: false })])
+      child.kill('SIGKILL')
+    }
+  }
 }

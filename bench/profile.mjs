@@ -1,45 +1,124 @@
-// A CPU profile of `anvil serve` under load: node --cpu-prof, then the top functions by self time.
-// Usage: node bench/profile.mjs [--duration 10] [--connections 50]
-import { readdirSync, readFileSync, mkdtempSync } from 'node:fs'
+// A CPU profile of `anvil serve` under load (node --cpu-prof), summed by self time: per area (HTTP and Fastify,
+// BullMQ and msgpack, ioredis, crypto, JSON, logging, metrics, GC, …) and the top functions. Proportions, not
+// absolute figures: a short run on a busy machine still says where the time goes.
+// A native function counts for the nearest caller with a script; native socket writes are split by the caller
+// outside Node's own modules that wrote (Fastify answering, ioredis sending commands).
+// Usage: node bench/profile.mjs [--duration 10] [--connections 50] [--top 25] [--keep] [--quick]
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fork } from 'node:child_process'
-import { parseArgs } from 'node:util'
+import { benchArgs, emitSection, forkTracked, freePort, runLoad, startRedis, tempDir } from './lib.mjs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort, runLoad, startRedis } from './lib.mjs'
 
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, top: { type: 'string', default: '30' } } })
-const redis = await startRedis()
-const dir = mkdtempSync(join(tmpdir(), 'anvil-prof-'))
-const port = await freePort()
-const secret = 'whsec_bench'
-const server = fork(new URL('../dist/cli/anvil.js', import.meta.url).pathname, ['serve'], {
-  execArgv: ['--cpu-prof', '--cpu-prof-dir', dir],
-  env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', REDIS_URL: redis.url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'ignore', 'inherit', 'ipc']
+const values = benchArgs({
+  duration: { type: 'string', default: '10' },
+  connections: { type: 'string', default: '50' },
+  top: { type: 'string', default: '25' },
+  // Keep the .cpuprofile (for Chrome DevTools or speedscope); by default it goes with the temporary directory.
+  keep: { type: 'boolean', default: false }
 })
+const duration = values.quick ? 1 : Number(values.duration)
+const secret = 'whsec_bench'
+
+/** Areas by where the function lives (its script URL), first match wins; `(garbage collector)` etc. by name. */
+const AREAS = [
+  ['GC', (f) => f.functionName === '(garbage collector)'],
+  ['idle', (f) => f.functionName === '(idle)'],
+  ['(program): native, not attributed', (f) => f.functionName === '(program)'],
+  ['logging (pino)', (f) => /node_modules\/(pino|@pinojs\/[^/]+|pino-std-serializers|sonic-boom|thread-stream|fast-redact|on-exit-leak-free|atomic-sleep|safe-stable-stringify|quick-format-unescaped)\//.test(f.url) || /\/dist\/cli\/logging\.js/.test(f.url)],
+  ['metrics and diagnostics (prom-client, hooks)', (f) => /node_modules\/(prom-client|tdigest|bintrees)\//.test(f.url) || /\/dist\/(plugins\/(metrics|route-diagnostics)|src\/diagnostics)\.js/.test(f.url) || /diagnostics_channel/.test(f.url)],
+  ['BullMQ add, msgpack', (f) => /node_modules\/(bullmq|msgpackr|cron-parser|semver|tslib|uuid)\//.test(f.url)],
+  ['ioredis and the Redis protocol', (f) => /node_modules\/(ioredis|redis-parser|redis-errors|cluster-key-slot|denque|standard-as-callback|lodash\.)/.test(f.url)],
+  ['JSON (parse, stringify, schemas)', (f) => /node_modules\/(fast-json-stringify|secure-json-parse|json-schema-ref-resolver|ajv|fast-uri|@fastify\/fast-json-stringify-compiler|@fastify\/ajv-compiler)/.test(f.url) || /^(parse|stringify)$/.test(f.functionName) && f.url === ''],
+  ['crypto (HMAC, hashes, UUIDs)', (f) => /node:internal\/crypto|^node:crypto/.test(f.url)],
+  ['HTTP: Fastify', (f) => /node_modules\/(fastify|find-my-way|avvio|light-my-request|@fastify\/|fastify-plugin|abstract-logging|toad-cache|process-warning|rfdc|proxy-addr|forwarded|ipaddr\.js)/.test(f.url)],
+  ['Node: http, net, streams (JS side)', (f) => /node:(internal\/)?(_http|http|net|stream|streams|internal\/streams|internal\/http|internal\/stream_base|tls|dns|internal\/net)/.test(f.url) || /^node:internal\/(streams|http|net|stream_base_commons|js_stream_socket)/.test(f.url)],
+  ['Anvil (dist/)', (f) => /\/dist\//.test(f.url)],
+  ['Node: timers, promises, async hooks, buffers', (f) => /^node:/.test(f.url)],
+  ['other', () => true]
+]
+
+const redis = await startRedis()
+const dir = values.keep ? mkdtempSync(join(tmpdir(), 'anvil-prof-')) : tempDir('anvil-prof-')
+const port = await freePort()
+const server = forkTracked(new URL('../dist/cli/anvil.js', import.meta.url).pathname, ['serve'],
+  { PORT: String(port), HOST: '127.0.0.1', REDIS_URL: redis.url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'warn' },
+  { execArgv: ['--cpu-prof', '--cpu-prof-dir', dir] })
 const url = `http://127.0.0.1:${port}`
-for (let i = 0; i < 200; i++) { try { await fetch(url + '/webhooks', { method: 'POST' }); break } catch { await sleep(50) } }
-const load = await runLoad({ url, secret, connections: Number(values.connections), duration: Number(values.duration), mix: 'unique', requests: 50000 })
-server.kill('SIGINT')
-await new Promise((resolve) => server.once('exit', resolve))
-await redis.stop()
+let load
+const window = { from: 0, to: 0 }
+try {
+  for (let i = 0; i < 200; i++) { try { await fetch(url + '/webhooks', { method: 'POST' }); break } catch { await sleep(50) } }
+  // A warm-up first (module loading, JIT), left out of the profile's window: only the measured load counts.
+  await runLoad({ url, secret, connections: Number(values.connections), duration: values.quick ? 0.5 : 2, mix: 'unique', requests: 2000 })
+  // The profile's timestamps are µs on the system's monotonic clock, which process.hrtime also reads.
+  window.from = Number(process.hrtime.bigint() / 1000n)
+  load = await runLoad({ url, secret, connections: Number(values.connections), duration, mix: 'unique', requests: values.quick ? 2000 : 50000 })
+  window.to = Number(process.hrtime.bigint() / 1000n)
+} finally {
+  // SIGTERM: `anvil serve` closes gracefully and Node writes the profile on the way out.
+  await server.stop()
+  await redis.stop()
+}
 
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
+if (file === undefined) throw new Error('profile: the server wrote no .cpuprofile')
 const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'))
-const self = new Map()
-const dt = profile.timeDeltas
 const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+const parentOf = new Map()
+for (const n of profile.nodes) for (const child of n.children ?? []) parentOf.set(child, n)
+/** The nearest caller (this frame included) that `stop` accepts, or the outermost one. */
+function callerWhere (node, stop) {
+  let frame = node
+  while (!stop(frame.callFrame) && parentOf.has(frame.id)) frame = parentOf.get(frame.id)
+  return frame.callFrame
+}
+const area = (callFrame) => AREAS.find(([, test]) => test(callFrame))[0]
+/**
+ * A native function (no script URL) counts for the nearest caller that has one; the native socket writes
+ * (the syscalls) are split by who wrote: the nearest caller outside Node's own modules (Fastify's reply, ioredis).
+ */
+function areaOf (node) {
+  const { functionName, url } = node.callFrame
+  if (url === '' && /^write(v|Buffer|Utf8String|Latin1String|AsciiString|Ucs2String)$/.test(functionName)) {
+    return `socket writes (native), for ${area(callerWhere(node, (f) => f.url !== '' && !f.url.startsWith('node:')))}`
+  }
+  return area(callerWhere(node, (f) => f.url !== '' || /^\(.*\)$/.test(f.functionName)))
+}
 const counts = new Map()
-for (const id of profile.samples) counts.set(id, (counts.get(id) ?? 0) + 1)
+let at = profile.startTime
+profile.samples.forEach((id, i) => {
+  at += profile.timeDeltas[i]
+  if (at >= window.from && at <= window.to) counts.set(id, (counts.get(id) ?? 0) + 1)
+})
+if (counts.size === 0) throw new Error('profile: no sample fell within the load (the profile\'s clock is not process.hrtime\'s)')
+const byFunction = new Map()
+const byArea = new Map()
 let total = 0
+let idle = 0
 for (const [id, count] of counts) {
   const { callFrame } = byId.get(id)
+  const area = areaOf(byId.get(id))
+  if (area === 'idle') { idle += count; continue }
   const where = `${callFrame.functionName || '(anonymous)'} ${callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${callFrame.lineNumber + 1}`
-  self.set(where, (self.get(where) ?? 0) + count)
+  byFunction.set(where, { area, count: (byFunction.get(where)?.count ?? 0) + count })
+  byArea.set(area, (byArea.get(area) ?? 0) + count)
   total += count
 }
-console.log(`${Math.round(load.requests)} req/s, p99 ${load.p99} ms; ${total} samples (${(dt.reduce((a, b) => a + b, 0) / 1000).toFixed(0)} ms); profile: ${join(dir, file)}`)
-for (const [where, count] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) {
-  console.log(`${(100 * count / total).toFixed(1).padStart(5)}%  ${where}`)
-}
+const pct = (count) => (100 * count / total).toFixed(1)
+const areas = [...byArea].sort((a, b) => b[1] - a[1])
+const top = [...byFunction].sort((a, b) => b[1].count - a[1].count).slice(0, Number(values.top))
+const markdown = [
+  `\`anvil serve\` (logging at \`warn\`) under ${values.connections} connections of all-unique signed requests for ${duration} s: ${Math.round(load.requests)} req/s, p99 ${load.p99} ms`,
+  `(throughput is lowered by the profiler; read the proportions). ${total} busy samples; ${idle} idle samples left out. Self time, so a`,
+  'library\'s share is the time spent in its own functions, not in what it calls.', '',
+  '| area | self time % |',
+  '|---|---|',
+  ...areas.map(([area, count]) => `| ${area} | ${pct(count)} |`), '',
+  `Top ${top.length} functions:`, '',
+  '| self % | function | area |',
+  '|---|---|---|',
+  ...top.map(([where, { area, count }]) => `| ${pct(count)} | \`${where}\` | ${area} |`)
+]
+if (values.keep) markdown.push('', `Profile kept: ${join(dir, file)}`)
+emitSection({ id: 'profile', title: 'CPU profile of the ingress', markdown, data: { load, total, idle, areas: Object.fromEntries(areas.map(([a, c]) => [a, +pct(c)])), top: top.map(([where, { area, count }]) => ({ where, area, pct: +pct(count) })) } }, values)

@@ -1,7 +1,7 @@
 // What a signature check costs, per preset, next to raw crypto HMAC-SHA256, and whether a forgery's cost
 // depends on how much of it is right. Pure CPU, no Redis, no HTTP. Needs `npm run build` first.
 //
-//   node bench/verify.mjs [--iterations 20000] [--runs 5] [--bytes 1024]
+//   node bench/verify.mjs [--iterations 20000] [--runs 5] [--bytes 1024] [--quick]
 //
 // Columns (ns per call; median over runs, then min–max):
 //   valid            a correctly signed request
@@ -10,12 +10,12 @@
 //   late − early     the constant-time check: this should be noise around 0
 //   forged − valid   includes building and throwing the 401 error, which every rejection pays the same
 import { createHash, createHmac, generateKeyPairSync, sign, timingSafeEqual } from 'node:crypto'
-import { parseArgs } from 'node:util'
 import { createPresetScheme, PROVIDER_NAMES } from '../dist/src/providers/index.js'
+import { benchArgs, emitSection, showSpread, spread } from './lib.mjs'
 
-const { values } = parseArgs({ options: { iterations: { type: 'string', default: '20000' }, runs: { type: 'string', default: '5' }, bytes: { type: 'string', default: '1024' } } })
-const ITERATIONS = Number(values.iterations)
-const RUNS = Number(values.runs)
+const values = benchArgs({ iterations: { type: 'string', default: '20000' }, runs: { type: 'string', default: '5' }, bytes: { type: 'string', default: '1024' } })
+const ITERATIONS = values.quick ? 20 : Number(values.iterations)
+const RUNS = values.quick ? 2 : Number(values.runs)
 const SECRET = 'whsec_bench_secret'
 const STANDARD_SECRET = 'whsec_' + Buffer.alloc(24, 7).toString('base64')
 const URL = 'https://hooks.example/bench'
@@ -74,9 +74,7 @@ function timePerCall (fn) {
   return Number(process.hrtime.bigint() - start) / ITERATIONS
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const spread = (xs) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`
-const cell = (xs) => `${median(xs).toFixed(0).padStart(7)} (${spread(xs)})`.padEnd(24)
+const cell = (xs) => showSpread(spread(xs))
 
 const ts = Math.floor(Date.now() / 1000)
 const rows = []
@@ -105,11 +103,23 @@ for (const name of PROVIDER_NAMES) {
   rows.push([name, valid, forgedEarly, forgedLate])
 }
 
-console.log(`verify cost, ns per call: ${ITERATIONS} iterations × ${RUNS} runs, ${body.length}-byte body; median (min–max)\n`)
-console.log(['preset'.padEnd(18), 'valid'.padEnd(24), 'forged early'.padEnd(24), 'forged late'.padEnd(24), 'late − early'.padEnd(24), 'forged − valid'].join(''))
+const markdown = [
+  `ns per call: ${ITERATIONS} iterations × ${RUNS} runs, ${body.length}-byte body; median [min–max]. Pure CPU, no Redis, no HTTP.`,
+  '*forged early / late*: same length, first / last signature byte wrong; *late − early* is the constant-time check (noise around 0);',
+  '*forged − valid* includes building and throwing the 401 error, which every rejection pays alike.', '',
+  '| preset | valid | forged early | forged late | late − early | forged − valid |',
+  '|---|---|---|---|---|---|'
+]
+const data = []
 for (const [name, valid, early, late] of rows) {
-  if (early === undefined) { console.log(name.padEnd(18) + cell(valid)); continue }
+  if (early === undefined) {
+    markdown.push(`| ${name} | ${cell(valid)} | | | | |`)
+    data.push({ preset: name, valid: spread(valid) })
+    continue
+  }
   const lateMinusEarly = late.map((x, i) => x - early[i])
   const forgedMinusValid = early.map((x, i) => x - valid[i])
-  console.log(name.padEnd(18) + cell(valid) + cell(early) + cell(late) + cell(lateMinusEarly) + cell(forgedMinusValid))
+  markdown.push(`| ${name} | ${cell(valid)} | ${cell(early)} | ${cell(late)} | ${cell(lateMinusEarly)} | ${cell(forgedMinusValid)} |`)
+  data.push({ preset: name, valid: spread(valid), forgedEarly: spread(early), forgedLate: spread(late), lateMinusEarly: spread(lateMinusEarly), forgedMinusValid: spread(forgedMinusValid) })
 }
+emitSection({ id: 'verify', title: 'Signature verification', markdown, data: { iterations: ITERATIONS, runs: RUNS, bytes: body.length, rows: data } }, values)

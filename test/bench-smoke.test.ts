@@ -1,0 +1,60 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { PROVIDER_NAMES } from '../src/providers/index.js'
+
+// Benchmarks are not tests: nothing here looks at a figure. Each bench runs once on a tiny load (`--quick`) to
+// show that it still runs, exits 0 and reports every section and field. The benches import dist/, which
+// `npm test` builds first; each starts its own redis-server and processes on loopback and stops them.
+const run = promisify(execFile)
+const GIVE_UP_MS = 240_000
+
+t.test('bench/verify.mjs runs alone and prints a row per preset next to the raw HMAC baseline', async (t) => {
+  const { stdout } = await run(process.execPath, ['bench/verify.mjs', '--quick'])
+  t.match(stdout, /^## Signature verification/m)
+  t.match(stdout, /^\| raw crypto HMAC \| \d/m)
+  t.match(stdout, /late − early/)
+  for (const name of PROVIDER_NAMES) t.match(stdout, new RegExp(`^\\| ${name} \\| -?\\d`, 'm'), name)
+})
+
+t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with every section', { timeout: GIVE_UP_MS }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'anvil-bench-smoke-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const out = join(dir, 'report')
+  await run(process.execPath, ['bench/run.mjs', '--quick', '--profile', '--out', out], { timeout: GIVE_UP_MS, maxBuffer: 16 * 1024 * 1024 })
+
+  const md = readFileSync(out + '.md', 'utf8')
+  t.match(md, /^Commit \S+, \S+\. .+, \d+ cores, Node v\d+\.\d+\.\d+, Redis \d+\.\d+/m, 'the machine')
+  for (const heading of ['Summary', 'Ingress', 'Signature verification', 'Worker drain', 'End to end', 'Redis memory per event', 'CPU profile of the ingress']) {
+    t.match(md, new RegExp(`^## ${heading}$`, 'm'), heading)
+  }
+  t.match(md, /In-memory queue stub \(NOT a real-Redis figure\)/)
+  t.match(md, /Anvil 0\.1 published \(stub, generator in-process\)/)
+
+  const report = JSON.parse(readFileSync(out + '.json', 'utf8'))
+  t.match(report.machine, { cpu: String, cores: Number, node: String, redis: String, commit: String })
+  t.same(report.failed, [])
+  const spread = { median: Number, min: Number, max: Number, runs: Number }
+  const { ingress, verify, drain, e2e, memory, profile } = report.sections
+
+  t.same(ingress.results.map((r: { server: string }) => r.server).sort(), ['anvil', 'anvil-plugin', 'anvil-stub', 'ceiling', 'floor'])
+  for (const row of ingress.results) t.match(row, { rps: spread, p50: spread, p99: spread, p999: spread, serverUs: spread, redisUs: spread, errors: 0 }, row.server)
+
+  t.same(verify.rows.map((r: { preset: string }) => r.preset), ['raw crypto HMAC', ...PROVIDER_NAMES])
+  for (const row of verify.rows.slice(1)) t.match(row, { valid: spread, forgedEarly: spread, forgedLate: spread, lateMinusEarly: spread, forgedMinusValid: spread }, row.preset)
+
+  t.same(drain.rows.map((r: { concurrency: number }) => r.concurrency), [1, 10, 50])
+  for (const row of drain.rows) t.match(row, { anvil: spread, raw: spread, ratio: spread })
+
+  t.match(e2e, { achievedRate: spread, e2e: { p50: spread, p99: spread, p999: spread }, request: { p50: spread, p99: spread, p999: spread } })
+  t.equal(e2e.lost, 0, 'every accepted event reached the handler')
+  t.equal(e2e.accepted, e2e.sent, 'every request was accepted')
+
+  t.match(memory, { fillingBytes: spread, steadyBytes: spread, completedKept: Number, dedupeKeys: Number })
+
+  t.ok(Object.keys(profile.areas).length > 0, 'the profile has areas')
+  t.ok(profile.top.length > 0, 'the profile has top functions')
+})
