@@ -50,7 +50,8 @@ t.test('request loggers: every line a request writes carries its id, and the lev
       request.log.info('info line')
       request.log.warn({ n: 1 }, 'warn line')
       request.log.child({ part: 'inner' }).error('child line')
-      return { debug: request.log.isLevelEnabled('debug'), warn: request.log.isLevelEnabled('warn') }
+      const log = request.log as unknown as { isLevelEnabled: (level: string) => boolean }
+      return { debug: log.isLevelEnabled('debug'), warn: log.isLevelEnabled('warn') }
     })
     app.get('/quiet', { logLevel: 'error' }, async (request) => {
       request.log.warn('route says error only')
