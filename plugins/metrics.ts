@@ -6,11 +6,12 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
-import { channels, type EventLabels } from '../src/diagnostics.js'
+import { Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { channels, type EnqueuedMessage, type EventLabels, type ProcessedMessage, type RejectedMessage, type RespondedMessage } from '../src/diagnostics.js'
 import { errors } from '../src/errors.js'
 import { createQueueSampler, SAMPLED_STATES, type QueueSample, type QueueSampler, type QueueSamplerOptions } from '../src/queue-sampler.js'
 import { compileCheck } from '../src/validate.js'
+import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
 import { Type } from '@sinclair/typebox'
 
 export const DEFAULT_METRICS_PATH = '/metrics'
@@ -47,18 +48,23 @@ const checkOptions = compileCheck(Type.Object({
 
 const EVENT = ['source', 'provider', 'event_type'] as const
 const ROUTE = ['source', 'provider'] as const
+type EventLabel = (typeof EVENT)[number]
+type RouteLabel = (typeof ROUTE)[number]
 
 /** One metric per name per registry: a second registration (two apps, one host registry) reuses it. */
 function reuse<M extends Metric> (registry: Registry, name: string, make: () => M): M {
   return (registry.getSingleMetric(name) as M | undefined) ?? make()
 }
 
-function eventLabels (m: EventLabels): Record<(typeof EVENT)[number], string> {
-  return { source: m.source, provider: m.provider ?? 'unknown', event_type: m.eventType ?? 'unknown' }
-}
-
-function routeLabels (m: EventLabels): Record<(typeof ROUTE)[number], string> {
-  return { source: m.source, provider: m.provider ?? 'unknown' }
+/** Label values; a message without a provider or event type counts under `unknown`. */
+const source = (m: EventLabels): string => m.source
+const provider = (m: EventLabels): string => m.provider ?? 'unknown'
+const eventType = (m: EventLabels): string => m.eventType ?? 'unknown'
+const byRoute: LabelsOf<EventLabels, RouteLabel> = { names: ROUTE, values: [source, provider] }
+const byEvent: LabelsOf<EventLabels, EventLabel> = { names: EVENT, values: [source, provider, eventType] }
+const byReason: LabelsOf<RejectedMessage, RouteLabel | 'reason'> = { names: [...ROUTE, 'reason'], values: [source, provider, (m) => m.reason] }
+const byStatus: LabelsOf<RespondedMessage, RouteLabel | 'status_code'> = {
+  names: [...ROUTE, 'status_code'], values: [source, provider, (m) => String(m.statusCode)]
 }
 
 /**
@@ -88,43 +94,52 @@ function instrumentShared (registry: Registry, sampler?: QueueSampler): () => vo
   }
 }
 
+type Instruments = ReturnType<typeof createInstruments>
+
+/** The tallied metrics of a registry, kept with it: a registry instrumented again counts on in the same ones. */
+const instrumentsOf = new WeakMap<Registry, Instruments>()
+
+function createInstruments (registry: Registry) {
+  const counter = <M, L extends string>(name: string, help: string, of: LabelsOf<M, L>): TalliedCounter<M, L> =>
+    new TalliedCounter(registry, name, help, of)
+  return {
+    received: counter('anvil_webhooks_received_total', 'Webhook requests received', byRoute),
+    verified: counter('anvil_webhooks_verified_total', 'Webhook requests whose signature verified', byRoute),
+    rejected: counter('anvil_webhooks_rejected_total', 'Webhook requests refused, by reason', byReason),
+    enqueued: counter('anvil_events_enqueued_total', 'Events that made a new job', byEvent),
+    duplicate: counter('anvil_events_duplicate_total', 'Events already seen within the dedupe window', byEvent),
+    processed: counter('anvil_jobs_processed_total', 'Jobs the handler completed', byEvent),
+    failed: counter('anvil_job_attempts_failed_total', 'Handler attempts that failed (each retry counts)', byEvent),
+    deadLettered: counter('anvil_jobs_dead_lettered_total', 'Jobs moved to the dead-letter queue', byEvent),
+    replayed: counter('anvil_dead_letters_replayed_total', 'Dead letters replayed onto the queue', byEvent),
+    ingressSeconds: new TalliedHistogram(registry, 'anvil_ingress_duration_seconds', 'Webhook route latency, by status code',
+      INGRESS_BUCKETS_SECONDS, byStatus),
+    handledSeconds: new TalliedHistogram(registry, 'anvil_received_to_handled_seconds',
+      'From the request arriving to the handler completing (retries included)', HANDLED_BUCKETS_SECONDS, byEvent)
+  }
+}
+
 /** Builds the metrics on a registry and subscribes them to the channels; returns the unsubscribe. */
 export function instrument (registry: Registry): () => void {
-  const registers = [registry]
-  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> =>
-    reuse(registry, name, () => new Counter({ name, help, labelNames, registers }))
-  const received = counter('anvil_webhooks_received_total', 'Webhook requests received', ROUTE)
-  const verified = counter('anvil_webhooks_verified_total', 'Webhook requests whose signature verified', ROUTE)
-  const rejected = counter('anvil_webhooks_rejected_total', 'Webhook requests refused, by reason', [...ROUTE, 'reason'])
-  const enqueued = counter('anvil_events_enqueued_total', 'Events that made a new job', EVENT)
-  const duplicate = counter('anvil_events_duplicate_total', 'Events already seen within the dedupe window', EVENT)
-  const processed = counter('anvil_jobs_processed_total', 'Jobs the handler completed', EVENT)
-  const failed = counter('anvil_job_attempts_failed_total', 'Handler attempts that failed (each retry counts)', EVENT)
-  const deadLettered = counter('anvil_jobs_dead_lettered_total', 'Jobs moved to the dead-letter queue', EVENT)
-  const replayed = counter('anvil_dead_letters_replayed_total', 'Dead letters replayed onto the queue', EVENT)
-  const ingressSeconds = reuse(registry, 'anvil_ingress_duration_seconds', () => new Histogram({
-    name: 'anvil_ingress_duration_seconds', help: 'Webhook route latency, by status code', labelNames: [...ROUTE, 'status_code'],
-    buckets: INGRESS_BUCKETS_SECONDS, registers
-  }))
-  const handledSeconds = reuse(registry, 'anvil_received_to_handled_seconds', () => new Histogram({
-    name: 'anvil_received_to_handled_seconds', help: 'From the request arriving to the handler completing (retries included)',
-    labelNames: EVENT, buckets: HANDLED_BUCKETS_SECONDS, registers
-  }))
-
+  let metrics = instrumentsOf.get(registry)
+  if (metrics === undefined) {
+    metrics = createInstruments(registry)
+    instrumentsOf.set(registry, metrics)
+  }
+  const { received, verified, rejected, enqueued, duplicate, processed, failed, deadLettered, replayed, ingressSeconds, handledSeconds } = metrics
   const handlers: Array<[keyof typeof channels, (message: never) => void]> = [
-    ['received', (m: EventLabels) => received.inc(routeLabels(m))],
-    ['verified', (m: EventLabels) => verified.inc(routeLabels(m))],
-    ['rejected', (m: EventLabels & { reason: string }) => rejected.inc({ ...routeLabels(m), reason: m.reason })],
-    ['enqueued', (m: EventLabels & { duplicate: boolean }) => (m.duplicate ? duplicate : enqueued).inc(eventLabels(m))],
-    ['responded', (m: EventLabels & { statusCode: number, durationMs: number }) =>
-      ingressSeconds.observe({ ...routeLabels(m), status_code: String(m.statusCode) }, m.durationMs / 1000)],
-    ['processed', (m: EventLabels & { receivedToHandledMs: number }) => {
-      processed.inc(eventLabels(m))
-      handledSeconds.observe(eventLabels(m), m.receivedToHandledMs / 1000)
+    ['received', (m: EventLabels) => received.inc(m)],
+    ['verified', (m: EventLabels) => verified.inc(m)],
+    ['rejected', (m: RejectedMessage) => rejected.inc(m)],
+    ['enqueued', (m: EnqueuedMessage) => (m.duplicate ? duplicate : enqueued).inc(m)],
+    ['responded', (m: RespondedMessage) => ingressSeconds.observe(m, m.durationMs / 1000)],
+    ['processed', (m: ProcessedMessage) => {
+      processed.inc(m)
+      handledSeconds.observe(m, m.receivedToHandledMs / 1000)
     }],
-    ['failed', (m: EventLabels) => failed.inc(eventLabels(m))],
-    ['deadLettered', (m: EventLabels) => deadLettered.inc(eventLabels(m))],
-    ['replayed', (m: EventLabels) => replayed.inc(eventLabels(m))]
+    ['failed', (m: EventLabels) => failed.inc(m)],
+    ['deadLettered', (m: EventLabels) => deadLettered.inc(m)],
+    ['replayed', (m: EventLabels) => replayed.inc(m)]
   ]
   for (const [name, handler] of handlers) subscribe(channels[name].name, handler as (message: unknown) => void)
   return () => {

@@ -18,7 +18,7 @@ export function instrumentWebhookRoute (route: FastifyInstance, labels: EventLab
     done()
   })
   route.addHook('onResponse', (_request, reply, done) => {
-    publish('responded', () => ({ ...labels, statusCode: reply.statusCode, durationMs: reply.elapsedTime }))
+    publish('responded', () => ({ source: labels.source, provider: labels.provider, statusCode: reply.statusCode, durationMs: reply.elapsedTime }))
     done()
   })
 }
