@@ -35,7 +35,7 @@ const checkOptions = compileCheck(Type.Object({
   redis: Type.Optional(Type.Unknown()),
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
   worker: Type.Optional(Type.Object({ running: Type.Boolean() }))
-}))
+}, { additionalProperties: false }))
 
 /** What "Redis answers" means for this app; decided once the app is ready (plugins may register in any order). */
 function redisPing (app: FastifyInstance, sampler: QueueSampler | undefined): () => Promise<boolean> {

@@ -69,4 +69,8 @@ t.test('nothing to ping: the app refuses to start, with one line', async (t) => 
   const bad = Fastify({ logger: false })
   await t.rejects(async () => { await bad.register(anvilHealth, { redis: 'redis://127.0.0.1:1', timeoutMs: 0 }); await bad.ready() },
     { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /timeoutMs/ })
+  // A misspelt option is refused, not silently ignored (`timeout` would leave the default in force).
+  const misspelt = Fastify({ logger: false })
+  await t.rejects(async () => { await misspelt.register(anvilHealth, { redis: 'redis://127.0.0.1:1', timeout: 50 } as never); await misspelt.ready() },
+    { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /timeout/ })
 })
