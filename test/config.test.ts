@@ -282,3 +282,19 @@ t.test('retention: bad values, and dead letters that would not outlive failed jo
   t.same(loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_RETENTION_FAILED_AGE_SECONDS: '2000000', ANVIL_RETENTION_DEAD_AGE_SECONDS: '0' }).retention,
     { failedAgeSeconds: 2000000, deadAgeSeconds: 0 }, 'with 0 dead letters stay, whatever the failed age')
 })
+
+t.test('the README\'s configuration table has a row for every variable and flag, with its default', async (t) => {
+  const { readFileSync } = await import('node:fs')
+  const { SETTINGS, CONFIG_ENV_VARS } = await import('../src/config-settings.js')
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const rows = readme.split('\n').filter((line) => line.startsWith('| `'))
+  for (const name of CONFIG_ENV_VARS) {
+    const row = rows.find((line) => line.startsWith(`| \`${name}\` |`))
+    t.ok(row !== undefined && row.split('|').length >= 5, `${name} has a row`)
+  }
+  for (const setting of Object.values(SETTINGS)) {
+    if (setting.env === undefined) continue
+    const row = rows.find((line) => line.startsWith(`| \`${setting.env}\` |`)) ?? ''
+    if (setting.flag !== '--log-payloads') t.match(row, `\`${setting.flag}\``, `${setting.env}: its flag ${setting.flag}`)
+  }
+})
