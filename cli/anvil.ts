@@ -8,7 +8,7 @@ import { Command } from 'commander'
 import { loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Flags } from '../src/config.js'
 import {
   addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions, addSharedOptions,
-  addWorkerHttpOptions, addWorkerOptions
+  addStallOptions, addWorkerHttpOptions, addWorkerOptions
 } from './options.js'
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
@@ -35,7 +35,7 @@ addObservabilityOptions(addRetentionOptions(addIngressOptions(addSharedOptions(p
     await serve(config)
   })
 
-addObservabilityOptions(addDeadLetterRetentionOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker'))))))
+addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker')))))))
   .description('Process queued webhooks with your handler module')
   .requiredOption('--handler <path>', 'module exporting the handler (default export or `handler`), relative to the working directory')
   .action(async (flags: Flags & { handler: string }) => {

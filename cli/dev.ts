@@ -31,6 +31,7 @@ export function loggingHandler (log: Logger): WebhookHandler {
     } catch {}
     log.info({
       jobId: event.id,
+      requestId: event.requestId,
       eventId: event.eventId ?? field(body.id),
       eventType: event.eventType ?? field(body.type),
       bytes: event.payload.length,

@@ -30,6 +30,13 @@ export function addWorkerOptions (command: Command): Command {
     .option('--shutdown-timeout-ms <ms>', 'how long shutdown waits for active jobs (env ANVIL_SHUTDOWN_TIMEOUT_MS)')
 }
 
+/** `worker` only: BullMQ's stalled-job detection, for jobs a dead or forced-off worker left active. */
+export function addStallOptions (command: Command): Command {
+  return command
+    .option('--lock-duration-ms <ms>', 'a job\'s lock, renewed while it runs; once it expires the job is taken back as stalled (env ANVIL_LOCK_DURATION_MS)')
+    .option('--stalled-interval-ms <ms>', 'how often stalled jobs are looked for (env ANVIL_STALLED_INTERVAL_MS)')
+}
+
 /** `serve` and `dev`: how long finished jobs (stamped on each job) and dead letters stay in Redis. */
 export function addRetentionOptions (command: Command): Command {
   return addDeadLetterRetentionOptions(command

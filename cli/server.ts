@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { Registry } from 'prom-client'
 import anvil from '../index.js'
@@ -7,16 +9,34 @@ import anvilHealth from '../plugins/health.js'
 import anvilMetrics from '../plugins/metrics.js'
 import type { CommonConfig, IngressConfig, ObservabilityConfig, RetentionConfig } from '../src/config.js'
 import { DEFAULT_REDIS_URL } from '../src/options.js'
+import { isRequestId } from '../src/request-id.js'
 import type { QueueSamplerOptions } from '../src/queue-sampler.js'
 import { deferredChildLogger } from './request-logger.js'
 
 /** A request id a load balancer or the sender already set is kept, so one id follows the request across hops. */
 export const REQUEST_ID_HEADER = 'x-request-id'
+/** The log field, named as on the job data and the worker's lines, so one field follows the request. */
+export const REQUEST_ID_LOG_LABEL = 'requestId'
 
-/** Fastify with the process's pino logger; request log lines carry `reqId`. */
+/**
+ * The request's id: the incoming `x-request-id` when it is a plain short id (src/request-id.ts), else a
+ * UUID, unique across replicas (it is stored on the job). Fastify's requestIdHeader would keep any value.
+ */
+export function requestIdOf (request: IncomingMessage): string {
+  const sent = request.headers[REQUEST_ID_HEADER]
+  return isRequestId(sent) ? sent : randomUUID()
+}
+
+/** Fastify with the process's pino logger; request log lines carry `requestId`. */
 export function createApp (log: Logger): FastifyInstance {
   // Typed as Fastify's base logger so the app's type matches the plugins' (a pino Logger is one).
-  return Fastify({ loggerInstance: log as FastifyBaseLogger, requestIdHeader: REQUEST_ID_HEADER, childLoggerFactory: deferredChildLogger })
+  return Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    requestIdHeader: false,
+    genReqId: requestIdOf,
+    logController: new LogController({ requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
+    childLoggerFactory: deferredChildLogger
+  })
 }
 
 /** A Fastify app with the ingress, health and metrics plugins, not yet listening. onClose closes the queue. */

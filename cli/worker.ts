@@ -32,6 +32,8 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       prefix: config.prefix,
       concurrency: config.concurrency,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
+      lockDurationMs: config.lockDurationMs,
+      stalledIntervalMs: config.stalledIntervalMs,
       deadAgeSeconds: config.retention?.deadAgeSeconds,
       logger: throttleRepeats(log)
     })

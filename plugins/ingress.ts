@@ -125,7 +125,7 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
       child.post(source.path, { schema: { response } }, async (request, reply) => {
         // No body (or an empty one) is still signed bytes: the empty string.
         const payload = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-        const result = await ingress.accept(payload, request.headers, { source: source.name, url: signedUrl(request, source.publicUrl) })
+        const result = await ingress.accept(payload, request.headers, { source: source.name, url: signedUrl(request, source.publicUrl), requestId: request.id })
         if ('handshake' in result) {
           request.log.info({ source: source.name }, 'anvil: handshake answered')
           // Widened: the route's schema types only the 202; a handshake answers with the provider's own status.

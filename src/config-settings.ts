@@ -129,6 +129,15 @@ export const SETTINGS = {
     env: 'ANVIL_SHUTDOWN_TIMEOUT_MS', key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms',
     expected: 'a whole number of milliseconds, at least 0', schema: Whole(0), parse: toInteger
   }),
+  // BullMQ's stalled-job detection (worker only); unset keeps BullMQ's defaults, 30000 each.
+  lockDurationMs: define({
+    env: 'ANVIL_LOCK_DURATION_MS', key: 'lockDurationMs', flag: '--lock-duration-ms',
+    expected: 'a whole number of milliseconds, at least 500', schema: Whole(500), parse: toInteger
+  }),
+  stalledIntervalMs: define({
+    env: 'ANVIL_STALLED_INTERVAL_MS', key: 'stalledIntervalMs', flag: '--stalled-interval-ms',
+    expected: 'a whole number of milliseconds, at least 100', schema: Whole(100), parse: toInteger
+  }),
   metricsPath: define({
     env: 'ANVIL_METRICS_PATH', key: 'metricsPath', flag: '--metrics-path', expected: `a URL path starting with "/", or "${METRICS_OFF}"`,
     schema: Type.String({ pattern: `^(${METRICS_OFF}|/\\S*)$` })

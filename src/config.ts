@@ -58,6 +58,15 @@ export interface WorkerConfig {
 }
 
 /**
+ * `anvil worker`: how soon a job whose worker died or was forced to stop is taken back (its lock expires
+ * after lockDurationMs; a check every stalledIntervalMs finds it). Undefined keeps BullMQ's 30 s each.
+ */
+export interface StallConfig {
+  lockDurationMs?: number
+  stalledIntervalMs?: number
+}
+
+/**
  * How long finished jobs and dead letters stay in Redis: only what was set (the core fills in
  * DEFAULT_RETENTION), undefined when nothing was. `serve` stamps the job fields on every job it enqueues;
  * the worker prunes dead letters.
@@ -68,7 +77,7 @@ export interface RetentionConfig {
 
 export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & ObservabilityConfig
 /** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
-export type WorkerCommandConfig = CommonConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & { host: string, port: number }
+export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & { host: string, port: number }
 export type ReplayConfig = CommonConfig & { limit?: number }
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
   secret: string
@@ -184,6 +193,8 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
   return {
     ...common(env, flags),
     ...worker(env, flags),
+    lockDurationMs: read(SETTINGS.lockDurationMs, env, flags),
+    stalledIntervalMs: read(SETTINGS.stalledIntervalMs, env, flags),
     ...retention(env, flags, DEAD_LETTER_RETENTION),
     ...observability(env, flags),
     host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,

@@ -3,6 +3,7 @@ import { noteEnqueued, publish } from './diagnostics.js'
 import { errors } from './errors.js'
 import { eventIdKey, lazyJson, payloadKey } from './idempotency.js'
 import { storedHeaders } from './job.js'
+import { isRequestId, REQUEST_ID_RULE } from './request-id.js'
 import { WebhookQueue, type EnqueueResult } from './queue.js'
 import type { ResolvedIngress, ResolvedSource } from './options.js'
 import type { Handshake, RequestInfo, VerifiedEvent } from './signature.js'
@@ -10,6 +11,8 @@ import type { Handshake, RequestInfo, VerifiedEvent } from './signature.js'
 export interface AcceptRequest extends RequestInfo {
   /** The source's name; default the first source. */
   source?: string
+  /** The HTTP request's id, stored on the job for the worker's log lines; dropped unless it is a plain short id. */
+  requestId?: string
 }
 
 /** One event of a batch and what became of it. */
@@ -42,6 +45,8 @@ export interface EnqueueOptions {
   headers?: Record<string, string>
   /** Overrides the source name used in the key and on the job. */
   source?: string
+  /** Stored on the job and logged by the worker, e.g. the id of the request that led to this event. */
+  requestId?: string
 }
 
 /**
@@ -80,8 +85,9 @@ export class Ingress {
     publish('verified', () => ({ source, provider, eventType }))
     if (verified.handshake !== undefined) return { handshake: verified.handshake }
     const { signature } = verified
-    if (verified.events !== undefined) return await this.acceptBatch(route, verified.events, headers, signature, receivedAt)
-    const result = await this.enqueueVerified(route, { payload, eventId: verified.eventId, eventType }, headers, signature, receivedAt)
+    const requestId = isRequestId(request.requestId) ? request.requestId : undefined
+    if (verified.events !== undefined) return await this.acceptBatch(route, verified.events, headers, signature, receivedAt, requestId)
+    const result = await this.enqueueVerified(route, { payload, eventId: verified.eventId, eventType }, headers, signature, receivedAt, requestId)
     return verified.acknowledge === undefined ? result : { ...result, acknowledge: verified.acknowledge }
   }
 
@@ -90,8 +96,8 @@ export class Ingress {
    * waits for all of them: one failure is a 503, and the provider's retry of the whole batch finds the
    * events that did get in already there (replayed), so nothing is doubled and nothing accepted is lost.
    */
-  private async acceptBatch (route: ResolvedSource, events: VerifiedEvent[], headers: IncomingHttpHeaders, signature: string | undefined, receivedAt: number): Promise<AcceptedBatch> {
-    const settled = await Promise.allSettled(events.map(async (event) => await this.enqueueVerified(route, event, headers, signature, receivedAt)))
+  private async acceptBatch (route: ResolvedSource, events: VerifiedEvent[], headers: IncomingHttpHeaders, signature: string | undefined, receivedAt: number, requestId: string | undefined): Promise<AcceptedBatch> {
+    const settled = await Promise.allSettled(events.map(async (event) => await this.enqueueVerified(route, event, headers, signature, receivedAt, requestId)))
     const jobs: AcceptedEvent[] = []
     for (const [index, outcome] of settled.entries()) {
       if (outcome.status === 'rejected') throw outcome.reason
@@ -102,7 +108,7 @@ export class Ingress {
   }
 
   /** Keys one verified event (the source's idempotency strategy sees the event's own bytes) and enqueues it. */
-  private async enqueueVerified (route: ResolvedSource, event: VerifiedEvent, headers: IncomingHttpHeaders, signature: string | undefined, receivedAt: number): Promise<EnqueueResult> {
+  private async enqueueVerified (route: ResolvedSource, event: VerifiedEvent, headers: IncomingHttpHeaders, signature: string | undefined, receivedAt: number, requestId: string | undefined): Promise<EnqueueResult> {
     const { payload, eventType } = event
     const source = route.name
     const provider = route.scheme.name
@@ -117,7 +123,8 @@ export class Ingress {
       eventType,
       provider,
       headers: storedHeaders(headers),
-      receivedAt
+      receivedAt,
+      requestId
     }))
   }
 
@@ -145,6 +152,9 @@ export class Ingress {
     if (opts.eventId !== undefined && (typeof opts.eventId !== 'string' || opts.eventId === '')) {
       throw new errors.INVALID_PAYLOAD('eventId must be a non-empty string')
     }
+    if (opts.requestId !== undefined && !isRequestId(opts.requestId)) {
+      throw new errors.INVALID_PAYLOAD(`requestId must be ${REQUEST_ID_RULE}`)
+    }
     const source = opts.source ?? this.options.source
     return noteEnqueued({ source, provider: 'app', eventType: opts.eventType }, await this.queue.enqueue({
       source,
@@ -156,7 +166,8 @@ export class Ingress {
       provider: 'app',
       // The caller may pass a request's headers: credentials are dropped here too.
       headers: storedHeaders(opts.headers ?? {}),
-      receivedAt: Date.now()
+      receivedAt: Date.now(),
+      requestId: opts.requestId
     }))
   }
 

@@ -19,6 +19,8 @@ export interface WebhookJobData {
   retry: number[]
   /** Set on replayed jobs: the dead letter they came from. */
   replayOf?: string
+  /** The HTTP request that brought the event (its `x-request-id`, or the id made for it); kept by replays. */
+  requestId?: string
 }
 
 /** Headers that can carry credentials; they are never stored. */
@@ -59,6 +61,8 @@ export interface WebhookEvent {
   attempt: number
   /** The dead letter this job was replayed from, if it was. */
   replayOf?: string
+  /** The id of the request that brought the event, as in the ingress's log lines (a replay keeps it). */
+  requestId?: string
 }
 
 export function toEvent (id: string, data: WebhookJobData, attempt: number): WebhookEvent {
@@ -81,6 +85,7 @@ export function toEvent (id: string, data: WebhookJobData, attempt: number): Web
     headers: data.headers,
     receivedAt: new Date(data.receivedAt),
     attempt,
-    replayOf: data.replayOf
+    replayOf: data.replayOf,
+    requestId: data.requestId
   }
 }

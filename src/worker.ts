@@ -14,6 +14,8 @@ export type WebhookHandler = (event: WebhookEvent) => unknown
 
 /** The subset of a logger Anvil calls; pino and Fastify's logger fit. */
 export interface AnvilLogger {
+  /** Optional, for loggers written before it was used: the worker's per-job start line. */
+  debug? (obj: object, msg?: string): void
   info (obj: object, msg?: string): void
   warn (obj: object, msg?: string): void
   error (obj: object, msg?: string): void
@@ -97,9 +99,14 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   main.on('error', onRedisError)
   dead.on('error', onRedisError)
 
+  // Every per-job line carries jobId and requestId, so a request can be followed from the ingress's lines.
+  // The start is debug: at info there is one line per attempt's outcome (the listeners below).
   const worker = new AnvilBullWorker(queueName, async (job: Job<WebhookJobData>) => {
-    await handler(toEvent(job.id as string, job.data, job.attemptsMade + 1))
-    publish('processed', () => ({ ...labelsOf(job.data), jobId: job.id as string, attempt: job.attemptsMade + 1, receivedToHandledMs: Date.now() - job.data.receivedAt }))
+    const jobId = job.id as string
+    const attempt = job.attemptsMade + 1
+    log.debug?.({ jobId, requestId: job.data.requestId, attempt }, 'anvil worker: job started')
+    await handler(toEvent(jobId, job.data, attempt))
+    publish('processed', () => ({ ...labelsOf(job.data), jobId, attempt, receivedToHandledMs: Date.now() - job.data.receivedAt }))
   }, {
     connection: connection.client,
     prefix,
@@ -121,12 +128,18 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     }
   })
   worker.on('error', onRedisError)
+  // On the event, not after the handler: only a job that Redis now holds as completed is logged so.
+  worker.on('completed', (job) => {
+    log.info({ jobId: job.id, requestId: job.data.requestId, attempt: job.attemptsMade, durationMs: (job.finishedOn ?? Date.now()) - (job.processedOn ?? job.timestamp) }, 'anvil worker: job completed')
+  })
   worker.on('failed', (job, err) => {
     if (job === undefined) return
-    log.warn({ jobId: job.id, attempt: job.attemptsMade, err: err.message }, 'anvil worker: attempt failed')
+    log.warn({ jobId: job.id, requestId: job.data.requestId, attempt: job.attemptsMade, err: err.message }, 'anvil worker: attempt failed')
     publish('failed', () => ({ ...labelsOf(job.data), jobId: job.id as string, attempt: job.attemptsMade }))
     void deadLetterIfFinal(job)
   })
+  // Taken back from a worker that died or was forced to stop: it runs again (its next start line has the requestId).
+  worker.on('stalled', (jobId) => log.warn({ jobId }, 'anvil worker: stalled job taken back'))
 
   async function deadLetterIfFinal (job: Job<WebhookJobData>): Promise<void> {
     try {
@@ -136,10 +149,10 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
       if (job.finishedOn === undefined) return
       const id = await deadLetter(dead, job)
       publish('deadLettered', () => ({ ...labelsOf(job.data), jobId: job.id as string, deadLetterId: id }))
-      log.warn({ jobId: job.id, deadLetterId: id }, 'anvil worker: dead-lettered')
+      log.warn({ jobId: job.id, requestId: job.data.requestId, deadLetterId: id }, 'anvil worker: dead-lettered')
     } catch (err) {
       // The sweep will pick it up.
-      log.error({ jobId: job.id, err: (err as Error).message }, 'anvil worker: dead-lettering failed')
+      log.error({ jobId: job.id, requestId: job.data.requestId, err: (err as Error).message }, 'anvil worker: dead-lettering failed')
     }
   }
 

@@ -36,8 +36,8 @@ const envOf = (workload: Manifest): Record<string, any> =>
 
 const valuesFiles = readdirSync(VALUES_DIR).filter((f) => f.endsWith('.yaml')).sort()
 
-t.test('the values files cover defaults, external Redis, HPA and metrics', async (t) => {
-  t.same(valuesFiles, ['default-values.yaml', 'external-redis-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml'])
+t.test('the values files cover defaults, external Redis, HPA, metrics and the optional settings', async (t) => {
+  t.same(valuesFiles, ['default-values.yaml', 'external-redis-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml', 'settings-values.yaml'])
 })
 
 for (const file of valuesFiles) {
@@ -127,6 +127,43 @@ t.test('metrics on: a ServiceMonitor over both components, NetworkPolicies for R
   t.match(monitor, { metadata: { labels: { release: 'prometheus' } }, spec: { endpoints: [{ port: 'http', path: '/metrics' }] } })
   t.ok(named(manifests, 'Service', '-worker'), 'the workers have a Service to be scraped through')
   t.same(byKind(manifests, 'NetworkPolicy').map((p) => p.metadata.name).sort(), ['anvil-redis', 'anvil-worker'])
+})
+
+const RETENTION_ENV = [
+  'ANVIL_RETENTION_COMPLETED_AGE_SECONDS', 'ANVIL_RETENTION_COMPLETED_COUNT', 'ANVIL_RETENTION_FAILED_AGE_SECONDS',
+  'ANVIL_RETENTION_FAILED_COUNT', 'ANVIL_RETENTION_DEAD_AGE_SECONDS'
+]
+const STALL_ENV = ['ANVIL_LOCK_DURATION_MS', 'ANVIL_STALLED_INTERVAL_MS']
+const valuesOf = (workload: Manifest, names: string[]): Record<string, unknown> =>
+  Object.fromEntries(names.filter((name) => name in envOf(workload)).map((name) => [name, envOf(workload)[name].value]))
+
+t.test('retention and stall settings: unset by default (the CLI\'s defaults apply)', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'default-values.yaml'))
+  for (const suffix of ['-server', '-worker']) {
+    t.same(valuesOf(named(manifests, 'Deployment', suffix), [...RETENTION_ENV, ...STALL_ENV]), {}, `${suffix}: none set`)
+  }
+})
+
+t.test('retention and stall settings: each on the Deployment that reads it, whole numbers, 0 kept', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'settings-values.yaml'))
+  t.same(valuesOf(named(manifests, 'Deployment', '-server'), [...RETENTION_ENV, ...STALL_ENV]), {
+    ANVIL_RETENTION_COMPLETED_AGE_SECONDS: '600',
+    ANVIL_RETENTION_COMPLETED_COUNT: '0',
+    ANVIL_RETENTION_FAILED_AGE_SECONDS: '86400',
+    ANVIL_RETENTION_FAILED_COUNT: '500',
+    ANVIL_RETENTION_DEAD_AGE_SECONDS: '1209600'
+  }, 'the server: all five retention settings, no stall settings')
+  t.same(valuesOf(named(manifests, 'Deployment', '-worker'), [...RETENTION_ENV, ...STALL_ENV]), {
+    ANVIL_RETENTION_FAILED_AGE_SECONDS: '86400',
+    ANVIL_RETENTION_DEAD_AGE_SECONDS: '1209600',
+    ANVIL_LOCK_DURATION_MS: '60000',
+    ANVIL_STALLED_INTERVAL_MS: '15000'
+  }, 'the worker: the dead-letter retention and the stall settings')
+  // What the chart renders is what the CLI accepts.
+  const { loadServeConfig, loadWorkerConfig } = await import('../src/config.js')
+  const envFrom = (workload: Manifest): Record<string, string> => ({ WEBHOOK_SECRET: 'x', ...valuesOf(workload, [...RETENTION_ENV, ...STALL_ENV]) as Record<string, string> })
+  t.match(loadServeConfig(envFrom(named(manifests, 'Deployment', '-server'))).retention, { completedCount: 0, deadAgeSeconds: 1209600 })
+  t.match(loadWorkerConfig(envFrom(named(manifests, 'Deployment', '-worker'))), { lockDurationMs: 60000, stalledIntervalMs: 15000 })
 })
 
 t.test('no webhook secret: rendering fails with a line that says what to set', async (t) => {

@@ -39,6 +39,11 @@ t.test('payloads are redacted from log lines unless ANVIL_LOG_PAYLOADS=true; rep
   for (let i = 0; i < 5; i++) throttled.warn({ err: 'ECONNREFUSED' }, 'anvil worker: Redis error')
   throttled.warn({ err: 'other' }, 'anvil worker: Redis error')
   t.same(seen, [[{ err: 'ECONNREFUSED' }, 'anvil worker: Redis error'], [{ err: 'other' }, 'anvil worker: Redis error']])
+
+  // Per-job lines are never dropped: many jobs failing with one error each leave their line, repeats included.
+  seen.length = 0
+  for (const jobId of ['e_1', 'e_2', 'e_3', 'e_3']) throttled.warn({ jobId, err: 'boom' }, 'anvil worker: attempt failed')
+  t.same(seen.map(([obj]) => (obj as { jobId: string }).jobId), ['e_1', 'e_2', 'e_3', 'e_3'])
 })
 
 t.test('request loggers: every line a request writes carries its id, and the level (also per route) holds', async (t) => {
@@ -61,14 +66,14 @@ t.test('request loggers: every line a request writes carries its id, and the lev
     t.same(answer.json(), { debug: false, warn: true })
     await app.inject({ url: '/quiet', headers: { 'x-request-id': 'req-2' } })
     await app.close()
-    return written.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId !== undefined)
+    return written.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.requestId !== undefined)
   }
   const atWarn = await linesAt('warn')
-  t.same(atWarn.map((line) => [line.msg, line.reqId]), [['warn line', 'req-1'], ['child line', 'req-1']])
+  t.same(atWarn.map((line) => [line.msg, line.requestId]), [['warn line', 'req-1'], ['child line', 'req-1']])
   t.match(atWarn[0], { n: 1, level: 40 })
   t.match(atWarn[1], { part: 'inner', level: 50 })
   const atInfo = await linesAt('info')
-  t.same(atInfo.filter((line) => line.reqId === 'req-1').map((line) => line.msg),
+  t.same(atInfo.filter((line) => line.requestId === 'req-1').map((line) => line.msg),
     ['incoming request', 'info line', 'warn line', 'child line', 'request completed'])
-  t.notOk(atInfo.some((line) => line.reqId === 'req-2'), 'the quiet route writes nothing below error')
+  t.notOk(atInfo.some((line) => line.requestId === 'req-2'), 'the quiet route writes nothing below error')
 })

@@ -91,7 +91,7 @@ t.test('serve: health routes, metrics on the same port, one request id on every 
   t.match(metrics, /anvil_queue_jobs\{queue="cli-serve-ops",state="waiting"\} 1/)
 
   t.equal(await cli.stop('SIGTERM'), 0)
-  const lines = cli.lines.map(parseJson).filter((entry) => entry?.reqId === 'req-from-lb')
+  const lines = cli.lines.map(parseJson).filter((entry) => entry?.requestId === 'req-from-lb')
   t.ok(lines.length >= 3, 'incoming, accepted and completed lines carry the request id')
   t.ok(lines.some((entry) => entry?.msg === 'anvil: accepted' && entry.jobId === jobId), 'the job id once enqueued')
   t.notOk(cli.lines.some((line) => parseJson(line)?.req !== undefined && /health|metrics/.test(String((parseJson(line)?.req as { url?: string }).url))),

@@ -1,6 +1,6 @@
-/** `anvil worker`: handler modules (ESM, CommonJS, missing), graceful and forced shutdown. Helpers: test/helpers/cli.ts. */
+/** `anvil worker`: handler modules (ESM, CommonJS, missing), graceful and forced shutdown, stalled-job recovery. Helpers: test/helpers/cli.ts. */
 import t from 'tap'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { enqueue, eventually, inspect, parseJson, ROOT, runCli, startCli, tempDir } from './helpers/cli.js'
 import { freePort, TestRedis } from './helpers/redis.js'
@@ -94,6 +94,46 @@ t.test('worker on SIGTERM forces after ANVIL_SHUTDOWN_TIMEOUT_MS when a job hang
   t.equal(await cli.stop('SIGTERM'), 0)
   t.ok(cli.lines.some((line) => /shutdown timeout, forcing/.test(String(parseJson(line)?.msg))), 'logged the forced close')
   t.equal(await inspect(t, redis.url, queueName).getJobState(jobId), 'active', 'the job is left to stall recovery')
+})
+
+t.test('a job a forced shutdown left active is taken back as stalled by another worker and completed, not lost', async (t) => {
+  const dir = tempDir(t)
+  const out = join(dir, 'progress.txt')
+  const hang = join(dir, 'hang')
+  // Hangs while the marker exists: on the first worker only.
+  writeFileSync(join(dir, 'once.mjs'), `
+    import { appendFileSync, existsSync } from 'node:fs'
+    export default async function (event) {
+      appendFileSync(process.env.HANDLER_OUT, 'started ' + event.id + ' attempt ' + event.attempt + '\\n')
+      if (existsSync(process.env.HANG_MARKER)) await new Promise(() => {})
+      appendFileSync(process.env.HANDLER_OUT, 'done ' + event.id + '\\n')
+    }`)
+  writeFileSync(hang, '')
+  const queueName = 'cli-stalled'
+  const env = { ...WORKER_HTTP, REDIS_URL: redis.url, ANVIL_QUEUE: queueName, HANDLER_OUT: out, HANG_MARKER: hang }
+  // The lock is the one the first worker takes: it expires 1 s after the forced stop, not BullMQ's 30 s.
+  const first = startCli(t, ['worker', '--handler', 'once.mjs', '--lock-duration-ms', '1000', '--stalled-interval-ms', '500'], {
+    cwd: dir, env: { ...env, ANVIL_SHUTDOWN_TIMEOUT_MS: '200' }
+  })
+  await first.log('anvil worker: started')
+  const jobId = await enqueue(redis.url, queueName, 'evt_stalled')
+  await eventually(() => existsSync(out) ? true : undefined)
+  t.equal(await first.stop('SIGTERM'), 0)
+  const queue = inspect(t, redis.url, queueName)
+  t.equal(await queue.getJobState(jobId), 'active', 'left active, its lock no longer renewed')
+
+  unlinkSync(hang)
+  const second = startCli(t, ['worker', '--handler', 'once.mjs'], {
+    cwd: dir, env: { ...env, ANVIL_LOCK_DURATION_MS: '1000', ANVIL_STALLED_INTERVAL_MS: '500' }
+  })
+  await second.log('anvil worker: stalled job taken back', { jobId })
+  t.match(await second.log('anvil worker: job completed', { jobId }), { attempt: 1 })
+  t.equal(await queue.getJobState(jobId), 'completed')
+  t.equal(readFileSync(out, 'utf8'), `started ${jobId} attempt 1\nstarted ${jobId} attempt 1\ndone ${jobId}\n`,
+    'the handler saw it again from the start; a stall is not a failed attempt')
+  // BullMQ's maxStalledCount (1): a second stall of this job would fail it for good and dead-letter it.
+  t.equal((await queue.getJob(jobId))?.stalledCounter, 1)
+  t.equal(await second.stop('SIGTERM'), 0)
 })
 t.test('worker serves health and metrics on PORT; ready counts Redis and the worker', async (t) => {
   const queueName = 'cli-worker-ops'

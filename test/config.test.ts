@@ -2,7 +2,7 @@ import t from 'tap'
 import { Command } from 'commander'
 import {
   addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions, addSharedOptions,
-  addWorkerHttpOptions, addWorkerOptions
+  addStallOptions, addWorkerHttpOptions, addWorkerOptions
 } from '../cli/options.js'
 import { isAnvilError } from '../src/errors.js'
 import {
@@ -62,6 +62,8 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_IDEMPOTENCY: 'header:X-Event-Id',
     WORKER_CONCURRENCY: '4',
     ANVIL_SHUTDOWN_TIMEOUT_MS: '2500',
+    ANVIL_LOCK_DURATION_MS: '5000',
+    ANVIL_STALLED_INTERVAL_MS: '1000',
     ANVIL_METRICS_PATH: '/internal/metrics',
     ANVIL_METRICS_PORT: '9464',
     ANVIL_LOG_PAYLOADS: 'true',
@@ -92,7 +94,8 @@ t.test('every environment variable is read and typed', async (t) => {
   })
   t.same(loadWorkerConfig(env), {
     redisUrl: 'rediss://user:pw@redis.internal:6380/2', queueName: 'stripe', prefix: '{stripe}', logLevel: 'debug',
-    concurrency: 4, shutdownTimeoutMs: 2500, metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true,
+    concurrency: 4, shutdownTimeoutMs: 2500, lockDurationMs: 5000, stalledIntervalMs: 1000,
+    metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true,
     host: '::', port: 8080, retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 }
   })
   // What the CLI hands the ingress plugin is accepted by the core's own validation.
@@ -178,6 +181,16 @@ t.test('bad values: one message naming the variable or flag, what it must be, an
     'Invalid configuration: WORKER_CONCURRENCY must be an integer from 1 to 10000 (got "lots")')
   t.equal(problem(() => loadWorkerConfig({ ANVIL_SHUTDOWN_TIMEOUT_MS: '-5' })),
     'Invalid configuration: ANVIL_SHUTDOWN_TIMEOUT_MS must be a whole number of milliseconds, at least 0 (got "-5")')
+  t.equal(problem(() => loadWorkerConfig({ ANVIL_LOCK_DURATION_MS: '499' })),
+    'Invalid configuration: ANVIL_LOCK_DURATION_MS must be a whole number of milliseconds, at least 500 (got "499")')
+  t.equal(problem(() => loadWorkerConfig({}, { lockDurationMs: '1.5s' })),
+    'Invalid configuration: --lock-duration-ms must be a whole number of milliseconds, at least 500 (got "1.5s")')
+  t.equal(problem(() => loadWorkerConfig({ ANVIL_STALLED_INTERVAL_MS: '99' })),
+    'Invalid configuration: ANVIL_STALLED_INTERVAL_MS must be a whole number of milliseconds, at least 100 (got "99")')
+  t.equal(problem(() => loadWorkerConfig({}, { stalledIntervalMs: '0' })),
+    'Invalid configuration: --stalled-interval-ms must be a whole number of milliseconds, at least 100 (got "0")')
+  t.match(loadWorkerConfig({ ANVIL_LOCK_DURATION_MS: '', ANVIL_STALLED_INTERVAL_MS: '' }), { lockDurationMs: undefined, stalledIntervalMs: undefined },
+    'unset (or empty): BullMQ\'s defaults apply')
   t.equal(problem(() => loadReplayConfig({}, { limit: '0' })), 'Invalid configuration: --limit must be an integer of at least 1 (got "0")')
   t.equal(loadReplayConfig({}, { limit: '25' }).limit, 25)
 })
@@ -229,9 +242,9 @@ t.test('every CLI flag reaches its setting (commander names the keys config read
     retention: { completedAgeSeconds: 9, completedCount: 10, failedAgeSeconds: 11, failedCount: 12, deadAgeSeconds: 13 },
     devSecret: false
   })
-  const worker = addObservabilityOptions(addDeadLetterRetentionOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(new Command('worker')))))).exitOverride()
-  worker.parse(['--retention-failed-age-seconds', '60', '--retention-dead-age-seconds', '120'], { from: 'user' })
-  t.same(loadWorkerConfig({}, worker.opts()).retention, { failedAgeSeconds: 60, deadAgeSeconds: 120 })
+  const worker = addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(new Command('worker'))))))).exitOverride()
+  worker.parse(['--retention-failed-age-seconds', '60', '--retention-dead-age-seconds', '120', '--lock-duration-ms', '2000', '--stalled-interval-ms', '500'], { from: 'user' })
+  t.match(loadWorkerConfig({}, worker.opts()), { retention: { failedAgeSeconds: 60, deadAgeSeconds: 120 }, lockDurationMs: 2000, stalledIntervalMs: 500 })
 })
 
 
@@ -268,4 +281,20 @@ t.test('retention: bad values, and dead letters that would not outlive failed jo
     'Invalid configuration: ANVIL_RETENTION_DEAD_AGE_SECONDS must be 0 or more than ANVIL_RETENTION_FAILED_AGE_SECONDS (2000000 s), so dead letters outlive failed jobs (got its default, 1209600)')
   t.same(loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_RETENTION_FAILED_AGE_SECONDS: '2000000', ANVIL_RETENTION_DEAD_AGE_SECONDS: '0' }).retention,
     { failedAgeSeconds: 2000000, deadAgeSeconds: 0 }, 'with 0 dead letters stay, whatever the failed age')
+})
+
+t.test('the README\'s configuration table has a row for every variable and flag, with its default', async (t) => {
+  const { readFileSync } = await import('node:fs')
+  const { SETTINGS, CONFIG_ENV_VARS } = await import('../src/config-settings.js')
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const rows = readme.split('\n').filter((line) => line.startsWith('| `'))
+  for (const name of CONFIG_ENV_VARS) {
+    const row = rows.find((line) => line.startsWith(`| \`${name}\` |`))
+    t.ok(row !== undefined && row.split('|').length >= 5, `${name} has a row`)
+  }
+  for (const setting of Object.values(SETTINGS)) {
+    if (setting.env === undefined) continue
+    const row = rows.find((line) => line.startsWith(`| \`${setting.env}\` |`)) ?? ''
+    if (setting.flag !== '--log-payloads') t.match(row, `\`${setting.flag}\``, `${setting.env}: its flag ${setting.flag}`)
+  }
 })

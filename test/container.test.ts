@@ -144,15 +144,26 @@ t.test('docker-compose.yml: Redis with AOF and noeviction; server and worker run
     const service = compose.services[name]
     await checkRun(t, `compose ${name}`, service.command, Object.keys(service.environment), files)
   }
+  // Optional settings pass through from the shell, empty (so unset for the CLI) unless the operator sets them.
+  const optional = (name: string): string[] => Object.entries(compose.services[name].environment as Record<string, string>)
+    .filter(([key, value]) => value === `\${${key}:-}`).map(([key]) => key)
+  t.same(optional('server'), ['ANVIL_RETENTION_COMPLETED_AGE_SECONDS', 'ANVIL_RETENTION_COMPLETED_COUNT',
+    'ANVIL_RETENTION_FAILED_AGE_SECONDS', 'ANVIL_RETENTION_FAILED_COUNT', 'ANVIL_RETENTION_DEAD_AGE_SECONDS'])
+  t.same(optional('worker'), ['ANVIL_RETENTION_FAILED_AGE_SECONDS', 'ANVIL_RETENTION_DEAD_AGE_SECONDS',
+    'ANVIL_LOCK_DURATION_MS', 'ANVIL_STALLED_INTERVAL_MS'])
 })
 
 t.test('the Helm chart: its containers run real commands on paths in the image, probe real routes, set real variables', async (t) => {
   const { helm, cleanup } = await unpackHelm()
   t.teardown(cleanup)
   const files = imageFiles()
-  const manifests: Manifest[] = await renderChart(helm, join(CHART_VALUES_DIR, 'default-values.yaml'))
-  const deployments = manifests.filter((m) => m.kind === 'Deployment')
-  t.equal(deployments.length, 2)
+  // The settings values file renders every optional variable too.
+  const deployments: Manifest[] = []
+  for (const file of ['default-values.yaml', 'settings-values.yaml']) {
+    const manifests: Manifest[] = await renderChart(helm, join(CHART_VALUES_DIR, file))
+    deployments.push(...manifests.filter((m) => m.kind === 'Deployment'))
+  }
+  t.equal(deployments.length, 4)
   for (const deployment of deployments) {
     const container = deployment.spec.template.spec.containers[0]
     t.equal(container.command, undefined, `${deployment.metadata.name}: keeps the image's ENTRYPOINT`)

@@ -2,7 +2,8 @@
  * Issue 6, item 5: a worker process SIGKILLed in the middle of its handlers. The jobs' locks expire, stalled-job
  * detection on another worker process takes them back, and they run again there: nothing is lost, and the
  * handler sees each of them twice (delivery is at-least-once). Both workers are
- * test/fixtures/worker-process.mjs, because the CLI has no flag for the short lock this needs.
+ * test/fixtures/worker-process.mjs (a SIGKILL, not the CLI's forced shutdown, which test/cli-worker.test.ts
+ * follows through `anvil worker --lock-duration-ms`).
  */
 import t from 'tap'
 import { readFileSync } from 'node:fs'

@@ -84,6 +84,42 @@ password is never written in a manifest or in values.
   value: {{ ternary .Values.metrics.path "off" .Values.metrics.enabled | quote }}
 {{- end -}}
 
+{{/*
+Optional settings, from a list of (list "ENV_NAME" value): only those set are rendered, so the CLI's own
+defaults apply to the rest. 0 is a value (kindIs, not `with`); numbers are rendered whole (toJson, where
+quote would write 1.2096e+06).
+*/}}
+{{- define "anvil.envIfSet" -}}
+{{- range $pair := . }}
+{{- $value := index $pair 1 }}
+{{- if and (not (kindIs "invalid" $value)) (ne (toString $value) "") }}
+- name: {{ index $pair 0 }}
+  value: {{ ternary $value (toJson $value) (kindIs "string" $value) | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Retention: the server stamps the job fields on each job and checks them; the worker prunes dead letters. */}}
+{{- define "anvil.serverRetentionEnv" -}}
+{{- $r := .Values.config.retention | default dict -}}
+{{- include "anvil.envIfSet" (list
+  (list "ANVIL_RETENTION_COMPLETED_AGE_SECONDS" $r.completedAgeSeconds)
+  (list "ANVIL_RETENTION_COMPLETED_COUNT" $r.completedCount)
+  (list "ANVIL_RETENTION_FAILED_AGE_SECONDS" $r.failedAgeSeconds)
+  (list "ANVIL_RETENTION_FAILED_COUNT" $r.failedCount)
+  (list "ANVIL_RETENTION_DEAD_AGE_SECONDS" $r.deadAgeSeconds)) -}}
+{{- end -}}
+
+{{/* The worker reads the failed jobs' age only to check that dead letters outlive them. */}}
+{{- define "anvil.workerSettingsEnv" -}}
+{{- $r := .Values.config.retention | default dict -}}
+{{- include "anvil.envIfSet" (list
+  (list "ANVIL_RETENTION_FAILED_AGE_SECONDS" $r.failedAgeSeconds)
+  (list "ANVIL_RETENTION_DEAD_AGE_SECONDS" $r.deadAgeSeconds)
+  (list "ANVIL_LOCK_DURATION_MS" .Values.worker.lockDurationMs)
+  (list "ANVIL_STALLED_INTERVAL_MS" .Values.worker.stalledIntervalMs)) -}}
+{{- end -}}
+
 {{/* Probes on the health routes; the named port "http" is the process's PORT. */}}
 {{- define "anvil.probes" -}}
 startupProbe:
