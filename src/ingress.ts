@@ -61,6 +61,7 @@ export class Ingress {
       settings: options.settings,
       enqueueTimeoutMs: options.enqueueTimeoutMs,
       replication: options.replication,
+      telemetry: options.telemetry,
       onRedisError
     })
   }
