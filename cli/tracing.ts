@@ -54,6 +54,15 @@ async function loadPackages () {
   }
 }
 
+/** OpenTelemetry's error handler passes an exception as JSON, stack and all: its message is the line. */
+function messageOf (text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown }
+    if (typeof parsed?.message === 'string') return parsed.message
+  } catch {}
+  return text
+}
+
 function ignored (paths: string[]): (route: { url: string }) => boolean {
   return ({ url }) => paths.some((path) => url === path || url.startsWith(path + '/') || url.startsWith(path + '?'))
 }
@@ -64,7 +73,7 @@ export async function startTracing (options: TracingOptions, log: Logger): Promi
   const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
   // Export failures are reported through OpenTelemetry's diag logger, which is silent unless given one.
   const warn = throttleRepeats(log)
-  const report = (message: string): void => warn.warn({ err: message }, 'anvil: tracing')
+  const report = (message: string): void => warn.warn({ err: messageOf(message) }, 'anvil: tracing')
   api.diag.setLogger({ error: report, warn: report, info () {}, debug () {}, verbose () {} }, api.DiagLogLevel.WARN)
 
   const resource = resources.defaultResource()
