@@ -84,6 +84,23 @@ password is never written in a manifest or in values.
   value: {{ ternary .Values.metrics.path "off" .Values.metrics.enabled | quote }}
 {{- end -}}
 
+{{/*
+Tracing (README "Tracing"): OpenTelemetry spans over OTLP/HTTP (JSON) to the collector; nothing when off.
+The service name stays the CLI's default (anvil-serve, anvil-worker) unless tracing.serviceNamePrefix is set.
+*/}}
+{{- define "anvil.tracingEnv" -}}
+{{- if .root.Values.tracing.enabled }}
+- name: ANVIL_TRACING
+  value: otlp
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ required "tracing.endpoint is required when tracing.enabled is true" .root.Values.tracing.endpoint | quote }}
+{{- with .root.Values.tracing.serviceNamePrefix }}
+- name: OTEL_SERVICE_NAME
+  value: {{ printf "%s-%s" . $.component | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
 {{/* Probes on the health routes; the named port "http" is the process's PORT. */}}
 {{- define "anvil.probes" -}}
 startupProbe:
