@@ -13,6 +13,7 @@ import { Lifecycle } from './lifecycle.js'
 import { createLogger } from './logging.js'
 import { localUrl, opensslCurl, signedCurl } from './quickstart.js'
 import { closeGracefully, buildServer, listen, registerMetrics } from './server.js'
+import { setUpTracing } from './tracing.js'
 
 /** Internal: where `anvil dev` looks for a Redis when REDIS_URL is unset (tests point it at an empty port). */
 export const PROBE_URL_ENV = 'ANVIL_DEV_REDIS_PROBE_URL'
@@ -68,6 +69,7 @@ export async function dev (config: DevConfig, env: Env): Promise<void> {
   const life = new Lifecycle(log)
   life.closeOnSignals(config.shutdownTimeoutMs)
   try {
+    const tracing = await setUpTracing(config, 'anvil-dev', log, life)
     let redisUrl = config.redisUrl
     if (redisUrl === undefined) {
       const probeUrl = env[PROBE_URL_ENV] || DEFAULT_REDIS_URL
@@ -86,7 +88,7 @@ export async function dev (config: DevConfig, env: Env): Promise<void> {
       }
       redisUrl = found.url
     }
-    const app = await buildServer({ ...config, redisUrl }, log)
+    const app = await buildServer({ ...config, redisUrl }, log, tracing)
     await app.register(anvilWorker, {
       handler: loggingHandler(log),
       redis: redisUrl,
@@ -94,7 +96,8 @@ export async function dev (config: DevConfig, env: Env): Promise<void> {
       prefix: config.prefix,
       concurrency: config.concurrency,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
-      deadAgeSeconds: config.retention?.deadAgeSeconds
+      deadAgeSeconds: config.retention?.deadAgeSeconds,
+      telemetry: tracing?.telemetry
     })
     const metricsApp = await registerMetrics(app, config, { redis: redisUrl, queueName: config.queueName, prefix: config.prefix }, log)
     if (metricsApp !== undefined) {

@@ -2,6 +2,7 @@ import type { ServeConfig } from '../src/config.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger } from './logging.js'
 import { closeGracefully, buildServer, listen, registerMetrics, sampledQueue } from './server.js'
+import { setUpTracing } from './tracing.js'
 
 /** `anvil serve`: the ingress alone; workers run elsewhere (`anvil worker`). */
 export async function serve (config: ServeConfig): Promise<void> {
@@ -10,7 +11,8 @@ export async function serve (config: ServeConfig): Promise<void> {
   // The server has no worker to wait for: closing is quick.
   life.closeOnSignals(0)
   try {
-    const app = await buildServer(config, log)
+    const tracing = await setUpTracing(config, 'anvil-serve', log, life)
+    const app = await buildServer(config, log, tracing)
     const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
     if (metricsApp !== undefined) {
       life.add('metrics server', async () => await closeGracefully(metricsApp))

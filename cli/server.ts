@@ -12,6 +12,7 @@ import { DEFAULT_REDIS_URL } from '../src/options.js'
 import { isRequestId } from '../src/request-id.js'
 import type { QueueSamplerOptions } from '../src/queue-sampler.js'
 import { deferredChildLogger } from './request-logger.js'
+import type { Tracing } from './tracing.js'
 
 /** A request id a load balancer or the sender already set is kept, so one id follows the request across hops. */
 export const REQUEST_ID_HEADER = 'x-request-id'
@@ -39,9 +40,15 @@ export function createApp (log: Logger): FastifyInstance {
   })
 }
 
-/** A Fastify app with the ingress, health and metrics plugins, not yet listening. onClose closes the queue. */
-export async function buildServer (config: CommonConfig & IngressConfig & RetentionConfig, log: Logger): Promise<FastifyInstance> {
+/**
+ * A Fastify app with the ingress, health and metrics plugins, not yet listening. onClose closes the queue.
+ * With tracing, its plugin comes first, so it sees every route and hook registered after it.
+ */
+export async function buildServer (
+  config: CommonConfig & IngressConfig & RetentionConfig, log: Logger, tracing?: Pick<Tracing, 'fastifyPlugin' | 'telemetry'>
+): Promise<FastifyInstance> {
   const app = createApp(log)
+  if (tracing !== undefined) await app.register(tracing.fastifyPlugin)
   await app.register(anvil, {
     redis: config.redisUrl ?? DEFAULT_REDIS_URL,
     // A sources file replaces the single WEBHOOK_SECRET source (src/config.ts refuses both at once).
@@ -53,7 +60,8 @@ export async function buildServer (config: CommonConfig & IngressConfig & Retent
     bodyLimit: config.bodyLimit,
     dedupeWindowMs: config.dedupeWindowMs,
     retrySchedule: config.retrySchedule,
-    retention: config.retention
+    retention: config.retention,
+    telemetry: tracing?.telemetry
   })
   await app.register(anvilHealth)
   return app

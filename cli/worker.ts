@@ -8,6 +8,7 @@ import { loadHandler } from './handler-module.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger, throttleRepeats } from './logging.js'
 import { closeGracefully, createApp, listen, registerMetrics, sampledQueue } from './server.js'
+import { setUpTracing } from './tracing.js'
 
 /** How long the first connection may take before the log says Redis is not there yet. */
 export const REDIS_WAIT_NOTICE_MS = 2000
@@ -26,6 +27,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
   const life = new Lifecycle(log)
   life.closeOnSignals(config.shutdownTimeoutMs)
   try {
+    const tracing = await setUpTracing(config, 'anvil-worker', log, life)
     const worker = createWorker(handler, {
       redis: redisUrl,
       queueName: config.queueName,
@@ -35,7 +37,8 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       lockDurationMs: config.lockDurationMs,
       stalledIntervalMs: config.stalledIntervalMs,
       deadAgeSeconds: config.retention?.deadAgeSeconds,
-      logger: throttleRepeats(log)
+      logger: throttleRepeats(log),
+      telemetry: tracing?.telemetry
     })
     const app = createApp(log)
     await app.register(anvilHealth, { redis: redisUrl, worker })

@@ -18,6 +18,14 @@ export const DEFAULT_LOG_LEVEL = 'info'
 export const DEFAULT_METRICS_PATH = '/metrics'
 /** `ANVIL_METRICS_PATH=off`: no metrics route. */
 export const METRICS_OFF = 'off'
+/** `ANVIL_TRACING`: off (the default: no OpenTelemetry module is loaded) or OTLP over HTTP. */
+export const TRACING_MODES = ['off', 'otlp'] as const
+export type TracingMode = (typeof TRACING_MODES)[number]
+/** Read by the OpenTelemetry SDK itself when ANVIL_TRACING=otlp (cli/tracing.ts). */
+export const TRACING_ENV_VARS = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_SERVICE_NAME', 'OTEL_RESOURCE_ATTRIBUTES'
+] as const
 /** The secret `anvil dev` uses when WEBHOOK_SECRET is unset; it is public, so it protects nothing. */
 export const DEV_SECRET = 'whsec_dev'
 /** `ANVIL_RETRY_SCHEDULE=none`: one attempt, no retries (an empty variable means "use the default"). */
@@ -150,6 +158,10 @@ export const SETTINGS = {
     env: 'ANVIL_LOG_PAYLOADS', key: 'logPayloads', flag: '--log-payloads', expected: 'true or false',
     schema: Type.Union([Type.Literal('true'), Type.Literal('false')])
   }),
+  tracing: define({
+    env: 'ANVIL_TRACING', key: 'tracing', flag: '--tracing', expected: TRACING_MODES.join(' or '),
+    schema: Type.Union(TRACING_MODES.map((mode) => Type.Literal(mode)))
+  }),
   config: define({
     env: 'ANVIL_CONFIG', key: 'config', flag: '--config', expected: 'the path of a JSON or YAML sources file',
     schema: Type.String({ minLength: 1 })
@@ -167,7 +179,8 @@ export const SETTINGS = {
 
 /** Every environment variable the CLI reads (the container test checks deployments set no other). */
 export const CONFIG_ENV_VARS: readonly string[] = [
-  ...Object.values(SETTINGS).flatMap((setting) => setting.env === undefined ? [] : [setting.env]), 'WEBHOOK_SECRET'
+  ...Object.values(SETTINGS).flatMap((setting) => setting.env === undefined ? [] : [setting.env]), 'WEBHOOK_SECRET',
+  ...TRACING_ENV_VARS
 ]
 
 /** The URL as typed, unless it holds a password (or cannot be parsed, so might): then redactUrl's form. */

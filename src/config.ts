@@ -6,7 +6,7 @@
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from './constants.js'
 import {
   DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_SERVE_HOST, DEV_SECRET, METRICS_OFF,
-  SETTINGS, nameOf, read, type Env, type Flags, type LogLevel
+  SETTINGS, nameOf, read, type Env, type Flags, type LogLevel, type TracingMode
 } from './config-settings.js'
 import { errors } from './errors.js'
 import type { IdempotencyStrategy } from './idempotency.js'
@@ -16,7 +16,7 @@ import { loadSourcesFile } from './sources-file.js'
 
 export {
   CONFIG_ENV_VARS, DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_SERVE_HOST, DEV_SECRET,
-  LOG_LEVELS, METRICS_OFF, NO_RETRIES, type Env, type Flags, type LogLevel
+  LOG_LEVELS, METRICS_OFF, NO_RETRIES, TRACING_ENV_VARS, TRACING_MODES, type Env, type Flags, type LogLevel, type TracingMode
 } from './config-settings.js'
 
 export interface CommonConfig {
@@ -35,6 +35,8 @@ export interface ObservabilityConfig {
   metricsPort?: number
   /** Log payload bodies (`ANVIL_LOG_PAYLOADS=true`); redacted by default. */
   logPayloads: boolean
+  /** `otlp`: OpenTelemetry spans over OTLP/HTTP (cli/tracing.ts); `off` (default) loads nothing of it. */
+  tracing: TracingMode
 }
 
 /** Unset optional fields fall back to the core's defaults (src/constants.ts), so they live in one place. */
@@ -111,7 +113,8 @@ function observability (env: Env, flags: Flags): ObservabilityConfig {
   return {
     metricsPath: metricsPath === METRICS_OFF ? false : metricsPath,
     metricsPort: read(SETTINGS.metricsPort, env, flags),
-    logPayloads: read(SETTINGS.logPayloads, env, flags) === 'true'
+    logPayloads: read(SETTINGS.logPayloads, env, flags) === 'true',
+    tracing: read(SETTINGS.tracing, env, flags) ?? 'off'
   }
 }
 

@@ -66,6 +66,7 @@ export class Ingress {
       settings: options.settings,
       enqueueTimeoutMs: options.enqueueTimeoutMs,
       replication: options.replication,
+      telemetry: options.telemetry,
       onRedisError
     })
   }

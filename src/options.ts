@@ -13,6 +13,7 @@ import {
   type ProviderName
 } from './providers/index.js'
 import { anvilHmacScheme, type SignatureScheme } from './signature.js'
+import { checkTelemetry, type Telemetry } from './telemetry.js'
 import { compileCheck } from './validate.js'
 
 /** One webhook endpoint: a path, the provider that signs what arrives there, and its secrets. */
@@ -57,6 +58,8 @@ export interface IngressOptions {
   replication?: { replicas: number, timeoutMs: number }
   /** Several endpoints, each with its own provider preset; instead of secret/secrets/scheme/path/idempotency. */
   sources?: SourceOptions[]
+  /** BullMQ telemetry (e.g. `new BullMQOtel()`): an `addBulk` span, and each job carries its request's trace context. */
+  telemetry?: Telemetry
 }
 
 const WholeMs = Type.Integer({ minimum: 0 })
@@ -95,6 +98,7 @@ const IngressData = Type.Object({
   enqueueTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
   retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 0 })),
   sources: Type.Optional(Type.Array(Source, { minItems: 1 })),
+  telemetry: Type.Optional(Type.Unknown()),
   replication: Type.Optional(Type.Object({
     replicas: Type.Integer({ minimum: 1 }),
     timeoutMs: Type.Integer({ minimum: 1 })
@@ -124,6 +128,7 @@ export interface ResolvedIngress {
   enqueueTimeoutMs: number
   retryAfterSeconds: number
   replication?: { replicas: number, timeoutMs: number }
+  telemetry?: Telemetry
 }
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
@@ -166,6 +171,7 @@ export function resolveIngressOptions (opts: IngressOptions): ResolvedIngress {
     throw new errors.INVALID_OPTIONS('scheme must have verify() and headers')
   }
   const sources = opts.sources === undefined ? [singleSource(opts)] : resolveSources(opts)
+  const telemetry = checkTelemetry(opts.telemetry)
   return {
     redis,
     sources,
@@ -174,7 +180,8 @@ export function resolveIngressOptions (opts: IngressOptions): ResolvedIngress {
     settings: resolveQueueSettings(opts),
     enqueueTimeoutMs: opts.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS,
     retryAfterSeconds: opts.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS,
-    ...(opts.replication === undefined ? {} : { replication: opts.replication })
+    ...(opts.replication === undefined ? {} : { replication: opts.replication }),
+    ...(telemetry === undefined ? {} : { telemetry })
   }
 }
 

@@ -9,6 +9,7 @@ import type { JobsOptions } from 'bullmq'
 import { MicroBatch } from './micro-batch.js'
 import { DuplicateShare } from './duplicate-share.js'
 import { redisWithin } from './redis-timeout.js'
+import type { Telemetry } from './telemetry.js'
 
 /** Adds gathered into one pipeline at most; a bound on how much one slow batch can hold up. */
 const MAX_BATCH = 64
@@ -33,8 +34,13 @@ export interface WebhookQueueOptions {
    * One Redis server (with replicas) only; not on a cluster connection.
    */
   replication?: { replicas: number, timeoutMs: number }
+  /** BullMQ telemetry (checked by the caller); unset, nothing here touches tracing. */
+  telemetry?: Telemetry
   onRedisError?: (err: Error) => void
 }
+
+/** One add waiting for its batch; `trace` is the enqueuing request's propagated context, when traced. */
+interface PendingAdd { data: WebhookJobData, jobId: string, key: string, trace?: string }
 
 /** The producer side: one BullMQ `add` per event, deduplicated atomically by Redis. */
 export class WebhookQueue {
@@ -45,7 +51,8 @@ export class WebhookQueue {
   private readonly baseOptions: JobsOptions
   private nextReady: Promise<void> | undefined
   private everConnected = false
-  private readonly batch: MicroBatch<{ data: WebhookJobData, jobId: string, key: string }, string>
+  private readonly batch: MicroBatch<PendingAdd, string>
+  private readonly telemetry: Telemetry | undefined
   /** Reads of dedupe keys, one MGET per batch: the cheap answer to a duplicate during a storm. */
   private readonly lookups: MicroBatch<string, string | null>
   private readonly duplicates = new DuplicateShare()
@@ -56,23 +63,27 @@ export class WebhookQueue {
     const { replication } = options
     // Checked before connecting, so a bad option leaves no client behind.
     if (replication !== undefined) checkReplication(replication, this.timeoutMs, targetsCluster(options.redis))
+    this.telemetry = options.telemetry
     this.connection = connect(options.redis, 'producer', options.onRedisError)
     this.queue = new Queue<WebhookJobData>(this.settings.queueName, {
       connection: this.connection.client,
       // Reconnection never gives up, so nothing needs a restart after Redis comes back; while it is away,
       // enqueue() hands BullMQ no add at all (see there).
-      prefix: this.settings.prefix
+      prefix: this.settings.prefix,
+      ...(this.telemetry === undefined ? {} : { telemetry: this.telemetry })
     })
     this.queue.on('error', options.onRedisError ?? (() => {}))
     this.everConnected = this.connected()
     if (!this.everConnected) this.connection.client.once('ready', () => { this.everConnected = true })
     this.baseOptions = jobOptions(this.settings)
     this.batch = new MicroBatch(async (items) => await withTimeout((async () => {
-      const jobs = await this.queue.addBulk(items.map(({ data, jobId, key }) => ({
-        name: JOB_NAME,
-        data,
-        opts: { ...this.baseOptions, jobId, deduplication: { id: key, ttl: this.settings.dedupeWindowMs } }
-      })))
+      const jobs = await this.queue.addBulk(items.map(({ data, jobId, key, trace }) => {
+        const opts: JobsOptions = { ...this.baseOptions, jobId, deduplication: { id: key, ttl: this.settings.dedupeWindowMs } }
+        // addBulk would give every job of the batch the context of the one call (the first request's):
+        // each job carries its own request's, so its worker span is that request's child.
+        if (trace !== undefined) opts.telemetry = { metadata: trace }
+        return { name: JOB_NAME, data, opts }
+      }))
       if (replication !== undefined) await this.waitForReplicas(replication)
       return jobs.map((job) => job.id as string)
     })(), this.timeoutMs), MAX_BATCH)
@@ -119,7 +130,12 @@ export class WebhookQueue {
       payload: input.payload.toString('base64'),
       retry: [...this.settings.retrySchedule]
     }
-    const id = await this.batch.add({ data, jobId, key: input.key })
+    const pending: PendingAdd = { data, jobId, key: input.key }
+    if (this.telemetry !== undefined) {
+      const { contextManager } = this.telemetry
+      pending.trace = contextManager.getMetadata(contextManager.active())
+    }
+    const id = await this.batch.add(pending)
     const replayed = id !== jobId
     this.duplicates.note(replayed)
     return { jobId: id, replayed }

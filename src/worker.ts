@@ -9,6 +9,7 @@ import { errors } from './errors.js'
 import { toEvent, type WebhookEvent, type WebhookJobData } from './job.js'
 import { checkClusterPrefix, connect, disconnect, type RedisInput } from './redis.js'
 import { BACKOFF_TYPE, delayAfter } from './retry.js'
+import { checkTelemetry, type Telemetry } from './telemetry.js'
 
 export type WebhookHandler = (event: WebhookEvent) => unknown
 
@@ -37,6 +38,11 @@ export interface WorkerOptions {
   stalledIntervalMs?: number
   maxStalledCount?: number
   logger?: AnvilLogger
+  /**
+   * BullMQ telemetry (e.g. `new BullMQOtel()`): a `process` span per attempt, the child of the span that
+   * enqueued the job (the webhook's request, when the ingress is traced too).
+   */
+  telemetry?: Telemetry
 }
 
 export interface AnvilWorker {
@@ -84,6 +90,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   checkWholeNumber('lockDurationMs', options.lockDurationMs, 1)
   checkWholeNumber('stalledIntervalMs', options.stalledIntervalMs, 1)
   checkWholeNumber('maxStalledCount', options.maxStalledCount, 0)
+  const telemetry = checkTelemetry(options.telemetry)
   const log = options.logger ?? silent
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
   const prefix = options.prefix ?? DEFAULT_PREFIX
@@ -116,7 +123,8 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     ...definedOnly({
       lockDuration: options.lockDurationMs,
       stalledInterval: options.stalledIntervalMs,
-      maxStalledCount: options.maxStalledCount
+      maxStalledCount: options.maxStalledCount,
+      telemetry
     }),
     // The schedule travels with the job, so a worker never disagrees with the ingress that accepted it.
     settings: {

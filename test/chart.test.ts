@@ -36,8 +36,8 @@ const envOf = (workload: Manifest): Record<string, any> =>
 
 const valuesFiles = readdirSync(VALUES_DIR).filter((f) => f.endsWith('.yaml')).sort()
 
-t.test('the values files cover defaults, external Redis, HPA, metrics and the optional settings', async (t) => {
-  t.same(valuesFiles, ['default-values.yaml', 'external-redis-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml', 'settings-values.yaml'])
+t.test('the values files cover defaults, external Redis, HPA, metrics, the optional settings and tracing', async (t) => {
+  t.same(valuesFiles, ['default-values.yaml', 'external-redis-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml', 'settings-values.yaml', 'tracing-values.yaml'])
 })
 
 for (const file of valuesFiles) {
@@ -164,6 +164,23 @@ t.test('retention and stall settings: each on the Deployment that reads it, whol
   const envFrom = (workload: Manifest): Record<string, string> => ({ WEBHOOK_SECRET: 'x', ...valuesOf(workload, [...RETENTION_ENV, ...STALL_ENV]) as Record<string, string> })
   t.match(loadServeConfig(envFrom(named(manifests, 'Deployment', '-server'))).retention, { completedCount: 0, deadAgeSeconds: 1209600 })
   t.match(loadWorkerConfig(envFrom(named(manifests, 'Deployment', '-worker'))), { lockDurationMs: 60000, stalledIntervalMs: 15000 })
+})
+
+t.test('tracing: off by default; on, both components export over OTLP/HTTP to the endpoint', async (t) => {
+  const defaults = await render(join(VALUES_DIR, 'default-values.yaml'))
+  for (const deployment of byKind(defaults, 'Deployment')) {
+    t.notOk(Object.keys(envOf(deployment)).some((name) => name === 'ANVIL_TRACING' || name.startsWith('OTEL_')), `${deployment.metadata.name}: no tracing`)
+  }
+  const manifests = await render(join(VALUES_DIR, 'tracing-values.yaml'))
+  for (const [suffix, service] of [['-server', 'billing-server'], ['-worker', 'billing-worker']] as const) {
+    const env = envOf(named(manifests, 'Deployment', suffix))
+    t.equal(env.ANVIL_TRACING.value, 'otlp')
+    t.equal(env.OTEL_EXPORTER_OTLP_ENDPOINT.value, 'http://otel-collector.observability:4318')
+    t.equal(env.OTEL_SERVICE_NAME.value, service)
+  }
+  const noEndpoint = await run(HELM, ['template', 'anvil', CHART, '--set', 'webhookSecret.existingSecret=w', '--set', 'tracing.enabled=true'])
+  t.not(noEndpoint.code, 0)
+  t.match(noEndpoint.stderr, /tracing\.endpoint is required when tracing\.enabled is true/)
 })
 
 t.test('no webhook secret: rendering fails with a line that says what to set', async (t) => {

@@ -42,7 +42,8 @@ t.test('serve defaults: 0.0.0.0:3000 at info; everything else left to the core d
     retention: undefined,
     metricsPath: '/metrics',
     metricsPort: undefined,
-    logPayloads: false
+    logPayloads: false,
+    tracing: 'off'
   })
 })
 
@@ -67,6 +68,7 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_METRICS_PATH: '/internal/metrics',
     ANVIL_METRICS_PORT: '9464',
     ANVIL_LOG_PAYLOADS: 'true',
+    ANVIL_TRACING: 'otlp',
     ANVIL_RETENTION_COMPLETED_AGE_SECONDS: '600',
     ANVIL_RETENTION_COMPLETED_COUNT: '0',
     ANVIL_RETENTION_FAILED_AGE_SECONDS: '86400',
@@ -90,16 +92,17 @@ t.test('every environment variable is read and typed', async (t) => {
     retention: { completedAgeSeconds: 600, completedCount: 0, failedAgeSeconds: 86400, failedCount: 500, deadAgeSeconds: 0 },
     metricsPath: '/internal/metrics',
     metricsPort: 9464,
-    logPayloads: true
+    logPayloads: true,
+    tracing: 'otlp'
   })
   t.same(loadWorkerConfig(env), {
     redisUrl: 'rediss://user:pw@redis.internal:6380/2', queueName: 'stripe', prefix: '{stripe}', logLevel: 'debug',
     concurrency: 4, shutdownTimeoutMs: 2500, lockDurationMs: 5000, stalledIntervalMs: 1000,
-    metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true,
+    metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true, tracing: 'otlp',
     host: '::', port: 8080, retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 }
   })
   // What the CLI hands the ingress plugin is accepted by the core's own validation.
-  const { host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, ...ingress } = serve
+  const { host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, ...ingress } = serve
   t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))
 })
 
@@ -161,6 +164,8 @@ t.test('bad values: one message naming the variable or flag, what it must be, an
     [{}, { port: '65536' }, '--port must be an integer from 0 to 65535 (got "65536")'],
     [{ HOST: 'two words' }, {}, 'HOST must be a host name or IP address (got "two words")'],
     [{ LOG_LEVEL: 'loud' }, {}, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
+    [{ ANVIL_TRACING: 'OTLP' }, {}, 'ANVIL_TRACING must be off or otlp (got "OTLP")'],
+    [{ ANVIL_TRACING: 'otlp' }, { tracing: 'true' }, '--tracing must be off or otlp (got "true")'],
     [{ ANVIL_PATH: 'webhooks' }, {}, 'ANVIL_PATH must be a URL path starting with "/" (got "webhooks")'],
     [{ ANVIL_QUEUE: 'a:b' }, {}, 'ANVIL_QUEUE must be a queue name without ":" (got "a:b")'],
     [{}, { prefix: '' }, '--prefix must be a non-empty key prefix (got "")'],
@@ -217,7 +222,7 @@ t.test('every CLI flag reaches its setting (commander names the keys config read
     '--redis-url', 'redis://flag:1', '--queue', 'q', '--prefix', 'p', '--log-level', 'trace',
     '--host', 'h', '--port', '1', '--path', '/p', '--body-limit', '2', '--dedupe-window-ms', '3',
     '--retry-schedule', '4,5', '--idempotency', 'payload', '--concurrency', '6', '--shutdown-timeout-ms', '7',
-    '--metrics-path', 'off', '--metrics-port', '8',
+    '--metrics-path', 'off', '--metrics-port', '8', '--tracing', 'otlp',
     '--retention-completed-age-seconds', '9', '--retention-completed-count', '10', '--retention-failed-age-seconds', '11',
     '--retention-failed-count', '12', '--retention-dead-age-seconds', '13'
   ], { from: 'user' })
@@ -239,6 +244,7 @@ t.test('every CLI flag reaches its setting (commander names the keys config read
     metricsPath: false,
     metricsPort: 8,
     logPayloads: false,
+    tracing: 'otlp',
     retention: { completedAgeSeconds: 9, completedCount: 10, failedAgeSeconds: 11, failedCount: 12, deadAgeSeconds: 13 },
     devSecret: false
   })

@@ -99,7 +99,9 @@ t.test('the entrypoint: the symlinked file is in the image, is the package bin, 
 })
 
 t.test('the production install has every package the built code imports', async (t) => {
-  const { dependencies } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
+  // `npm ci --omit=dev` installs optionalDependencies too: the tracing packages (cli/tracing.ts) are in the image.
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>
+  const dependencies = { ...pkg.dependencies, ...pkg.optionalDependencies }
   const builtins = new Set(builtinModules)
   const imported = new Set<string>()
   for (const file of filesUnder(join(ROOT, 'dist')).filter((f) => f.endsWith('.js'))) {

@@ -99,6 +99,23 @@ quote would write 1.2096e+06).
 {{- end }}
 {{- end -}}
 
+{{/*
+Tracing (README "Tracing"): OpenTelemetry spans over OTLP/HTTP (JSON) to the collector; nothing when off.
+The service name stays the CLI's default (anvil-serve, anvil-worker) unless tracing.serviceNamePrefix is set.
+*/}}
+{{- define "anvil.tracingEnv" -}}
+{{- if .root.Values.tracing.enabled }}
+- name: ANVIL_TRACING
+  value: otlp
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ required "tracing.endpoint is required when tracing.enabled is true" .root.Values.tracing.endpoint | quote }}
+{{- with .root.Values.tracing.serviceNamePrefix }}
+- name: OTEL_SERVICE_NAME
+  value: {{ printf "%s-%s" . $.component | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
 {{/* Retention: the server stamps the job fields on each job and checks them; the worker prunes dead letters. */}}
 {{- define "anvil.serverRetentionEnv" -}}
 {{- $r := .Values.config.retention | default dict -}}

@@ -1,0 +1,22 @@
+import type { Telemetry } from 'bullmq'
+import { errors } from './errors.js'
+
+export type { Telemetry } from 'bullmq'
+
+function hasMethods (value: unknown, names: string[]): boolean {
+  return typeof value === 'object' && value !== null &&
+    names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
+}
+
+/**
+ * Checks a BullMQ `telemetry` option (e.g. `new BullMQOtel()` from bullmq-otel). BullMQ calls these methods
+ * on every add and job, so a wrong object would otherwise fail there, far from where it was given.
+ */
+export function checkTelemetry (value: unknown): Telemetry | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'object' || value === null || !hasMethods((value as Telemetry).tracer, ['startSpan']) ||
+    !hasMethods((value as Telemetry).contextManager, ['active', 'with', 'getMetadata', 'fromMetadata'])) {
+    throw new errors.INVALID_OPTIONS('telemetry must be a BullMQ Telemetry object (e.g. new BullMQOtel() from bullmq-otel): { tracer, contextManager }')
+  }
+  return value as Telemetry
+}
