@@ -40,6 +40,9 @@ export function createApp (log: Logger): FastifyInstance {
   })
 }
 
+/** W3C trace context and baggage headers, which an untrusted sender could set. */
+export const SENDER_TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as const
+
 /**
  * A Fastify app with the ingress, health and metrics plugins, not yet listening. onClose closes the queue.
  * With tracing, its plugin comes first, so it sees every route and hook registered after it.
@@ -48,7 +51,16 @@ export async function buildServer (
   config: CommonConfig & IngressConfig & RetentionConfig, log: Logger, tracing?: Pick<Tracing, 'fastifyPlugin' | 'telemetry'>
 ): Promise<FastifyInstance> {
   const app = createApp(log)
-  if (tracing !== undefined) await app.register(tracing.fastifyPlugin)
+  if (tracing !== undefined) {
+    // A webhook sender is not trusted with our traces: its traceparent would choose the trace id and could turn
+    // sampling off (for a whole micro-batch of adds), and its baggage would ride each job into the handler.
+    // Removed before the tracing plugin's own hook reads them: every webhook starts a trace of its own.
+    app.addHook('onRequest', (request, _reply, done) => {
+      for (const name of SENDER_TRACE_HEADERS) delete request.headers[name]
+      done()
+    })
+    await app.register(tracing.fastifyPlugin)
+  }
   await app.register(anvil, {
     redis: config.redisUrl ?? DEFAULT_REDIS_URL,
     // A sources file replaces the single WEBHOOK_SECRET source (src/config.ts refuses both at once).

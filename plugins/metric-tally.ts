@@ -75,6 +75,12 @@ export class TalliedCounter<M, L extends string> {
         }
       }
     })
+    // A reset (Registry.resetMetrics) also forgets what was counted since the last scrape.
+    const reset = this.counter.reset.bind(this.counter)
+    this.counter.reset = () => {
+      tree.clear()
+      reset()
+    }
   }
 
   /** One more for the message's label set. */
@@ -100,14 +106,19 @@ export class TalliedHistogram<M, L extends string> {
   private readonly tree: LabelTree<M, L, Buckets>
 
   constructor (registry: Registry, readonly name: string, readonly help: string, private readonly upperBounds: readonly number[], of: LabelsOf<M, L>) {
+    if (upperBounds.some((bound, i) => !Number.isFinite(bound) || (i > 0 && bound <= (upperBounds[i - 1] as number)))) {
+      throw new TypeError(`${name}: bucket bounds must be finite and increasing (+Inf is implied)`)
+    }
     this.labelNames = of.names
     this.tree = new LabelTree(of, () => ({ counts: new Array<number>(upperBounds.length).fill(0), sum: 0, count: 0 }))
     // prom-client types registerMetric for its own classes; it reads name, help, type, aggregator and get().
     registry.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0])
   }
 
-  /** Observes `value` for the message's label set. */
+  /** Observes `value` for the message's label set; a value that is not a finite number is left out. */
   observe (message: M, value: number): void {
+    // prom-client throws on these; one NaN would make the series' sum NaN for good.
+    if (!Number.isFinite(value)) return
     const series = this.tree.find(message)
     series.sum += value
     series.count++

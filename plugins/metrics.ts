@@ -80,7 +80,9 @@ function instrumentShared (registry: Registry, sampler?: QueueSampler): () => vo
   if (state === undefined) {
     const samplers = new Set<QueueSampler>()
     state = { apps: 0, stop: instrument(registry), samplers }
-    addQueueGauges(registry, samplers)
+    // The gauges read the samplers of the registry's current state: a gauge kept on a host registry from an
+    // earlier app (closed since) samples the queues of the apps registered now.
+    addQueueGauges(registry, () => subscribed.get(registry)?.samplers ?? new Set())
     subscribed.set(registry, state)
   }
   state.apps++
@@ -122,6 +124,8 @@ function createInstruments (registry: Registry) {
 /** Builds the metrics on a registry and subscribes them to the channels; returns the unsubscribe. */
 export function instrument (registry: Registry): () => void {
   let metrics = instrumentsOf.get(registry)
+  // Kept ones are used again only while still on the registry: a host's registry.clear() removes them.
+  if (metrics !== undefined && registry.getSingleMetric('anvil_webhooks_received_total') !== metrics.received.counter) metrics = undefined
   if (metrics === undefined) {
     metrics = createInstruments(registry)
     instrumentsOf.set(registry, metrics)
@@ -148,12 +152,12 @@ export function instrument (registry: Registry): () => void {
 }
 
 /** Queue depth by state and dead-letter size, sampled from BullMQ on each scrape (a failed sample is left out). */
-function addQueueGauges (registry: Registry, samplers: ReadonlySet<QueueSampler>): void {
+function addQueueGauges (registry: Registry, samplersNow: () => ReadonlySet<QueueSampler>): void {
   const registers = [registry]
   // Both gauges are collected in one scrape: one sample of each queue serves both.
   let pending: Promise<QueueSample[]> | undefined
   const sampleAll = async (): Promise<QueueSample[]> => {
-    pending ??= Promise.all([...samplers].map(async (sampler) => await sampler.sample().catch(() => undefined)))
+    pending ??= Promise.all([...samplersNow()].map(async (sampler) => await sampler.sample().catch(() => undefined)))
       .then((samples) => samples.filter((one): one is QueueSample => one !== undefined))
       .finally(() => { setImmediate(() => { pending = undefined }) })
     return await pending

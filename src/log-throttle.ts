@@ -5,6 +5,8 @@ export const REPEAT_WINDOW_MS = 10_000
  * and with them a `repeated` count not yet written: a bound on memory is worth more than that count.
  */
 const PRUNE_ABOVE = 100
+/** A hard bound: when that many lines are all within the window, the oldest are forgotten first. */
+const REMEMBER_AT_MOST = 1000
 
 interface LevelLogger { (obj: object, msg?: string): void }
 export interface WarnLogger { debug?: LevelLogger, info: LevelLogger, warn: LevelLogger, error: LevelLogger }
@@ -27,7 +29,13 @@ export function throttleRepeats (log: WarnLogger, windowMs = REPEAT_WINDOW_MS): 
     }
     if (seen.size > PRUNE_ABOVE) {
       for (const [old, entry] of seen) if (now - entry.at >= windowMs) seen.delete(old)
+      // A Map iterates in insertion order, and a line is re-inserted when its window ends: first is oldest.
+      for (const old of seen.keys()) {
+        if (seen.size < REMEMBER_AT_MOST) break
+        seen.delete(old)
+      }
     }
+    seen.delete(key)
     seen.set(key, { at: now, repeated: 0 })
     log[level](last === undefined || last.repeated === 0 ? obj : { ...obj, repeated: last.repeated }, msg)
   }

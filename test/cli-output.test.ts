@@ -44,6 +44,15 @@ t.test('payloads are redacted from log lines unless ANVIL_LOG_PAYLOADS=true; rep
   seen.length = 0
   for (const jobId of ['e_1', 'e_2', 'e_3', 'e_3']) throttled.warn({ jobId, err: 'boom' }, 'anvil worker: attempt failed')
   t.same(seen.map(([obj]) => (obj as { jobId: string }).jobId), ['e_1', 'e_2', 'e_3', 'e_3'])
+
+  // Thousands of different errors within one window: memory stays bounded by forgetting the oldest, so the
+  // very first one, forgotten, is written again; the latest, remembered, is not.
+  seen.length = 0
+  for (let i = 0; i < 5000; i++) throttled.warn({ err: `error ${i}` }, 'anvil worker: Redis error')
+  t.equal(seen.length, 5000, 'each distinct error once')
+  throttled.warn({ err: 'error 0' }, 'anvil worker: Redis error')
+  throttled.warn({ err: 'error 4999' }, 'anvil worker: Redis error')
+  t.same(seen.slice(5000).map(([obj]) => (obj as { err: string }).err), ['error 0'])
 })
 
 t.test('request loggers: every line a request writes carries its id, and the level (also per route) holds', async (t) => {

@@ -99,10 +99,10 @@ t.test('otlp: the request span (serve) and the job span (worker) are in one trac
   await serve.log('anvil serve: listening', { port })
   await worker.log('anvil worker: started')
 
-  // Two senders' traces, sent together so they may share one micro-batch (one addBulk).
+  // Two senders' traceparents (the second asks not to be sampled), sent together so they may share one addBulk.
   const traces = ['4bf92f3577b34da6a3ce929d0e0e4736', '5cf92f3577b34da6a3ce929d0e0e4737']
   const accepted = await Promise.all(traces.map(async (traceId, i) =>
-    await post(port, JSON.stringify({ id: `evt_trace_${i}`, type: 'test.ping' }), `00-${traceId}-00f067aa0ba902b${i}-01`)))
+    await post(port, JSON.stringify({ id: `evt_trace_${i}`, type: 'test.ping' }), `00-${traceId}-00f067aa0ba902b${i}-0${1 - i}`)))
   t.same(accepted.map((a) => a.status), [202, 202])
   for (const { jobId } of accepted) await worker.line((line) => parseJson(line)?.handled === jobId)
   // Probes and scrapes are frequent and say nothing about webhooks: they get no spans.
@@ -120,12 +120,15 @@ t.test('otlp: the request span (serve) and the job span (worker) are in one trac
     if (job === undefined) continue
     t.equal(job.name, `process ${queueName}`)
     t.equal(job.service, 'billing-worker', 'OTEL_SERVICE_NAME names the worker')
-    t.equal(job.traceId, traceId, `event ${i}: in the sender's trace`)
+    // The sender's traceparent (and its "sampled" flag) is not trusted: each webhook starts its own trace.
+    t.not(job.traceId, traceId, `event ${i}: not in the trace the sender chose`)
     const request = ancestry(job, receiver.spans).find((span) => span.kind === SERVER)
     t.ok(request !== undefined, `event ${i}: the job span descends from the HTTP server span`)
-    t.match(request, { name: 'request', service: 'anvil-serve', traceId, attributes: { 'http.route': '/webhooks', 'http.request.method': 'POST' } })
-    t.equal(request?.parentSpanId, `00f067aa0ba902b${i}`, 'the server span continues the incoming traceparent')
+    t.match(request, { name: 'request', service: 'anvil-serve', traceId: job.traceId, attributes: { 'http.route': '/webhooks', 'http.request.method': 'POST' } })
+    t.notOk(request?.parentSpanId, 'the server span is the root of its trace')
   }
+  const jobTraces = accepted.map(({ jobId }) => receiver.spans.find((span) => span.kind === CONSUMER && span.attributes['bullmq.job.id'] === jobId)?.traceId)
+  t.equal(new Set(jobTraces).size, 2, 'two webhooks, two traces, even when they share one addBulk')
   t.notOk(receiver.spans.some((span) => /^\/(health|metrics)/.test(String(span.attributes['url.path']))), 'no spans for probes or scrapes')
   t.ok(receiver.spans.some((span) => span.attributes['url.path'] === '/webhooks'), 'while webhooks have theirs')
 })

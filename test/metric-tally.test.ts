@@ -37,6 +37,10 @@ t.test('a tallied counter scrapes as the prom-client Counter fed the same events
   t.same(await tallied.getMetricsAsJSON(), await reference.getMetricsAsJSON(), 'JSON as well')
   tallied.resetMetrics()
   t.equal(await tallied.getSingleMetricAsString('c_total'), '# HELP c_total h\n# TYPE c_total counter', 'reset empties it')
+  // Counted, not yet scraped, then reset: those counts are gone too.
+  tally.inc({ source: 'a', kind: 'x' })
+  tallied.resetMetrics()
+  t.equal(await tallied.getSingleMetricAsString('c_total'), '# HELP c_total h\n# TYPE c_total counter', 'reset forgets unscraped counts')
 })
 
 t.test('a tallied histogram scrapes as the prom-client Histogram fed the same observations', async (t) => {
@@ -58,4 +62,10 @@ t.test('a tallied histogram scrapes as the prom-client Histogram fed the same ob
   tallied.resetMetrics()
   histogram.reset()
   t.equal(await tallied.metrics(), await reference.metrics(), 'reset empties it')
+  // prom-client refuses these; here they are left out, so one bad value cannot make a sum NaN for good.
+  for (const bad of [Number.NaN, Number.POSITIVE_INFINITY]) tally.observe({ source: 'a', kind: 'x' }, bad)
+  tally.observe({ source: 'a', kind: 'x' }, 0.5)
+  histogram.observe(labelsOf({ source: 'a', kind: 'x' }), 0.5)
+  t.equal(await tallied.metrics(), await reference.metrics(), 'NaN and Infinity are left out')
+  t.throws(() => new TalliedHistogram(new Registry(), 'x_seconds', 'h', [1, 0.5], of), /increasing/)
 })

@@ -116,6 +116,36 @@ t.test("a host registry: Anvil's metrics join it, no second endpoint; a second a
   t.notOk([...m.keys()].some((series) => series.startsWith('anvil_process_')), 'no process metrics forced on the host')
 })
 
+t.test('a host registry used again: after the apps close, and after registry.clear(), a new app counts and samples', async (t) => {
+  const registry = new Registry()
+  const register = async (queueName: string): Promise<ReturnType<typeof Fastify>> => {
+    const app = Fastify({ logger: false })
+    await app.register(anvil, { redis: redis.url, secret: SECRET, queueName })
+    await app.register(anvilMetrics, { registry })
+    await app.ready()
+    return app
+  }
+  const first = await register('host-again-1')
+  t.equal((await first.inject(signed('{"id":"again-1"}'))).statusCode, 202)
+  await first.close()
+  // The metrics stay on the registry; the new app's events add to them and its queue is the one sampled.
+  const second = await register('host-again-2')
+  t.equal((await second.inject(signed('{"id":"again-2"}'))).statusCode, 202)
+  let m = parseMetrics(await registry.metrics())
+  t.equal(sample(m, 'anvil_webhooks_received_total', ROUTE), 2)
+  t.equal(sample(m, 'anvil_queue_jobs', { queue: 'host-again-2', state: 'waiting' }), 1, 'the new app\'s queue is sampled')
+  t.equal(sample(m, 'anvil_queue_jobs', { queue: 'host-again-1', state: 'waiting' }), undefined, 'the closed one\'s is not')
+  await second.close()
+  // A host that clears its registry and registers again gets every metric back, counting from zero.
+  registry.clear()
+  const third = await register('host-again-3')
+  t.teardown(() => third.close())
+  t.equal((await third.inject(signed('{"id":"again-3"}'))).statusCode, 202)
+  m = parseMetrics(await registry.metrics())
+  t.equal(sample(m, 'anvil_webhooks_received_total', ROUTE), 1)
+  t.equal(sample(m, 'anvil_ingress_duration_seconds_count', { ...ROUTE, status_code: '202' }), 1)
+})
+
 t.test('after close, the app stops counting; bad options fail registration with one line', async (t) => {
   const registry = new Registry()
   const app = Fastify({ logger: false })
