@@ -58,6 +58,7 @@ export function addObservabilityOptions (command: Command): Command {
     .option('--metrics-path <path>', 'Prometheus metrics route, or off (env ANVIL_METRICS_PATH)')
     .option('--metrics-port <port>', 'serve metrics on this port instead of the main one (env ANVIL_METRICS_PORT)')
     .option('--tracing <mode>', 'off, or otlp: OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT (env ANVIL_TRACING)')
+    .option('--log-payloads <bool>', 'true: log payloads instead of redacting them (env ANVIL_LOG_PAYLOADS)')
 }
 
 /** `anvil worker` listens too: health probes and metrics. */
