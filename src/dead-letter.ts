@@ -53,11 +53,20 @@ export function failureContextOf (job: Job): FailureContext {
  * the job's, and BullMQ keeps the first add, so the `failed` listener and the sweep may both call it.
  * The failed job stays where it is: removing it would drop its dedupe key and let a redelivery in.
  */
-export async function deadLetter (dead: Queue<DeadLetterData>, job: Job<WebhookJobData>): Promise<string> {
+export async function deadLetter (dead: Queue<DeadLetterData>, job: Job<WebhookJobData>): Promise<DeadLettered> {
   const id = deadLetterId(job.id as string)
   const data: DeadLetterData = { v: 1, originalJobId: job.id as string, job: job.data, failureContext: failureContextOf(job) }
+  // Whether this call wrote it, so the dead letter is counted (and logged) once, by whoever wrote it. The
+  // listener and a sweep within the same few milliseconds could both see it missing: counted twice, not lost.
+  const existed = await dead.getJob(id) !== undefined
   await dead.add('dead', data, { jobId: id })
-  return id
+  return { id, created: !existed }
+}
+
+export interface DeadLettered {
+  id: string
+  /** False when the dead letter was already there (the listener and the sweep both came). */
+  created: boolean
 }
 
 const SWEEP_PAGE = 500
@@ -68,7 +77,8 @@ const SWEEP_PAGE = 500
  * new (plus an overlap for clock skew between workers). Returns how many jobs it looked at.
  */
 export async function sweepFailed (
-  main: Queue<WebhookJobData>, dead: Queue<DeadLetterData>, client: RedisClient
+  main: Queue<WebhookJobData>, dead: Queue<DeadLetterData>, client: RedisClient,
+  onDeadLettered: (job: Job<WebhookJobData>, id: string) => void = () => {}
 ): Promise<number> {
   const watermarkKey = main.toKey('anvil-swept')
   const stored = Number(await client.get(watermarkKey) ?? 0)
@@ -84,7 +94,9 @@ export async function sweepFailed (
     }
     for (const id of ids) {
       const job = await Job.fromId<WebhookJobData>(main, id)
-      if (job !== undefined) await deadLetter(dead, job)
+      if (job === undefined) continue
+      const { id: letterId, created } = await deadLetter(dead, job)
+      if (created) onDeadLettered(job, letterId)
     }
     seen += ids.length
     if (ids.length > 0 && last > stored) await client.set(watermarkKey, String(last))

@@ -149,15 +149,20 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   // Taken back from a worker that died or was forced to stop: it runs again (its next start line has the requestId).
   worker.on('stalled', (jobId) => log.warn({ jobId }, 'anvil worker: stalled job taken back'))
 
+  /** Counted and logged once per dead letter, whether the listener or a sweep wrote it. */
+  function noteDeadLettered (job: Job<WebhookJobData>, id: string): void {
+    publish('deadLettered', () => ({ ...labelsOf(job.data), jobId: job.id as string, deadLetterId: id }))
+    log.warn({ jobId: job.id, requestId: job.data.requestId, deadLetterId: id }, 'anvil worker: dead-lettered')
+  }
+
   async function deadLetterIfFinal (job: Job<WebhookJobData>): Promise<void> {
     try {
       // BullMQ sets finishedOn only when it moves the job to "failed" for good (a retry leaves it unset).
       // Asking Redis for the state instead would miss a job that retention removed at once (failedCount 0)
       // or that other failures pushed out before the listener ran; the sweep could not find those either.
       if (job.finishedOn === undefined) return
-      const id = await deadLetter(dead, job)
-      publish('deadLettered', () => ({ ...labelsOf(job.data), jobId: job.id as string, deadLetterId: id }))
-      log.warn({ jobId: job.id, requestId: job.data.requestId, deadLetterId: id }, 'anvil worker: dead-lettered')
+      const { id, created } = await deadLetter(dead, job)
+      if (created) noteDeadLettered(job, id)
     } catch (err) {
       // The sweep will pick it up.
       log.error({ jobId: job.id, requestId: job.data.requestId, err: (err as Error).message }, 'anvil worker: dead-lettering failed')
@@ -169,7 +174,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   let closing: Promise<void> | undefined
 
   async function sweep (): Promise<number> {
-    const seen = await sweepFailed(main, dead, connection.client)
+    const seen = await sweepFailed(main, dead, connection.client, noteDeadLettered)
     await pruneDeadLetters(dead, deadAgeSeconds)
     return seen
   }

@@ -6,8 +6,10 @@ import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import { Registry } from 'prom-client'
-import { UnrecoverableError } from 'bullmq'
-import anvil, { anvilMetrics, createReplayer, createWorker } from '../index.js'
+import { UnrecoverableError, Worker } from 'bullmq'
+import anvil, { anvilMetrics, createReplayer, createWorker, Ingress, instrument } from '../index.js'
+import { resolveIngressOptions } from '../src/options.js'
+import { DEFAULT_PREFIX } from '../src/constants.js'
 import { TestRedis } from './helpers/redis.js'
 import { SECRET, signed } from './helpers/app.js'
 import { parseMetrics, sample } from './helpers/metrics.js'
@@ -96,6 +98,27 @@ t.test('worker counters: processed, failed attempts, dead-lettered, replayed; re
   m = await scrape()
   t.equal(sample(m, 'anvil_dead_letters_replayed_total', labels), 1)
   t.equal((await app.inject({ method: 'GET', url: '/metrics' })).statusCode, 404, 'only the configured path')
+})
+
+t.test('a dead letter written by the sweep (its worker died before its listener ran) is counted, once', async (t) => {
+  const queueName = 'metrics-sweep'
+  const registry = new Registry()
+  const stop = instrument(registry)
+  t.teardown(stop)
+  // A plain BullMQ worker fails the job for good: Anvil's failed listener never runs, as if its process died.
+  const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: SECRET, queueName, retrySchedule: [] }))
+  t.teardown(() => ingress.close())
+  const { jobId } = await ingress.enqueue({ id: 'evt_swept' }, { eventId: 'evt_swept', eventType: 'test.kind' })
+  const plain = new Worker(queueName, async () => { throw new Error('no') }, { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: DEFAULT_PREFIX })
+  await until(async () => await plain.isRunning() && await ingress.queue.queue.getJobState(jobId) === 'failed')
+  await plain.close()
+
+  const worker = createWorker(() => {}, { redis: redis.url, queueName, sweepIntervalMs: 0 })
+  t.teardown(() => worker.close())
+  await worker.start() // runs the first sweep
+  await worker.sweep() // finds it again: already there, not counted again
+  const labels = { source: 'default', provider: 'app', event_type: 'test.kind' }
+  t.equal(sample(parseMetrics(await registry.metrics()), 'anvil_jobs_dead_lettered_total', labels), 1)
 })
 
 t.test("a host registry: Anvil's metrics join it, no second endpoint; a second app reuses the metrics", async (t) => {
