@@ -1,4 +1,4 @@
-import { Job, type Queue } from 'bullmq'
+import { Job, UnrecoverableError, type Queue } from 'bullmq'
 import type { RedisClient } from './redis.js'
 import { DEAD_JOB_PREFIX, DEAD_LETTER_SUFFIX, STALLED_MESSAGE, SWEEP_OVERLAP_MS } from './constants.js'
 import type { WebhookJobData } from './job.js'
@@ -32,19 +32,30 @@ export interface DeadLetterData {
   replayedAt?: number
 }
 
-function reasonOf (job: Job, failedReason: string): FailureReason {
-  if (failedReason === STALLED_MESSAGE) return 'stalled'
-  // A job that failed before its attempts ran out was stopped by an UnrecoverableError.
-  return job.attemptsMade < (job.opts.attempts ?? 1) ? 'unrecoverable' : 'exhausted'
+function isUnrecoverable (err: Error): boolean {
+  // BullMQ's own test for it (an UnrecoverableError, a subclass, or an error so named).
+  return err instanceof UnrecoverableError || err.name === 'UnrecoverableError'
 }
 
-export function failureContextOf (job: Job): FailureContext {
+/**
+ * Why the job failed for good. The listener has the error; the sweep has only the job, where an
+ * UnrecoverableError on the last attempt shows in the stack BullMQ keeps (the name starts its first line).
+ */
+function reasonOf (job: Job, failedReason: string, err?: Error): FailureReason {
+  if (failedReason === STALLED_MESSAGE) return 'stalled'
+  if (err !== undefined) return isUnrecoverable(err) ? 'unrecoverable' : 'exhausted'
+  // A job that failed before its attempts ran out was stopped by an UnrecoverableError.
+  if (job.attemptsMade < (job.opts.attempts ?? 1)) return 'unrecoverable'
+  return job.stacktrace?.at(-1)?.startsWith('UnrecoverableError') === true ? 'unrecoverable' : 'exhausted'
+}
+
+export function failureContextOf (job: Job, err?: Error): FailureContext {
   const lastError = job.failedReason ?? 'unknown'
   return {
     attempts: job.attemptsMade,
     lastError,
     failedAt: job.finishedOn ?? Date.now(),
-    reason: reasonOf(job, lastError)
+    reason: reasonOf(job, lastError, err)
   }
 }
 
@@ -53,9 +64,9 @@ export function failureContextOf (job: Job): FailureContext {
  * the job's, and BullMQ keeps the first add, so the `failed` listener and the sweep may both call it.
  * The failed job stays where it is: removing it would drop its dedupe key and let a redelivery in.
  */
-export async function deadLetter (dead: Queue<DeadLetterData>, job: Job<WebhookJobData>): Promise<DeadLettered> {
+export async function deadLetter (dead: Queue<DeadLetterData>, job: Job<WebhookJobData>, err?: Error): Promise<DeadLettered> {
   const id = deadLetterId(job.id as string)
-  const data: DeadLetterData = { v: 1, originalJobId: job.id as string, job: job.data, failureContext: failureContextOf(job) }
+  const data: DeadLetterData = { v: 1, originalJobId: job.id as string, job: job.data, failureContext: failureContextOf(job, err) }
   // Whether this call wrote it, so the dead letter is counted (and logged) once, by whoever wrote it. The
   // listener and a sweep within the same few milliseconds could both see it missing: counted twice, not lost.
   const existed = await dead.getJob(id) !== undefined

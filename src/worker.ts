@@ -144,7 +144,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     if (job === undefined) return
     log.warn({ jobId: job.id, requestId: job.data.requestId, attempt: job.attemptsMade, err: err.message }, 'anvil worker: attempt failed')
     publish('failed', () => ({ ...labelsOf(job.data), jobId: job.id as string, attempt: job.attemptsMade }))
-    void deadLetterIfFinal(job)
+    void deadLetterIfFinal(job, err)
   })
   // Taken back from a worker that died or was forced to stop: it runs again (its next start line has the requestId).
   worker.on('stalled', (jobId) => log.warn({ jobId }, 'anvil worker: stalled job taken back'))
@@ -155,13 +155,13 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     log.warn({ jobId: job.id, requestId: job.data.requestId, deadLetterId: id }, 'anvil worker: dead-lettered')
   }
 
-  async function deadLetterIfFinal (job: Job<WebhookJobData>): Promise<void> {
+  async function deadLetterIfFinal (job: Job<WebhookJobData>, err: Error): Promise<void> {
     try {
       // BullMQ sets finishedOn only when it moves the job to "failed" for good (a retry leaves it unset).
       // Asking Redis for the state instead would miss a job that retention removed at once (failedCount 0)
       // or that other failures pushed out before the listener ran; the sweep could not find those either.
       if (job.finishedOn === undefined) return
-      const { id, created } = await deadLetter(dead, job)
+      const { id, created } = await deadLetter(dead, job, err)
       if (created) noteDeadLettered(job, id)
     } catch (err) {
       // The sweep will pick it up.

@@ -91,6 +91,24 @@ t.test('an UnrecoverableError dead-letters at once with reason unrecoverable', a
   t.equal(calls, 1, 'no retry after an UnrecoverableError')
 })
 
+t.test('an UnrecoverableError on the last attempt is reason unrecoverable, from the listener and from the sweep', async (t) => {
+  const queueName = 'unrecoverable-last'
+  const ingress = ingressFor(queueName, { retrySchedule: [20] })
+  const w = workerFor(queueName, (event) => {
+    throw event.attempt === 2 ? new UnrecoverableError('gave up on attempt 2') : new Error('try again')
+  })
+  await w.start()
+  const { jobId } = await ingress.enqueue({ n: 'last' })
+  const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
+  const letter = await deadLetterOf(dead, jobId)
+  t.match(letter.data.failureContext, { attempts: 2, lastError: 'gave up on attempt 2', reason: 'unrecoverable' })
+
+  // The same failure found by a sweep (its listener never ran): the kept stack tells.
+  await letter.remove()
+  await w.sweep()
+  t.match((await deadLetterOf(dead, jobId)).data.failureContext, { attempts: 2, reason: 'unrecoverable' })
+})
+
 t.test('a job that stalls past the limit is failed by another worker and dead-lettered with reason stalled', async (t) => {
   const queueName = 'stalled'
   const ingress = ingressFor(queueName)
