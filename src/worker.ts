@@ -7,43 +7,14 @@ import { labelsOf, publish } from './diagnostics.js'
 import { deadLetter, deadLetterQueueName, pruneDeadLetters, sweepFailed, type DeadLetterData } from './dead-letter.js'
 import { errors } from './errors.js'
 import { toEvent, type WebhookEvent, type WebhookJobData } from './job.js'
-import { checkClusterPrefix, connect, disconnect, type RedisInput } from './redis.js'
+import { checkClusterPrefix, connect, disconnect } from './redis.js'
 import { BACKOFF_TYPE, delayAfter } from './retry.js'
-import { checkTelemetry, type Telemetry } from './telemetry.js'
+import { checkTelemetry } from './telemetry.js'
+import { checkWorkerOptions, type AnvilLogger, type WorkerOptions } from './worker-options.js'
+
+export type { AnvilLogger, WorkerOptions } from './worker-options.js'
 
 export type WebhookHandler = (event: WebhookEvent) => unknown
-
-/** The subset of a logger Anvil calls; pino and Fastify's logger fit. */
-export interface AnvilLogger {
-  /** Optional, for loggers written before it was used: the worker's per-job start line. */
-  debug? (obj: object, msg?: string): void
-  info (obj: object, msg?: string): void
-  warn (obj: object, msg?: string): void
-  error (obj: object, msg?: string): void
-}
-
-export interface WorkerOptions {
-  redis: RedisInput
-  queueName?: string
-  prefix?: string
-  concurrency?: number
-  /** How long `close` waits for active jobs before it forces; those jobs are then recovered as stalled. */
-  shutdownTimeoutMs?: number
-  /** How often to dead-letter failed jobs that a crash kept from their `failed` listener. 0 turns it off. */
-  sweepIntervalMs?: number
-  /** Dead letters older than this are pruned by the sweep; 0 keeps them. */
-  deadAgeSeconds?: number
-  /** BullMQ stall detection: a job whose lock is not renewed for this long is taken back. */
-  lockDurationMs?: number
-  stalledIntervalMs?: number
-  maxStalledCount?: number
-  logger?: AnvilLogger
-  /**
-   * BullMQ telemetry (e.g. `new BullMQOtel()`): a `process` span per attempt, the child of the span that
-   * enqueued the job (the webhook's request, when the ingress is traced too).
-   */
-  telemetry?: Telemetry
-}
 
 export interface AnvilWorker {
   /** Starts taking jobs and runs a first sweep. Resolves once the worker is connected and running. */
@@ -71,25 +42,14 @@ class AnvilBullWorker extends Worker<WebhookJobData> {
   }
 }
 
-function checkWholeNumber (name: string, value: number | undefined, min: number): void {
-  if (value !== undefined && (!Number.isInteger(value) || value < min)) {
-    throw new errors.INVALID_OPTIONS(`${name} must be a whole number >= ${min}, got ${String(value)}`)
-  }
-}
-
 function definedOnly<T extends object> (values: T): Partial<T> {
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>
 }
 
 export function createWorker (handler: WebhookHandler, options: WorkerOptions): AnvilWorker {
   if (typeof handler !== 'function') throw new errors.INVALID_OPTIONS('handler must be a function')
-  checkWholeNumber('concurrency', options.concurrency, 1)
-  checkWholeNumber('shutdownTimeoutMs', options.shutdownTimeoutMs, 0)
-  checkWholeNumber('sweepIntervalMs', options.sweepIntervalMs, 0)
-  checkWholeNumber('deadAgeSeconds', options.deadAgeSeconds, 0)
-  checkWholeNumber('lockDurationMs', options.lockDurationMs, 1)
-  checkWholeNumber('stalledIntervalMs', options.stalledIntervalMs, 1)
-  checkWholeNumber('maxStalledCount', options.maxStalledCount, 0)
+  const problem = checkWorkerOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
   const telemetry = checkTelemetry(options.telemetry)
   const log = options.logger ?? silent
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME

@@ -57,6 +57,10 @@ t.test('createWorker refuses bad options', async (t) => {
   t.throws(() => createWorker(() => {}, { redis: redis.url, concurrency: 0 }), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
   t.throws(() => createWorker(() => {}, { redis: redis.url, shutdownTimeoutMs: -1 }), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
   t.throws(() => createWorker(() => {}, { redis: redis.url, sweepIntervalMs: 1.5 }), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
+  // Unknown keys are refused with one line that names them: a misspelt option must not leave a default in force.
+  t.throws(() => createWorker(() => {}, { redis: redis.url, concurency: 4 } as never), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /concurency/ })
+  t.throws(() => createWorker(() => {}, { redis: redis.url, queueName: 'a:b' }), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /queueName/ })
+  t.throws(() => createWorker(() => {}, { redis: redis.url, logger: { info () {} } as never }), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /logger/ })
 })
 
 t.test('close waits for an active job that finishes within the shutdown timeout; the job completes', async (t) => {
