@@ -5,7 +5,7 @@ import {
 } from './constants.js'
 import { errors } from './errors.js'
 import { createKeyDeriver, type IdempotencyStrategy, type KeyDeriver } from './idempotency.js'
-import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from './queue-settings.js'
+import { DEFAULT_QUEUE_SETTINGS, RetentionSchema, type QueueSettings } from './queue-settings.js'
 import { checkClusterPrefix, redisUrlProblem, type RedisClient, type RedisInput } from './redis.js'
 import { validateSchedule } from './retry.js'
 import {
@@ -72,13 +72,6 @@ const Source = Type.Object({
   idempotency: Type.Optional(Type.Unknown()),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))
 }, { additionalProperties: false })
-const Retention = Type.Object({
-  completedAgeSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
-  completedCount: Type.Optional(Type.Integer({ minimum: 0 })),
-  failedAgeSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
-  failedCount: Type.Optional(Type.Integer({ minimum: 0 })),
-  deadAgeSeconds: Type.Optional(Type.Integer({ minimum: 0 }))
-}, { additionalProperties: false })
 
 /** The plain-data part of the options; the rest (clients, functions) is checked by hand. */
 const IngressData = Type.Object({
@@ -93,7 +86,7 @@ const IngressData = Type.Object({
   prefix: Type.Optional(Type.String({ minLength: 1 })),
   dedupeWindowMs: Type.Optional(Type.Integer({ minimum: 1 })),
   retrySchedule: Type.Optional(Type.Array(WholeMs)),
-  retention: Type.Optional(Retention),
+  retention: Type.Optional(RetentionSchema),
   idempotency: Type.Optional(Type.Unknown()),
   enqueueTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
   retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 0 })),

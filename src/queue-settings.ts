@@ -3,6 +3,7 @@ import {
   DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, DEFAULT_RETENTION, DEFAULT_RETRY_SCHEDULE
 } from './constants.js'
 import { BACKOFF_TYPE, attemptsFor } from './retry.js'
+import { Type } from '@sinclair/typebox'
 
 export interface Retention {
   completedAgeSeconds: number
@@ -12,6 +13,15 @@ export interface Retention {
   /** 0 keeps dead letters until they are removed by hand. */
   deadAgeSeconds: number
 }
+
+/** Retention as given: every field optional, the defaults fill in the rest. */
+export const RetentionSchema = Type.Object({
+  completedAgeSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+  completedCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  failedAgeSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+  failedCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  deadAgeSeconds: Type.Optional(Type.Integer({ minimum: 0 }))
+}, { additionalProperties: false })
 
 /** Where the queue lives and how its jobs behave; ingress, worker and replay must agree on name and prefix. */
 export interface QueueSettings {

@@ -8,16 +8,25 @@ import { labelsOf, publish } from './diagnostics.js'
 import { deadLetterQueueName, type DeadLetterData } from './dead-letter.js'
 import { errors } from './errors.js'
 import type { WebhookJobData } from './job.js'
-import { DEFAULT_QUEUE_SETTINGS, jobOptions, type QueueSettings } from './queue-settings.js'
+import { DEFAULT_QUEUE_SETTINGS, RetentionSchema, jobOptions, type QueueSettings } from './queue-settings.js'
 import { checkClusterPrefix, connect, disconnect, type RedisInput } from './redis.js'
+import { compileCheck } from './validate.js'
+import { Type } from '@sinclair/typebox'
 
 export interface ReplayOptions {
   redis: RedisInput
   queueName?: string
   prefix?: string
-  /** Retention for the replayed jobs; the retry schedule comes from the dead job itself. */
-  retention?: QueueSettings['retention']
+  /** Retention for the replayed jobs (what is not given keeps its default); the retry schedule comes from the dead job itself. */
+  retention?: Partial<QueueSettings['retention']>
 }
+
+const checkOptions = compileCheck(Type.Object({
+  redis: Type.Unknown(),
+  queueName: Type.Optional(Type.String({ pattern: '^[^:]+$' })),
+  prefix: Type.Optional(Type.String({ minLength: 1 })),
+  retention: Type.Optional(RetentionSchema)
+}, { additionalProperties: false }))
 
 export interface ReplayResult {
   deadLetterId: string
@@ -51,13 +60,15 @@ const PAGE = 200
 const REPLAY_MARK_SECONDS = 365 * 24 * 60 * 60
 
 export function createReplayer (options: ReplayOptions): Replayer {
+  const problem = checkOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
   const prefix = options.prefix ?? DEFAULT_PREFIX
   checkClusterPrefix(options.redis, prefix)
   const connection = connect(options.redis, 'control')
   const main = new Queue<WebhookJobData>(queueName, { connection: connection.client, prefix })
   const dead = new Queue<DeadLetterData>(deadLetterQueueName(queueName), { connection: connection.client, prefix })
-  const retention = options.retention ?? DEFAULT_QUEUE_SETTINGS.retention
+  const retention = { ...DEFAULT_QUEUE_SETTINGS.retention, ...options.retention }
 
   async function replay (letter: Job<DeadLetterData>): Promise<ReplayResult> {
     const deadLetterId = letter.id as string
@@ -134,9 +145,10 @@ export async function replayDeadLetter (id: string, options: ReplayOptions): Pro
 }
 
 export async function replayDeadLetters (options: ReplayOptions & BulkReplayOptions): Promise<ReplayResult[]> {
-  const replayer = createReplayer(options)
+  const { filter, limit, ...connection } = options
+  const replayer = createReplayer(connection)
   try {
-    return await replayer.replayDeadLetters(options)
+    return await replayer.replayDeadLetters({ filter, limit })
   } finally {
     await replayer.close()
   }

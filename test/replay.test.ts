@@ -172,3 +172,18 @@ t.test('replayDeadLetters takes a filter and a limit, and skips what was replaye
   await t.rejects(replayer.replayDeadLetters({ limit: -1 }), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
   await t.rejects(replayer.replayDeadLetter('d_nope'), { code: 'ANVIL_ERR_DEAD_LETTER_NOT_FOUND' })
 })
+
+t.test('createReplayer refuses bad options with one line, before it connects', async (t) => {
+  const { createReplayer } = await import('../src/replay.js')
+  for (const [options, pattern] of [
+    [{ redis: redis.url, queueName: 'a:b' }, /queueName/],
+    [{ redis: redis.url, retention: { deadAgeSeconds: -1 } }, /retention\.deadAgeSeconds/],
+    [{ redis: redis.url, retention: { deadAge: 60 } }, /retention\.deadAge/],
+    [{ redis: redis.url, queue: 'webhooks' }, /queue/]
+  ] as const) {
+    t.throws(() => createReplayer(options as never), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: pattern })
+  }
+  // A partial retention keeps the defaults for the rest.
+  const replayer = createReplayer({ redis: redis.url, retention: { completedCount: 5 } })
+  await replayer.close()
+})
