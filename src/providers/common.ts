@@ -50,9 +50,16 @@ export interface PresetParts {
   describe?: (payload: Buffer, headers: IncomingHttpHeaders, checked: Checked) => Described
 }
 
+/** Throws STALE when a signed timestamp (seconds) is further than the tolerance from now; 0 turns it off. */
+function checkFresh (timestamp: number | undefined, toleranceSeconds: number, nowMs = Date.now()): void {
+  if (timestamp === undefined || toleranceSeconds <= 0) return
+  if (Math.abs(nowMs / 1000 - timestamp) > toleranceSeconds) throw new errors.STALE(toleranceSeconds)
+}
+
 /**
- * Builds a scheme whose order is fixed here, not in each preset: check the signature, then read the
- * body, then enforce the tolerance on the signed timestamp, then (and only then) offer a handshake.
+ * Builds a scheme whose order is fixed here, not in each preset: check the signature, then enforce the
+ * tolerance on a timestamp the signature covers in a header (before the body is read: a stale replay costs no
+ * parsing), then read the body, then enforce it on a timestamp found there, then (and only then) offer a handshake.
  */
 export function definePreset (config: PresetConfig, parts: PresetParts): SignatureScheme {
   return {
@@ -61,12 +68,10 @@ export function definePreset (config: PresetConfig, parts: PresetParts): Signatu
     batches: parts.batches === true,
     verify (payload, headers, request = {}) {
       const checked = parts.check(payload, headers, request)
+      checkFresh(checked.timestamp, config.toleranceSeconds, request.now)
       const described = parts.describe?.(payload, headers, checked) ?? {}
+      if (checked.timestamp === undefined) checkFresh(described.timestamp, config.toleranceSeconds, request.now)
       const timestamp = checked.timestamp ?? described.timestamp
-      if (timestamp !== undefined && config.toleranceSeconds > 0) {
-        const nowSeconds = (request.now ?? Date.now()) / 1000
-        if (Math.abs(nowSeconds - timestamp) > config.toleranceSeconds) throw new errors.STALE(config.toleranceSeconds)
-      }
       const verified: Verified = { signature: checked.signature, timestamp, eventId: described.eventId, eventType: described.eventType }
       if (described.handshake !== undefined) verified.handshake = described.handshake
       if (described.acknowledge !== undefined) verified.acknowledge = described.acknowledge

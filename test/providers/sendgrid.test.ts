@@ -173,6 +173,11 @@ t.test('sendgrid: a body that is not an array of event objects, under a valid si
   const payload = 'not json'
   const res = await batches.inject({ method: 'POST', url: '/sendgrid', headers: signSendgrid(CURRENT.privateKey, now(), '[]'), payload })
   t.equal(res.statusCode, 401)
+  // So does the tolerance on the signed timestamp: a stale batch is a 401 STALE before its body is read,
+  // however malformed that body is (a replayed capture costs no parsing).
+  const stale = await post('not json', CURRENT.privateKey, now() - 3600)
+  t.equal(stale.statusCode, 401)
+  t.match(stale.json.code, /STALE/)
 })
 
 t.test('sendgrid: an empty array → 200 { jobs: [] }, no job (a 2xx, so SendGrid does not retry)', async (t) => {
