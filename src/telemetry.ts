@@ -1,12 +1,8 @@
 import type { Telemetry } from 'bullmq'
 import { errors } from './errors.js'
+import { hasMethods } from './validate.js'
 
 export type { Telemetry } from 'bullmq'
-
-function hasMethods (value: unknown, names: string[]): boolean {
-  return typeof value === 'object' && value !== null &&
-    names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
-}
 
 /**
  * Checks a BullMQ `telemetry` option (e.g. `new BullMQOtel()` from bullmq-otel). BullMQ calls these methods

@@ -17,4 +17,10 @@ export function compileCheck<T extends TSchema> (schema: T): (value: unknown) =>
   }
 }
 
+/** True when `value` is an object with a function under each name (own or inherited, as pino's methods are). */
+export function hasMethods (value: unknown, names: readonly string[]): boolean {
+  return typeof value === 'object' && value !== null &&
+    names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
+}
+
 export type { Static }

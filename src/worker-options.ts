@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox'
 import type { RedisInput } from './redis.js'
 import type { Telemetry } from './telemetry.js'
-import { compileCheck } from './validate.js'
+import { compileCheck, hasMethods } from './validate.js'
 
 /** The subset of a logger Anvil calls; pino and Fastify's logger fit. */
 export interface AnvilLogger {
@@ -61,8 +61,7 @@ export function checkWorkerOptions (options: WorkerOptions): string | undefined 
   const problem = checkData(options)
   if (problem !== undefined) return problem
   // A pino logger's methods may sit on its prototype, which a schema's object check does not look at.
-  const { logger } = options
-  if (logger !== undefined && !(['info', 'warn', 'error'] as const).every((level) => typeof logger[level] === 'function')) {
+  if (options.logger !== undefined && !hasMethods(options.logger, ['info', 'warn', 'error'])) {
     return 'logger: must have info, warn and error methods'
   }
   return undefined
