@@ -1,9 +1,9 @@
-// A CPU profile of `anvil serve` under load (node --cpu-prof), summed by self time: per area (HTTP and Fastify,
+// A CPU profile of `anvil serve` (or, with --server floor, of the floor server) under load (node --cpu-prof), summed by self time: per area (HTTP and Fastify,
 // BullMQ and msgpack, ioredis, crypto, JSON, logging, metrics, GC, …) and the top functions. Proportions, not
 // absolute figures: a short run on a busy machine still says where the time goes.
 // A native function counts for the nearest caller with a script; native socket writes are split by the caller
 // outside Node's own modules that wrote (Fastify answering, ioredis sending commands).
-// Usage: node bench/profile.mjs [--duration 10] [--connections 50] [--top 25] [--keep] [--quick]
+// Usage: node bench/profile.mjs [--duration 10] [--connections 50] [--top 25] [--server anvil|floor] [--keep] [--quick]
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,6 +14,8 @@ const values = benchArgs({
   duration: { type: 'string', default: '10' },
   connections: { type: 'string', default: '50' },
   top: { type: 'string', default: '25' },
+  // The floor server profiled the same way: what a correct ingress costs at the least, function by function.
+  server: { type: 'string', default: 'anvil' },
   // Keep the .cpuprofile (for Chrome DevTools or speedscope); by default it goes with the temporary directory.
   keep: { type: 'boolean', default: false }
 })
@@ -41,7 +43,12 @@ const AREAS = [
 const redis = await startRedis()
 const dir = values.keep ? mkdtempSync(join(tmpdir(), 'anvil-prof-')) : tempDir('anvil-prof-')
 const port = await freePort()
-const server = forkTracked(new URL('../dist/cli/anvil.js', import.meta.url).pathname, ['serve'],
+const SERVERS = {
+  anvil: [new URL('../dist/cli/anvil.js', import.meta.url).pathname, ['serve']],
+  floor: [new URL('./servers/floor.mjs', import.meta.url).pathname, []]
+}
+if (SERVERS[values.server] === undefined) throw new Error(`profile: --server is one of ${Object.keys(SERVERS).join(', ')}`)
+const server = forkTracked(...SERVERS[values.server],
   { PORT: String(port), HOST: '127.0.0.1', REDIS_URL: redis.url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'warn' },
   { execArgv: ['--cpu-prof', '--cpu-prof-dir', dir] })
 const url = `http://127.0.0.1:${port}`
@@ -50,13 +57,13 @@ const window = { from: 0, to: 0 }
 try {
   for (let i = 0; i < 200; i++) { try { await fetch(url + '/webhooks', { method: 'POST' }); break } catch { await sleep(50) } }
   // A warm-up first (module loading, JIT), left out of the profile's window: only the measured load counts.
-  await runLoad({ url, secret, connections: Number(values.connections), duration: values.quick ? 0.5 : 2, mix: 'unique', requests: 2000 })
+  await runLoad({ url, secret, connections: Number(values.connections), duration: values.quick ? 0.5 : 2, mix: 'unique' })
   // The profile's timestamps are µs on the system's monotonic clock, which process.hrtime also reads.
   window.from = Number(process.hrtime.bigint() / 1000n)
-  load = await runLoad({ url, secret, connections: Number(values.connections), duration, mix: 'unique', requests: values.quick ? 2000 : 50000 })
+  load = await runLoad({ url, secret, connections: Number(values.connections), duration, mix: 'unique' })
   window.to = Number(process.hrtime.bigint() / 1000n)
 } finally {
-  // SIGTERM: `anvil serve` closes gracefully and Node writes the profile on the way out.
+  // SIGTERM: the server closes gracefully and Node writes the profile on the way out.
   await server.stop()
   await redis.stop()
 }
@@ -109,7 +116,7 @@ const pct = (count) => (100 * count / total).toFixed(1)
 const areas = [...byArea].sort((a, b) => b[1] - a[1])
 const top = [...byFunction].sort((a, b) => b[1].count - a[1].count).slice(0, Number(values.top))
 const markdown = [
-  `\`anvil serve\` (logging at \`warn\`) under ${values.connections} connections of all-unique signed requests for ${duration} s: ${Math.round(load.requests)} req/s, p99 ${load.p99} ms`,
+  `${values.server === 'floor' ? 'The floor server (`servers/floor.mjs`)' : '`anvil serve` (logging at `warn`)'} under ${values.connections} connections of all-unique signed requests for ${duration} s: ${Math.round(load.requests)} req/s, p99 ${load.p99} ms`,
   `(throughput is lowered by the profiler; read the proportions). ${total} busy samples; ${idle} idle samples left out. Self time, so a`,
   'library\'s share is the time spent in its own functions, not in what it calls.', '',
   '| area | self time % |',

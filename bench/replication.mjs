@@ -23,7 +23,7 @@ try {
         env: { REDIS_URL: primary.url, WEBHOOK_SECRET: secret, ANVIL_BENCH_WAIT_REPLICAS: String(wait) }
       })
       try {
-        samples.push(await runLoad({ url: server.url, secret, connections: Number(values.connections), duration: Number(values.duration), mix: 'unique', requests: 50000 }))
+        samples.push(await runLoad({ url: server.url, secret, connections: Number(values.connections), duration: Number(values.duration), mix: 'unique' }))
       } finally {
         await server.stop()
       }

@@ -16,7 +16,7 @@ export interface WebhookJobData {
   /** Epoch ms when the request arrived (or `enqueue` was called). */
   receivedAt: number
   /** Retry delays in ms, fixed when the event was accepted; the worker's backoff reads them from here. */
-  retry: number[]
+  retry: readonly number[]
   /** Set on replayed jobs: the dead letter they came from. */
   replayOf?: string
   /** The HTTP request that brought the event (its `x-request-id`, or the id made for it); kept by replays. */

@@ -8,14 +8,19 @@ import { jobOptions, type QueueSettings } from './queue-settings.js'
 import type { JobsOptions } from 'bullmq'
 import { MicroBatch } from './micro-batch.js'
 import { DuplicateShare } from './duplicate-share.js'
+import { addCorked, type BatchJob } from './add-batch.js'
 import { redisWithin } from './redis-timeout.js'
 import type { Telemetry } from './telemetry.js'
 
-/** Adds gathered into one pipeline at most; a bound on how much one slow batch can hold up. */
-const MAX_BATCH = 64
+/**
+ * Adds gathered into one write at most. Redis answers a batch's adds together, after the last one has run,
+ * so the first request of a batch waits for all of them: a small bound keeps that wait short. Since a batch
+ * no longer builds a pipeline (src/add-batch.ts), a small batch costs little more than a large one.
+ */
+const MAX_BATCH = 16
 
 /** An accepted event, before it has a job. */
-export type EnqueueInput = Omit<WebhookJobData, 'v' | 'retry' | 'payload'> & { payload: Buffer }
+export type EnqueueInput = Omit<WebhookJobData, 'v' | 'retry' | 'payload' | 'replayOf'> & { payload: Buffer }
 
 export interface EnqueueResult {
   jobId: string
@@ -48,7 +53,6 @@ export class WebhookQueue {
   readonly settings: QueueSettings
   private readonly connection: OwnedConnection
   private readonly timeoutMs: number
-  private readonly baseOptions: JobsOptions
   private nextReady: Promise<void> | undefined
   private everConnected = false
   private readonly batch: MicroBatch<PendingAdd, string>
@@ -75,17 +79,22 @@ export class WebhookQueue {
     this.queue.on('error', options.onRedisError ?? (() => {}))
     this.everConnected = this.connected()
     if (!this.everConnected) this.connection.client.once('ready', () => { this.everConnected = true })
-    this.baseOptions = jobOptions(this.settings)
+    const defaults = jobOptions(this.settings)
     this.batch = new MicroBatch(async (items) => await withTimeout((async () => {
-      const jobs = await this.queue.addBulk(items.map(({ data, jobId, key, trace }) => {
-        const opts: JobsOptions = { ...this.baseOptions, jobId, deduplication: { id: key, ttl: this.settings.dedupeWindowMs } }
+      const jobs = items.map(({ data, jobId, key, trace }) => {
+        const opts: BatchJob['opts'] = { ...defaults, jobId, deduplication: { id: key, ttl: this.settings.dedupeWindowMs } }
         // addBulk would give every job of the batch the context of the one call (the first request's):
         // each job carries its own request's, so its worker span is that request's child.
         if (trace !== undefined) opts.telemetry = { metadata: trace }
-        return { name: JOB_NAME, data, opts }
-      }))
+        return { data, opts }
+      })
+      // Traced, addBulk makes the producer span; on a cluster, the adds go through its pipeline to the slot's node.
+      const client = this.connection.client
+      const ids = this.telemetry === undefined && !isCluster(client)
+        ? await addCorked(this.queue, client, jobs)
+        : (await this.queue.addBulk(jobs.map(({ data, opts }) => ({ name: JOB_NAME, data, opts })))).map((job) => job.id as string)
       if (replication !== undefined) await this.waitForReplicas(replication)
-      return jobs.map((job) => job.id as string)
+      return ids
     })(), this.timeoutMs), MAX_BATCH)
     // The same key BullMQ's add script sets (`deduplication.ttl` > 0 always: the window's minimum is 1 ms).
     const dedupeKey = `${this.queue.keys.de}:`
@@ -124,11 +133,22 @@ export class WebhookQueue {
       }
     }
     const jobId = EVENT_JOB_PREFIX + randomUUID()
+    // Field by field, not a spread over `input`: one object shape for every job, and no copy made only to be
+    // serialised. The schedule is shared: the job's JSON is written from it at once and nothing changes it.
     const data: WebhookJobData = {
-      ...input,
       v: 1,
+      source: input.source,
+      key: input.key,
       payload: input.payload.toString('base64'),
-      retry: [...this.settings.retrySchedule]
+      contentType: input.contentType,
+      signature: input.signature,
+      eventId: input.eventId,
+      eventType: input.eventType,
+      provider: input.provider,
+      headers: input.headers,
+      receivedAt: input.receivedAt,
+      retry: this.settings.retrySchedule,
+      requestId: input.requestId
     }
     const pending: PendingAdd = { data, jobId, key: input.key }
     if (this.telemetry !== undefined) {

@@ -1,0 +1,76 @@
+import t from 'tap'
+import type { Socket } from 'node:net'
+import { Redis } from 'ioredis'
+import { TestRedis } from './helpers/redis.js'
+import { inspectQueue } from './helpers/queue.js'
+import { WebhookQueue, type EnqueueInput } from '../src/queue.js'
+import { resolveQueueSettings } from '../src/options.js'
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+
+function event (key: string): EnqueueInput {
+  return { source: 'default', key, payload: Buffer.from(`{"id":"${key}"}`), headers: { 'x-test': key }, receivedAt: Date.now() }
+}
+
+/** Counts the writes a real socket hands to the kernel (`_write` for one chunk, `_writev` for several). */
+function countWrites (socket: Socket): { readonly count: number, restore: () => void } {
+  const target = socket as Socket & { _write: (...args: unknown[]) => void, _writev: (...args: unknown[]) => void }
+  const { _write: write, _writev: writev } = target
+  let count = 0
+  target._write = function (...args) { count++; write.apply(this, args) }
+  target._writev = function (...args) { count++; writev.apply(this, args) }
+  return { get count () { return count }, restore: () => { target._write = write; target._writev = writev } }
+}
+
+t.test('adds made in the same turn leave in one socket write, and each gets its own answer', async (t) => {
+  const client = new Redis(redis.url, { maxRetriesPerRequest: null })
+  const queue = new WebhookQueue({ redis: client, settings: resolveQueueSettings({ queueName: 'corked' }) })
+  t.teardown(async () => {
+    await queue.close()
+    client.disconnect()
+  })
+  // The first add also loads BullMQ's script into Redis; the batch below is the steady state.
+  await queue.enqueue(event('warm-up'))
+
+  const writes = countWrites(client.stream as Socket)
+  // Ten events, two of them sent twice within the batch.
+  const keys = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k0', 'k1']
+  const results = await Promise.all(keys.map(async (key) => await queue.enqueue(event(key))))
+  writes.restore()
+
+  t.equal(writes.count, 1, 'one write for the batch of ten adds')
+  t.same(results.map((r) => r.replayed), [false, false, false, false, false, false, false, false, true, true],
+    'an event repeated inside the batch is a duplicate of its first copy')
+  t.equal(results[8]?.jobId, results[0]?.jobId)
+  t.equal(results[9]?.jobId, results[1]?.jobId)
+  t.equal(new Set(results.map((r) => r.jobId)).size, 8)
+
+  const inspect = inspectQueue(redis.url, 'corked')
+  t.teardown(() => inspect.close())
+  for (const [i, key] of keys.slice(0, 8).entries()) {
+    const job = await inspect.getJob(results[i]?.jobId as string)
+    t.equal(job?.data.key, key, `job of ${key} holds its own event`)
+    t.same(job?.data.headers, { 'x-test': key })
+  }
+})
+
+t.test('a failing batch rejects every add in it, and the next batch goes through', async (t) => {
+  const client = new Redis(redis.url, { maxRetriesPerRequest: null })
+  const queue = new WebhookQueue({ redis: client, settings: resolveQueueSettings({ queueName: 'corked-oom' }) })
+  t.teardown(async () => {
+    await queue.close()
+    client.disconnect()
+  })
+  await queue.enqueue(event('warm-up'))
+  // Redis refuses writes over maxmemory (noeviction): each add script fails, as on a full production Redis.
+  await redis.command('config', 'set', 'maxmemory', '1')
+  t.teardown(async () => await redis.command('config', 'set', 'maxmemory', '0'))
+  const outcomes = await Promise.allSettled(['a', 'b', 'c'].map(async (key) => await queue.enqueue(event(key))))
+  t.same(outcomes.map((o) => o.status), ['rejected', 'rejected', 'rejected'])
+  t.match((outcomes[0] as PromiseRejectedResult).reason, { code: 'ANVIL_ERR_REDIS_UNAVAILABLE' })
+
+  await redis.command('config', 'set', 'maxmemory', '0')
+  const after = await Promise.all(['a', 'b', 'c'].map(async (key) => await queue.enqueue(event(key))))
+  t.same(after.map((r) => r.replayed), [false, false, false], 'nothing of the refused batch was kept')
+})
