@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { hmacKeys } from './providers/common.js'
 import type { IncomingHttpHeaders } from 'node:http'
 import { errors } from './errors.js'
 
@@ -82,7 +83,7 @@ function headerValue (headers: IncomingHttpHeaders, name: string): string | unde
  */
 export function anvilHmacScheme (secrets: readonly string[]): SignatureScheme {
   if (secrets.length === 0) throw new errors.INVALID_OPTIONS('at least one secret is required')
-  const keys = secrets.map((secret) => Buffer.from(secret, 'utf8'))
+  const keys = hmacKeys(secrets)
   return {
     name: 'anvil',
     headers: [ANVIL_HEADER],

@@ -3,7 +3,7 @@
  * form-encoded hooks). The legacy SHA-1 `X-Hub-Signature` is never accepted.
  */
 import type { SignatureScheme } from '../signature.js'
-import { decodeHex, definePreset, hmac, optionalHeader, requireHeader, requireMatch, requireSecrets, type PresetConfig } from './common.js'
+import { decodeHex, definePreset, hmac, optionalHeader, requireHeader, requireMatch, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
 import { errors } from '../errors.js'
 
 const HEADER = 'x-hub-signature-256'
@@ -11,6 +11,7 @@ const PREFIX = 'sha256='
 
 export function githubScheme (config: PresetConfig): SignatureScheme {
   requireSecrets('github', config.secrets)
+  const keys = hmacKeys(config.secrets)
   return definePreset(config, {
     name: 'github',
     headers: [HEADER, 'x-hub-signature'],
@@ -18,7 +19,7 @@ export function githubScheme (config: PresetConfig): SignatureScheme {
       const value = requireHeader(headers, HEADER)
       if (!value.startsWith(PREFIX)) throw new errors.SIGNATURE_MALFORMED(HEADER)
       const given = decodeHex(value.slice(PREFIX.length), 32, HEADER)
-      requireMatch(config.secrets.map((secret) => hmac('sha256', secret, payload)), [given])
+      requireMatch(keys.map((key) => hmac('sha256', key, payload)), [given])
       return { signature: value }
     },
     describe (_payload, headers) {

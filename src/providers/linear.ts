@@ -3,19 +3,20 @@
  * sits inside the signed body, so it is read, and held against the tolerance, after the signature matched.
  */
 import type { SignatureScheme } from '../signature.js'
-import { decodeHex, definePreset, hmac, optionalHeader, parseJson, requireHeader, requireMatch, requireSecrets, type PresetConfig } from './common.js'
+import { decodeHex, definePreset, hmac, optionalHeader, parseJson, requireHeader, requireMatch, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
 
 const HEADER = 'linear-signature'
 
 export function linearScheme (config: PresetConfig): SignatureScheme {
   requireSecrets('linear', config.secrets)
+  const keys = hmacKeys(config.secrets)
   return definePreset(config, {
     name: 'linear',
     headers: [HEADER],
     check (payload, headers) {
       const value = requireHeader(headers, HEADER)
       const given = decodeHex(value, 32, HEADER)
-      requireMatch(config.secrets.map((secret) => hmac('sha256', secret, payload)), [given])
+      requireMatch(keys.map((key) => hmac('sha256', key, payload)), [given])
       return { signature: value }
     },
     describe (payload, headers) {

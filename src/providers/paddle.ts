@@ -3,19 +3,20 @@
  * Any h1 may match (Paddle sends one per active secret while rotating).
  */
 import type { SignatureScheme } from '../signature.js'
-import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, requireSecrets, parseTimestampedHeader, type PresetConfig } from './common.js'
+import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, requireSecrets, parseTimestampedHeader, hmacKeys, type PresetConfig } from './common.js'
 
 const HEADER = 'paddle-signature'
 
 export function paddleScheme (config: PresetConfig): SignatureScheme {
   requireSecrets('paddle', config.secrets)
+  const keys = hmacKeys(config.secrets)
   return definePreset(config, {
     name: 'paddle',
     headers: [HEADER],
     check (payload, headers) {
       const value = requireHeader(headers, HEADER)
       const { timestamp, given } = parseTimestampedHeader(value, HEADER, { separator: ';', timestampKey: 'ts', signatureKey: 'h1' })
-      requireMatch(config.secrets.map((secret) => hmac('sha256', secret, `${timestamp}:`, payload)), given)
+      requireMatch(keys.map((key) => hmac('sha256', key, `${timestamp}:`, payload)), given)
       return { signature: value, timestamp: parseSeconds(timestamp, HEADER) }
     },
     describe (payload) {

@@ -3,19 +3,20 @@
  * (X-Shopify-Triggered-At is not signed), so there is nothing to hold a tolerance against.
  */
 import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, hmac, optionalHeader, requireHeader, requireMatch, requireSecrets, type PresetConfig } from './common.js'
+import { decodeBase64, definePreset, hmac, optionalHeader, requireHeader, requireMatch, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
 
 const HEADER = 'x-shopify-hmac-sha256'
 
 export function shopifyScheme (config: PresetConfig): SignatureScheme {
   requireSecrets('shopify', config.secrets)
+  const keys = hmacKeys(config.secrets)
   return definePreset(config, {
     name: 'shopify',
     headers: [HEADER],
     check (payload, headers) {
       const value = requireHeader(headers, HEADER)
       const given = decodeBase64(value, HEADER)
-      requireMatch(config.secrets.map((secret) => hmac('sha256', secret, payload)), [given])
+      requireMatch(keys.map((key) => hmac('sha256', key, payload)), [given])
       return { signature: value }
     },
     describe (_payload, headers) {

@@ -4,7 +4,7 @@
  * answered with its challenge and never enqueued.
  */
 import type { SignatureScheme } from '../signature.js'
-import { checkV0, definePreset, field, isFormEncoded, parseJson, requireSecrets, type PresetConfig } from './common.js'
+import { checkV0, definePreset, field, isFormEncoded, parseJson, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
 
 const SIGNATURE = 'x-slack-signature'
 const TIMESTAMP = 'x-slack-request-timestamp'
@@ -20,11 +20,12 @@ function formBody (payload: Buffer): { eventType?: string } {
 
 export function slackScheme (config: PresetConfig): SignatureScheme {
   requireSecrets('slack', config.secrets)
+  const keys = hmacKeys(config.secrets)
   return definePreset(config, {
     name: 'slack',
     headers: [SIGNATURE],
     check (payload, headers) {
-      const { signature, timestamp } = checkV0(config.secrets, payload, headers, { signature: SIGNATURE, timestamp: TIMESTAMP })
+      const { signature, timestamp } = checkV0(keys, payload, headers, { signature: SIGNATURE, timestamp: TIMESTAMP })
       return { signature, timestamp }
     },
     describe (payload, headers) {

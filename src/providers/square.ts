@@ -4,12 +4,13 @@
  */
 import { errors } from '../errors.js'
 import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, field, hmac, parseJson, requireHeader, requireMatch, requireSecrets, type PresetConfig } from './common.js'
+import { decodeBase64, definePreset, field, hmac, parseJson, requireHeader, requireMatch, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
 
 const HEADER = 'x-square-hmacsha256-signature'
 
 export function squareScheme (config: PresetConfig): SignatureScheme {
   requireSecrets('square', config.secrets)
+  const keys = hmacKeys(config.secrets)
   return definePreset(config, {
     name: 'square',
     headers: [HEADER, 'x-square-signature'],
@@ -19,7 +20,7 @@ export function squareScheme (config: PresetConfig): SignatureScheme {
       const url = request.url
       /* c8 ignore next -- the plugin always passes the URL */
       if (url === undefined) throw new errors.SIGNATURE_INVALID()
-      requireMatch(config.secrets.map((secret) => hmac('sha256', secret, url, payload)), [given])
+      requireMatch(keys.map((key) => hmac('sha256', key, url, payload)), [given])
       return { signature: value }
     },
     describe (payload) {

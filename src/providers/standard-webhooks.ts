@@ -5,7 +5,7 @@
  */
 import { errors } from '../errors.js'
 import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, field, hmac, optionalHeader, parseJson, parseSeconds, requireHeader, requireMatch, type PresetConfig } from './common.js'
+import { decodeBase64, definePreset, field, hmac, optionalHeader, parseJson, parseSeconds, requireHeader, requireMatch, hmacKeys, type PresetConfig } from './common.js'
 import type { IncomingHttpHeaders } from 'node:http'
 
 const SECRET_PREFIX = 'whsec_'
@@ -28,7 +28,7 @@ function headerSet (headers: IncomingHttpHeaders): { id: string, timestamp: stri
 
 export function standardWebhooksScheme (config: PresetConfig): SignatureScheme {
   if (config.secrets.length === 0) throw new errors.INVALID_OPTIONS('the standard-webhooks preset needs at least one secret')
-  const keys = config.secrets.map(standardKey)
+  const keys = hmacKeys(config.secrets.map(standardKey))
   return definePreset(config, {
     name: 'standard-webhooks',
     headers: NAMES.map((name) => `${name}-signature`),

@@ -3,19 +3,20 @@
  * `whsec_…` secret used as is. Any v1 may match (Stripe sends one per active secret while rolling).
  */
 import type { SignatureScheme } from '../signature.js'
-import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, requireSecrets, parseTimestampedHeader, type PresetConfig } from './common.js'
+import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, requireSecrets, parseTimestampedHeader, hmacKeys, type PresetConfig } from './common.js'
 
 const HEADER = 'stripe-signature'
 
 export function stripeScheme (config: PresetConfig): SignatureScheme {
   requireSecrets('stripe', config.secrets)
+  const keys = hmacKeys(config.secrets)
   return definePreset(config, {
     name: 'stripe',
     headers: [HEADER],
     check (payload, headers) {
       const value = requireHeader(headers, HEADER)
       const { timestamp, given } = parseTimestampedHeader(value, HEADER, { separator: ',', timestampKey: 't', signatureKey: 'v1' })
-      const expected = config.secrets.map((secret) => hmac('sha256', secret, `${timestamp}.`, payload))
+      const expected = keys.map((key) => hmac('sha256', key, `${timestamp}.`, payload))
       requireMatch(expected, given)
       return { signature: value, timestamp: parseSeconds(timestamp, HEADER) }
     },

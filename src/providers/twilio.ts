@@ -8,7 +8,7 @@
  */
 import { errors } from '../errors.js'
 import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, hmac, isFormEncoded, optionalHeader, requireHeader, requireMatch, requireSecrets, sha256Hex, type PresetConfig } from './common.js'
+import { decodeBase64, definePreset, hmac, isFormEncoded, optionalHeader, requireHeader, requireMatch, requireSecrets, sha256Hex, hmacKeys, type PresetConfig } from './common.js'
 import { timingSafeEqual } from 'node:crypto'
 
 const HEADER = 'x-twilio-signature'
@@ -41,6 +41,7 @@ function signedParams (payload: Buffer): string {
 
 export function twilioScheme (config: PresetConfig): SignatureScheme {
   requireSecrets('twilio', config.secrets)
+  const keys = hmacKeys(config.secrets)
   return definePreset(config, {
     name: 'twilio',
     headers: [HEADER],
@@ -55,7 +56,7 @@ export function twilioScheme (config: PresetConfig): SignatureScheme {
       const urls = urlVariants(request.url)
       const bodyHash = new URL(request.url).searchParams.get('bodySHA256')
       const params = bodyHash === null && isFormEncoded(headers) ? signedParams(payload) : ''
-      const expected = config.secrets.flatMap((secret) => urls.map((url) => hmac(hash, secret, url, params)))
+      const expected = keys.flatMap((key) => urls.map((url) => hmac(hash, key, url, params)))
       requireMatch(expected, [given])
       if (bodyHash !== null) {
         // The URL (with its bodySHA256) is signed; the body is bound to it by its hash.

@@ -3,8 +3,9 @@
  * token. `endpoint.url_validation` is answered with `{ plainToken, encryptedToken }` (HMAC-SHA256 hex of
  * the plain token with the secret that verified the request) and never enqueued. Zoom sends no event id.
  */
+import type { KeyObject } from 'node:crypto'
 import type { SignatureScheme } from '../signature.js'
-import { checkV0, definePreset, field, hmac, parseJson, requireSecrets, type PresetConfig } from './common.js'
+import { checkV0, definePreset, field, hmac, parseJson, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
 
 const SIGNATURE = 'x-zm-signature'
 const TIMESTAMP = 'x-zm-request-timestamp'
@@ -12,11 +13,12 @@ const URL_VALIDATION = 'endpoint.url_validation'
 
 export function zoomScheme (config: PresetConfig): SignatureScheme {
   requireSecrets('zoom', config.secrets)
+  const keys = hmacKeys(config.secrets)
   return definePreset(config, {
     name: 'zoom',
     headers: [SIGNATURE],
     check (payload, headers) {
-      return checkV0(config.secrets, payload, headers, { signature: SIGNATURE, timestamp: TIMESTAMP })
+      return checkV0(keys, payload, headers, { signature: SIGNATURE, timestamp: TIMESTAMP })
     },
     describe (payload, _headers, checked) {
       const body = parseJson(payload)
@@ -24,8 +26,8 @@ export function zoomScheme (config: PresetConfig): SignatureScheme {
       if (eventType !== URL_VALIDATION) return { eventType }
       const plainToken = field(body, 'payload.plainToken') ?? ''
       /* c8 ignore next -- check() always sets secretIndex */
-      const secret = config.secrets[checked.secretIndex ?? 0] ?? ''
-      const encryptedToken = hmac('sha256', secret, plainToken).toString('hex')
+      const key = keys[checked.secretIndex ?? 0] as KeyObject
+      const encryptedToken = hmac('sha256', key, plainToken).toString('hex')
       return { eventType, handshake: { statusCode: 200, body: { plainToken, encryptedToken } } }
     }
   })
