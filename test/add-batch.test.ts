@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { Socket } from 'node:net'
 import { Redis } from 'ioredis'
 import { TestRedis } from './helpers/redis.js'
@@ -23,15 +23,20 @@ function countWrites (socket: Socket): { readonly count: number, restore: () => 
   return { get count () { return count }, restore: () => { target._write = write; target._writev = writev } }
 }
 
-t.test('adds made in the same turn leave in one socket write, and each gets its own answer', async (t) => {
+/** A queue on a client of the test's own (so its socket can be watched), past its first add (which loads the script). */
+async function warmQueue (t: Test, queueName: string): Promise<{ client: Redis, queue: WebhookQueue }> {
   const client = new Redis(redis.url, { maxRetriesPerRequest: null })
-  const queue = new WebhookQueue({ redis: client, settings: resolveQueueSettings({ queueName: 'corked' }) })
+  const queue = new WebhookQueue({ redis: client, settings: resolveQueueSettings({ queueName }) })
   t.teardown(async () => {
     await queue.close()
     client.disconnect()
   })
-  // The first add also loads BullMQ's script into Redis; the batch below is the steady state.
   await queue.enqueue(event('warm-up'))
+  return { client, queue }
+}
+
+t.test('adds made in the same turn leave in one socket write, and each gets its own answer', async (t) => {
+  const { client, queue } = await warmQueue(t, 'corked')
 
   const writes = countWrites(client.stream as Socket)
   // Ten events, two of them sent twice within the batch.
@@ -56,13 +61,7 @@ t.test('adds made in the same turn leave in one socket write, and each gets its 
 })
 
 t.test('a failing batch rejects every add in it, and the next batch goes through', async (t) => {
-  const client = new Redis(redis.url, { maxRetriesPerRequest: null })
-  const queue = new WebhookQueue({ redis: client, settings: resolveQueueSettings({ queueName: 'corked-oom' }) })
-  t.teardown(async () => {
-    await queue.close()
-    client.disconnect()
-  })
-  await queue.enqueue(event('warm-up'))
+  const { queue } = await warmQueue(t, 'corked-oom')
   // Redis refuses writes over maxmemory (noeviction): each add script fails, as on a full production Redis.
   await redis.command('config', 'set', 'maxmemory', '1')
   t.teardown(async () => await redis.command('config', 'set', 'maxmemory', '0'))
