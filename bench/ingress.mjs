@@ -57,8 +57,6 @@ try {
             if (name === 'anvil-stub' && (await redis.client.keys('*')).some((key) => !key.endsWith(':meta'))) {
               throw new Error('ingress: the in-memory stub wrote jobs to Redis; its figure would not be a stub figure')
             }
-            // Only the bare route does not care: for any server that dedupes, a body sent twice is a duplicate.
-            if (load.wrapped && name !== 'ceiling') throw new Error(`ingress: ${name} ${mix} c=${connections} outran the generator's signed bodies; its figures would count duplicates as unique`)
             samplesOf.get(name).push(load)
           } finally {
             await started.stop()
@@ -75,9 +73,13 @@ try {
           serverUs: spread(samples.map((s) => Math.round(s.serverUs))),
           redisUs: spread(samples.map((s) => Math.round(s.redisUs))),
           errors: samples.reduce((sum, s) => sum + s.errors + s.timeouts, 0),
-          statusCodes: samples.map((s) => s.statusCodes)
+          statusCodes: samples.map((s) => s.statusCodes),
+          // A run that outran the generator's signed bodies sent some twice: for any server that dedupes (all but
+          // the bare route), its "unique" counted duplicates. The row stays, marked, and the rest of the section too.
+          repeated: name !== 'ceiling' && samples.some((s) => s.wrapped)
         }
         results.push(row)
+        if (row.repeated) console.error(`ingress: ${name} ${mix} c=${connections} outran the generator's signed bodies; its row is marked`)
         console.error(`ingress: ${name} ${mix} c=${connections}: ${row.rps.median} req/s, p99 ${row.p99.median} ms, server ${row.serverUs.median} µs/req, redis ${row.redisUs.median} µs/req`)
       }
     }
@@ -97,7 +99,7 @@ const markdown = [
   '|---|---|---|---|---|---|---|---|---|---|---|---|'
 ]
 for (const r of results.filter((r) => r.server !== 'anvil-stub')) {
-  markdown.push(`| ${r.server} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('floor', r.mix, r.connections))} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.serverUs.median} | ${r.redisUs.median} | ${r.errors} |`)
+  markdown.push(`| ${r.server}${r.repeated ? ' (bodies repeated: not all-unique)' : ''} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('floor', r.mix, r.connections))} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.serverUs.median} | ${r.redisUs.median} | ${r.errors} |`)
 }
 const stubRows = results.filter((r) => r.server === 'anvil-stub')
 if (stubRows.length > 0) {
@@ -108,7 +110,7 @@ if (stubRows.length > 0) {
     '| server | mix | conns | req/s | p50 ms | p99 ms | p99.9 ms | × ceiling | errors |',
     '|---|---|---|---|---|---|---|---|---|')
   for (const r of stubRows) {
-    markdown.push(`| anvil-stub (in-memory queue) | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.errors} |`)
+    markdown.push(`| anvil-stub (in-memory queue)${r.repeated ? ' (bodies repeated: not all-unique)' : ''} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.errors} |`)
   }
   markdown.push(`| Anvil 0.1 published (stub, generator in-process) | unique | not stated | ${PUBLISHED.rps} | ${PUBLISHED.p50} | ${PUBLISHED.p99} | – | – | – |`)
 }

@@ -20,14 +20,15 @@ export interface BatchJob { data: WebhookJobData, opts: JobsOptions & { jobId: s
  */
 export async function addCorked (queue: Queue<WebhookJobData>, connection: Redis, jobs: BatchJob[]): Promise<string[]> {
   const client = await queue.backend.client
+  // Every job is serialised before the first is sent, so a throw here sends nothing. BullMQ's own checks of
+  // the options (`validateOptions`, protected) are not run: what they refuse cannot occur here, since job ids
+  // are `e_` + a UUID and dedupe ids are sha256 hex (src/idempotency.ts), with no priority, parent or size limit.
+  const serialised = jobs.map(({ data, opts }) => new Job(queue, JOB_NAME, data, opts, opts.jobId).asJSON())
   const socket = connection.stream
   const added: Array<Promise<string>> = []
   socket?.cork()
   try {
-    for (const { data, opts } of jobs) {
-      const job = new Job(queue, JOB_NAME, data, opts, opts.jobId)
-      added.push(queue.backend.addJobToTransaction(client, job.asJSON(), opts.jobId))
-    }
+    for (const job of serialised) added.push(queue.backend.addJobToTransaction(client, job, job.id))
   } finally {
     socket?.uncork()
   }

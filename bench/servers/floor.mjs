@@ -30,4 +30,4 @@ await queue.waitUntilReady()
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })
 process.send?.('ready')
 // A clean exit on SIGTERM, so that `node --cpu-prof` writes its profile (bench/profile.mjs --server floor).
-process.once('SIGTERM', () => app.close().then(() => queue.close()).then(() => process.exit(0)))
+process.once('SIGTERM', () => app.close().then(() => queue.close()).then(() => process.exit(0), () => process.exit(1)))
