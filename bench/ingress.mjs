@@ -88,6 +88,8 @@ try {
   await redis.stop()
 }
 
+/** What a row's server column adds when its runs repeated bodies. */
+const repeatedMark = (r) => r.repeated ? ' (bodies repeated: not all-unique)' : ''
 const find = (server, mix, c) => results.find((r) => r.server === server && r.mix === mix && r.connections === c)
 const ratio = (r, other) => other === undefined ? '–' : (r.rps.median / other.rps.median).toFixed(2)
 const markdown = [
@@ -99,7 +101,7 @@ const markdown = [
   '|---|---|---|---|---|---|---|---|---|---|---|---|'
 ]
 for (const r of results.filter((r) => r.server !== 'anvil-stub')) {
-  markdown.push(`| ${r.server}${r.repeated ? ' (bodies repeated: not all-unique)' : ''} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('floor', r.mix, r.connections))} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.serverUs.median} | ${r.redisUs.median} | ${r.errors} |`)
+  markdown.push(`| ${r.server}${repeatedMark(r)} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('floor', r.mix, r.connections))} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.serverUs.median} | ${r.redisUs.median} | ${r.errors} |`)
 }
 const stubRows = results.filter((r) => r.server === 'anvil-stub')
 if (stubRows.length > 0) {
@@ -110,7 +112,7 @@ if (stubRows.length > 0) {
     '| server | mix | conns | req/s | p50 ms | p99 ms | p99.9 ms | × ceiling | errors |',
     '|---|---|---|---|---|---|---|---|---|')
   for (const r of stubRows) {
-    markdown.push(`| anvil-stub (in-memory queue)${r.repeated ? ' (bodies repeated: not all-unique)' : ''} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.errors} |`)
+    markdown.push(`| anvil-stub (in-memory queue)${repeatedMark(r)} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.errors} |`)
   }
   markdown.push(`| Anvil 0.1 published (stub, generator in-process) | unique | not stated | ${PUBLISHED.rps} | ${PUBLISHED.p50} | ${PUBLISHED.p99} | – | – | – |`)
 }

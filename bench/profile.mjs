@@ -44,11 +44,12 @@ const redis = await startRedis()
 const dir = values.keep ? mkdtempSync(join(tmpdir(), 'anvil-prof-')) : tempDir('anvil-prof-')
 const port = await freePort()
 const SERVERS = {
-  anvil: [new URL('../dist/cli/anvil.js', import.meta.url).pathname, ['serve']],
-  floor: [new URL('./servers/floor.mjs', import.meta.url).pathname, []]
+  anvil: { label: '`anvil serve` (logging at `warn`)', module: new URL('../dist/cli/anvil.js', import.meta.url).pathname, args: ['serve'] },
+  floor: { label: 'The floor server (`servers/floor.mjs`)', module: new URL('./servers/floor.mjs', import.meta.url).pathname, args: [] }
 }
 if (SERVERS[values.server] === undefined) throw new Error(`profile: --server is one of ${Object.keys(SERVERS).join(', ')}`)
-const server = forkTracked(...SERVERS[values.server],
+const profiled = SERVERS[values.server]
+const server = forkTracked(profiled.module, profiled.args,
   { PORT: String(port), HOST: '127.0.0.1', REDIS_URL: redis.url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'warn' },
   { execArgv: ['--cpu-prof', '--cpu-prof-dir', dir] })
 const url = `http://127.0.0.1:${port}`
@@ -116,7 +117,7 @@ const pct = (count) => (100 * count / total).toFixed(1)
 const areas = [...byArea].sort((a, b) => b[1] - a[1])
 const top = [...byFunction].sort((a, b) => b[1].count - a[1].count).slice(0, Number(values.top))
 const markdown = [
-  `${values.server === 'floor' ? 'The floor server (`servers/floor.mjs`)' : '`anvil serve` (logging at `warn`)'} under ${values.connections} connections of all-unique signed requests for ${duration} s: ${Math.round(load.requests)} req/s, p99 ${load.p99} ms`,
+  `${profiled.label} under ${values.connections} connections of all-unique signed requests for ${duration} s: ${Math.round(load.requests)} req/s, p99 ${load.p99} ms`,
   `(throughput is lowered by the profiler; read the proportions). ${total} busy samples; ${idle} idle samples left out. Self time, so a`,
   'library\'s share is the time spent in its own functions, not in what it calls.', '',
   '| area | self time % |',

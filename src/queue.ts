@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { Queue } from 'bullmq'
+import type { Redis } from 'ioredis'
 import { DEFAULT_ENQUEUE_TIMEOUT_MS, EVENT_JOB_PREFIX, JOB_NAME } from './constants.js'
 import { errors } from './errors.js'
 import type { WebhookJobData } from './job.js'
 import { connect, disconnect, isCluster, targetsCluster, type OwnedConnection, type RedisInput } from './redis.js'
 import { jobOptions, type QueueSettings } from './queue-settings.js'
-import type { JobsOptions } from 'bullmq'
 import { MicroBatch } from './micro-batch.js'
 import { DuplicateShare } from './duplicate-share.js'
 import { addCorked, type BatchJob } from './add-batch.js'
@@ -80,6 +80,9 @@ export class WebhookQueue {
     this.everConnected = this.connected()
     if (!this.everConnected) this.connection.client.once('ready', () => { this.everConnected = true })
     const defaults = jobOptions(this.settings)
+    // Traced, addBulk makes the producer span; on a cluster, the adds go through its pipeline to the slot's node.
+    const client = this.connection.client
+    const corked = this.telemetry === undefined && !isCluster(client)
     this.batch = new MicroBatch(async (items) => await withTimeout((async () => {
       const jobs = items.map(({ data, jobId, key, trace }) => {
         const opts: BatchJob['opts'] = { ...defaults, jobId, deduplication: { id: key, ttl: this.settings.dedupeWindowMs } }
@@ -88,10 +91,8 @@ export class WebhookQueue {
         if (trace !== undefined) opts.telemetry = { metadata: trace }
         return { data, opts }
       })
-      // Traced, addBulk makes the producer span; on a cluster, the adds go through its pipeline to the slot's node.
-      const client = this.connection.client
-      const ids = this.telemetry === undefined && !isCluster(client)
-        ? await addCorked(this.queue, client, jobs)
+      const ids = corked
+        ? await addCorked(this.queue, client as Redis, jobs)
         : (await this.queue.addBulk(jobs.map(({ data, opts }) => ({ name: JOB_NAME, data, opts })))).map((job) => job.id as string)
       if (replication !== undefined) await this.waitForReplicas(replication)
       return ids

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { hmacKeys } from './providers/common.js'
+import { hmac, hmacKeys } from './providers/common.js'
 import type { IncomingHttpHeaders } from 'node:http'
 import { errors } from './errors.js'
 
@@ -96,7 +96,7 @@ export function anvilHmacScheme (secrets: readonly string[]): SignatureScheme {
       let match = false
       // Every key is tried, so the time does not tell which one (if any) matched.
       for (const key of keys) {
-        const expected = createHmac('sha256', key).update(payload).digest()
+        const expected = hmac('sha256', key, payload)
         match = timingSafeEqual(expected, given) || match
       }
       if (!match) throw new errors.SIGNATURE_INVALID()
