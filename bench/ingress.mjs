@@ -1,7 +1,7 @@
 // Ingress through real Redis: Anvil against its floor and its ceiling, in one run, each mix, repeated.
 // Then, separately labelled, the Anvil plugin route with an in-memory queue stub (no Redis), only to compare
 // with Anvil 0.1's published 10.5k req/s.
-// Usage: node bench/ingress.mjs [--duration 8] [--runs 5] [--connections 50,200] [--mixes unique,storm,bad]
+// Usage: node bench/ingress.mjs [--duration 8] [--runs 5] [--warmup 2] [--connections 50,200] [--mixes unique,storm,bad]
 //                               [--servers ceiling,floor,anvil,anvil-plugin,anvil-stub] [--quick]
 import { benchArgs, emitSection, redisCpuSeconds, runLoad, showSpread, spread, startRedis, startServer } from './lib.mjs'
 
@@ -12,10 +12,14 @@ const values = benchArgs({
   runs: { type: 'string', default: '5' },
   connections: { type: 'string', default: '50,200' },
   mixes: { type: 'string', default: 'unique,storm,bad' },
-  servers: { type: 'string' }
+  servers: { type: 'string' },
+  // Unmeasured load before each measured run, the same for every server: the figures are those of a warm
+  // process (a gateway runs for days), not of V8 compiling its hot paths in the first seconds.
+  warmup: { type: 'string', default: '2' }
 })
 const duration = values.quick ? 1 : Number(values.duration)
 const runs = values.quick ? 1 : Number(values.runs)
+const warmup = values.quick ? 0 : Number(values.warmup)
 const connectionsList = (values.quick ? '10' : values.connections).split(',').map(Number)
 const mixes = values.quick ? ['unique'] : values.mixes.split(',')
 const secret = 'whsec_bench'
@@ -47,6 +51,8 @@ try {
           await redis.client.flushall()
           const started = await startServer({ ...server, env: { REDIS_URL: redis.url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'warn', HOST: '127.0.0.1' } })
           try {
+            // Bodies of its own (another seed): the measured run's are still all new to the server.
+            if (warmup > 0) await runLoad({ url: started.url, secret, connections, duration: warmup, mix })
             const cpuBefore = started.cpuSeconds()
             const redisBefore = await redisCpuSeconds(redis.client)
             const load = await runLoad({ url: started.url, secret, connections, duration, mix })
@@ -93,7 +99,7 @@ const repeatedMark = (r) => r.repeated ? ' (bodies repeated: not all-unique)' : 
 const find = (server, mix, c) => results.find((r) => r.server === server && r.mix === mix && r.connections === c)
 const ratio = (r, other) => other === undefined ? '–' : (r.rps.median / other.rps.median).toFixed(2)
 const markdown = [
-  `Load generator (autocannon) in its own process; bodies signed before the clock; ${duration} s per run, ${runs} run(s), median [min–max].`,
+  `Load generator (autocannon) in its own process; bodies signed before the clock; ${duration} s per run after ${warmup} s of unmeasured warm-up load, ${runs} run(s), median [min–max].`,
   'Each server in its own process against a private `redis-server`: **ceiling** a bare Fastify route answering 202; **floor** raw body,',
   'constant-time HMAC, sha256 key, one BullMQ `add` with a dedupe window (`bench/servers/floor.mjs`); **anvil** `anvil serve`',
   '(metrics, health routes, logging at `warn`); **anvil-plugin** the plugin in a host app with Fastify\'s logger off.', '',

@@ -3,7 +3,7 @@
 // absolute figures: a short run on a busy machine still says where the time goes.
 // A native function counts for the nearest caller with a script; native socket writes are split by the caller
 // outside Node's own modules that wrote (Fastify answering, ioredis sending commands).
-// Usage: node bench/profile.mjs [--duration 10] [--connections 50] [--top 25] [--server anvil|floor] [--keep] [--quick]
+// Usage: node bench/profile.mjs [--duration 10] [--connections 50] [--top 25] [--server anvil|anvil-plugin|floor] [--keep] [--quick]
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -45,6 +45,7 @@ const dir = values.keep ? mkdtempSync(join(tmpdir(), 'anvil-prof-')) : tempDir('
 const port = await freePort()
 const SERVERS = {
   anvil: { label: '`anvil serve` (logging at `warn`)', module: new URL('../dist/cli/anvil.js', import.meta.url).pathname, args: ['serve'] },
+  'anvil-plugin': { label: 'The Anvil plugin in a host app, logger off (`servers/anvil-plugin.mjs`)', module: new URL('./servers/anvil-plugin.mjs', import.meta.url).pathname, args: [] },
   floor: { label: 'The floor server (`servers/floor.mjs`)', module: new URL('./servers/floor.mjs', import.meta.url).pathname, args: [] }
 }
 if (SERVERS[values.server] === undefined) throw new Error(`profile: --server is one of ${Object.keys(SERVERS).join(', ')}`)

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, type Hash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { errors } from './errors.js'
 
@@ -38,16 +38,18 @@ export type IdempotencyStrategy = 'signature' | 'payload' | 'provider' | { heade
 
 export type KeyDeriver = (input: KeyInput) => DerivedKey
 
-function digest (kind: string, source: string, ...parts: Array<Buffer | string>): string {
-  const hash = createHash('sha256')
-  // Every part is length-prefixed, so ("ab","c") and ("a","bc") cannot collide.
-  for (const part of [kind, source, ...parts]) {
-    const bytes = typeof part === 'string' ? Buffer.from(part, 'utf8') : part
-    const length = Buffer.allocUnsafe(4)
-    length.writeUInt32BE(bytes.length)
-    hash.update(length).update(bytes)
-  }
-  return hash.digest('hex')
+/** One part's length prefix; `update` copies it at once, so one buffer serves every part. */
+const lengthPrefix = Buffer.alloc(4)
+
+/** Hashes one part after its length, so ("ab","c") and ("a","bc") cannot collide. */
+function part (hash: Hash, value: Buffer | string): Hash {
+  lengthPrefix.writeUInt32BE(typeof value === 'string' ? Buffer.byteLength(value, 'utf8') : value.length)
+  return hash.update(lengthPrefix).update(value)
+}
+
+function digest (kind: string, source: string, first: Buffer | string, second?: Buffer): string {
+  const hash = part(part(part(createHash('sha256'), kind), source), first)
+  return (second === undefined ? hash : part(hash, second)).digest('hex')
 }
 
 export function signatureKey (source: string, signature: string, payload: Buffer): string {

@@ -5,6 +5,10 @@ import { TestRedis } from './helpers/redis.js'
 import { inspectQueue } from './helpers/queue.js'
 import { WebhookQueue, type EnqueueInput } from '../src/queue.js'
 import { resolveQueueSettings } from '../src/options.js'
+import { addCorked } from '../src/add-batch.js'
+import { jobOptions } from '../src/queue-settings.js'
+import { JOB_NAME } from '../src/constants.js'
+import type { WebhookJobData } from '../src/job.js'
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
@@ -72,4 +76,37 @@ t.test('a failing batch rejects every add in it, and the next batch goes through
   await redis.command('config', 'set', 'maxmemory', '0')
   const after = await Promise.all(['a', 'b', 'c'].map(async (key) => await queue.enqueue(event(key))))
   t.same(after.map((r) => r.replayed), [false, false, false], 'nothing of the refused batch was kept')
+})
+
+t.test('a job added corked is stored as Queue.add stores it: the same fields, data and options', async (t) => {
+  const client = new Redis(redis.url, { maxRetriesPerRequest: null })
+  const queue = inspectQueue(redis.url, 'corked-same')
+  t.teardown(async () => {
+    await queue.close()
+    client.disconnect()
+  })
+  const settings = resolveQueueSettings({ queueName: 'corked-same' })
+  const data = (key: string): WebhookJobData => ({
+    v: 1, source: 'default', key, payload: 'e30=', contentType: 'application/json', headers: { 'x-test': key }, receivedAt: 1, retry: settings.retrySchedule
+  })
+  const options = (key: string, jobId: string): { jobId: string } & ReturnType<typeof jobOptions> =>
+    ({ ...jobOptions(settings), jobId, deduplication: { id: key, ttl: settings.dedupeWindowMs } })
+  await queue.add(JOB_NAME, data('same'), options('k-added', 'e_added'))
+  // Through BullMQ's connection, as WebhookQueue does; the cork is on the socket it writes to.
+  const bullClient = await queue.backend.client
+  t.same(await addCorked(queue, bullClient as unknown as Redis, [{ data: data('same'), opts: options('k-corked', 'e_corked') }]), ['e_corked'])
+
+  const a = await client.hgetall('{anvil}:corked-same:e_added')
+  const c = await client.hgetall('{anvil}:corked-same:e_corked')
+  t.same(Object.keys(c).sort(), Object.keys(a).sort(), 'the same hash fields')
+  t.equal(c.data, a.data, 'the same data')
+  t.same(JSON.parse(c.opts ?? ''), { ...JSON.parse(a.opts ?? ''), jobId: 'e_corked', de: { id: 'k-corked', ttl: settings.dedupeWindowMs } }, 'the same options but the ids')
+  t.equal(c.deid, 'k-corked')
+  t.equal(c.name, a.name)
+  t.equal(c.delay, a.delay)
+  t.equal(c.priority, a.priority)
+  t.ok(Math.abs(Number(c.timestamp) - Number(a.timestamp)) < 60_000, 'a timestamp of when it was added')
+  const job = await queue.getJob('e_corked')
+  t.same(job?.data, data('same'))
+  t.equal(job?.opts.attempts, jobOptions(settings).attempts)
 })

@@ -2,6 +2,7 @@ import t from 'tap'
 import { startTarget } from './helpers/target.js'
 import { SECRET, buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
+import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue-settings.js'
 
 const redis = await startTarget()
 t.teardown(() => redis.stop())
@@ -19,6 +20,7 @@ t.test('a job keeps the payload byte for byte and what the handler needs, never 
     'x-event-id': 'evt_bin',
     authorization: 'Bearer app-token',
     cookie: 'session=abc',
+    connection: 'keep-alive',
     'x-custom': 'kept'
   }))
   t.equal(res.statusCode, 202)
@@ -38,9 +40,14 @@ t.test('a job keeps the payload byte for byte and what the handler needs, never 
   t.equal(data.headers['x-custom'], 'kept')
   t.notOk('authorization' in data.headers, 'credentials are not stored')
   t.notOk('cookie' in data.headers)
+  t.equal(data.headers['content-type'], 'application/octet-stream', 'the event\'s own headers are kept')
+  t.notOk('content-length' in data.headers, 'the length is the payload\'s, not stored twice')
+  t.notOk('connection' in data.headers, 'headers about the connection are not the event\'s')
 
   const stored = JSON.stringify(await redis.command('hgetall', `{anvil}:data:${job?.id}`))
   t.notMatch(stored, SECRET, 'the secret is nowhere in the job hash')
   t.notMatch(stored, 'app-token')
   t.equal(job?.opts.attempts, 5, 'one attempt plus one per retry step')
+  t.same(job?.opts, { ...jobOptions(DEFAULT_QUEUE_SETTINGS), jobId: job?.id, deduplication: { id: data.key, ttl: DEFAULT_QUEUE_SETTINGS.dedupeWindowMs } },
+    'every job option the queue settings give, and nothing else')
 })

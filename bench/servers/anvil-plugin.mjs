@@ -11,3 +11,5 @@ await app.register(anvil, {
   ...(replicas > 0 ? { replication: { replicas, timeoutMs: Number(process.env.ANVIL_BENCH_WAIT_MS ?? 200) } } : {})
 })
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })
+// A clean exit on SIGTERM, so that `node --cpu-prof` writes its profile (bench/profile.mjs --server anvil-plugin).
+process.once('SIGTERM', () => app.close().then(() => process.exit(0), () => process.exit(1)))
