@@ -102,6 +102,7 @@ t.test('a job added corked is stored as Queue.add stores it: the same fields, da
   t.equal(c.data, a.data, 'the same data')
   t.same(JSON.parse(c.opts ?? ''), { ...JSON.parse(a.opts ?? ''), jobId: 'e_corked', de: { id: 'k-corked', ttl: settings.dedupeWindowMs } }, 'the same options but the ids')
   t.equal(c.deid, 'k-corked')
+  t.equal(await client.get('{anvil}:corked-same:de:k-corked'), 'e_corked', 'the dedupe key names the job')
   t.equal(c.name, a.name)
   t.equal(c.delay, a.delay)
   t.equal(c.priority, a.priority)

@@ -16,8 +16,8 @@ t.test('keys are length-prefixed: shifting bytes between signature and body chan
 t.test('keys stay what earlier versions stored: a redelivery after an upgrade is still a duplicate', async (t) => {
   // Written by the implementation of 9d3902f; the dedupe keys in a running Redis were made this way.
   t.equal(signatureKey('default', 'sha256=ab', Buffer.from('{"id":1}')), '13a96071f62b2ef9ffb0fe7b52af2ac6f43d2dd6e40046a0259ad0f45585767a')
-  t.equal(payloadKey('default', Buffer.from('é')), '040ce2a0356f35b6176f72dd72b4db2c60414900026b60e822829b81d9e95fdf', 'multi-byte characters counted in bytes')
-  t.equal(eventIdKey('stripé', 'evt_1'), '82d8f050f3a7057309de04a9e8fd681164ad1ebd3041f88f71a5afbc69c2117c')
+  t.equal(payloadKey('default', Buffer.from('é')), '040ce2a0356f35b6176f72dd72b4db2c60414900026b60e822829b81d9e95fdf')
+  t.equal(eventIdKey('stripé', 'evt_1'), '82d8f050f3a7057309de04a9e8fd681164ad1ebd3041f88f71a5afbc69c2117c', 'a multi-byte string part counted in bytes')
 })
 
 t.test('kinds and sources never share keys', async (t) => {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { createHmac } from 'node:crypto'
 import { anvilHmacScheme, signAnvil } from '../src/signature.js'
+import { errors } from '../src/errors.js'
 import { commandsSinceReset } from './helpers/redis.js'
 import { startTarget } from './helpers/target.js'
 import { SECRET, buildApp, signed } from './helpers/app.js'
@@ -40,6 +41,25 @@ t.test('several secrets: any of them verifies (rotation)', async (t) => {
   t.ok(scheme.verify(body, { 'x-signature': signAnvil('new-secret', body) }))
   t.throws(() => scheme.verify(body, { 'x-signature': signAnvil('retired', body) }), { code: 'ANVIL_ERR_SIGNATURE_INVALID' })
   t.throws(() => anvilHmacScheme([]), { code: 'ANVIL_ERR_INVALID_OPTIONS' })
+})
+
+t.test('a refusal is cheap: its error carries no stack; errors of options and calls keep theirs', async (t) => {
+  const scheme = anvilHmacScheme([SECRET])
+  let refusal: unknown
+  try {
+    scheme.verify(body, { 'x-signature': signAnvil('wrong', body) })
+  } catch (err) {
+    refusal = err
+  }
+  t.match(refusal, { code: 'ANVIL_ERR_SIGNATURE_INVALID', statusCode: 401 })
+  t.ok(refusal instanceof Error)
+  t.equal((refusal as Error).stack, undefined, 'no stack captured for a forged request')
+  for (const refused of [new errors.SIGNATURE_MISSING('x'), new errors.SIGNATURE_MALFORMED('x'), new errors.STALE(300), new errors.BODY_TOO_LARGE(1), new errors.REDIS_UNAVAILABLE()]) {
+    t.equal(refused.stack, undefined, `${refused.code}: no stack`)
+  }
+  for (const mistake of [new errors.INVALID_OPTIONS('x'), new errors.INVALID_CONFIG('x'), new errors.INVALID_PAYLOAD('x')]) {
+    t.match(mistake.stack, /\n\s+at /, `${mistake.code}: a stack, to find the call`)
+  }
 })
 
 t.test('a rejected request gets 401 JSON and costs Redis nothing', async (t) => {

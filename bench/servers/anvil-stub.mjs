@@ -25,3 +25,4 @@ queue.enqueue = async (input) => {
   return { jobId, replayed: false }
 }
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })
+process.once('SIGTERM', () => app.close().then(() => process.exit(0), () => process.exit(1)))
