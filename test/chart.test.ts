@@ -177,7 +177,12 @@ t.test('tracing: off by default; on, both components export over OTLP/HTTP to th
     t.equal(env.ANVIL_TRACING.value, 'otlp')
     t.equal(env.OTEL_EXPORTER_OTLP_ENDPOINT.value, 'http://otel-collector.observability:4318')
     t.equal(env.OTEL_SERVICE_NAME.value, service)
+    t.same(env.OTEL_EXPORTER_OTLP_HEADERS, { name: 'OTEL_EXPORTER_OTLP_HEADERS', valueFrom: { secretKeyRef: { name: 'otel-collector-auth', key: 'otlp-headers' } } },
+      'the collector\'s headers from a Secret, never in a manifest')
   }
+  const noHeaders = await run(HELM, ['template', 'anvil', CHART, '--set', 'webhookSecret.existingSecret=w', '--set', 'tracing.enabled=true', '--set', 'tracing.endpoint=http://c:4318'])
+  t.equal(noHeaders.code, 0, noHeaders.stderr)
+  t.notMatch(noHeaders.stdout, /OTEL_EXPORTER_OTLP_HEADERS/, 'no headers Secret named: no headers variable')
   const noEndpoint = await run(HELM, ['template', 'anvil', CHART, '--set', 'webhookSecret.existingSecret=w', '--set', 'tracing.enabled=true'])
   t.not(noEndpoint.code, 0)
   t.match(noEndpoint.stderr, /tracing\.endpoint is required when tracing\.enabled is true/)

@@ -100,7 +100,8 @@ quote would write 1.2096e+06).
 {{- end -}}
 
 {{/*
-Tracing (README "Tracing"): OpenTelemetry spans over OTLP/HTTP (JSON) to the collector; nothing when off.
+Tracing (README "Tracing"): OpenTelemetry spans over OTLP/HTTP (JSON) to the collector, with its headers (an
+API key) from a Secret when tracing.headersSecret.name is set; nothing when off.
 The service name stays the CLI's default (anvil-serve, anvil-worker) unless tracing.serviceNamePrefix is set.
 */}}
 {{- define "anvil.tracingEnv" -}}
@@ -112,6 +113,14 @@ The service name stays the CLI's default (anvil-serve, anvil-worker) unless trac
 {{- with .root.Values.tracing.serviceNamePrefix }}
 - name: OTEL_SERVICE_NAME
   value: {{ printf "%s-%s" . $.component | quote }}
+{{- end }}
+{{- $headers := .root.Values.tracing.headersSecret | default dict }}
+{{- if $headers.name }}
+- name: OTEL_EXPORTER_OTLP_HEADERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ $headers.name | quote }}
+      key: {{ $headers.key | default "headers" | quote }}
 {{- end }}
 {{- end }}
 {{- end -}}
