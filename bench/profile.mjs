@@ -1,6 +1,7 @@
-// A CPU profile of `anvil serve` (or, with --server floor, of the floor server) under load (node --cpu-prof), summed by self time: per area (HTTP and Fastify,
-// BullMQ and msgpack, ioredis, crypto, JSON, logging, metrics, GC, …) and the top functions. Proportions, not
-// absolute figures: a short run on a busy machine still says where the time goes.
+// A CPU profile of `anvil serve` (or, with --server, of the plugin alone or the floor server) under load
+// (node --cpu-prof), summed by self time: per area (HTTP and Fastify, BullMQ and msgpack, ioredis, crypto,
+// JSON, logging, metrics, GC, …) and the top functions. Proportions, not absolute figures: a short run on a
+// busy machine still says where the time goes.
 // A native function counts for the nearest caller with a script; native socket writes are split by the caller
 // outside Node's own modules that wrote (Fastify answering, ioredis sending commands).
 // Usage: node bench/profile.mjs [--duration 10] [--connections 50] [--top 25] [--server anvil|anvil-plugin|floor] [--keep] [--quick]
@@ -14,7 +15,8 @@ const values = benchArgs({
   duration: { type: 'string', default: '10' },
   connections: { type: 'string', default: '50' },
   top: { type: 'string', default: '25' },
-  // The floor server profiled the same way: what a correct ingress costs at the least, function by function.
+  // Another server profiled the same way (SERVERS below): the plugin without the CLI, or the floor, what a
+  // correct ingress costs at the least, to compare function by function.
   server: { type: 'string', default: 'anvil' },
   // Keep the .cpuprofile (for Chrome DevTools or speedscope); by default it goes with the temporary directory.
   keep: { type: 'boolean', default: false }

@@ -196,6 +196,12 @@ export function requireSecrets (name: string, secrets: readonly string[]): void 
   if (secrets.length === 0) throw new errors.INVALID_OPTIONS(`the ${name} preset needs at least one secret`)
 }
 
+/** An HMAC preset's keys: at least one secret, each made into a key once (`hmacKeys`). */
+export function presetKeys (name: string, secrets: readonly string[]): KeyObject[] {
+  requireSecrets(name, secrets)
+  return hmacKeys(secrets)
+}
+
 /**
  * The `v0` scheme Slack and Zoom share: `<signature header>: v0=<hex>`, HMAC-SHA256 over
  * `v0:<timestamp header>:<body>`. Returns what `check` returns, with the index of the secret that matched.

@@ -3,15 +3,14 @@
  * form-encoded hooks). The legacy SHA-1 `X-Hub-Signature` is never accepted.
  */
 import type { SignatureScheme } from '../signature.js'
-import { decodeHex, definePreset, hmac, optionalHeader, requireHeader, requireMatch, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
+import { decodeHex, definePreset, hmac, optionalHeader, requireHeader, requireMatch, presetKeys, type PresetConfig } from './common.js'
 import { errors } from '../errors.js'
 
 const HEADER = 'x-hub-signature-256'
 const PREFIX = 'sha256='
 
 export function githubScheme (config: PresetConfig): SignatureScheme {
-  requireSecrets('github', config.secrets)
-  const keys = hmacKeys(config.secrets)
+  const keys = presetKeys('github', config.secrets)
   return definePreset(config, {
     name: 'github',
     headers: [HEADER, 'x-hub-signature'],

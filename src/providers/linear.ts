@@ -3,13 +3,12 @@
  * sits inside the signed body, so it is read, and held against the tolerance, after the signature matched.
  */
 import type { SignatureScheme } from '../signature.js'
-import { decodeHex, definePreset, hmac, optionalHeader, parseJson, requireHeader, requireMatch, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
+import { decodeHex, definePreset, hmac, optionalHeader, parseJson, requireHeader, requireMatch, presetKeys, type PresetConfig } from './common.js'
 
 const HEADER = 'linear-signature'
 
 export function linearScheme (config: PresetConfig): SignatureScheme {
-  requireSecrets('linear', config.secrets)
-  const keys = hmacKeys(config.secrets)
+  const keys = presetKeys('linear', config.secrets)
   return definePreset(config, {
     name: 'linear',
     headers: [HEADER],

@@ -3,13 +3,12 @@
  * Any h1 may match (Paddle sends one per active secret while rotating).
  */
 import type { SignatureScheme } from '../signature.js'
-import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, requireSecrets, parseTimestampedHeader, hmacKeys, type PresetConfig } from './common.js'
+import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, parseTimestampedHeader, presetKeys, type PresetConfig } from './common.js'
 
 const HEADER = 'paddle-signature'
 
 export function paddleScheme (config: PresetConfig): SignatureScheme {
-  requireSecrets('paddle', config.secrets)
-  const keys = hmacKeys(config.secrets)
+  const keys = presetKeys('paddle', config.secrets)
   return definePreset(config, {
     name: 'paddle',
     headers: [HEADER],

@@ -3,13 +3,12 @@
  * (X-Shopify-Triggered-At is not signed), so there is nothing to hold a tolerance against.
  */
 import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, hmac, optionalHeader, requireHeader, requireMatch, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
+import { decodeBase64, definePreset, hmac, optionalHeader, requireHeader, requireMatch, presetKeys, type PresetConfig } from './common.js'
 
 const HEADER = 'x-shopify-hmac-sha256'
 
 export function shopifyScheme (config: PresetConfig): SignatureScheme {
-  requireSecrets('shopify', config.secrets)
-  const keys = hmacKeys(config.secrets)
+  const keys = presetKeys('shopify', config.secrets)
   return definePreset(config, {
     name: 'shopify',
     headers: [HEADER],

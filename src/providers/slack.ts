@@ -4,7 +4,7 @@
  * answered with its challenge and never enqueued.
  */
 import type { SignatureScheme } from '../signature.js'
-import { checkV0, definePreset, field, isFormEncoded, parseJson, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
+import { checkV0, definePreset, field, isFormEncoded, parseJson, presetKeys, type PresetConfig } from './common.js'
 
 const SIGNATURE = 'x-slack-signature'
 const TIMESTAMP = 'x-slack-request-timestamp'
@@ -19,8 +19,7 @@ function formBody (payload: Buffer): { eventType?: string } {
 }
 
 export function slackScheme (config: PresetConfig): SignatureScheme {
-  requireSecrets('slack', config.secrets)
-  const keys = hmacKeys(config.secrets)
+  const keys = presetKeys('slack', config.secrets)
   return definePreset(config, {
     name: 'slack',
     headers: [SIGNATURE],

@@ -4,13 +4,12 @@
  */
 import { errors } from '../errors.js'
 import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, field, hmac, parseJson, requireHeader, requireMatch, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
+import { decodeBase64, definePreset, field, hmac, parseJson, requireHeader, requireMatch, presetKeys, type PresetConfig } from './common.js'
 
 const HEADER = 'x-square-hmacsha256-signature'
 
 export function squareScheme (config: PresetConfig): SignatureScheme {
-  requireSecrets('square', config.secrets)
-  const keys = hmacKeys(config.secrets)
+  const keys = presetKeys('square', config.secrets)
   return definePreset(config, {
     name: 'square',
     headers: [HEADER, 'x-square-signature'],

@@ -3,13 +3,12 @@
  * `whsec_…` secret used as is. Any v1 may match (Stripe sends one per active secret while rolling).
  */
 import type { SignatureScheme } from '../signature.js'
-import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, requireSecrets, parseTimestampedHeader, hmacKeys, type PresetConfig } from './common.js'
+import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, parseTimestampedHeader, presetKeys, type PresetConfig } from './common.js'
 
 const HEADER = 'stripe-signature'
 
 export function stripeScheme (config: PresetConfig): SignatureScheme {
-  requireSecrets('stripe', config.secrets)
-  const keys = hmacKeys(config.secrets)
+  const keys = presetKeys('stripe', config.secrets)
   return definePreset(config, {
     name: 'stripe',
     headers: [HEADER],

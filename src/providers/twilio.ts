@@ -8,7 +8,7 @@
  */
 import { errors } from '../errors.js'
 import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, hmac, isFormEncoded, optionalHeader, requireHeader, requireMatch, requireSecrets, sha256Hex, hmacKeys, type PresetConfig } from './common.js'
+import { decodeBase64, definePreset, hmac, isFormEncoded, optionalHeader, requireHeader, requireMatch, sha256Hex, presetKeys, type PresetConfig } from './common.js'
 import { timingSafeEqual } from 'node:crypto'
 
 const HEADER = 'x-twilio-signature'
@@ -40,8 +40,7 @@ function signedParams (payload: Buffer): string {
 }
 
 export function twilioScheme (config: PresetConfig): SignatureScheme {
-  requireSecrets('twilio', config.secrets)
-  const keys = hmacKeys(config.secrets)
+  const keys = presetKeys('twilio', config.secrets)
   return definePreset(config, {
     name: 'twilio',
     headers: [HEADER],

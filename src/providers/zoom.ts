@@ -5,15 +5,14 @@
  */
 import type { KeyObject } from 'node:crypto'
 import type { SignatureScheme } from '../signature.js'
-import { checkV0, definePreset, field, hmac, parseJson, requireSecrets, hmacKeys, type PresetConfig } from './common.js'
+import { checkV0, definePreset, field, hmac, parseJson, presetKeys, type PresetConfig } from './common.js'
 
 const SIGNATURE = 'x-zm-signature'
 const TIMESTAMP = 'x-zm-request-timestamp'
 const URL_VALIDATION = 'endpoint.url_validation'
 
 export function zoomScheme (config: PresetConfig): SignatureScheme {
-  requireSecrets('zoom', config.secrets)
-  const keys = hmacKeys(config.secrets)
+  const keys = presetKeys('zoom', config.secrets)
   return definePreset(config, {
     name: 'zoom',
     headers: [SIGNATURE],
