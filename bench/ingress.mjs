@@ -56,8 +56,9 @@ try {
             const cpuBefore = started.cpuSeconds()
             const redisBefore = await redisCpuSeconds(redis.client)
             const load = await runLoad({ url: started.url, secret, connections, duration, mix })
-            // CPU per request answered: where the time goes, server or Redis.
+            // CPU per request answered: where the time goes. Server, Redis and generator share the 2 cores.
             load.serverUs = 1e6 * (started.cpuSeconds() - cpuBefore) / Math.max(1, load.total)
+            load.generatorUs = 1e6 * load.generatorCpu / Math.max(1, load.total)
             load.redisUs = 1e6 * (await redisCpuSeconds(redis.client) - redisBefore) / Math.max(1, load.total)
             // BullMQ writes the queue's meta key when it connects; anything more means jobs reached Redis.
             if (name === 'anvil-stub' && (await redis.client.keys('*')).some((key) => !key.endsWith(':meta'))) {
@@ -78,6 +79,7 @@ try {
           p999: spread(samples.map((s) => s.p999)),
           serverUs: spread(samples.map((s) => Math.round(s.serverUs))),
           redisUs: spread(samples.map((s) => Math.round(s.redisUs))),
+          generatorUs: spread(samples.map((s) => Math.round(s.generatorUs))),
           errors: samples.reduce((sum, s) => sum + s.errors + s.timeouts, 0),
           statusCodes: samples.map((s) => s.statusCodes),
           // A run that outran the generator's signed bodies sent some twice: for any server that dedupes (all but
@@ -86,7 +88,7 @@ try {
         }
         results.push(row)
         if (row.repeated) console.error(`ingress: ${name} ${mix} c=${connections} outran the generator's signed bodies; its row is marked`)
-        console.error(`ingress: ${name} ${mix} c=${connections}: ${row.rps.median} req/s, p99 ${row.p99.median} ms, server ${row.serverUs.median} µs/req, redis ${row.redisUs.median} µs/req`)
+        console.error(`ingress: ${name} ${mix} c=${connections}: ${row.rps.median} req/s, p99 ${row.p99.median} ms, server ${row.serverUs.median} µs/req, redis ${row.redisUs.median} µs/req, generator ${row.generatorUs.median} µs/req`)
       }
     }
   }
@@ -103,11 +105,11 @@ const markdown = [
   'Each server in its own process against a private `redis-server`: **ceiling** a bare Fastify route answering 202; **floor** raw body,',
   'constant-time HMAC, sha256 key, one BullMQ `add` with a dedupe window (`bench/servers/floor.mjs`); **anvil** `anvil serve`',
   '(metrics, health routes, logging at `warn`); **anvil-plugin** the plugin in a host app with Fastify\'s logger off.', '',
-  '| server | mix | conns | req/s | p50 ms | p99 ms | p99.9 ms | × floor | × ceiling | server CPU µs/req | Redis CPU µs/req | errors |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|'
+  '| server | mix | conns | req/s | p50 ms | p99 ms | p99.9 ms | × floor | × ceiling | server CPU µs/req | Redis CPU µs/req | generator CPU µs/req | errors |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|'
 ]
 for (const r of results.filter((r) => r.server !== 'anvil-stub')) {
-  markdown.push(`| ${r.server}${repeatedMark(r)} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('floor', r.mix, r.connections))} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.serverUs.median} | ${r.redisUs.median} | ${r.errors} |`)
+  markdown.push(`| ${r.server}${repeatedMark(r)} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('floor', r.mix, r.connections))} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.serverUs.median} | ${r.redisUs.median} | ${r.generatorUs.median} | ${r.errors} |`)
 }
 const stubRows = results.filter((r) => r.server === 'anvil-stub')
 if (stubRows.length > 0) {

@@ -31,6 +31,8 @@ for (let i = 0; i < count; i++) {
 }
 
 let next = 0
+// The generator's own CPU (ingress.mjs reports it per request): it shares the machine with the server and Redis.
+const cpuStart = process.cpuUsage()
 const result = await autocannon({
   url,
   connections,
@@ -55,5 +57,6 @@ process.stdout.write(JSON.stringify({
   timeouts: result.timeouts,
   statusCodes: result.statusCodeStats,
   // True when the run outran its signed bodies and sent some twice: its "unique" was not all-unique.
-  wrapped: next > count
+  wrapped: next > count,
+  generatorCpu: (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(cpuStart))
 }) + '\n')

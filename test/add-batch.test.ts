@@ -3,7 +3,7 @@ import type { Socket } from 'node:net'
 import { Redis } from 'ioredis'
 import { TestRedis } from './helpers/redis.js'
 import { inspectQueue } from './helpers/queue.js'
-import { WebhookQueue, type EnqueueInput } from '../src/queue.js'
+import { MAX_BATCH, WebhookQueue, type EnqueueInput } from '../src/queue.js'
 import { resolveQueueSettings } from '../src/options.js'
 import { addCorked } from '../src/add-batch.js'
 import { jobOptions } from '../src/queue-settings.js'
@@ -39,18 +39,19 @@ async function warmQueue (t: Test, queueName: string): Promise<{ client: Redis, 
   return { client, queue }
 }
 
-t.test('adds made in the same turn leave in one socket write, and each gets its own answer', async (t) => {
+t.test('adds made in the same turn leave in one socket write per batch, and each gets its own answer', async (t) => {
   const { client, queue } = await warmQueue(t, 'corked')
 
   const writes = countWrites(client.stream as Socket)
-  // Ten events, two of them sent twice within the batch.
+  // Ten events, two of them sent twice: a batch of MAX_BATCH (8), then one of the two repeats.
+  t.equal(MAX_BATCH, 8)
   const keys = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k0', 'k1']
   const results = await Promise.all(keys.map(async (key) => await queue.enqueue(event(key))))
   writes.restore()
 
-  t.equal(writes.count, 1, 'one write for the batch of ten adds')
+  t.equal(writes.count, 2, 'one write for each batch: eight adds, then two')
   t.same(results.map((r) => r.replayed), [false, false, false, false, false, false, false, false, true, true],
-    'an event repeated inside the batch is a duplicate of its first copy')
+    'an event repeated in the same turn is a duplicate of its first copy')
   t.equal(results[8]?.jobId, results[0]?.jobId)
   t.equal(results[9]?.jobId, results[1]?.jobId)
   t.equal(new Set(results.map((r) => r.jobId)).size, 8)
