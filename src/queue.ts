@@ -16,8 +16,8 @@ import type { Telemetry } from './telemetry.js'
  * Adds gathered into one write at most. Redis answers a batch's adds together, after the last one has run,
  * so the first request of a batch waits for all of them, and Redis waits while the batch gathers: a small
  * bound keeps Redis and the ingress busy at once. Since a batch builds no pipeline (src/add-batch.ts), a
- * small batch costs little more than a large one. On our 2-core machine, 8 left the machine idle as often
- * as one add per request did (about 13 % of the time), 16 a little more and 64 twice as often (bench/README.md).
+ * small batch costs little more than a large one. On our 2-core machine the cores were idle about as often
+ * with 8 as under the floor server's one add per request, more with 16, twice as often with 64 (bench/README.md).
  */
 export const MAX_BATCH = 8
 

@@ -20,6 +20,14 @@ t.test('bench/verify.mjs runs alone and prints a row per preset next to the raw 
   for (const name of PROVIDER_NAMES) t.match(stdout, new RegExp(`^\\| ${name} \\| -?\\d`, 'm'), name)
 })
 
+t.test('bench/job-cost.mjs runs alone and prints a row per job: the floor, Anvil, and the what-ifs', async (t) => {
+  const { stdout } = await run(process.execPath, ['bench/job-cost.mjs', '--quick'], { timeout: GIVE_UP_MS })
+  t.match(stdout, /^## Cost of one add, by what the job holds/m)
+  t.match(stdout, /^\| floor \| [\d.]+ \| [\d.]+ \| \d+ \|$/m)
+  t.match(stdout, /^\| anvil \| [\d.]+ \| [\d.]+ \| \d+ \|$/m)
+  t.match(stdout, /^\| anvil, no retention options \| /m)
+})
+
 t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with every section', { timeout: GIVE_UP_MS }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'anvil-bench-smoke-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -41,7 +49,7 @@ t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with e
   const { ingress, verify, drain, e2e, memory, profile } = report.sections
 
   t.same(ingress.results.map((r: { server: string }) => r.server).sort(), ['anvil', 'anvil-plugin', 'anvil-stub', 'ceiling', 'floor'])
-  for (const row of ingress.results) t.match(row, { rps: spread, p50: spread, p99: spread, p999: spread, serverUs: spread, redisUs: spread, errors: 0 }, row.server)
+  for (const row of ingress.results) t.match(row, { rps: spread, p50: spread, p99: spread, p999: spread, serverUs: spread, redisUs: spread, generatorUs: spread, errors: 0 }, row.server)
 
   t.same(verify.rows.map((r: { preset: string }) => r.preset), ['raw crypto HMAC', ...PROVIDER_NAMES])
   for (const row of verify.rows.slice(1)) t.match(row, { valid: spread, forgedEarly: spread, forgedLate: spread, lateMinusEarly: spread, forgedMinusValid: spread }, row.preset)
