@@ -1,6 +1,7 @@
 // What one add costs Redis and Node, by what the job holds: the floor's job (`servers/floor.mjs`), Anvil's job
-// as `enqueue` builds it, and two what-ifs (not what Anvil stores): without the retention options (retention
-// set on the worker instead), and also without the content type and signature that the stored headers repeat.
+// (the fields and options `enqueue` in src/queue.ts writes, built here field by field), and two what-ifs, not
+// what Anvil stores: without the retention options (retention set on the worker instead), and also without the
+// content type and signature that the stored headers repeat.
 // Every job goes through Anvil's corked add (src/add-batch.ts) in batches of MAX_BATCH, so only the job differs.
 // Redis CPU from INFO cpu; Node CPU of this process (building, serialising and sending the adds).
 // Not in run.mjs. Usage: node bench/job-cost.mjs [--jobs 30000] [--runs 3] [--quick]
