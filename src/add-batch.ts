@@ -48,8 +48,9 @@ function toJobJson ({ data, opts }: BatchJob): JobJson {
     id: opts.jobId,
     name: JOB_NAME,
     // A Buffer, which BullMQ passes on to ioredis as it is: BullMQ's msgpack arguments put the command in
-    // ioredis' buffer mode, where a string argument (about 1.8 KB here) is measured three times, joined into a
-    // new string and encoded again, and a Buffer is copied once. Redis stores the same bytes either way.
+    // ioredis' buffer mode, where a string argument (the job's JSON, hundreds of bytes and more) is measured
+    // three times, joined into a new string and encoded again; a Buffer is copied once. Redis stores the same
+    // bytes either way.
     data: Buffer.from(JSON.stringify(data)) as unknown as string,
     opts,
     progress: 0,
