@@ -11,7 +11,7 @@ import { addCorked } from '../dist/src/add-batch.js'
 import { MAX_BATCH, WebhookQueue } from '../dist/src/queue.js'
 import { resolveQueueSettings } from '../dist/src/options.js'
 import { jobOptions } from '../dist/src/queue-settings.js'
-import { benchArgs, emitSection, redisCpuSeconds, showSpread, spread, startRedis } from './lib.mjs'
+import { benchArgs, emitSection, redisCpuSeconds, redisUsedMemory, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
   jobs: { type: 'string', default: '30000' },
@@ -46,14 +46,13 @@ const variants = {
 const redis = await startRedis()
 const connection = new Redis(redis.url, { maxRetriesPerRequest: null })
 const queue = new WebhookQueue({ redis: connection, settings })
-const usedMemory = async () => Number((await redis.client.info('memory')).match(/used_memory:(\d+)/)?.[1])
 const samples = new Map(Object.keys(variants).map((name) => [name, []]))
 try {
   // The variants alternate run by run, so a machine that drifts moves them alike.
   for (let run = 0; run < runs; run++) {
     for (const [name, make] of Object.entries(variants)) {
       await redis.client.flushall()
-      const memoryBefore = await usedMemory()
+      const memoryBefore = await redisUsedMemory(redis.client)
       const redisBefore = await redisCpuSeconds(redis.client)
       const nodeBefore = process.cpuUsage()
       for (let i = 0; i < jobs; i += MAX_BATCH) {
@@ -63,7 +62,7 @@ try {
       }
       const node = process.cpuUsage(nodeBefore)
       const redisUs = 1e6 * (await redisCpuSeconds(redis.client) - redisBefore) / jobs
-      samples.get(name).push({ redisUs, nodeUs: (node.user + node.system) / jobs, bytes: (await usedMemory() - memoryBefore) / jobs })
+      samples.get(name).push({ redisUs, nodeUs: (node.user + node.system) / jobs, bytes: (await redisUsedMemory(redis.client) - memoryBefore) / jobs })
     }
   }
 } finally {

@@ -160,6 +160,11 @@ export function processCpuSeconds (pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
+/** Bytes redis-server holds (`used_memory` of INFO memory). */
+export async function redisUsedMemory (client) {
+  return Number((await client.info('memory')).match(/used_memory:(\d+)/)?.[1] ?? 0)
+}
+
 /** CPU seconds redis-server has used, from INFO cpu. */
 export async function redisCpuSeconds (client) {
   const info = await client.info('cpu')

@@ -46,6 +46,7 @@ const result = await autocannon({
     }
   }]
 })
+const cpu = process.cpuUsage(cpuStart)
 process.stdout.write(JSON.stringify({
   requests: result.requests.average,
   total: result.requests.total,
@@ -58,5 +59,5 @@ process.stdout.write(JSON.stringify({
   statusCodes: result.statusCodeStats,
   // True when the run outran its signed bodies and sent some twice: its "unique" was not all-unique.
   wrapped: next > count,
-  generatorCpu: (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(cpuStart))
+  generatorCpu: (cpu.user + cpu.system) / 1e6
 }) + '\n')

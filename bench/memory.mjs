@@ -3,7 +3,7 @@
 // Usage: node bench/memory.mjs [--events 5000] [--fill 1200] [--runs 3] [--quick]
 import { createHmac } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { benchArgs, emitSection, forkTracked, showSpread, spread, startRedis, startServer } from './lib.mjs'
+import { benchArgs, emitSection, forkTracked, redisUsedMemory, showSpread, spread, startRedis, startServer } from './lib.mjs'
 
 const values = benchArgs({
   events: { type: 'string', default: '5000' },
@@ -26,7 +26,7 @@ async function oneRun (redis) {
   const env = { REDIS_URL: redis.url, WEBHOOK_SECRET: secret, LOG_LEVEL: 'error', HOST: '127.0.0.1' }
   const serve = await startServer({ module: cli, args: ['serve'], env })
   const worker = forkTracked(cli, ['worker', '--handler', new URL('../examples/handler.js', import.meta.url).pathname], { ...env, PORT: '0' })
-  const used = async () => Number((await redis.client.info('memory')).match(/used_memory:(\d+)/)?.[1])
+  const used = async () => await redisUsedMemory(redis.client)
   async function send (from, count) {
     for (let i = from; i < from + count; i += 50) {
       await Promise.all(Array.from({ length: Math.min(50, from + count - i) }, async (_, j) => {

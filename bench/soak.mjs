@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createHmac } from 'node:crypto'
 import { Agent, request } from 'node:http'
-import { startRedis, startServer } from './lib.mjs'
+import { redisUsedMemory, startRedis, startServer } from './lib.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -70,7 +70,7 @@ async function collectDeadLetters () {
 }
 
 const rssMb = (pid) => +(Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)?.[1] ?? 0) / 1024).toFixed(1)
-const redisMb = async () => +(Number((await redis.client.info('memory')).match(/used_memory:(\d+)/)?.[1] ?? 0) / 1048576).toFixed(2)
+const redisMb = async () => +(await redisUsedMemory(redis.client) / 1048576).toFixed(2)
 /** What holds Redis memory: the queues' job sets, the event streams, and the key count. */
 async function redisBreakdown () {
   const q = (name, state) => `{anvil}:${name}:${state}`

@@ -38,9 +38,9 @@ export async function addCorked (queue: Queue<WebhookJobData>, connection: Redis
  * priority or repeat), without building a `Job` first: the Job object (its constructor copies the options and
  * binds a key function) and `asJSON` were about 3 % of the ingress's CPU in a profile, and nothing here reads
  * the object. The options are used as given: `jobOptions()` sets `attempts` and an object `backoff`, which is
- * what BullMQ's constructor would normalise them to. BullMQ's own checks of the options (`validateOptions`, protected) are not run: what they refuse
- * cannot occur here, since job ids are `e_` + a UUID and dedupe ids are sha256 hex (src/idempotency.ts),
- * with no priority, parent or size limit. test/add-batch.test.ts holds a job added this way equal to one
+ * what BullMQ's constructor would normalise them to. BullMQ's own checks of the options (`validateOptions`,
+ * protected) are not run: what they refuse cannot occur here, since job ids are `e_` + a UUID and dedupe ids
+ * are sha256 hex (src/idempotency.ts), with no priority, parent or size limit. test/add-batch.test.ts holds a job added this way equal to one
  * added through `Queue.add`.
  */
 function toJobJson ({ data, opts }: BatchJob): JobJson {
