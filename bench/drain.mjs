@@ -9,6 +9,7 @@ import { Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import { Ingress, createWorker } from '../dist/index.js'
 import { resolveIngressOptions } from '../dist/src/options.js'
+import { DEFAULT_KEEP_JOBS } from '../dist/src/queue-settings.js'
 import { benchArgs, emitSection, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
@@ -66,7 +67,8 @@ async function drain (side, concurrency) {
     close = () => worker.close()
   } else {
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null })
-    const worker = new Worker(QUEUE, async () => {}, { connection, prefix: PREFIX, concurrency })
+    // The retention `createWorker` applies to jobs without their own (the ingress's defaults), so both sides remove alike.
+    const worker = new Worker(QUEUE, async () => {}, { connection, prefix: PREFIX, concurrency, ...DEFAULT_KEEP_JOBS })
     worker.on('completed', onCompleted)
     worker.on('failed', () => { failed++ })
     close = async () => { await worker.close(); connection.disconnect() }

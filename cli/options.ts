@@ -37,7 +37,7 @@ export function addStallOptions (command: Command): Command {
     .option('--stalled-interval-ms <ms>', 'how often stalled jobs are looked for (env ANVIL_STALLED_INTERVAL_MS)')
 }
 
-/** `serve` and `dev`: how long finished jobs (stamped on each job) and dead letters stay in Redis. */
+/** `serve` and `dev`: how long finished jobs (stamped on each job, when not the default) and dead letters stay in Redis. */
 export function addRetentionOptions (command: Command): Command {
   return addDeadLetterRetentionOptions(command
     .option('--retention-completed-age-seconds <s>', 'keep completed jobs this long (env ANVIL_RETENTION_COMPLETED_AGE_SECONDS)')

@@ -70,8 +70,8 @@ export interface StallConfig {
 
 /**
  * How long finished jobs and dead letters stay in Redis: only what was set (the core fills in
- * DEFAULT_RETENTION), undefined when nothing was. `serve` stamps the job fields on every job it enqueues;
- * the worker prunes dead letters.
+ * DEFAULT_RETENTION), undefined when nothing was. `serve` stamps the job fields on every job it enqueues
+ * where they differ from the defaults (which the worker applies); the worker prunes dead letters.
  */
 export interface RetentionConfig {
   retention?: Partial<Retention>

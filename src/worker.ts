@@ -9,6 +9,7 @@ import { errors } from './errors.js'
 import { toEvent, type WebhookEvent, type WebhookJobData } from './job.js'
 import { checkClusterPrefix, connect, disconnect } from './redis.js'
 import { BACKOFF_TYPE, delayAfter } from './retry.js'
+import { DEFAULT_KEEP_JOBS } from './queue-settings.js'
 import { checkTelemetry } from './telemetry.js'
 import { checkWorkerOptions, type AnvilLogger, type WorkerOptions } from './worker-options.js'
 
@@ -79,6 +80,8 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     prefix,
     autorun: false,
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+    // The default retention: a job carries its own only when its ingress was given another (src/queue-settings.ts).
+    ...DEFAULT_KEEP_JOBS,
     // BullMQ spreads these over its defaults, so an undefined would erase one: only set what was given.
     ...definedOnly({
       lockDuration: options.lockDurationMs,

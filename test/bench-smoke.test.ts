@@ -20,12 +20,13 @@ t.test('bench/verify.mjs runs alone and prints a row per preset next to the raw 
   for (const name of PROVIDER_NAMES) t.match(stdout, new RegExp(`^\\| ${name} \\| -?\\d`, 'm'), name)
 })
 
-t.test('bench/job-cost.mjs runs alone and prints a row per job: the floor, Anvil, and the what-ifs', async (t) => {
+t.test('bench/job-cost.mjs runs alone and prints a row per job: the floor, Anvil, Anvil with the default retention, the what-if', async (t) => {
   const { stdout } = await run(process.execPath, ['bench/job-cost.mjs', '--quick'], { timeout: GIVE_UP_MS })
   t.match(stdout, /^## Cost of one add, by what the job holds/m)
   t.match(stdout, /^\| floor \| [\d.]+ \| [\d.]+ \| \d+ \|$/m)
   t.match(stdout, /^\| anvil \| [\d.]+ \| [\d.]+ \| \d+ \|$/m)
-  t.match(stdout, /^\| anvil, no retention options \| /m)
+  t.match(stdout, /^\| anvil, default retention on the job \| [\d.]+ \| [\d.]+ \| \d+ \|$/m)
+  t.match(stdout, /^\| anvil, no repeated header values \| /m)
 })
 
 t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with every section', { timeout: GIVE_UP_MS }, async (t) => {

@@ -8,14 +8,14 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from './helpers/target.js'
 import { chainOn, waitFor } from './helpers/chain.js'
 import { SECRET } from './helpers/app.js'
-import { resolveIngressOptions } from '../src/options.js'
+import { resolveIngressOptions, resolveQueueSettings } from '../src/options.js'
 import type { AnvilWorker } from '../src/worker.js'
-import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue-settings.js'
+import { DEFAULT_KEEP_JOBS, DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue-settings.js'
 import { DEFAULT_RETENTION } from '../src/constants.js'
 import { deadLetterId, deadLetterQueueName, type DeadLetterData } from '../src/dead-letter.js'
 
 t.test('defaults: completed jobs an hour or 1000, failed a week or 10000, dead letters two weeks', async (t) => {
-  t.match(jobOptions(DEFAULT_QUEUE_SETTINGS), {
+  t.same(DEFAULT_KEEP_JOBS, {
     removeOnComplete: { age: 3600, count: 1000 },
     removeOnFail: { age: 7 * 24 * 3600, count: 10000 }
   })
@@ -24,6 +24,18 @@ t.test('defaults: completed jobs an hour or 1000, failed a week or 10000, dead l
   t.ok(DEFAULT_RETENTION.deadAgeSeconds > DEFAULT_RETENTION.failedAgeSeconds, 'dead letters outlive the failed jobs')
   t.throws(() => resolveIngressOptions({ secret: SECRET, retention: { failedAgeSeconds: 100, deadAgeSeconds: 50 } }),
     { code: 'ANVIL_ERR_INVALID_OPTIONS' }, 'dead letters may not be pruned before their failed jobs')
+})
+
+t.test('a job carries retention only where it is not the default, which the worker applies', async (t) => {
+  const options = jobOptions(DEFAULT_QUEUE_SETTINGS)
+  t.notOk('removeOnComplete' in options, 'default completed retention: not on the job')
+  t.notOk('removeOnFail' in options, 'default failed retention: not on the job')
+  const completed = jobOptions(resolveQueueSettings({ retention: { completedCount: 5 } }))
+  t.same(completed.removeOnComplete, { age: 3600, count: 5 }, 'a changed field: the whole completed retention is on the job')
+  t.notOk('removeOnFail' in completed, 'the failed side, still the default, is not')
+  const failed = jobOptions(resolveQueueSettings({ retention: { failedAgeSeconds: 60 } }))
+  t.same(failed.removeOnFail, { age: 60, count: 10000 })
+  t.notOk('removeOnComplete' in failed)
 })
 
 t.test('against Redis', async (t) => {
@@ -67,6 +79,22 @@ t.test('against Redis', async (t) => {
     t.equal(await queue.count(), 0, 'nothing waiting')
   })
 
+  t.test('default retention, from the worker: jobs that carry none are still bounded at 1000 completed', async (t) => {
+    const queueName = 'default-count'
+    const ingress = ingressFor(queueName)
+    const worker = workerFor(queueName, () => {}, { concurrency: 50 })
+    const finished = finishedCounter(worker)
+    await worker.start()
+    const total = DEFAULT_RETENTION.completedCount + 20
+    const accepted = await Promise.all(Array.from({ length: total }, async (_, i) => await ingress.enqueue({ i }, { eventId: `d_${i}` })))
+    await waitFor(`${total} completions`, () => finished() === total, 30_000)
+    const queue = queueFor(queueName)
+    t.equal(await queue.getCompletedCount(), DEFAULT_RETENTION.completedCount, 'the default count holds')
+    const kept = (await queue.getJobs(['completed'], 0, 0))[0]
+    t.notOk('removeOnComplete' in (kept?.opts ?? {}), 'the job carried no retention of its own')
+    t.equal(await Job.fromId(queue, accepted[0]?.jobId as string), undefined, 'the first job is gone')
+  })
+
   t.test('completedAgeSeconds: completed jobs older than the age go when another one finishes', async (t) => {
     const queueName = 'age'
     const ingress = ingressFor(queueName, { retention: { completedAgeSeconds: 1 } })
@@ -103,7 +131,9 @@ t.test('against Redis', async (t) => {
     t.ok(await queue.getCompletedCount() <= 2, 'completed: bounded at 2')
     t.equal(await queue.getFailedCount(), 4, 'failed: all kept')
     const job = await Job.fromId(queue, failed[0]?.jobId as string)
-    t.match(job?.opts, { removeOnFail: { age: DEFAULT_RETENTION.failedAgeSeconds, count: DEFAULT_RETENTION.failedCount } })
+    t.match(job?.opts, { removeOnComplete: { count: 2 } }, 'the ingress\'s own completed retention is on the job')
+    t.notOk('removeOnFail' in (job?.opts ?? {}), 'the default failed retention is not: the worker applies it')
+    t.same(worker.worker.opts.removeOnFail, DEFAULT_KEEP_JOBS.removeOnFail)
 
     const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
     await waitFor('4 dead letters', async () => await dead.count() === 4)
