@@ -26,7 +26,8 @@ const payload = Buffer.from(JSON.stringify({ id: `evt_${Date.now()}_12345`, type
 const signature = 'sha256=' + 'a'.repeat(64)
 const headers = { 'content-type': 'application/json', 'x-signature': signature, host: '127.0.0.1:3000' }
 const settings = resolveQueueSettings({})
-const options = jobOptions(settings)
+const { attempts, backoff } = jobOptions(settings)
+const { removeOnComplete, removeOnFail } = DEFAULT_KEEP_JOBS
 const dedupe = (key) => ({ id: key, ttl: settings.dedupeWindowMs })
 const anvilData = (key) => ({
   v: 1, source: 'default', key, payload, contentType: headers['content-type'], signature, provider: 'anvil', headers,
@@ -35,11 +36,11 @@ const anvilData = (key) => ({
 
 const variants = {
   floor: (key, jobId) => ({ data: { payload }, opts: { jobId, deduplication: dedupe(key), removeOnComplete: true } }),
-  anvil: (key, jobId) => ({ data: anvilData(key), opts: { ...options, jobId, deduplication: dedupe(key) } }),
-  'anvil, default retention on the job': (key, jobId) => ({ data: anvilData(key), opts: { ...options, ...DEFAULT_KEEP_JOBS, jobId, deduplication: dedupe(key) } }),
+  anvil: (key, jobId) => ({ data: anvilData(key), opts: { attempts, backoff, jobId, deduplication: dedupe(key) } }),
+  'anvil, default retention on the job': (key, jobId) => ({ data: anvilData(key), opts: { attempts, backoff, removeOnComplete, removeOnFail, jobId, deduplication: dedupe(key) } }),
   'anvil, no repeated header values': (key, jobId) => {
     const { contentType, signature, ...data } = anvilData(key)
-    return { data, opts: { ...options, jobId, deduplication: dedupe(key) } }
+    return { data, opts: { attempts, backoff, jobId, deduplication: dedupe(key) } }
   }
 }
 

@@ -55,20 +55,28 @@ export function keepJobs (retention: Retention): { removeOnComplete: KeepJobs, r
  * The default retention, which `createWorker` hands to BullMQ's Worker: BullMQ applies a worker's
  * `removeOnComplete` / `removeOnFail` to every job that finishes without options of its own.
  */
-export const DEFAULT_KEEP_JOBS = Object.freeze(keepJobs(DEFAULT_RETENTION))
+export const DEFAULT_KEEP_JOBS = (() => {
+  const { removeOnComplete, removeOnFail } = keepJobs(DEFAULT_RETENTION)
+  return Object.freeze({ removeOnComplete: Object.freeze(removeOnComplete), removeOnFail: Object.freeze(removeOnFail) })
+})()
 
-const sameKeep = (a: KeepJobs, b: KeepJobs): boolean => a.age === b.age && a.count === b.count
+/** True when the retention of completed and failed jobs is the default (dead letters are not jobs' options). */
+function defaultJobRetention (retention: Retention): boolean {
+  return retention.completedAgeSeconds === DEFAULT_RETENTION.completedAgeSeconds &&
+    retention.completedCount === DEFAULT_RETENTION.completedCount &&
+    retention.failedAgeSeconds === DEFAULT_RETENTION.failedAgeSeconds &&
+    retention.failedCount === DEFAULT_RETENTION.failedCount
+}
 
 /**
  * The BullMQ options every webhook job gets, whether it came in over HTTP, from `enqueue` or from replay.
- * Retention is on the job only where it differs from the default, which the worker applies (above): the
- * options are stored with every job, and the default retention on each cost about 100 bytes of Redis and
- * 3 to 4 µs of Redis and Node CPU per job (bench/job-cost.mjs).
+ * Retention is on the job only when it is not the default, which the worker applies (above): the options are
+ * stored with every job, and the default retention on each cost about 100 bytes of Redis and 3 to 4 µs of
+ * Redis and Node CPU per job (bench/job-cost.mjs).
  */
 export function jobOptions (settings: QueueSettings): JobsOptions {
-  const options: JobsOptions = { attempts: attemptsFor(settings.retrySchedule), backoff: { type: BACKOFF_TYPE } }
-  const { removeOnComplete, removeOnFail } = keepJobs(settings.retention)
-  if (!sameKeep(removeOnComplete, DEFAULT_KEEP_JOBS.removeOnComplete)) options.removeOnComplete = removeOnComplete
-  if (!sameKeep(removeOnFail, DEFAULT_KEEP_JOBS.removeOnFail)) options.removeOnFail = removeOnFail
-  return options
+  const attempts = attemptsFor(settings.retrySchedule)
+  const backoff = { type: BACKOFF_TYPE }
+  if (defaultJobRetention(settings.retention)) return { attempts, backoff }
+  return { attempts, backoff, ...keepJobs(settings.retention) }
 }

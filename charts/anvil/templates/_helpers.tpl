@@ -125,7 +125,7 @@ The service name stays the CLI's default (anvil-serve, anvil-worker) unless trac
 {{- end }}
 {{- end -}}
 
-{{/* Retention: the server stamps the job fields on each job and checks them; the worker prunes dead letters. */}}
+{{/* Retention: the server stamps the job fields on each job (where not the default, which the worker applies) and checks them; the worker prunes dead letters. */}}
 {{- define "anvil.serverRetentionEnv" -}}
 {{- $r := .Values.config.retention | default dict -}}
 {{- include "anvil.envIfSet" (list
