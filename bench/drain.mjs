@@ -113,7 +113,8 @@ try {
 const markdown = [
   `${jobs} jobs per drain, made by Anvil's \`Ingress\` from signed requests (real job data); the queue is flushed and refilled with`,
   'the same events before each side. **anvil**: `createWorker` with a no-op handler; **raw**: `new Worker(queue, async () => {},',
-  `{ concurrency, connection, prefix })\` on the same queue name and prefix. Jobs/s from the first completion to the last; ${runs} run(s),`,
+  `{ concurrency, connection, prefix, removeOnComplete, removeOnFail })\` on the same queue name and prefix, with the default retention`,
+  `that \`createWorker\` applies. Jobs/s from the first completion to the last; ${runs} run(s),`,
   'order alternated, median [min–max]. The ratio is per run (anvil / raw of the same run); target ≥ 0.9.', '',
   '| concurrency | anvil jobs/s | raw BullMQ jobs/s | anvil / raw |',
   '|---|---|---|---|'
