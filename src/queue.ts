@@ -90,8 +90,8 @@ export class WebhookQueue {
     this.batch = new MicroBatch(async (items) => await withTimeout((async () => {
       const jobs = items.map(({ data, jobId, key, trace }) => {
         const deduplication = { id: key, ttl: dedupeTtl }
-        // Spelled out, not spread over jobOptions(): one object shape per queue, built per event, and a spread
-        // of the options object cost about 1.8 µs per job in a microbenchmark, a literal 0.03 µs.
+        // Spelled out, not spread over jobOptions(): one object shape per queue, built per event. A spread
+        // followed by the job's own fields cost about 2 µs per job in a microbenchmark (Node 20), a literal 0.03 µs.
         const opts: BatchJob['opts'] = removeOnComplete === undefined
           ? { attempts, backoff, jobId, deduplication }
           : { attempts, backoff, removeOnComplete, removeOnFail, jobId, deduplication }
