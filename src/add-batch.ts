@@ -40,8 +40,8 @@ export async function addCorked (queue: Queue<WebhookJobData>, connection: Redis
  * the object. The options are used as given: `jobOptions()` sets `attempts` and an object `backoff`, which is
  * what BullMQ's constructor would normalise them to. BullMQ's own checks of the options (`validateOptions`,
  * protected) are not run: what they refuse cannot occur here, since job ids are `e_` + a UUID and dedupe ids
- * are sha256 hex (src/idempotency.ts), with no priority, parent or size limit. test/add-batch.test.ts holds a job added this way equal to one
- * added through `Queue.add`.
+ * are sha256 hex (src/idempotency.ts), with no priority, parent or size limit. test/add-batch.test.ts holds a
+ * job added this way equal to one added through `Queue.add`.
  */
 function toJobJson ({ data, opts }: BatchJob): JobJson {
   return {

@@ -11,7 +11,7 @@ import {
 import { errors } from './errors.js'
 import type { IdempotencyStrategy } from './idempotency.js'
 import type { SourceOptions } from './options.js'
-import type { Retention } from './queue-settings.js'
+import { JOB_RETENTION, type Retention } from './queue-settings.js'
 import { loadSourcesFile } from './sources-file.js'
 
 export {
@@ -153,7 +153,6 @@ function worker (env: Env, flags: Flags): WorkerConfig {
   }
 }
 
-const JOB_RETENTION = ['completedAgeSeconds', 'completedCount', 'failedAgeSeconds', 'failedCount'] as const
 /** The worker reads the failed jobs' age only to check that dead letters outlive them. */
 const DEAD_LETTER_RETENTION = ['failedAgeSeconds', 'deadAgeSeconds'] as const
 const ALL_RETENTION = [...JOB_RETENTION, 'deadAgeSeconds'] as const

@@ -43,8 +43,11 @@ export const DEFAULT_QUEUE_SETTINGS: QueueSettings = Object.freeze({
 /** BullMQ's `KeepJobs`, both fields set. */
 interface KeepJobs { age: number, count: number }
 
+/** The retention fields that are jobs' options (the rest, `deadAgeSeconds`, is the dead letters'). */
+export const JOB_RETENTION = ['completedAgeSeconds', 'completedCount', 'failedAgeSeconds', 'failedCount'] as const
+
 /** Retention as BullMQ keeps jobs: completed and failed, each by age and count. */
-export function keepJobs (retention: Retention): { removeOnComplete: KeepJobs, removeOnFail: KeepJobs } {
+function keepJobs (retention: Retention): { removeOnComplete: KeepJobs, removeOnFail: KeepJobs } {
   return {
     removeOnComplete: { age: retention.completedAgeSeconds, count: retention.completedCount },
     removeOnFail: { age: retention.failedAgeSeconds, count: retention.failedCount }
@@ -60,14 +63,6 @@ export const DEFAULT_KEEP_JOBS = (() => {
   return Object.freeze({ removeOnComplete: Object.freeze(removeOnComplete), removeOnFail: Object.freeze(removeOnFail) })
 })()
 
-/** True when the retention of completed and failed jobs is the default (dead letters are not jobs' options). */
-function defaultJobRetention (retention: Retention): boolean {
-  return retention.completedAgeSeconds === DEFAULT_RETENTION.completedAgeSeconds &&
-    retention.completedCount === DEFAULT_RETENTION.completedCount &&
-    retention.failedAgeSeconds === DEFAULT_RETENTION.failedAgeSeconds &&
-    retention.failedCount === DEFAULT_RETENTION.failedCount
-}
-
 /**
  * The BullMQ options every webhook job gets, whether it came in over HTTP, from `enqueue` or from replay.
  * Retention is on the job only when it is not the default, which the worker applies (above): the options are
@@ -77,6 +72,7 @@ function defaultJobRetention (retention: Retention): boolean {
 export function jobOptions (settings: QueueSettings): JobsOptions {
   const attempts = attemptsFor(settings.retrySchedule)
   const backoff = { type: BACKOFF_TYPE }
-  if (defaultJobRetention(settings.retention)) return { attempts, backoff }
-  return { attempts, backoff, ...keepJobs(settings.retention) }
+  const { retention } = settings
+  if (JOB_RETENTION.every((field) => retention[field] === DEFAULT_RETENTION[field])) return { attempts, backoff }
+  return { attempts, backoff, ...keepJobs(retention) }
 }
