@@ -70,6 +70,9 @@ try {
           }
         }
       }
+      // Each run's ratio to the floor's run of the same round (the rounds interleave the servers): on a machine
+      // whose speed drifts, the spread of paired ratios says more than the ratio of two medians.
+      const floorRuns = samplesOf.get('floor')
       for (const [name, samples] of samplesOf) {
         const row = {
           server: name, mix, connections,
@@ -80,6 +83,7 @@ try {
           serverUs: spread(samples.map((s) => Math.round(s.serverUs))),
           redisUs: spread(samples.map((s) => Math.round(s.redisUs))),
           generatorUs: spread(samples.map((s) => Math.round(s.generatorUs))),
+          xFloor: floorRuns === undefined ? undefined : spread(samples.map((s, i) => Math.round(100 * s.requests / floorRuns[i].requests) / 100)),
           errors: samples.reduce((sum, s) => sum + s.errors + s.timeouts, 0),
           statusCodes: samples.map((s) => s.statusCodes),
           // A run that outran the generator's signed bodies sent some twice: for any server that dedupes (all but
@@ -100,8 +104,11 @@ try {
 const repeatedMark = (r) => r.repeated ? ' (bodies repeated: not all-unique)' : ''
 const find = (server, mix, c) => results.find((r) => r.server === server && r.mix === mix && r.connections === c)
 const ratio = (r, other) => other === undefined ? '–' : (r.rps.median / other.rps.median).toFixed(2)
+/** × floor: the median [min–max] of the runs' paired ratios. */
+const xFloor = (r) => r.xFloor === undefined ? '–' : showSpread(r.xFloor, 2)
 const markdown = [
   `Load generator (autocannon) in its own process; bodies signed before the clock; ${duration} s per run after ${warmup} s of unmeasured warm-up load, ${runs} run(s), median [min–max].`,
+  'Each round runs every server once, one after the other; × floor is the median [min–max] of each round\'s ratio to the floor\'s run of that round.',
   'Each server in its own process against a private `redis-server`: **ceiling** a bare Fastify route answering 202; **floor** raw body,',
   'constant-time HMAC, sha256 key, one BullMQ `add` with a dedupe window (`bench/servers/floor.mjs`); **anvil** `anvil serve`',
   '(metrics, health routes, logging at `warn`); **anvil-plugin** the plugin in a host app with Fastify\'s logger off.', '',
@@ -109,7 +116,7 @@ const markdown = [
   '|---|---|---|---|---|---|---|---|---|---|---|---|---|'
 ]
 for (const r of results.filter((r) => r.server !== 'anvil-stub')) {
-  markdown.push(`| ${r.server}${repeatedMark(r)} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${ratio(r, find('floor', r.mix, r.connections))} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.serverUs.median} | ${r.redisUs.median} | ${r.generatorUs.median} | ${r.errors} |`)
+  markdown.push(`| ${r.server}${repeatedMark(r)} | ${r.mix} | ${r.connections} | ${showSpread(r.rps)} | ${showSpread(r.p50)} | ${showSpread(r.p99)} | ${showSpread(r.p999)} | ${xFloor(r)} | ${ratio(r, find('ceiling', r.mix, r.connections))} | ${r.serverUs.median} | ${r.redisUs.median} | ${r.generatorUs.median} | ${r.errors} |`)
 }
 const stubRows = results.filter((r) => r.server === 'anvil-stub')
 if (stubRows.length > 0) {

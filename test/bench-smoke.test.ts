@@ -50,7 +50,9 @@ t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with e
   const { ingress, verify, drain, e2e, memory, profile } = report.sections
 
   t.same(ingress.results.map((r: { server: string }) => r.server).sort(), ['anvil', 'anvil-plugin', 'anvil-stub', 'ceiling', 'floor'])
-  for (const row of ingress.results) t.match(row, { rps: spread, p50: spread, p99: spread, p999: spread, serverUs: spread, redisUs: spread, generatorUs: spread, errors: 0 }, row.server)
+  for (const row of ingress.results) t.match(row, { rps: spread, p50: spread, p99: spread, p999: spread, serverUs: spread, redisUs: spread, generatorUs: spread, xFloor: spread, errors: 0 }, row.server)
+  t.same(ingress.results.find((r: { server: string }) => r.server === 'floor').xFloor, { median: 1, min: 1, max: 1, runs: 1 }, 'the floor against itself')
+  t.match(md, /\| ingress, anvil, unique, 10 conns \| .* \| × floor \d+\.\d\d \(paired runs\)/, 'the summary gives the paired ratio')
 
   t.same(verify.rows.map((r: { preset: string }) => r.preset), ['raw crypto HMAC', ...PROVIDER_NAMES])
   for (const row of verify.rows.slice(1)) t.match(row, { valid: spread, forgedEarly: spread, forgedLate: spread, lateMinusEarly: spread, forgedMinusValid: spread }, row.preset)
