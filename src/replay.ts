@@ -31,7 +31,10 @@ const checkOptions = compileCheck(Type.Object({
 export interface ReplayResult {
   deadLetterId: string
   jobId: string
-  /** False when this dead letter had already been replayed: `jobId` is that earlier replay. */
+  /**
+   * False when this dead letter had already been replayed: `jobId` is that earlier replay. Of concurrent
+   * replays of one letter, exactly one says true.
+   */
   replayedNow: boolean
 }
 
@@ -81,11 +84,15 @@ export function createReplayer (options: ReplayOptions): Replayer {
     const settings = { ...DEFAULT_QUEUE_SETTINGS, retrySchedule: original.retry, retention }
     // The dedupe key outlives the replayed job: a crash before the letter is marked, then a later replay
     // after retention removed the job, still finds it and makes no second live job.
-    const deduplication = { id: REPLAY_JOB_PREFIX + deadLetterId, ttl: 1000 * (retention.deadAgeSeconds > 0 ? retention.deadAgeSeconds : REPLAY_MARK_SECONDS) }
-    await main.add(JOB_NAME, { ...original, replayOf: deadLetterId }, { ...jobOptions(settings), jobId, deduplication })
+    const ttlMs = 1000 * (retention.deadAgeSeconds > 0 ? retention.deadAgeSeconds : REPLAY_MARK_SECONDS)
+    await main.add(JOB_NAME, { ...original, replayOf: deadLetterId }, { ...jobOptions(settings), jobId, deduplication: { id: jobId, ttl: ttlMs } })
+    // The add answers every concurrent replay with the same id, made or found: of those, the one that sets
+    // this mark first made the replay. Set after the add, so a crash in between leaves nothing claimed.
+    const replayedNow = await connection.client.set(dead.toKey(`replayed:${deadLetterId}`), jobId, 'PX', ttlMs, 'NX') === 'OK'
+    // Every caller marks the letter (the same job id), so a crash after the claim still leaves it marked.
     await letter.updateData({ ...letter.data, replayedAs: jobId, replayedAt: Date.now() })
-    publish('replayed', () => ({ ...labelsOf(original), deadLetterId, jobId }))
-    return { deadLetterId, jobId, replayedNow: true }
+    if (replayedNow) publish('replayed', () => ({ ...labelsOf(original), deadLetterId, jobId }))
+    return { deadLetterId, jobId, replayedNow }
   }
 
   /** Dead letters oldest first; they wait in a list that no worker reads. */

@@ -86,6 +86,7 @@ t.test('10 concurrent replays of one dead letter make one live job', async (t) =
   const results = await Promise.all(Array.from({ length: 10 }, async () => await replay.replayDeadLetter(deadId, options)))
   const jobIds = new Set(results.map((r) => r.jobId))
   t.equal(jobIds.size, 1, 'every replay names the same job')
+  t.equal(results.filter((r) => r.replayedNow).length, 1, 'and exactly one of them says it made it')
   const queue = queueFor(queueName)
   t.equal((await replaysOf(queue, deadId)).length, 1, 'one live job')
   t.equal(await queue.count(), 1)
@@ -93,6 +94,30 @@ t.test('10 concurrent replays of one dead letter make one live job', async (t) =
   const later = await replay.replayDeadLetter(deadId, options)
   t.same(later, { deadLetterId: deadId, jobId: [...jobIds][0], replayedNow: false }, 'a later replay returns the same job')
   t.equal((await replaysOf(queue, deadId)).length, 1, 'and makes none')
+})
+
+t.test('a replay that stopped after its add, before it marked the letter, is finished by the next one, which did not make it', async (t) => {
+  const queueName = 'unmarked'
+  const [deadId] = await makeDeadLetters(queueName, [{ eventId: 'evt_u' }])
+  if (deadId === undefined) throw new Error('no dead letter')
+  const options = { redis: redis.url, queueName }
+  const first = await replay.replayDeadLetter(deadId, options)
+  t.equal(first.replayedNow, true)
+  // As if the first replay had died after its add and its claim, before it marked the letter.
+  const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
+  const letter = await Job.fromId<DeadLetterData>(dead, deadId)
+  const { replayedAs, replayedAt, ...unmarked } = letter?.data ?? {} as DeadLetterData
+  t.equal(replayedAs, first.jobId)
+  await letter?.updateData(unmarked as DeadLetterData)
+  const replayer = replay.createReplayer(options)
+  t.teardown(async () => await replayer.close())
+  t.same((await replayer.listDeadLetters()).map((l) => l.id), [deadId], 'the letter looks unreplayed')
+
+  t.same(await replay.replayDeadLetter(deadId, options), { deadLetterId: deadId, jobId: first.jobId, replayedNow: false },
+    'the next replay finds the job the first one made')
+  t.equal((await replaysOf(queueFor(queueName), deadId)).length, 1, 'and makes none')
+  t.equal((await Job.fromId<DeadLetterData>(dead, deadId))?.data.replayedAs, first.jobId, 'the letter is marked now')
+  t.same(await replayer.listDeadLetters(), [], 'and no longer listed')
 })
 
 t.test('a replay bypasses the dedupe key still held by the original, runs with a fresh budget, once', async (t) => {
