@@ -83,7 +83,8 @@ try {
           serverUs: spread(samples.map((s) => Math.round(s.serverUs))),
           redisUs: spread(samples.map((s) => Math.round(s.redisUs))),
           generatorUs: spread(samples.map((s) => Math.round(s.generatorUs))),
-          xFloor: floorRuns === undefined ? undefined : spread(samples.map((s, i) => Math.round(100 * s.requests / floorRuns[i].requests) / 100)),
+          // None when a floor run answered nothing: a ratio to 0 is no figure.
+          xFloor: floorRuns === undefined || floorRuns.some((f) => !(f.requests > 0)) ? undefined : spread(samples.map((s, i) => Math.round(100 * s.requests / floorRuns[i].requests) / 100)),
           errors: samples.reduce((sum, s) => sum + s.errors + s.timeouts, 0),
           statusCodes: samples.map((s) => s.statusCodes),
           // A run that outran the generator's signed bodies sent some twice: for any server that dedupes (all but

@@ -112,7 +112,9 @@ for (const [id, count] of counts) {
   const area = areaOf(byId.get(id))
   if (area === 'idle') { idle += count; continue }
   const where = `${callFrame.functionName || '(anonymous)'} ${callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/dist\//, 'dist/')}:${callFrame.lineNumber + 1}`
-  byFunction.set(where, { area, count: (byFunction.get(where)?.count ?? 0) + count })
+  // By function and area: the native socket writes are one function whose samples split by who wrote.
+  const entry = `${where}\0${area}`
+  byFunction.set(entry, { where, area, count: (byFunction.get(entry)?.count ?? 0) + count })
   byArea.set(area, (byArea.get(area) ?? 0) + count)
   total += count
 }
@@ -129,7 +131,7 @@ const markdown = [
   `Top ${top.length} functions:`, '',
   '| self % | function | area |',
   '|---|---|---|',
-  ...top.map(([where, { area, count }]) => `| ${pct(count)} | \`${where}\` | ${area} |`)
+  ...top.map(([, { where, area, count }]) => `| ${pct(count)} | \`${where}\` | ${area} |`)
 ]
 if (values.keep) markdown.push('', `Profile kept: ${join(dir, file)}`)
-emitSection({ id: 'profile', title: 'CPU profile of the ingress', markdown, data: { load, total, idle, areas: Object.fromEntries(areas.map(([a, c]) => [a, +pct(c)])), top: top.map(([where, { area, count }]) => ({ where, area, pct: +pct(count) })) } }, values)
+emitSection({ id: 'profile', title: 'CPU profile of the ingress', markdown, data: { load, total, idle, areas: Object.fromEntries(areas.map(([a, c]) => [a, +pct(c)])), top: top.map(([, { where, area, count }]) => ({ where, area, pct: +pct(count) })) } }, values)

@@ -53,7 +53,7 @@ function summary () {
       const ceiling = rows.find((f) => f.server === 'ceiling' && f.mix === r.mix && f.connections === r.connections)
       const ratio = (other) => other === undefined ? '–' : (r.rps.median / other.rps.median).toFixed(2)
       const xFloor = r.xFloor === undefined ? '–' : showSpread(r.xFloor, 2)
-      lines.push(`| ingress, ${r.server}, unique, ${r.connections} conns | ${showSpread(r.rps)} req/s, p99 ${r.p99.median} ms (floor ${floor?.p99.median ?? '–'}) | × floor ${xFloor} (paired runs), × ceiling ${ratio(ceiling)} |`)
+      lines.push(`| ingress, ${r.server}, unique, ${r.connections} conns | ${showSpread(r.rps)} req/s, p99 ${r.p99.median} ms (floor ${floor?.p99.median ?? '–'}) | × floor ${xFloor} (paired runs), × ceiling ${ratio(ceiling)} (medians) |`)
     }
     for (const r of rows.filter((r) => r.server === 'anvil-stub')) {
       lines.push(`| ingress, in-memory queue stub (not Redis), ${r.connections} conns | ${showSpread(r.rps)} req/s | × Anvil 0.1's published ${ingress.published.rps} (generator in-process there): ${(r.rps.median / ingress.published.rps).toFixed(2)} |`)
