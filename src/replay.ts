@@ -87,11 +87,13 @@ export function createReplayer (options: ReplayOptions): Replayer {
     const ttlMs = 1000 * (retention.deadAgeSeconds > 0 ? retention.deadAgeSeconds : REPLAY_MARK_SECONDS)
     await main.add(JOB_NAME, { ...original, replayOf: deadLetterId }, { ...jobOptions(settings), jobId, deduplication: { id: jobId, ttl: ttlMs } })
     // The add answers every concurrent replay with the same id, made or found: of those, the one that sets
-    // this mark first made the replay. Set after the add, so a crash in between leaves nothing claimed.
+    // this mark first made the replay. Set after the add, so a crash in between leaves nothing claimed. (Should
+    // the dedupe key above be deleted by hand while the mark lives, a later replay makes a job and says false.)
     const replayedNow = await connection.client.set(dead.toKey(`replayed:${deadLetterId}`), jobId, 'PX', ttlMs, 'NX') === 'OK'
+    // Counted once the claim is made, so that a letter pruned before the update below is still counted.
+    if (replayedNow) publish('replayed', () => ({ ...labelsOf(original), deadLetterId, jobId }))
     // Every caller marks the letter (the same job id), so a crash after the claim still leaves it marked.
     await letter.updateData({ ...letter.data, replayedAs: jobId, replayedAt: Date.now() })
-    if (replayedNow) publish('replayed', () => ({ ...labelsOf(original), deadLetterId, jobId }))
     return { deadLetterId, jobId, replayedNow }
   }
 

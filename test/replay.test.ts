@@ -5,6 +5,7 @@
 import t from 'tap'
 import { Job, Queue } from 'bullmq'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { startTarget } from './helpers/target.js'
 import { chainOn, waitFor } from './helpers/chain.js'
 import { deadLetterId, deadLetterQueueName, type DeadLetterData } from '../src/dead-letter.js'
@@ -83,10 +84,15 @@ t.test('10 concurrent replays of one dead letter make one live job', async (t) =
   const [deadId] = await makeDeadLetters(queueName, [{ eventId: 'evt_c' }])
   if (deadId === undefined) throw new Error('no dead letter')
   const options = { redis: redis.url, queueName }
+  const published: unknown[] = []
+  const onReplayed = (message: unknown): void => { if ((message as { deadLetterId: string }).deadLetterId === deadId) published.push(message) }
+  subscribe('anvil:replay:replayed', onReplayed)
+  t.teardown(() => { unsubscribe('anvil:replay:replayed', onReplayed) })
   const results = await Promise.all(Array.from({ length: 10 }, async () => await replay.replayDeadLetter(deadId, options)))
   const jobIds = new Set(results.map((r) => r.jobId))
   t.equal(jobIds.size, 1, 'every replay names the same job')
   t.equal(results.filter((r) => r.replayedNow).length, 1, 'and exactly one of them says it made it')
+  t.equal(published.length, 1, 'and is counted: one replayed event')
   const queue = queueFor(queueName)
   t.equal((await replaysOf(queue, deadId)).length, 1, 'one live job')
   t.equal(await queue.count(), 1)
@@ -118,6 +124,24 @@ t.test('a replay that stopped after its add, before it marked the letter, is fin
   t.equal((await replaysOf(queueFor(queueName), deadId)).length, 1, 'and makes none')
   t.equal((await Job.fromId<DeadLetterData>(dead, deadId))?.data.replayedAs, first.jobId, 'the letter is marked now')
   t.same(await replayer.listDeadLetters(), [], 'and no longer listed')
+})
+
+t.test('a replay that stopped after its add, before its mark, is claimed by the next one, which makes no job', async (t) => {
+  const queueName = 'unclaimed'
+  const [deadId] = await makeDeadLetters(queueName, [{ eventId: 'evt_n' }])
+  if (deadId === undefined) throw new Error('no dead letter')
+  const options = { redis: redis.url, queueName }
+  const first = await replay.replayDeadLetter(deadId, options)
+  // As if the first replay had died after its add: neither the mark nor the letter's record.
+  const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
+  const letter = await Job.fromId<DeadLetterData>(dead, deadId)
+  const { replayedAs, replayedAt, ...unmarked } = letter?.data ?? {} as DeadLetterData
+  await letter?.updateData(unmarked as DeadLetterData)
+  t.equal(await redis.command('del', `${PREFIX}:${deadLetterQueueName(queueName)}:replayed:${deadId}`), 1, 'the mark is where the replay sets it')
+
+  t.same(await replay.replayDeadLetter(deadId, options), { deadLetterId: deadId, jobId: first.jobId, replayedNow: true },
+    'nobody had said so: the next replay says it replayed the letter')
+  t.equal((await replaysOf(queueFor(queueName), deadId)).length, 1, 'with the job the first one made')
 })
 
 t.test('a replay bypasses the dedupe key still held by the original, runs with a fresh budget, once', async (t) => {
