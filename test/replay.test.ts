@@ -50,6 +50,13 @@ async function makeDeadLetters (queueName: string, events: Array<{ eventId: stri
   return ids
 }
 
+/** One dead letter in `queueName`, for an event of this id; its id. */
+async function oneDeadLetter (queueName: string, eventId: string): Promise<string> {
+  const [deadId] = await makeDeadLetters(queueName, [{ eventId }])
+  if (deadId === undefined) throw new Error('no dead letter')
+  return deadId
+}
+
 t.test('importing replay and replaying start no worker', async (t) => {
   const before = await clientList()
   replay = await import('../src/replay.js')
@@ -81,8 +88,7 @@ t.test('importing replay and replaying start no worker', async (t) => {
 
 t.test('10 concurrent replays of one dead letter make one live job', async (t) => {
   const queueName = 'concurrent'
-  const [deadId] = await makeDeadLetters(queueName, [{ eventId: 'evt_c' }])
-  if (deadId === undefined) throw new Error('no dead letter')
+  const deadId = await oneDeadLetter(queueName, 'evt_c')
   const options = { redis: redis.url, queueName }
   const published: unknown[] = []
   const onReplayed = (message: unknown): void => { if ((message as { deadLetterId: string }).deadLetterId === deadId) published.push(message) }
@@ -113,8 +119,7 @@ async function unmarkLetter (queueName: string, deadId: string): Promise<string 
 
 t.test('a replay that stopped after its add, before it marked the letter, is finished by the next one, which did not make it', async (t) => {
   const queueName = 'unmarked'
-  const [deadId] = await makeDeadLetters(queueName, [{ eventId: 'evt_u' }])
-  if (deadId === undefined) throw new Error('no dead letter')
+  const deadId = await oneDeadLetter(queueName, 'evt_u')
   const options = { redis: redis.url, queueName }
   const first = await replay.replayDeadLetter(deadId, options)
   t.equal(first.replayedNow, true)
@@ -134,8 +139,7 @@ t.test('a replay that stopped after its add, before it marked the letter, is fin
 
 t.test('a replay that stopped after its add, before its mark, is claimed by the next one, which makes no job', async (t) => {
   const queueName = 'unclaimed'
-  const [deadId] = await makeDeadLetters(queueName, [{ eventId: 'evt_n' }])
-  if (deadId === undefined) throw new Error('no dead letter')
+  const deadId = await oneDeadLetter(queueName, 'evt_n')
   const options = { redis: redis.url, queueName }
   const first = await replay.replayDeadLetter(deadId, options)
   // As if the first replay had died after its add: neither the mark nor the letter's record.
