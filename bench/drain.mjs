@@ -8,8 +8,8 @@ import { createHmac } from 'node:crypto'
 import { Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import { Ingress, createWorker } from '../dist/index.js'
-import { resolveIngressOptions } from '../dist/src/options.js'
-import { DEFAULT_KEEP_JOBS } from '../dist/src/queue-settings.js'
+import { resolveIngressOptions } from '../dist/src/inbound/ingress-options.js'
+import { DEFAULT_KEEP_JOBS } from '../dist/src/queue/queue-settings.js'
 import { benchArgs, emitSection, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({

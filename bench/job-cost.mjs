@@ -1,16 +1,16 @@
 // What one add costs Redis and Node, by what the job holds: the floor's job (`servers/floor.mjs`), Anvil's job
-// (the fields and options `enqueue` in src/queue.ts writes, built here field by field), Anvil's job with the default
+// (the fields and options `enqueue` in src/queue/webhook-queue.ts writes, built here field by field), Anvil's job with the default
 // retention on it (as every job had it before the worker applied the default), and a what-if, not what Anvil stores:
 // also without the content type and signature that the stored headers repeat.
-// Every job goes through Anvil's corked add (src/add-batch.ts) in batches of MAX_BATCH, so only the job differs.
+// Every job goes through Anvil's corked add (src/queue/add-corked.ts) in batches of MAX_BATCH, so only the job differs.
 // Redis CPU from INFO cpu; Node CPU of this process (building, serialising and sending the adds).
 // Not in run.mjs. Usage: node bench/job-cost.mjs [--jobs 30000] [--runs 3] [--quick]
 import { createHash, randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { addCorked } from '../dist/src/add-batch.js'
-import { MAX_BATCH, WebhookQueue } from '../dist/src/queue.js'
-import { resolveQueueSettings } from '../dist/src/options.js'
-import { DEFAULT_KEEP_JOBS, jobOptions } from '../dist/src/queue-settings.js'
+import { addCorked } from '../dist/src/queue/add-corked.js'
+import { MAX_BATCH, WebhookQueue } from '../dist/src/queue/webhook-queue.js'
+import { resolveQueueSettings } from '../dist/src/inbound/ingress-options.js'
+import { DEFAULT_KEEP_JOBS, jobOptions } from '../dist/src/queue/queue-settings.js'
 import { benchArgs, emitSection, redisCpuSeconds, redisUsedMemory, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({

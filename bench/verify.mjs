@@ -10,7 +10,7 @@
 //   late − early     the constant-time check: this should be noise around 0
 //   forged − valid   includes building and throwing the 401 error, which every rejection pays the same
 import { createHash, createHmac, generateKeyPairSync, sign, timingSafeEqual } from 'node:crypto'
-import { createPresetScheme, PROVIDER_NAMES } from '../dist/src/providers/index.js'
+import { createPresetScheme, PROVIDER_NAMES } from '../dist/src/providers/presets.js'
 import { benchArgs, emitSection, showSpread, spread } from './lib.mjs'
 
 const values = benchArgs({ iterations: { type: 'string', default: '20000' }, runs: { type: 'string', default: '5' }, bytes: { type: 'string', default: '1024' } })

@@ -5,11 +5,11 @@
  */
 import { createRequire } from 'node:module'
 import { Command } from 'commander'
-import { loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Flags } from '../src/config.js'
+import { loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Flags } from './config/load-config.js'
 import {
   addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions, addSharedOptions,
   addStallOptions, addWorkerHttpOptions, addWorkerOptions
-} from './options.js'
+} from './config/options.js'
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
 

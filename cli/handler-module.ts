@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { errors } from '../src/errors.js'
-import type { WebhookHandler } from '../src/worker.js'
+import { errors } from '../src/shared/errors.js'
+import type { WebhookHandler } from '../src/worker/worker.js'
 
 type Module = Record<string, unknown>
 

@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino'
-import type { LogLevel } from '../src/config.js'
-import { SIGNATURE_HEADERS } from '../src/providers/index.js'
+import type { LogLevel } from './config/load-config.js'
+import { SIGNATURE_HEADERS } from '../src/providers/presets.js'
 
 /**
  * Never logged: the secret (should anything ever log an options object) and the headers that carry
@@ -31,4 +31,4 @@ export function createLogger (level: LogLevel, options: LoggerOptions | Destinat
   return destination === undefined ? pino(pinoOptions) : pino(pinoOptions, destination)
 }
 
-export { REPEAT_WINDOW_MS, throttleRepeats, type WarnLogger } from '../src/log-throttle.js'
+export { REPEAT_WINDOW_MS, throttleRepeats, type WarnLogger } from '../src/shared/throttle-repeats.js'

@@ -1,4 +1,4 @@
-import { signAnvil } from '../src/signature.js'
+import { signAnvil } from '../src/providers/anvil.js'
 
 /** The README's test event. */
 export const QUICKSTART_BODY = '{"id":"evt_1","type":"test.ping"}'

@@ -1,6 +1,6 @@
-import type { ReplayConfig } from '../src/config.js'
-import { DEFAULT_REDIS_URL } from '../src/options.js'
-import { createReplayer, type ReplayResult } from '../src/replay.js'
+import type { ReplayConfig } from './config/load-config.js'
+import { DEFAULT_REDIS_URL } from '../src/inbound/ingress-options.js'
+import { createReplayer, type ReplayResult } from '../src/worker/replay.js'
 
 export type ReplayTarget = { id: string } | { all: true }
 

@@ -1,4 +1,4 @@
-import type { ServeConfig } from '../src/config.js'
+import type { ServeConfig } from './config/load-config.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger } from './logging.js'
 import { closeGracefully, buildServer, listen, registerMetrics, sampledQueue } from './server.js'

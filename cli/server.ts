@@ -6,11 +6,11 @@ import type { Logger } from 'pino'
 import { Registry } from 'prom-client'
 import anvil from '../index.js'
 import anvilHealth from '../plugins/health.js'
-import anvilMetrics from '../plugins/metrics.js'
-import type { CommonConfig, IngressConfig, ObservabilityConfig, RetentionConfig } from '../src/config.js'
-import { DEFAULT_REDIS_URL } from '../src/options.js'
-import { isRequestId } from '../src/request-id.js'
-import type { QueueSamplerOptions } from '../src/queue-sampler.js'
+import anvilMetrics from '../plugins/metrics/metrics.js'
+import type { CommonConfig, IngressConfig, ObservabilityConfig, RetentionConfig } from './config/load-config.js'
+import { DEFAULT_REDIS_URL } from '../src/inbound/ingress-options.js'
+import { isRequestId } from '../src/inbound/request-id.js'
+import type { QueueSamplerOptions } from '../src/queue/queue-sampler.js'
 import { deferredChildLogger } from './request-logger.js'
 import type { Tracing } from './tracing.js'
 
@@ -20,7 +20,7 @@ export const REQUEST_ID_HEADER = 'x-request-id'
 export const REQUEST_ID_LOG_LABEL = 'requestId'
 
 /**
- * The request's id: the incoming `x-request-id` when it is a plain short id (src/request-id.ts), else a
+ * The request's id: the incoming `x-request-id` when it is a plain short id (src/inbound/request-id.ts), else a
  * UUID, unique across replicas (it is stored on the job). Fastify's requestIdHeader would keep any value.
  */
 export function requestIdOf (request: IncomingMessage): string {
@@ -63,7 +63,7 @@ export async function buildServer (
   }
   await app.register(anvil, {
     redis: config.redisUrl ?? DEFAULT_REDIS_URL,
-    // A sources file replaces the single WEBHOOK_SECRET source (src/config.ts refuses both at once).
+    // A sources file replaces the single WEBHOOK_SECRET source (cli/config/load-config.ts refuses both at once).
     ...(config.sources === undefined
       ? { secret: config.secret, path: config.path, idempotency: config.idempotency }
       : { sources: config.sources }),

@@ -6,10 +6,10 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type } from '@sinclair/typebox'
-import { errors } from '../src/errors.js'
-import { createQueueSampler, DEFAULT_SAMPLE_TIMEOUT_MS, type QueueSampler } from '../src/queue-sampler.js'
-import type { RedisInput } from '../src/redis.js'
-import { compileCheck } from '../src/validate.js'
+import { errors } from '../src/shared/errors.js'
+import { createQueueSampler, DEFAULT_SAMPLE_TIMEOUT_MS, type QueueSampler } from '../src/queue/queue-sampler.js'
+import type { RedisInput } from '../src/redis/connect.js'
+import { compileCheck } from '../src/shared/validate.js'
 
 export const DEFAULT_HEALTH_PREFIX = '/health'
 

@@ -1,12 +1,12 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { errors, isAnvilError } from '../src/errors.js'
+import { errors, isAnvilError } from '../src/shared/errors.js'
 import { instrumentWebhookRoute } from './route-diagnostics.js'
-import { Ingress, type EnqueueOptions } from '../src/ingress.js'
-import { throttleRepeats } from '../src/log-throttle.js'
-import { resolveIngressOptions, type IngressOptions } from '../src/options.js'
-import type { EnqueueResult } from '../src/queue.js'
-import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/index.js'
+import { Ingress, type EnqueueOptions } from '../src/inbound/ingress.js'
+import { throttleRepeats } from '../src/shared/throttle-repeats.js'
+import { resolveIngressOptions, type IngressOptions } from '../src/inbound/ingress-options.js'
+import type { EnqueueResult } from '../src/queue/webhook-queue.js'
+import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/presets.js'
 
 export interface AnvilPluginOptions extends IngressOptions {
   /** How long registration waits for Redis before it goes on and answers 503 until Redis is there. */

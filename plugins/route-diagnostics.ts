@@ -1,10 +1,10 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
-import { publish, rejectionReason, type EventLabels } from '../src/diagnostics.js'
+import { publish, rejectionReason, type EventLabels } from '../src/shared/diagnostics.js'
 
 /**
  * Publishes what the webhook route sees at the HTTP level: every request (also those refused before the
  * handler runs, like a 413), every refusal with its reason, and every answer with its latency. The core
- * (src/ingress.ts) publishes verification and enqueueing.
+ * (src/inbound/ingress.ts) publishes verification and enqueueing.
  */
 export function instrumentWebhookRoute (route: FastifyInstance, labels: EventLabels): void {
   // Callback hooks: on every request of the hot path, an async hook would cost a promise each.

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { createWorker, type AnvilWorker, type WebhookHandler, type WorkerOptions } from '../src/worker.js'
-import { DEFAULT_REDIS_URL } from '../src/options.js'
+import { createWorker, type AnvilWorker, type WebhookHandler, type WorkerOptions } from '../src/worker/worker.js'
+import { DEFAULT_REDIS_URL } from '../src/inbound/ingress-options.js'
 
 export interface AnvilWorkerPluginOptions extends Omit<WorkerOptions, 'redis' | 'logger'> {
   handler: WebhookHandler

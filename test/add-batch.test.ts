@@ -3,12 +3,12 @@ import type { Socket } from 'node:net'
 import { Redis } from 'ioredis'
 import { TestRedis } from './helpers/redis.js'
 import { inspectQueue } from './helpers/queue.js'
-import { MAX_BATCH, WebhookQueue, type EnqueueInput } from '../src/queue.js'
-import { resolveQueueSettings } from '../src/options.js'
-import { addCorked } from '../src/add-batch.js'
-import { jobOptions } from '../src/queue-settings.js'
-import { JOB_NAME } from '../src/constants.js'
-import type { WebhookJobData } from '../src/job.js'
+import { MAX_BATCH, WebhookQueue, type EnqueueInput } from '../src/queue/webhook-queue.js'
+import { resolveQueueSettings } from '../src/inbound/ingress-options.js'
+import { addCorked } from '../src/queue/add-corked.js'
+import { jobOptions } from '../src/queue/queue-settings.js'
+import { JOB_NAME } from '../src/shared/constants.js'
+import type { WebhookJobData } from '../src/queue/job-data.js'
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())

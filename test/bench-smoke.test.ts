@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { PROVIDER_NAMES } from '../src/providers/index.js'
+import { PROVIDER_NAMES } from '../src/providers/presets.js'
 
 // Benchmarks are not tests: nothing here looks at a figure. Each bench runs once on a tiny load (`--quick`) to
 // show that it still runs, exits 0 and reports every section and field. The benches import dist/, which

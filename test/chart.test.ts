@@ -160,7 +160,7 @@ t.test('retention and stall settings: each on the Deployment that reads it, whol
     ANVIL_STALLED_INTERVAL_MS: '15000'
   }, 'the worker: the dead-letter retention and the stall settings')
   // What the chart renders is what the CLI accepts.
-  const { loadServeConfig, loadWorkerConfig } = await import('../src/config.js')
+  const { loadServeConfig, loadWorkerConfig } = await import('../cli/config/load-config.js')
   const envFrom = (workload: Manifest): Record<string, string> => ({ WEBHOOK_SECRET: 'x', ...valuesOf(workload, [...RETENTION_ENV, ...STALL_ENV]) as Record<string, string> })
   t.match(loadServeConfig(envFrom(named(manifests, 'Deployment', '-server'))).retention, { completedCount: 0, deadAgeSeconds: 1209600 })
   t.match(loadWorkerConfig(envFrom(named(manifests, 'Deployment', '-worker'))), { lockDurationMs: 60000, stalledIntervalMs: 15000 })

@@ -3,7 +3,7 @@ import t from 'tap'
 import { existsSync, symlinkSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
-import { ensureDevRedis, probeRedis } from '../src/dev-redis.js'
+import { ensureDevRedis, probeRedis } from '../cli/dev-redis.js'
 import { curlResponse, HAS_CURL, inspect, isRunning, parseJson, runCli, sendPrinted, shell, startCli, tempDir } from './helpers/cli.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 

@@ -3,7 +3,7 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { QUICKSTART, curlResponse, eventually, HAS_CURL, inspect, NEVER_PRINTED, parseJson, ROOT, shell, startCli } from './helpers/cli.js'
-import { signAnvil } from '../src/signature.js'
+import { signAnvil } from '../src/providers/anvil.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 
 const redis = await TestRedis.start()

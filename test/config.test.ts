@@ -3,14 +3,14 @@ import { Command } from 'commander'
 import {
   addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions, addSharedOptions,
   addStallOptions, addWorkerHttpOptions, addWorkerOptions
-} from '../cli/options.js'
-import { isAnvilError } from '../src/errors.js'
+} from '../cli/config/options.js'
+import { isAnvilError } from '../src/shared/errors.js'
 import {
   DEV_SECRET, loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
-} from '../src/config.js'
-import { resolveIngressOptions } from '../src/options.js'
-import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/constants.js'
-import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue-settings.js'
+} from '../cli/config/load-config.js'
+import { resolveIngressOptions } from '../src/inbound/ingress-options.js'
+import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/shared/constants.js'
+import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue/queue-settings.js'
 
 const SECRET = 'whsec_config_test'
 
@@ -291,7 +291,7 @@ t.test('retention: bad values, and dead letters that would not outlive failed jo
 
 t.test('the README\'s configuration table has a row for every variable and flag, with its default', async (t) => {
   const { readFileSync } = await import('node:fs')
-  const { SETTINGS, CONFIG_ENV_VARS } = await import('../src/config-settings.js')
+  const { SETTINGS, CONFIG_ENV_VARS } = await import('../cli/config/settings.js')
   const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
   const rows = readme.split('\n').filter((line) => line.startsWith('| `'))
   for (const name of CONFIG_ENV_VARS) {

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { join, posix, relative } from 'node:path'
 import { parse } from 'yaml'
-import { CONFIG_ENV_VARS } from '../src/config.js'
+import { CONFIG_ENV_VARS } from '../cli/config/load-config.js'
 import { DEFAULT_HEALTH_PREFIX } from '../plugins/health.js'
 import { CHART_VALUES_DIR, ROOT, renderChart, run, unpackHelm, type Manifest } from './helpers/helm.js'
 

@@ -8,10 +8,11 @@ import { Job, Queue, UnrecoverableError, Worker } from 'bullmq'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from './helpers/target.js'
 import { chainOn, waitFor } from './helpers/chain.js'
-import { deadLetter, deadLetterId, deadLetterQueueName, type DeadLetterData } from '../src/dead-letter.js'
-import { createReplayer } from '../src/replay.js'
-import { STALLED_MESSAGE } from '../src/constants.js'
-import type { WebhookJobData } from '../src/job.js'
+import { deadLetter, deadLetterId, type DeadLetterData } from '../src/worker/dead-letter.js'
+import { deadLetterQueueName } from '../src/queue/open-queues.js'
+import { createReplayer } from '../src/worker/replay.js'
+import { STALLED_MESSAGE } from '../src/shared/constants.js'
+import type { WebhookJobData } from '../src/queue/job-data.js'
 
 const redis = await startTarget()
 t.teardown(() => redis.stop())

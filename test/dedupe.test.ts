@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from './helpers/target.js'
 import { buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
-import { signAnvil } from '../src/signature.js'
-import { createWorker } from '../src/worker.js'
+import { signAnvil } from '../src/providers/anvil.js'
+import { createWorker } from '../src/worker/worker.js'
 
 const redis = await startTarget()
 t.teardown(() => redis.stop())

@@ -3,7 +3,7 @@ import { buildService } from '../examples/existing-service.js'
 import type { WebhookEvent } from '../index.js'
 import { startTarget } from './helpers/target.js'
 import { signed } from './helpers/app.js'
-import { signAnvil } from '../src/signature.js'
+import { signAnvil } from '../src/providers/anvil.js'
 
 t.test('the README example: webhooks and app events both reach the handler', async (t) => {
   const redis = await startTarget()

@@ -4,8 +4,8 @@
  * and then every event has exactly one job.
  */
 import t from 'tap'
-import { DEFAULT_PREFIX } from '../src/constants.js'
-import { signAnvil } from '../src/signature.js'
+import { DEFAULT_PREFIX } from '../src/shared/constants.js'
+import { signAnvil } from '../src/providers/anvil.js'
 import { SECRET } from './helpers/app.js'
 import { inspect, startCli, type Cli } from './helpers/cli.js'
 import { TestRedis } from './helpers/redis.js'

@@ -7,7 +7,7 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { signAnvil } from '../src/signature.js'
+import { signAnvil } from '../src/providers/anvil.js'
 import { SECRET } from './helpers/app.js'
 import { inspect, startCli, tempDir, type Cli } from './helpers/cli.js'
 import { waitFor } from './helpers/chain.js'

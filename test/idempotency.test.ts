@@ -1,5 +1,6 @@
 import t from 'tap'
-import { createKeyDeriver, eventIdKey, lazyJson, payloadKey, signatureKey, type KeyInput } from '../src/idempotency.js'
+import { createKeyDeriver, eventIdKey, payloadKey, signatureKey, type KeyInput } from '../src/inbound/idempotency.js'
+import { lazyJson } from '../src/shared/json.js'
 
 function input (payload: string, extra: Partial<KeyInput> = {}): KeyInput {
   const bytes = Buffer.from(payload)

@@ -2,7 +2,7 @@ import t from 'tap'
 import { startTarget } from './helpers/target.js'
 import { SECRET, buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
-import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue-settings.js'
+import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue/queue-settings.js'
 
 const redis = await startTarget()
 t.teardown(() => redis.stop())

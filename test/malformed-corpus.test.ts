@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { TestRedis } from './helpers/redis.js'
 import { buildApp, SECRET } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
-import { signAnvil } from '../src/signature.js'
+import { signAnvil } from '../src/providers/anvil.js'
 
 const CORPUS_SIZE = 10_000
 const BODY_LIMIT = 4096

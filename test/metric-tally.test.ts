@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { Counter, Histogram, Registry } from 'prom-client'
-import { TalliedCounter, TalliedHistogram, type LabelsOf } from '../plugins/metric-tally.js'
+import { TalliedCounter, TalliedHistogram, type LabelsOf } from '../plugins/metrics/metric-tally.js'
 
 interface Message { source: string, kind?: string }
 const LABELS = ['source', 'kind'] as const

@@ -8,7 +8,7 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { findExecutable } from '../src/dev-redis.js'
+import { findExecutable } from '../cli/dev-redis.js'
 import { ROOT } from './helpers/helm.js'
 
 const MODULE = join(ROOT, 'infra', 'terraform')

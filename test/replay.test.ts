@@ -8,9 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { startTarget } from './helpers/target.js'
 import { chainOn, waitFor } from './helpers/chain.js'
-import { deadLetterId, deadLetterQueueName, type DeadLetterData } from '../src/dead-letter.js'
-import type { WebhookJobData } from '../src/job.js'
-import type * as ReplayModule from '../src/replay.js'
+import { deadLetterId, type DeadLetterData } from '../src/worker/dead-letter.js'
+import { deadLetterQueueName } from '../src/queue/open-queues.js'
+import type { WebhookJobData } from '../src/queue/job-data.js'
+import type * as ReplayModule from '../src/worker/replay.js'
 
 const redis = await startTarget()
 t.teardown(() => redis.stop())
@@ -59,7 +60,7 @@ async function oneDeadLetter (queueName: string, eventId: string): Promise<strin
 
 t.test('importing replay and replaying start no worker', async (t) => {
   const before = await clientList()
-  replay = await import('../src/replay.js')
+  replay = await import('../src/worker/replay.js')
   t.equal((await clientList()).length, before.length, 'importing the module opens no connection')
 
   const queueName = 'no-worker'
@@ -230,7 +231,7 @@ t.test('replayDeadLetters takes a filter and a limit, and skips what was replaye
 })
 
 t.test('createReplayer refuses bad options with one line, before it connects', async (t) => {
-  const { createReplayer } = await import('../src/replay.js')
+  const { createReplayer } = await import('../src/worker/replay.js')
   for (const [options, pattern] of [
     [{ redis: redis.url, queueName: 'a:b' }, /queueName/],
     [{ redis: redis.url, retention: { deadAgeSeconds: -1 } }, /retention\.deadAgeSeconds/],

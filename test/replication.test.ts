@@ -1,8 +1,8 @@
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { TestRedis } from './helpers/redis.js'
-import { WebhookQueue } from '../src/queue.js'
-import { resolveQueueSettings } from '../src/options.js'
+import { WebhookQueue } from '../src/queue/webhook-queue.js'
+import { resolveQueueSettings } from '../src/inbound/ingress-options.js'
 
 function event (id: string): Parameters<WebhookQueue['enqueue']>[0] {
   return { source: 'default', key: id, payload: Buffer.from(id), headers: {}, receivedAt: Date.now() }

@@ -8,11 +8,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from './helpers/target.js'
 import { chainOn, waitFor } from './helpers/chain.js'
 import { SECRET } from './helpers/app.js'
-import { resolveIngressOptions, resolveQueueSettings } from '../src/options.js'
-import type { AnvilWorker } from '../src/worker.js'
-import { DEFAULT_KEEP_JOBS, DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue-settings.js'
-import { DEFAULT_RETENTION } from '../src/constants.js'
-import { deadLetterId, deadLetterQueueName, type DeadLetterData } from '../src/dead-letter.js'
+import { resolveIngressOptions, resolveQueueSettings } from '../src/inbound/ingress-options.js'
+import type { AnvilWorker } from '../src/worker/worker.js'
+import { DEFAULT_KEEP_JOBS, DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue/queue-settings.js'
+import { DEFAULT_RETENTION } from '../src/shared/constants.js'
+import { deadLetterId, type DeadLetterData } from '../src/worker/dead-letter.js'
+import { deadLetterQueueName } from '../src/queue/open-queues.js'
 
 t.test('defaults: completed jobs an hour or 1000, failed a week or 10000, dead letters two weeks', async (t) => {
   t.same(DEFAULT_KEEP_JOBS, {

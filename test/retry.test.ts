@@ -8,11 +8,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from './helpers/target.js'
 import { chainOn } from './helpers/chain.js'
 import { SECRET } from './helpers/app.js'
-import { BACKOFF_TYPE, attemptsFor, delayAfter, validateSchedule } from '../src/retry.js'
-import { DEFAULT_RETRY_SCHEDULE } from '../src/constants.js'
-import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue-settings.js'
-import { resolveIngressOptions } from '../src/options.js'
-import type { WebhookJobData } from '../src/job.js'
+import { BACKOFF_TYPE, attemptsFor, delayAfter, validateSchedule } from '../src/queue/retry.js'
+import { DEFAULT_RETRY_SCHEDULE } from '../src/shared/constants.js'
+import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue/queue-settings.js'
+import { resolveIngressOptions } from '../src/inbound/ingress-options.js'
+import type { WebhookJobData } from '../src/queue/job-data.js'
 
 t.test('delayAfter: the delay after attempt n (1-based), and -1 past the end, never 0', async (t) => {
   const schedule = [200, 400, 800]

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { signAnvil } from '../src/signature.js'
+import { signAnvil } from '../src/providers/anvil.js'
 import { enqueue, eventually, inspect, startCli, tempDir } from './helpers/cli.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 

@@ -10,7 +10,7 @@ import { startTarget } from './helpers/target.js'
 import { waitFor } from './helpers/chain.js'
 import { signed, SECRET } from './helpers/app.js'
 import anvil, { anvilWorker, type AnvilWorkerPluginOptions } from '../index.js'
-import type { WebhookEvent } from '../src/job.js'
+import type { WebhookEvent } from '../src/worker/webhook-event.js'
 
 const redis = await startTarget()
 t.teardown(() => redis.stop())

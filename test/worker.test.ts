@@ -9,10 +9,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from './helpers/target.js'
 import { chainOn, waitFor } from './helpers/chain.js'
 import { buildApp, signed, SECRET } from './helpers/app.js'
-import { createWorker, type WebhookHandler } from '../src/worker.js'
-import { signatureKey } from '../src/idempotency.js'
-import { signAnvil } from '../src/signature.js'
-import type { WebhookEvent } from '../src/job.js'
+import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
+import { signatureKey } from '../src/inbound/idempotency.js'
+import { signAnvil } from '../src/providers/anvil.js'
+import type { WebhookEvent } from '../src/worker/webhook-event.js'
 
 const redis = await startTarget()
 t.teardown(() => redis.stop())

@@ -6,9 +6,13 @@
  * Discord probes with bad signatures on purpose and expects 401.
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto'
-import { errors } from '../errors.js'
-import type { SignatureScheme } from '../signature.js'
-import { decodeHex, definePreset, field, parseJson, parseSeconds, requireHeader, type PresetConfig } from './common.js'
+import { errors } from '../shared/errors.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { parseJson } from '../shared/json.js'
+import { readPath } from '../shared/read-path.js'
+import { decodeHex } from '../signing/crypto.js'
+import { parseSeconds, requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
 
 const SIGNATURE = 'x-signature-ed25519'
 const TIMESTAMP = 'x-signature-timestamp'
@@ -49,16 +53,16 @@ export function discordScheme (config: PresetConfig): SignatureScheme {
     },
     describe (payload) {
       const body = parseJson(payload)
-      const type = field(body, 'type')
+      const type = readPath(body, 'type')
       // Interactions carry a token; webhook events (Discord's newer event delivery) do not, and number their types differently.
-      if (field(body, 'token') === undefined) {
+      if (readPath(body, 'token') === undefined) {
         if (type === WEBHOOK_EVENT_PING) return { eventType: 'PING', handshake: { statusCode: 204 } }
-        return { eventType: field(body, 'event.type'), acknowledge: { statusCode: 204 } }
+        return { eventType: readPath(body, 'event.type'), acknowledge: { statusCode: 204 } }
       }
       if (type === INTERACTION_PING) return { eventType: type, handshake: { statusCode: 200, body: { type: PONG } } }
       const deferred = type === undefined ? undefined : DEFERRED_RESPONSE[type]
       return {
-        eventId: field(body, 'id'),
+        eventId: readPath(body, 'id'),
         eventType: type,
         // The handler answers later through the interaction token; Discord needs an answer within 3 s.
         acknowledge: deferred === undefined ? undefined : { statusCode: 200, body: { type: deferred } }

@@ -2,9 +2,12 @@
  * GitHub: `X-Hub-Signature-256: sha256=<hex>`, HMAC-SHA256 over the raw body (the form bytes for
  * form-encoded hooks). The legacy SHA-1 `X-Hub-Signature` is never accepted.
  */
-import type { SignatureScheme } from '../signature.js'
-import { decodeHex, definePreset, hmac, optionalHeader, requireHeader, requireMatch, presetKeys, type PresetConfig } from './common.js'
-import { errors } from '../errors.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { decodeHex, hmac, requireMatch } from '../signing/crypto.js'
+import { optionalHeader, requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { presetKeys } from './preset-keys.js'
+import { errors } from '../shared/errors.js'
 
 const HEADER = 'x-hub-signature-256'
 const PREFIX = 'sha256='

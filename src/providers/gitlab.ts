@@ -3,9 +3,11 @@
  * the length does not show either) and never stored: the verified request carries no signature.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { errors } from '../errors.js'
-import type { SignatureScheme } from '../signature.js'
-import { definePreset, optionalHeader, requireHeader, requireSecrets, type PresetConfig } from './common.js'
+import { errors } from '../shared/errors.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { optionalHeader, requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { requireSecrets } from './preset-keys.js'
 
 const HEADER = 'x-gitlab-token'
 

@@ -2,8 +2,12 @@
  * Linear: `Linear-Signature: <hex>`, HMAC-SHA256 over the raw body. The timestamp (`webhookTimestamp`, ms)
  * sits inside the signed body, so it is read, and held against the tolerance, after the signature matched.
  */
-import type { SignatureScheme } from '../signature.js'
-import { decodeHex, definePreset, hmac, optionalHeader, parseJson, requireHeader, requireMatch, presetKeys, type PresetConfig } from './common.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { parseJson } from '../shared/json.js'
+import { decodeHex, hmac, requireMatch } from '../signing/crypto.js'
+import { optionalHeader, requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { presetKeys } from './preset-keys.js'
 
 const HEADER = 'linear-signature'
 

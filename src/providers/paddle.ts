@@ -2,8 +2,14 @@
  * Paddle Billing: `Paddle-Signature: ts=<seconds>;h1=<hex>[;h1=<hex>…]`, HMAC-SHA256 over `ts:body`.
  * Any h1 may match (Paddle sends one per active secret while rotating).
  */
-import type { SignatureScheme } from '../signature.js'
-import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, parseTimestampedHeader, presetKeys, type PresetConfig } from './common.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { parseJson } from '../shared/json.js'
+import { readPath } from '../shared/read-path.js'
+import { hmac, requireMatch } from '../signing/crypto.js'
+import { parseSeconds, requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { parseTimestampedHeader } from './parse-timestamped-header.js'
+import { presetKeys } from './preset-keys.js'
 
 const HEADER = 'paddle-signature'
 
@@ -20,7 +26,7 @@ export function paddleScheme (config: PresetConfig): SignatureScheme {
     },
     describe (payload) {
       const body = parseJson(payload)
-      return { eventId: field(body, 'event_id'), eventType: field(body, 'event_type') }
+      return { eventId: readPath(body, 'event_id'), eventType: readPath(body, 'event_type') }
     }
   })
 }

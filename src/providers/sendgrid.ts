@@ -6,9 +6,12 @@
  * event in a later, differently composed batch is a duplicate.
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto'
-import { errors } from '../errors.js'
-import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, parseSeconds, requireHeader, splitJsonArray, type PresetConfig } from './common.js'
+import { errors } from '../shared/errors.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { decodeBase64 } from '../signing/crypto.js'
+import { parseSeconds, requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { splitJsonArray } from './split-json-array.js'
 
 const SIGNATURE = 'x-twilio-email-event-webhook-signature'
 const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp'

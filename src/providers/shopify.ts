@@ -2,8 +2,11 @@
  * Shopify: `X-Shopify-Hmac-Sha256: <base64>`, HMAC-SHA256 over the raw body. No signed timestamp
  * (X-Shopify-Triggered-At is not signed), so there is nothing to hold a tolerance against.
  */
-import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, hmac, optionalHeader, requireHeader, requireMatch, presetKeys, type PresetConfig } from './common.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { decodeBase64, hmac, requireMatch } from '../signing/crypto.js'
+import { optionalHeader, requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { presetKeys } from './preset-keys.js'
 
 const HEADER = 'x-shopify-hmac-sha256'
 

@@ -3,8 +3,13 @@
  * (Events API) and form-encoded (slash commands, interactivity) bodies alike. `url_verification` is
  * answered with its challenge and never enqueued.
  */
-import type { SignatureScheme } from '../signature.js'
-import { checkV0, definePreset, field, isFormEncoded, parseJson, presetKeys, type PresetConfig } from './common.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { parseJson } from '../shared/json.js'
+import { readPath } from '../shared/read-path.js'
+import { isFormEncoded } from '../signing/headers.js'
+import { checkV0 } from './check-v0.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { presetKeys } from './preset-keys.js'
 
 const SIGNATURE = 'x-slack-signature'
 const TIMESTAMP = 'x-slack-request-timestamp'
@@ -13,7 +18,7 @@ const TIMESTAMP = 'x-slack-request-timestamp'
 function formBody (payload: Buffer): { eventType?: string } {
   const form = new URLSearchParams(payload.toString('utf8'))
   const inner = form.get('payload')
-  if (inner !== null) return { eventType: field(parseJson(Buffer.from(inner)), 'type') }
+  if (inner !== null) return { eventType: readPath(parseJson(Buffer.from(inner)), 'type') }
   const command = form.get('command')
   return { eventType: command === null ? undefined : 'slash_command' }
 }
@@ -30,11 +35,11 @@ export function slackScheme (config: PresetConfig): SignatureScheme {
     describe (payload, headers) {
       if (isFormEncoded(headers)) return formBody(payload)
       const body = parseJson(payload)
-      const eventType = field(body, 'event.type') ?? field(body, 'type')
-      if (field(body, 'type') === 'url_verification') {
-        return { eventType, handshake: { statusCode: 200, body: { challenge: field(body, 'challenge') ?? '' } } }
+      const eventType = readPath(body, 'event.type') ?? readPath(body, 'type')
+      if (readPath(body, 'type') === 'url_verification') {
+        return { eventType, handshake: { statusCode: 200, body: { challenge: readPath(body, 'challenge') ?? '' } } }
       }
-      return { eventId: field(body, 'event_id'), eventType }
+      return { eventId: readPath(body, 'event_id'), eventType }
     }
   })
 }

@@ -2,9 +2,14 @@
  * Square: `X-Square-HmacSha256-Signature: <base64>`, HMAC-SHA256 over the notification URL followed by
  * the raw body. The URL is the one configured at Square (`publicUrl`), else the request's own.
  */
-import { errors } from '../errors.js'
-import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, field, hmac, parseJson, requireHeader, requireMatch, presetKeys, type PresetConfig } from './common.js'
+import { errors } from '../shared/errors.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { parseJson } from '../shared/json.js'
+import { readPath } from '../shared/read-path.js'
+import { decodeBase64, hmac, requireMatch } from '../signing/crypto.js'
+import { requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { presetKeys } from './preset-keys.js'
 
 const HEADER = 'x-square-hmacsha256-signature'
 
@@ -24,7 +29,7 @@ export function squareScheme (config: PresetConfig): SignatureScheme {
     },
     describe (payload) {
       const body = parseJson(payload)
-      return { eventId: field(body, 'event_id'), eventType: field(body, 'type') }
+      return { eventId: readPath(body, 'event_id'), eventType: readPath(body, 'type') }
     }
   })
 }

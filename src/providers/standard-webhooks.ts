@@ -3,9 +3,13 @@
  * `<id>.<timestamp>.<body>` with the base64 key after `whsec_`; `webhook-signature` holds space-separated
  * `v1,<base64>` entries (one per active secret while rotating), and any may match.
  */
-import { errors } from '../errors.js'
-import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, field, hmac, optionalHeader, parseJson, parseSeconds, requireHeader, requireMatch, hmacKeys, type PresetConfig } from './common.js'
+import { errors } from '../shared/errors.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { parseJson } from '../shared/json.js'
+import { readPath } from '../shared/read-path.js'
+import { decodeBase64, hmac, hmacKeys, requireMatch } from '../signing/crypto.js'
+import { optionalHeader, parseSeconds, requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
 import type { IncomingHttpHeaders } from 'node:http'
 
 const SECRET_PREFIX = 'whsec_'
@@ -50,7 +54,7 @@ export function standardWebhooksScheme (config: PresetConfig): SignatureScheme {
     },
     describe (payload, headers) {
       const names = headerSet(headers)
-      return { eventId: optionalHeader(headers, names.id), eventType: field(parseJson(payload), 'type') }
+      return { eventId: optionalHeader(headers, names.id), eventType: readPath(parseJson(payload), 'type') }
     }
   })
 }

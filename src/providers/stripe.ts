@@ -2,8 +2,14 @@
  * Stripe: `Stripe-Signature: t=<seconds>,v1=<hex>[,v1=<hex>…]`, HMAC-SHA256 over `t.body` with the
  * `whsec_…` secret used as is. Any v1 may match (Stripe sends one per active secret while rolling).
  */
-import type { SignatureScheme } from '../signature.js'
-import { definePreset, field, hmac, parseJson, parseSeconds, requireHeader, requireMatch, parseTimestampedHeader, presetKeys, type PresetConfig } from './common.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { parseJson } from '../shared/json.js'
+import { readPath } from '../shared/read-path.js'
+import { hmac, requireMatch } from '../signing/crypto.js'
+import { parseSeconds, requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { parseTimestampedHeader } from './parse-timestamped-header.js'
+import { presetKeys } from './preset-keys.js'
 
 const HEADER = 'stripe-signature'
 
@@ -21,7 +27,7 @@ export function stripeScheme (config: PresetConfig): SignatureScheme {
     },
     describe (payload) {
       const body = parseJson(payload)
-      return { eventId: field(body, 'id'), eventType: field(body, 'type') }
+      return { eventId: readPath(body, 'id'), eventType: readPath(body, 'type') }
     }
   })
 }

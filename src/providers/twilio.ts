@@ -6,9 +6,12 @@
  * scheme's default port, as Twilio's SDK does. This is the one preset that parses before verifying: the
  * form parameters are what is signed.
  */
-import { errors } from '../errors.js'
-import type { SignatureScheme } from '../signature.js'
-import { decodeBase64, definePreset, hmac, isFormEncoded, optionalHeader, requireHeader, requireMatch, sha256Hex, presetKeys, type PresetConfig } from './common.js'
+import { errors } from '../shared/errors.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { decodeBase64, hmac, requireMatch, sha256Hex } from '../signing/crypto.js'
+import { isFormEncoded, optionalHeader, requireHeader } from '../signing/headers.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { presetKeys } from './preset-keys.js'
 import { timingSafeEqual } from 'node:crypto'
 
 const HEADER = 'x-twilio-signature'

@@ -4,8 +4,13 @@
  * the plain token with the secret that verified the request) and never enqueued. Zoom sends no event id.
  */
 import type { KeyObject } from 'node:crypto'
-import type { SignatureScheme } from '../signature.js'
-import { checkV0, definePreset, field, hmac, parseJson, presetKeys, type PresetConfig } from './common.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { parseJson } from '../shared/json.js'
+import { readPath } from '../shared/read-path.js'
+import { hmac } from '../signing/crypto.js'
+import { checkV0 } from './check-v0.js'
+import { definePreset, type PresetConfig } from './define-preset.js'
+import { presetKeys } from './preset-keys.js'
 
 const SIGNATURE = 'x-zm-signature'
 const TIMESTAMP = 'x-zm-request-timestamp'
@@ -21,9 +26,9 @@ export function zoomScheme (config: PresetConfig): SignatureScheme {
     },
     describe (payload, _headers, checked) {
       const body = parseJson(payload)
-      const eventType = field(body, 'event')
+      const eventType = readPath(body, 'event')
       if (eventType !== URL_VALIDATION) return { eventType }
-      const plainToken = field(body, 'payload.plainToken') ?? ''
+      const plainToken = readPath(body, 'payload.plainToken') ?? ''
       /* c8 ignore next -- check() always sets secretIndex */
       const key = keys[checked.secretIndex ?? 0] as KeyObject
       const encryptedToken = hmac('sha256', key, plainToken).toString('hex')

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import anvil, { type AnvilPluginOptions } from '../../index.js'
-import { signAnvil } from '../../src/signature.js'
+import { signAnvil } from '../../src/providers/anvil.js'
 
 export const SECRET = 'whsec_test'
 

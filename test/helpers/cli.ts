@@ -11,12 +11,12 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { Queue, UnrecoverableError } from 'bullmq'
-import { DEFAULT_PREFIX } from '../../src/constants.js'
-import { deadLetterQueueName } from '../../src/dead-letter.js'
-import { findExecutable } from '../../src/dev-redis.js'
-import { Ingress } from '../../src/ingress.js'
-import { resolveIngressOptions } from '../../src/options.js'
-import { createWorker } from '../../src/worker.js'
+import { DEFAULT_PREFIX } from '../../src/shared/constants.js'
+import { deadLetterQueueName } from '../../src/queue/open-queues.js'
+import { findExecutable } from '../../cli/dev-redis.js'
+import { Ingress } from '../../src/inbound/ingress.js'
+import { resolveIngressOptions } from '../../src/inbound/ingress-options.js'
+import { createWorker } from '../../src/worker/worker.js'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const CLI = join(ROOT, 'dist', 'cli', 'anvil.js')

@@ -7,7 +7,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import anvil from '../../index.js'
-import type { SourceOptions } from '../../src/options.js'
+import type { SourceOptions } from '../../src/inbound/ingress-options.js'
 import { inspectQueue } from './queue.js'
 
 export interface SignedParts {

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq'
-import type { WebhookJobData } from '../../src/job.js'
-import { DEFAULT_PREFIX } from '../../src/constants.js'
+import type { WebhookJobData } from '../../src/queue/job-data.js'
+import { DEFAULT_PREFIX } from '../../src/shared/constants.js'
 import type { RedisTarget } from './target.js'
 
 /** A plain BullMQ Queue on the test Redis, to look at what the ingress wrote. Closed by the caller. */

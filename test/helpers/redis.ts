@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import { freePort } from '../../src/dev-redis.js'
+import { freePort } from '../../cli/dev-redis.js'
 
 export { freePort }
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createHmac } from 'node:crypto'
-import { payloadKey } from '../../src/idempotency.js'
+import { payloadKey } from '../../src/inbound/idempotency.js'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, sourceApp } from '../helpers/providers.js'
 import { inspectQueue } from '../helpers/queue.js'

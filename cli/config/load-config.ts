@@ -1,0 +1,223 @@
+/**
+ * The CLI's configuration per command: flags override the environment, every value is checked (the table
+ * is in cli/config/settings.ts), and a bad value becomes one INVALID_CONFIG error. Framework-free, so it
+ * can be tested without starting anything.
+ */
+import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../../src/shared/constants.js'
+import {
+  DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_SERVE_HOST, DEV_SECRET, METRICS_OFF,
+  SETTINGS, nameOf, read, type Env, type Flags, type LogLevel, type TracingMode
+} from './settings.js'
+import { errors } from '../../src/shared/errors.js'
+import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
+import type { SourceOptions } from '../../src/inbound/ingress-options.js'
+import { JOB_RETENTION, type Retention } from '../../src/queue/queue-settings.js'
+import { loadSourcesFile } from './sources-file.js'
+import { deadLetterRetentionProblem } from '../../src/queue/queue-settings.js'
+
+export {
+  CONFIG_ENV_VARS, DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_SERVE_HOST, DEV_SECRET,
+  LOG_LEVELS, METRICS_OFF, NO_RETRIES, TRACING_ENV_VARS, TRACING_MODES, type Env, type Flags, type LogLevel, type TracingMode
+} from './settings.js'
+
+export interface CommonConfig {
+  /** Undefined when neither REDIS_URL nor --redis-url is set: `dev` probes, the others use the default URL. */
+  redisUrl?: string
+  queueName?: string
+  prefix?: string
+  logLevel: LogLevel
+}
+
+/** For the long-running commands (serve, worker, dev). */
+export interface ObservabilityConfig {
+  /** Where Prometheus metrics are served; false (`off`) for nowhere. */
+  metricsPath: string | false
+  /** A separate port for metrics; undefined serves them on the main port. */
+  metricsPort?: number
+  /** Log payload bodies (`ANVIL_LOG_PAYLOADS=true`); redacted by default. */
+  logPayloads: boolean
+  /** `otlp`: OpenTelemetry spans over OTLP/HTTP (cli/tracing.ts); `off` (default) loads nothing of it. */
+  tracing: TracingMode
+}
+
+/** Unset optional fields fall back to the core's defaults (src/shared/constants.ts), so they live in one place. */
+export interface IngressConfig {
+  host: string
+  port: number
+  /** WEBHOOK_SECRET: the single `anvil` source. Unset when a sources file is given. */
+  secret?: string
+  /** From the sources file (`--config` / ANVIL_CONFIG); replaces secret, path and idempotency. */
+  sources?: SourceOptions[]
+  path?: string
+  bodyLimit?: number
+  dedupeWindowMs?: number
+  retrySchedule?: number[]
+  idempotency?: IdempotencyStrategy
+}
+
+export interface WorkerConfig {
+  concurrency: number
+  shutdownTimeoutMs: number
+}
+
+/**
+ * `anvil worker`: how soon a job whose worker died or was forced to stop is taken back (its lock expires
+ * after lockDurationMs; a check every stalledIntervalMs finds it). Undefined keeps BullMQ's 30 s each.
+ */
+export interface StallConfig {
+  lockDurationMs?: number
+  stalledIntervalMs?: number
+}
+
+/**
+ * How long finished jobs and dead letters stay in Redis: only what was set (the core fills in
+ * DEFAULT_RETENTION), undefined when nothing was. `serve` stamps the job fields on every job it enqueues
+ * where they differ from the defaults (which the worker applies); the worker prunes dead letters.
+ */
+export interface RetentionConfig {
+  retention?: Partial<Retention>
+}
+
+export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & ObservabilityConfig
+/** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
+export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & { host: string, port: number }
+export type ReplayConfig = CommonConfig & { limit?: number }
+export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
+  secret: string
+  /** True when WEBHOOK_SECRET was unset and DEV_SECRET is in use. */
+  devSecret: boolean
+}
+
+function toStrategy (value: string): IdempotencyStrategy {
+  if (value.startsWith('header:')) return { header: value.slice('header:'.length) }
+  if (value.startsWith('body:')) return { bodyField: value.slice('body:'.length) }
+  return value as 'signature' | 'payload'
+}
+
+/** The secret comes from the environment only: a flag would show it in `ps` and in shell history. */
+function readSecret (env: Env): string | undefined {
+  const secret = env.WEBHOOK_SECRET
+  return secret === undefined || secret === '' ? undefined : secret
+}
+
+function common (env: Env, flags: Flags): CommonConfig {
+  return {
+    redisUrl: read(SETTINGS.redisUrl, env, flags),
+    queueName: read(SETTINGS.queueName, env, flags),
+    prefix: read(SETTINGS.prefix, env, flags),
+    logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL
+  }
+}
+
+function observability (env: Env, flags: Flags): ObservabilityConfig {
+  const metricsPath = read(SETTINGS.metricsPath, env, flags) ?? DEFAULT_METRICS_PATH
+  return {
+    metricsPath: metricsPath === METRICS_OFF ? false : metricsPath,
+    metricsPort: read(SETTINGS.metricsPort, env, flags),
+    logPayloads: read(SETTINGS.logPayloads, env, flags) === 'true',
+    tracing: read(SETTINGS.tracing, env, flags) ?? 'off'
+  }
+}
+
+/** The sources file, when one is named; it replaces the single-source settings, so they may not be set too. */
+function sourcesFile (env: Env, flags: Flags): SourceOptions[] | undefined {
+  const file = read(SETTINGS.config, env, flags)
+  if (file === undefined) return undefined
+  for (const setting of [SETTINGS.path, SETTINGS.idempotency]) {
+    if (read(setting, env, flags) !== undefined) {
+      throw new errors.INVALID_CONFIG(`${setting.env ?? setting.flag} does not go with a sources file (${SETTINGS.config.env}): set it per source there`)
+    }
+  }
+  return loadSourcesFile(file, env)
+}
+
+function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | undefined): IngressConfig {
+  const idempotency = read(SETTINGS.idempotency, env, flags)
+  const sources = sourcesFile(env, flags)
+  return {
+    ...(sources === undefined ? {} : { sources }),
+    host: read(SETTINGS.host, env, flags) ?? defaultHost,
+    port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT,
+    secret,
+    path: read(SETTINGS.path, env, flags),
+    bodyLimit: read(SETTINGS.bodyLimit, env, flags),
+    dedupeWindowMs: read(SETTINGS.dedupeWindowMs, env, flags),
+    retrySchedule: read(SETTINGS.retrySchedule, env, flags),
+    idempotency: idempotency === undefined ? undefined : toStrategy(idempotency)
+  }
+}
+
+function worker (env: Env, flags: Flags): WorkerConfig {
+  return {
+    concurrency: read(SETTINGS.concurrency, env, flags) ?? DEFAULT_CONCURRENCY,
+    shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs, env, flags) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
+  }
+}
+
+/** The worker reads the failed jobs' age only to check that dead letters outlive them. */
+const DEAD_LETTER_RETENTION = ['failedAgeSeconds', 'deadAgeSeconds'] as const
+const ALL_RETENTION = [...JOB_RETENTION, 'deadAgeSeconds'] as const
+
+/**
+ * The retention settings in `fields`, and the core's rule across them (src/inbound/ingress-options.ts): a dead letter must
+ * outlive the failed job it copies, or the sweep, which re-reads recent failures, could write it again.
+ */
+function retention (env: Env, flags: Flags, fields: ReadonlyArray<keyof Retention>): RetentionConfig {
+  const set: Partial<Retention> = {}
+  for (const field of fields) {
+    const value = read(SETTINGS[field], env, flags)
+    if (value !== undefined) set[field] = value
+  }
+  if (Object.keys(set).length === 0) return { retention: undefined }
+  const failedAgeSeconds = set.failedAgeSeconds ?? DEFAULT_RETENTION.failedAgeSeconds
+  const deadAgeSeconds = set.deadAgeSeconds ?? DEFAULT_RETENTION.deadAgeSeconds
+  const problem = deadLetterRetentionProblem({ failedAgeSeconds, deadAgeSeconds })
+  if (problem !== undefined) {
+    const got = set.deadAgeSeconds === undefined ? `its default, ${deadAgeSeconds}` : JSON.stringify(String(deadAgeSeconds))
+    throw new errors.INVALID_CONFIG(`${nameOf(SETTINGS.deadAgeSeconds, flags)} ${problem.replace("the failed jobs' age", nameOf(SETTINGS.failedAgeSeconds, flags))} (got ${got})`)
+  }
+  return { retention: set }
+}
+
+export function loadServeConfig (env: Env, flags: Flags = {}): ServeConfig {
+  const secret = readSecret(env)
+  if (secret === undefined && read(SETTINGS.config, env, flags) === undefined) {
+    throw new errors.INVALID_CONFIG('WEBHOOK_SECRET is required: set it to the secret your webhook sender signs with')
+  }
+  return {
+    ...common(env, flags),
+    ...ingress(env, flags, DEFAULT_SERVE_HOST, secret),
+    ...retention(env, flags, ALL_RETENTION),
+    ...observability(env, flags)
+  }
+}
+
+export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandConfig {
+  return {
+    ...common(env, flags),
+    ...worker(env, flags),
+    lockDurationMs: read(SETTINGS.lockDurationMs, env, flags),
+    stalledIntervalMs: read(SETTINGS.stalledIntervalMs, env, flags),
+    ...retention(env, flags, DEAD_LETTER_RETENTION),
+    ...observability(env, flags),
+    host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,
+    port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT
+  }
+}
+
+export function loadReplayConfig (env: Env, flags: Flags = {}): ReplayConfig {
+  return { ...common(env, flags), limit: read(SETTINGS.limit, env, flags) }
+}
+
+export function loadDevConfig (env: Env, flags: Flags = {}): DevConfig {
+  const secret = readSecret(env)
+  return {
+    ...common(env, flags),
+    ...ingress(env, flags, DEFAULT_DEV_HOST, secret ?? DEV_SECRET),
+    ...worker(env, flags),
+    ...retention(env, flags, ALL_RETENTION),
+    ...observability(env, flags),
+    secret: secret ?? DEV_SECRET,
+    devSecret: secret === undefined
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * The CLI's settings table: every environment variable and flag, what it must be, and how it is read.
+ * `read` turns a bad value into one INVALID_CONFIG error that names the variable (or flag), what it should
+ * be, and what it got; secrets are never quoted back. The loaders that group settings per command are in
+ * cli/config/load-config.ts.
+ */
+import { Type, type TSchema } from '@sinclair/typebox'
+import { errors } from '../../src/shared/errors.js'
+import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
+import { compileCheck, type Static } from '../../src/shared/validate.js'
+import { MAX_RETRY_STEP_MS, QueueName, RetrySchedule, Whole } from '../../src/shared/schemas.js'
+
+export const DEFAULT_PORT = 3000
+/** `anvil serve` runs in containers, where only 0.0.0.0 is reachable from outside. */
+export const DEFAULT_SERVE_HOST = '0.0.0.0'
+/** `anvil dev` runs on a laptop: never expose it on the network by default. */
+export const DEFAULT_DEV_HOST = '127.0.0.1'
+export const DEFAULT_LOG_LEVEL = 'info'
+export const DEFAULT_METRICS_PATH = '/metrics'
+/** `ANVIL_METRICS_PATH=off`: no metrics route. */
+export const METRICS_OFF = 'off'
+/** `ANVIL_TRACING`: off (the default: no OpenTelemetry module is loaded) or OTLP over HTTP. */
+export const TRACING_MODES = ['off', 'otlp'] as const
+export type TracingMode = (typeof TRACING_MODES)[number]
+/** Read by the OpenTelemetry SDK itself when ANVIL_TRACING=otlp (cli/tracing.ts). */
+export const TRACING_ENV_VARS = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_SERVICE_NAME', 'OTEL_RESOURCE_ATTRIBUTES'
+] as const
+/** The secret `anvil dev` uses when WEBHOOK_SECRET is unset; it is public, so it protects nothing. */
+export const DEV_SECRET = 'whsec_dev'
+/** `ANVIL_RETRY_SCHEDULE=none`: one attempt, no retries (an empty variable means "use the default"). */
+export const NO_RETRIES = 'none'
+/** Longest "got" quoted back in a message, so a pasted file cannot flood the terminal. */
+const MAX_QUOTED = 80
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+export type Env = Record<string, string | undefined>
+/** Flag values as commander hands them over: strings, keyed by the camel-cased flag name. */
+export type Flags = Record<string, unknown>
+
+interface Setting<S extends TSchema> {
+  /** The environment variable, if the setting has one. */
+  env?: string
+  /** The commander key (camel case) and the flag as typed. */
+  key: string
+  flag: string
+  /** Completes "X must be …". */
+  expected: string
+  parse: (raw: string) => unknown
+  check: (value: unknown) => string | undefined
+  /** A rule TypeBox cannot express: true when the value breaks it. */
+  breaks?: (value: Static<S>) => boolean
+  /** How the raw value is quoted back in a message (a URL may hold a password). */
+  show?: (raw: string) => string
+  schema: S
+}
+
+function define<S extends TSchema> (
+  setting: Omit<Setting<S>, 'check' | 'parse'> & { parse?: (raw: string) => unknown }
+): Setting<S> {
+  return { parse: (raw) => raw, ...setting, check: compileCheck(setting.schema) }
+}
+
+/** Digits stay numbers for TypeBox to judge; anything else stays a string, which fails an Integer check. */
+function toInteger (raw: string): unknown {
+  const trimmed = raw.trim()
+  return /^[+-]?\d+$/.test(trimmed) ? Number(trimmed) : raw
+}
+
+function toSchedule (raw: string): unknown {
+  if (raw.trim() === NO_RETRIES) return []
+  return raw.split(',').map(toInteger)
+}
+
+
+/** A whole number of `unit`; the commander key is the flag camel-cased, as commander names it. */
+function retentionSetting (env: string, flag: string, unit: string, minimum: number, note = ''): Setting<ReturnType<typeof Whole>> {
+  const key = flag.slice(2).replace(/-([a-z])/g, (_match, letter: string) => letter.toUpperCase())
+  return define({ env, key, flag, expected: `a whole number of ${unit}, at least ${minimum}${note}`, schema: Whole(minimum), parse: toInteger })
+}
+
+export const SETTINGS = {
+  redisUrl: define({
+    env: 'REDIS_URL', key: 'redisUrl', flag: '--redis-url', expected: 'a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL',
+    schema: Type.String({ minLength: 1 }),
+    // src/redis/connect.ts owns the URL rule; a password is never quoted back.
+    breaks: (url) => redisUrlProblem(url) !== undefined,
+    show: showUrl
+  }),
+  queueName: define({
+    env: 'ANVIL_QUEUE', key: 'queue', flag: '--queue', expected: 'a queue name without ":"',
+    schema: QueueName()
+  }),
+  prefix: define({
+    env: 'ANVIL_PREFIX', key: 'prefix', flag: '--prefix', expected: 'a non-empty key prefix', schema: Type.String({ minLength: 1 })
+  }),
+  logLevel: define({
+    env: 'LOG_LEVEL', key: 'logLevel', flag: '--log-level', expected: `one of ${LOG_LEVELS.join(', ')}`,
+    schema: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)))
+  }),
+  host: define({
+    env: 'HOST', key: 'host', flag: '--host', expected: 'a host name or IP address', schema: Type.String({ pattern: '^\\S+$' })
+  }),
+  port: define({
+    env: 'PORT', key: 'port', flag: '--port', expected: 'an integer from 0 to 65535', schema: Whole(0, 65535), parse: toInteger
+  }),
+  path: define({
+    env: 'ANVIL_PATH', key: 'path', flag: '--path', expected: 'a URL path starting with "/"', schema: Type.String({ pattern: '^/\\S*$' })
+  }),
+  bodyLimit: define({
+    env: 'ANVIL_BODY_LIMIT', key: 'bodyLimit', flag: '--body-limit', expected: 'a whole number of bytes, at least 1',
+    schema: Whole(1), parse: toInteger
+  }),
+  dedupeWindowMs: define({
+    env: 'ANVIL_DEDUPE_WINDOW_MS', key: 'dedupeWindowMs', flag: '--dedupe-window-ms',
+    expected: 'a whole number of milliseconds, at least 1', schema: Whole(1), parse: toInteger
+  }),
+  retrySchedule: define({
+    env: 'ANVIL_RETRY_SCHEDULE', key: 'retrySchedule', flag: '--retry-schedule',
+    expected: `comma-separated whole milliseconds from 0 to ${MAX_RETRY_STEP_MS} (e.g. 1000,5000,30000), or "${NO_RETRIES}"`,
+    schema: RetrySchedule(), parse: toSchedule
+  }),
+  idempotency: define({
+    env: 'ANVIL_IDEMPOTENCY', key: 'idempotency', flag: '--idempotency',
+    expected: 'signature, payload, header:<name> or body:<field>',
+    schema: Type.String({ pattern: "^(signature|payload|header:[A-Za-z0-9!#$%&'*+.^_`|~-]+|body:[^\\s.]+(\\.[^\\s.]+)*)$" })
+  }),
+  concurrency: define({
+    env: 'WORKER_CONCURRENCY', key: 'concurrency', flag: '--concurrency', expected: 'an integer from 1 to 10000',
+    schema: Whole(1, 10_000), parse: toInteger
+  }),
+  shutdownTimeoutMs: define({
+    env: 'ANVIL_SHUTDOWN_TIMEOUT_MS', key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms',
+    expected: 'a whole number of milliseconds, at least 0', schema: Whole(0), parse: toInteger
+  }),
+  // BullMQ's stalled-job detection (worker only); unset keeps BullMQ's defaults, 30000 each.
+  lockDurationMs: define({
+    env: 'ANVIL_LOCK_DURATION_MS', key: 'lockDurationMs', flag: '--lock-duration-ms',
+    expected: 'a whole number of milliseconds, at least 500', schema: Whole(500), parse: toInteger
+  }),
+  stalledIntervalMs: define({
+    env: 'ANVIL_STALLED_INTERVAL_MS', key: 'stalledIntervalMs', flag: '--stalled-interval-ms',
+    expected: 'a whole number of milliseconds, at least 100', schema: Whole(100), parse: toInteger
+  }),
+  metricsPath: define({
+    env: 'ANVIL_METRICS_PATH', key: 'metricsPath', flag: '--metrics-path', expected: `a URL path starting with "/", or "${METRICS_OFF}"`,
+    schema: Type.String({ pattern: `^(${METRICS_OFF}|/\\S*)$` })
+  }),
+  metricsPort: define({
+    env: 'ANVIL_METRICS_PORT', key: 'metricsPort', flag: '--metrics-port', expected: 'an integer from 0 to 65535',
+    schema: Whole(0, 65535), parse: toInteger
+  }),
+  logPayloads: define({
+    env: 'ANVIL_LOG_PAYLOADS', key: 'logPayloads', flag: '--log-payloads', expected: 'true or false',
+    schema: Type.Union([Type.Literal('true'), Type.Literal('false')])
+  }),
+  tracing: define({
+    env: 'ANVIL_TRACING', key: 'tracing', flag: '--tracing', expected: TRACING_MODES.join(' or '),
+    schema: Type.Union(TRACING_MODES.map((mode) => Type.Literal(mode)))
+  }),
+  config: define({
+    env: 'ANVIL_CONFIG', key: 'config', flag: '--config', expected: 'the path of a JSON or YAML sources file',
+    schema: Type.String({ minLength: 1 })
+  }),
+  limit: define({
+    key: 'limit', flag: '--limit', expected: 'an integer of at least 1', schema: Whole(1), parse: toInteger
+  }),
+  // Retention, as the plugin's `retention` option (src/inbound/ingress-options.ts): the same names, the same minimums.
+  completedAgeSeconds: retentionSetting('ANVIL_RETENTION_COMPLETED_AGE_SECONDS', '--retention-completed-age-seconds', 'seconds', 1),
+  completedCount: retentionSetting('ANVIL_RETENTION_COMPLETED_COUNT', '--retention-completed-count', 'jobs', 0),
+  failedAgeSeconds: retentionSetting('ANVIL_RETENTION_FAILED_AGE_SECONDS', '--retention-failed-age-seconds', 'seconds', 1),
+  failedCount: retentionSetting('ANVIL_RETENTION_FAILED_COUNT', '--retention-failed-count', 'jobs', 0),
+  deadAgeSeconds: retentionSetting('ANVIL_RETENTION_DEAD_AGE_SECONDS', '--retention-dead-age-seconds', 'seconds', 0, ' (0 keeps dead letters)')
+}
+
+/** Every environment variable the CLI reads (the container test checks deployments set no other). */
+export const CONFIG_ENV_VARS: readonly string[] = [
+  ...Object.values(SETTINGS).flatMap((setting) => setting.env === undefined ? [] : [setting.env]), 'WEBHOOK_SECRET',
+  ...TRACING_ENV_VARS
+]
+
+/** The URL as typed, unless it holds a password (or cannot be parsed, so might): then redactUrl's form. */
+function showUrl (raw: string): string {
+  try {
+    if (new URL(raw).password === '') return raw
+  } catch {}
+  return redactUrl(raw)
+}
+
+function quote (text: string): string {
+  return JSON.stringify(text.length > MAX_QUOTED ? text.slice(0, MAX_QUOTED) + '…' : text)
+}
+
+/** How a message names a setting: by its flag when the flag was given, else by its environment variable. */
+export function nameOf<S extends TSchema> (setting: Setting<S>, flags: Flags): string {
+  return typeof flags[setting.key] === 'string' || setting.env === undefined ? setting.flag : setting.env
+}
+
+/** A setting's value, from its flag, else its environment variable (empty counts as unset), else undefined. */
+export function read<S extends TSchema> (setting: Setting<S>, env: Env, flags: Flags): Static<S> | undefined {
+  const flagged = flags[setting.key]
+  const fromFlag = typeof flagged === 'string'
+  const envValue = setting.env === undefined ? undefined : env[setting.env]
+  const raw = fromFlag ? flagged : envValue === '' ? undefined : envValue
+  if (raw === undefined) return undefined
+  const value = setting.parse(raw)
+  if (setting.check(value) !== undefined || setting.breaks?.(value as Static<S>) === true) {
+    throw new errors.INVALID_CONFIG(`${nameOf(setting, flags)} must be ${setting.expected} (got ${quote(setting.show?.(raw) ?? raw)})`)
+  }
+  return value as Static<S>
+}

@@ -1,0 +1,66 @@
+/**
+ * Reads what operators watch from Redis: job counts by state, the dead-letter size, and whether Redis
+ * answers at all. Used by the metrics gauges and the readiness check; every call is bounded in time, so a
+ * scrape or a probe never hangs on a Redis that is away.
+ */
+import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from '../shared/constants.js'
+import { openQueues } from './open-queues.js'
+import type { RedisInput } from '../redis/connect.js'
+import { pingWithin, redisWithin } from '../redis/redis-within.js'
+
+/** How long a sample or a health PING may take before it counts as "Redis is not answering". */
+export const DEFAULT_SAMPLE_TIMEOUT_MS = 1000
+/** The states a gauge reports (BullMQ 6 has no "paused"). */
+export const SAMPLED_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const
+export type SampledState = (typeof SAMPLED_STATES)[number]
+
+export interface QueueSamplerOptions {
+  /** A URL (a connection is opened and closed here) or an ioredis client (shared, left open). */
+  redis: RedisInput
+  queueName?: string
+  prefix?: string
+  timeoutMs?: number
+}
+
+export interface QueueSample {
+  queueName: string
+  states: Record<SampledState, number>
+  deadLetters: number
+}
+
+export interface QueueSampler {
+  readonly queueName: string
+  sample (): Promise<QueueSample>
+  /** True when Redis answers a PING within the timeout. */
+  ping (): Promise<boolean>
+  close (): Promise<void>
+}
+
+export function createQueueSampler (options: QueueSamplerOptions): QueueSampler {
+  const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SAMPLE_TIMEOUT_MS
+  // Commands wait for the connection (a probe right after start-up finds it still connecting), and every
+  // call is bounded by the timeout, so a probe while Redis is away still says "down" within it.
+  const queues = openQueues(options.redis, 'control', { queueName, prefix })
+  const { connection, main, dead } = queues
+
+  return {
+    queueName,
+    async sample () {
+      const [counts, deadLetters] = await redisWithin(Promise.all([
+        main.getJobCounts(...SAMPLED_STATES),
+        // Dead letters wait in a list no worker reads.
+        dead.getJobCountByTypes('wait')
+      ]), timeoutMs)
+      const states = Object.fromEntries(SAMPLED_STATES.map((state) => [state, counts[state] ?? 0])) as Record<SampledState, number>
+      return { queueName, states, deadLetters }
+    },
+    async ping () {
+      return await pingWithin(connection.client, timeoutMs)
+    },
+    async close () {
+      await queues.close()
+    }
+  }
+}

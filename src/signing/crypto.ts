@@ -1,0 +1,58 @@
+/** The constant-time crypto every scheme shares: keys made once, HMACs, and comparisons with no early exit. */
+import { createHash, createHmac, createSecretKey, timingSafeEqual, type BinaryLike, type KeyObject } from 'node:crypto'
+import { errors } from '../shared/errors.js'
+
+/**
+ * The secrets as HMAC keys, made once when the scheme is built: an HMAC keyed with a string or Buffer
+ * imports the key on every call, about a quarter of a small body's check (bench/verify.mjs).
+ */
+export function hmacKeys (secrets: ReadonlyArray<string | Buffer>): KeyObject[] {
+  return secrets.map((secret) => createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret))
+}
+
+export function hmac (algorithm: 'sha256' | 'sha1', key: KeyObject, ...parts: Array<string | Buffer>): Buffer {
+  const mac = createHmac(algorithm, key)
+  for (const part of parts) mac.update(part)
+  return mac.digest()
+}
+
+export function sha256Hex (data: BinaryLike): string {
+  return createHash('sha256').update(data).digest('hex')
+}
+
+/**
+ * Compares every expected MAC (one per secret) with every given signature and reports the secret that
+ * matched. No early exit: the time depends on how many there are, not on which (if any) matched. A given
+ * signature of the wrong length is compared against a zero buffer of the right length, and fails.
+ */
+export function matchAny (expected: readonly Buffer[], given: readonly Buffer[]): number | undefined {
+  let matched: number | undefined
+  expected.forEach((mac, index) => {
+    for (const candidate of given) {
+      const sameLength = candidate.length === mac.length
+      const equal = timingSafeEqual(mac, sameLength ? candidate : Buffer.alloc(mac.length))
+      if (equal && sameLength) matched = index
+    }
+  })
+  return matched
+}
+
+/** Throws SIGNATURE_INVALID unless a secret's MAC matches a given signature; returns the secret's index. */
+export function requireMatch (expected: readonly Buffer[], given: readonly Buffer[]): number {
+  const matched = matchAny(expected, given)
+  if (matched === undefined) throw new errors.SIGNATURE_INVALID()
+  return matched
+}
+
+/** Decodes strict base64 (padding included); anything else is MALFORMED. */
+export function decodeBase64 (value: string, header: string): Buffer {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value) || value.length % 4 !== 0) throw new errors.SIGNATURE_MALFORMED(header)
+  return Buffer.from(value, 'base64')
+}
+
+/** Decodes lower-case hex of an exact length in bytes; anything else is MALFORMED. */
+export function decodeHex (value: string, bytes: number, header: string): Buffer {
+  if (value.length !== bytes * 2 || !/^[0-9a-f]+$/.test(value)) throw new errors.SIGNATURE_MALFORMED(header)
+  return Buffer.from(value, 'hex')
+}
+

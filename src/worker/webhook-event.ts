@@ -1,0 +1,53 @@
+import { strictLazyJson } from '../shared/json.js'
+import type { WebhookJobData } from '../queue/job-data.js'
+
+/** The event a handler receives. */
+export interface WebhookEvent {
+  /** BullMQ job id. */
+  id: string
+  /** The dedupe key. */
+  key: string
+  source: string
+  provider?: string
+  eventId?: string
+  eventType?: string
+  /**
+   * The raw bytes exactly as received; for a preset whose body is a batch (SendGrid), this one event
+   * re-serialised as JSON, and `signature` is the whole batch's (it cannot be checked against one event).
+   */
+  payload: Buffer
+  /** The payload parsed as JSON on first call; throws when it is not JSON. */
+  json<T = unknown> (): T
+  contentType?: string
+  signature?: string
+  headers: Readonly<Record<string, string>>
+  receivedAt: Date
+  /** 1 for the first attempt. */
+  attempt: number
+  /** The dead letter this job was replayed from, if it was. */
+  replayOf?: string
+  /** The id of the request that brought the event, as in the ingress's log lines (a replay keeps it). */
+  requestId?: string
+}
+
+export function toEvent (id: string, data: WebhookJobData, attempt: number): WebhookEvent {
+  const payload = Buffer.from(data.payload, 'base64')
+  const json = strictLazyJson(payload)
+  return {
+    id,
+    key: data.key,
+    source: data.source,
+    provider: data.provider,
+    eventId: data.eventId,
+    eventType: data.eventType,
+    payload,
+    json: <T>() => json() as T,
+    contentType: data.contentType,
+    signature: data.signature,
+    headers: data.headers,
+    receivedAt: new Date(data.receivedAt),
+    attempt,
+    replayOf: data.replayOf,
+    requestId: data.requestId
+  }
+}

@@ -1,0 +1,186 @@
+import { Worker, type Job, type MinimalJob } from 'bullmq'
+import {
+  DEFAULT_CONCURRENCY, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  DEFAULT_SWEEP_INTERVAL_MS
+} from '../shared/constants.js'
+import { labelsOf, publish } from '../shared/diagnostics.js'
+import { deadLetter, pruneDeadLetters, sweepFailed, type DeadLetterData } from './dead-letter.js'
+import { errors } from '../shared/errors.js'
+import { within } from '../shared/within.js'
+import { type WebhookJobData } from '../queue/job-data.js'
+import { toEvent, type WebhookEvent } from './webhook-event.js'
+import { checkClusterPrefix } from '../redis/connect.js'
+import { openQueues } from '../queue/open-queues.js'
+import { BACKOFF_TYPE, delayAfter } from '../queue/retry.js'
+import { DEFAULT_KEEP_JOBS } from '../queue/queue-settings.js'
+import { checkTelemetry } from '../queue/telemetry.js'
+import { checkWorkerOptions, type AnvilLogger, type WorkerOptions } from './worker-options.js'
+
+export type { AnvilLogger, WorkerOptions } from './worker-options.js'
+
+export type WebhookHandler = (event: WebhookEvent) => unknown
+
+export interface AnvilWorker {
+  /** Starts taking jobs and runs a first sweep. Resolves once the worker is connected and running. */
+  start (): Promise<void>
+  /** Waits for active jobs up to the shutdown timeout, then forces; closes what it created. */
+  close (): Promise<void>
+  /** One sweep now: dead-letters finally-failed jobs not yet dead-lettered. Returns how many it looked at. */
+  sweep (): Promise<number>
+  readonly worker: Worker<WebhookJobData>
+  readonly running: boolean
+}
+
+const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
+
+/**
+ * BullMQ's `close(true)` cannot force a close that has already begun: a second call returns the first
+ * call's promise, which waits for the active jobs with no timeout. `abandon` does what a forced close does
+ * after that wait: stop renewing the active jobs' locks (so another worker retries them as stalled once
+ * the locks expire) and drop the connections (a job that finishes later is then not moved: `backend.closing`).
+ */
+class AnvilBullWorker extends Worker<WebhookJobData> {
+  async abandon (): Promise<void> {
+    await this.lockManager.close()
+    await this.backend.close(true)
+  }
+}
+
+function definedOnly<T extends object> (values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>
+}
+
+export function createWorker (handler: WebhookHandler, options: WorkerOptions): AnvilWorker {
+  if (typeof handler !== 'function') throw new errors.INVALID_OPTIONS('handler must be a function')
+  const problem = checkWorkerOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  const telemetry = checkTelemetry(options.telemetry)
+  const log = options.logger ?? silent
+  const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  checkClusterPrefix(options.redis, prefix)
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
+  const sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS
+  const deadAgeSeconds = options.deadAgeSeconds ?? DEFAULT_RETENTION.deadAgeSeconds
+  const onRedisError = (err: Error): void => log.warn({ err: err.message }, 'anvil worker: Redis error')
+
+  const queues = openQueues<WebhookJobData, DeadLetterData>(options.redis, 'worker', { queueName, prefix }, onRedisError)
+  const { connection, main, dead } = queues
+
+  // Every per-job line carries jobId and requestId, so a request can be followed from the ingress's lines.
+  // The start is debug: at info there is one line per attempt's outcome (the listeners below).
+  const worker = new AnvilBullWorker(queueName, async (job: Job<WebhookJobData>) => {
+    const jobId = job.id as string
+    const attempt = job.attemptsMade + 1
+    log.debug?.({ jobId, requestId: job.data.requestId, attempt }, 'anvil worker: job started')
+    await handler(toEvent(jobId, job.data, attempt))
+    publish('processed', () => ({ ...labelsOf(job.data), jobId, attempt, receivedToHandledMs: Date.now() - job.data.receivedAt }))
+  }, {
+    connection: connection.client,
+    prefix,
+    autorun: false,
+    concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+    // The default retention: a job carries its own only when its ingress was given another (src/queue/queue-settings.ts).
+    ...DEFAULT_KEEP_JOBS,
+    // BullMQ spreads these over its defaults, so an undefined would erase one: only set what was given.
+    ...definedOnly({
+      lockDuration: options.lockDurationMs,
+      stalledInterval: options.stalledIntervalMs,
+      maxStalledCount: options.maxStalledCount,
+      telemetry
+    }),
+    // The schedule travels with the job, so a worker never disagrees with the ingress that accepted it.
+    settings: {
+      // A job without a schedule is not retried: a throw here would leave it active until it stalled out.
+      backoffStrategy: (attemptsMade: number, type?: string, _err?: Error, job?: MinimalJob) => {
+        const retry = (job?.data as Partial<WebhookJobData> | undefined)?.retry
+        return type === BACKOFF_TYPE && Array.isArray(retry) ? delayAfter(retry, attemptsMade) : -1
+      }
+    }
+  })
+  worker.on('error', onRedisError)
+  // On the event, not after the handler: only a job that Redis now holds as completed is logged so.
+  worker.on('completed', (job) => {
+    log.info({ jobId: job.id, requestId: job.data.requestId, attempt: job.attemptsMade, durationMs: (job.finishedOn ?? Date.now()) - (job.processedOn ?? job.timestamp) }, 'anvil worker: job completed')
+  })
+  worker.on('failed', (job, err) => {
+    if (job === undefined) return
+    log.warn({ jobId: job.id, requestId: job.data.requestId, attempt: job.attemptsMade, err: err.message }, 'anvil worker: attempt failed')
+    publish('failed', () => ({ ...labelsOf(job.data), jobId: job.id as string, attempt: job.attemptsMade }))
+    void deadLetterIfFinal(job, err)
+  })
+  // Taken back from a worker that died or was forced to stop: it runs again (its next start line has the requestId).
+  worker.on('stalled', (jobId) => log.warn({ jobId }, 'anvil worker: stalled job taken back'))
+
+  /** Counted and logged once per dead letter, whether the listener or a sweep wrote it. */
+  function noteDeadLettered (job: Job<WebhookJobData>, id: string): void {
+    publish('deadLettered', () => ({ ...labelsOf(job.data), jobId: job.id as string, deadLetterId: id }))
+    log.warn({ jobId: job.id, requestId: job.data.requestId, deadLetterId: id }, 'anvil worker: dead-lettered')
+  }
+
+  async function deadLetterIfFinal (job: Job<WebhookJobData>, err: Error): Promise<void> {
+    try {
+      // BullMQ sets finishedOn only when it moves the job to "failed" for good (a retry leaves it unset).
+      // Asking Redis for the state instead would miss a job that retention removed at once (failedCount 0)
+      // or that other failures pushed out before the listener ran; the sweep could not find those either.
+      if (job.finishedOn === undefined) return
+      const { id, created } = await deadLetter(dead, job, err)
+      if (created) noteDeadLettered(job, id)
+    } catch (err) {
+      // The sweep will pick it up.
+      log.error({ jobId: job.id, requestId: job.data.requestId, err: (err as Error).message }, 'anvil worker: dead-lettering failed')
+    }
+  }
+
+  let timer: NodeJS.Timeout | undefined
+  let running = false
+  let closing: Promise<void> | undefined
+
+  async function sweep (): Promise<number> {
+    const seen = await sweepFailed(main, dead, connection.client, noteDeadLettered)
+    await pruneDeadLetters(dead, deadAgeSeconds)
+    return seen
+  }
+
+  function scheduleSweep (): void {
+    if (sweepIntervalMs === 0 || closing !== undefined) return
+    timer = setTimeout(() => {
+      sweep().catch((err: Error) => log.warn({ err: err.message }, 'anvil worker: sweep failed'))
+        .finally(scheduleSweep)
+    }, sweepIntervalMs)
+    timer.unref()
+  }
+
+  return {
+    worker,
+    get running () { return running && worker.isRunning() },
+    async start () {
+      if (running) return
+      running = true
+      worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil worker: stopped'))
+      await worker.waitUntilReady()
+      if (sweepIntervalMs > 0) {
+        await sweep().catch((err: Error) => log.warn({ err: err.message }, 'anvil worker: sweep failed'))
+        scheduleSweep()
+      }
+    },
+    close () {
+      closing ??= (async () => {
+        clearTimeout(timer)
+        const graceful = worker.close().then(() => true, (err: Error) => {
+          log.warn({ err: err.message }, 'anvil worker: close failed')
+          return true
+        })
+        // Held open (ref): a job that waits on nothing the loop sees must not let the process exit mid-close.
+        if (!await within(graceful, shutdownTimeoutMs, () => false, { ref: true })) {
+          log.warn({ timeoutMs: shutdownTimeoutMs }, 'anvil worker: shutdown timeout, forcing; active jobs will be retried as stalled')
+          await worker.abandon()
+        }
+        running = false
+        await queues.close()
+      })()
+      return closing
+    },
+    sweep
+  }
+}
