@@ -28,3 +28,10 @@ export type { Replayer, ReplayResult, DeadLetter, BulkReplayOptions } from './sr
 export { errors } from './src/shared/errors.js'
 export * as constants from './src/shared/constants.js'
 export { UnrecoverableError } from 'bullmq'
+export { createRouter } from './src/handlers/router.js'
+export type { Router, HandlerRegistry, RouterOptions } from './src/handlers/router.js'
+export type {
+  WebhookEventName, WebhookPayload, RoutedEvent, AnyRoutedEvent, EventHandler, AnyEventHandler, ProviderEventTypes,
+  RoutedProvider, JsonObject, JsonValue, FormFields, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
+  PaddleEventType, LinearEventType, SquareEventType, ZoomEventType, GitlabEventType, SendgridEventType, DiscordEventType
+} from './src/handlers/payloads.js'

@@ -20,7 +20,8 @@ export const errors = {
   INVALID_CONFIG: createError('ANVIL_ERR_INVALID_CONFIG', 'Invalid configuration: %s', 500),
   INVALID_PAYLOAD: createError('ANVIL_ERR_INVALID_PAYLOAD', 'Invalid payload: %s', 400),
   DEAD_LETTER_NOT_FOUND: createError('ANVIL_ERR_DEAD_LETTER_NOT_FOUND', 'No dead letter with id %s', 404),
-  NO_REDIS: createError('ANVIL_ERR_NO_REDIS', 'No Redis: %s', 500)
+  NO_REDIS: createError('ANVIL_ERR_NO_REDIS', 'No Redis: %s', 500),
+  ROUTER_STARTED: createError('ANVIL_ERR_ROUTER_STARTED', 'Cannot add a handler for %s: the router is in use by a started worker (or has dispatched an event); register every handler before starting it', 500)
 } as const
 
 export type AnvilError = InstanceType<(typeof errors)[keyof typeof errors]>
