@@ -6,12 +6,14 @@
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
+// Two whole-program compiles (about 20 s of CPU): on a shared, busy machine they may take minutes of wall time.
+t.setTimeout(360_000)
 const root = resolve(import.meta.dirname, '..')
 const dir = mkdtempSync(join(tmpdir(), 'anvil-peer-types-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -29,7 +31,12 @@ const link = (name: string): void => {
   mkdirSync(join(dir, 'node_modules', name, '..'), { recursive: true })
   symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir')
 }
-for (const name of ['fastify', 'bullmq', 'ioredis', 'pino', '@sinclair/typebox', 'prom-client', 'commander', '@fastify/error', '@types/node']) link(name)
+// The package's dependencies (and their @types), as npm would install them, and Node's types.
+const { dependencies } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
+const typesOf = (name: string): string => `@types/${name.startsWith('@') ? name.slice(1).replace('/', '__') : name}`
+for (const name of [...Object.keys(dependencies), ...Object.keys(dependencies).map(typesOf), '@types/node']) {
+  if (existsSync(join(root, 'node_modules', name))) link(name)
+}
 
 /** skipLibCheck off proves the declarations themselves compile; on, it spares checking the peers' own (large) ones. */
 const tsconfig = (file: string, skipLibCheck: boolean): string => {
