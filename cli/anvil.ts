@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module'
 import { Command } from 'commander'
-import { loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Flags } from './config/load-config.js'
+import { loadDevConfig, loadMigrateConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Flags } from './config/load-config.js'
 import {
   addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions, addSharedOptions,
   addStallOptions, addWorkerHttpOptions, addWorkerOptions
@@ -55,6 +55,16 @@ addSharedOptions(program.command('replay'))
     const config = loadReplayConfig(process.env, flags)
     const { replay } = await import('./replay.js')
     await replay(config, id === undefined ? { all: true } : { id })
+  })
+
+program.command('migrate')
+  .description('Apply the PostgreSQL migrations (outgoing webhooks, the journal); safe to run again and from several processes')
+  .option('--database-url <url>', 'PostgreSQL URL (env ANVIL_DATABASE_URL)')
+  .option('--db-schema <name>', 'the schema Anvil\'s tables live in, default anvil (env ANVIL_DB_SCHEMA)')
+  .action(async (flags: Flags) => {
+    const config = loadMigrateConfig(process.env, flags)
+    const { runMigrate } = await import('./migrate.js')
+    await runMigrate(config)
   })
 
 addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'))))))

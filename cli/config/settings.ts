@@ -7,6 +7,8 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { errors } from '../../src/shared/errors.js'
 import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
+import { databaseUrlProblem } from '../../src/db/database-url.js'
+import { SCHEMA_PATTERN } from '../../src/db/database.js'
 import { compileCheck, type Static } from '../../src/shared/validate.js'
 import { MAX_RETRY_STEP_MS, QueueName, RetrySchedule, Whole } from '../../src/shared/schemas.js'
 
@@ -164,6 +166,16 @@ export const SETTINGS = {
   config: define({
     env: 'ANVIL_CONFIG', key: 'config', flag: '--config', expected: 'the path of a JSON or YAML sources file',
     schema: Type.String({ minLength: 1 })
+  }),
+  databaseUrl: define({
+    env: 'ANVIL_DATABASE_URL', key: 'databaseUrl', flag: '--database-url', expected: 'a postgres:// or postgresql:// URL',
+    schema: Type.String({ minLength: 1 }),
+    breaks: (url) => databaseUrlProblem(url) !== undefined,
+    show: showUrl
+  }),
+  dbSchema: define({
+    env: 'ANVIL_DB_SCHEMA', key: 'dbSchema', flag: '--db-schema', expected: 'a lower-case SQL identifier (a-z, 0-9, _)',
+    schema: Type.String({ pattern: SCHEMA_PATTERN.source })
   }),
   limit: define({
     key: 'limit', flag: '--limit', expected: 'an integer of at least 1', schema: Whole(1), parse: toInteger

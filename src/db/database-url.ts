@@ -1,0 +1,25 @@
+/** The problem with a PostgreSQL URL as one line (the password never quoted), or undefined when it is usable. */
+export function databaseUrlProblem (url: string): string | undefined {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return 'is not a URL'
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    return `must start with postgres:// or postgresql://, got ${parsed.protocol}//`
+  }
+  if (parsed.hostname === '' && !parsed.searchParams.has('host')) return 'has no host'
+  return undefined
+}
+
+/** The URL with any password replaced, for messages and logs. */
+export function redactDatabaseUrl (url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== '') parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return '<unparseable>'
+  }
+}
