@@ -14,7 +14,7 @@ const DOCS = [
   ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)
 ]
 /** Top-level folders whose paths the docs name; a path inside another one (`dist/src/…`) is not one of ours. */
-const PATH = /(?<![\w./@<>*-])(?:src|plugins|cli|test|bench|docs|examples|charts|infra)\/[\w./<>*-]*/g
+const PATH = /(?<![\w./@<>*-])(?:src|plugins|cli|test|bench|docs|examples|charts|infra|migrations)\/[\w./<>*-]*/g
 const SKIPPED = new Set(['node_modules', 'dist', '.git', '.tap', 'coverage'])
 
 /** Every file and folder of the repository, relative to its root, folders with a trailing slash. */
