@@ -38,7 +38,7 @@ addObservabilityOptions(addRetentionOptions(addIngressOptions(addSharedOptions(p
 
 addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker')))))))
   .description('Process queued webhooks with your handler module')
-  .requiredOption('--handler <path>', 'module exporting the handler (default export or `handler`), relative to the working directory')
+  .requiredOption('--handler <path>', 'module exporting the handler or a router (default export, `handler` or `router`), relative to the working directory')
   .action(async (flags: Flags & { handler: string }) => {
     const config = loadWorkerConfig(process.env, flags)
     const { runWorker } = await import('./worker.js')
