@@ -7,6 +7,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json index.ts ./
 COPY src ./src
 COPY plugins ./plugins
+COPY testing ./testing
 COPY cli ./cli
 COPY examples ./examples
 RUN npm run build

@@ -33,3 +33,10 @@ export type { MigrateResult } from './src/db/migrate.js'
 export type { DatabaseInput } from './src/db/database.js'
 export * as constants from './src/shared/constants.js'
 export { UnrecoverableError } from 'bullmq'
+export { createRouter } from './src/handlers/router.js'
+export type { Router, HandlerRegistry, RouterOptions } from './src/handlers/router.js'
+export type {
+  WebhookEventName, WebhookPayload, RoutedEvent, AnyRoutedEvent, EventHandler, AnyEventHandler, ProviderEventTypes,
+  RoutedProvider, JsonObject, JsonValue, FormFields, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
+  PaddleEventType, LinearEventType, SquareEventType, ZoomEventType, GitlabEventType, SendgridEventType, DiscordEventType
+} from './src/handlers/payloads.js'

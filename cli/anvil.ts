@@ -10,6 +10,7 @@ import {
   addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions, addSharedOptions,
   addStallOptions, addWorkerHttpOptions, addWorkerOptions
 } from './config/options.js'
+import type { SendFlags } from './send.js'
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
 
@@ -37,7 +38,7 @@ addObservabilityOptions(addRetentionOptions(addIngressOptions(addSharedOptions(p
 
 addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker')))))))
   .description('Process queued webhooks with your handler module')
-  .requiredOption('--handler <path>', 'module exporting the handler (default export or `handler`), relative to the working directory')
+  .requiredOption('--handler <path>', 'module exporting the handler or a router (default export, `handler` or `router`), relative to the working directory')
   .action(async (flags: Flags & { handler: string }) => {
     const config = loadWorkerConfig(process.env, flags)
     const { runWorker } = await import('./worker.js')
@@ -55,6 +56,24 @@ addSharedOptions(program.command('replay'))
     const config = loadReplayConfig(process.env, flags)
     const { replay } = await import('./replay.js')
     await replay(config, id === undefined ? { all: true } : { id })
+  })
+
+program.command('send')
+  .description(`Sign a webhook as the provider does and POST it; one JSON line per answer (secret: env ANVIL_SEND_SECRET)`)
+  .argument('<url>', 'where to send it, e.g. http://127.0.0.1:3000/webhooks/stripe')
+  .requiredOption('--provider <name>', 'the provider to sign as: stripe, github, shopify, …')
+  .option('--event <name>', 'a built-in sample event, e.g. invoice.paid (a wrong name lists them)')
+  .option('--file <path>', 'send this file as the body instead')
+  .option('--type <eventType>', 'the event type header, for providers that send one (github, shopify, linear, gitlab) with --file')
+  .option('--times <n>', 'send this many events, each with fresh ids (default 1)')
+  .option('--redeliver', 'send each event again, re-signed with the same id, as the provider retries: expect replayed: true')
+  .option('--public-url <url>', 'the URL the provider signs (twilio, square), when it is not the one posted to')
+  .option('--secret-file <path>', 'read the secret (discord, sendgrid: the PEM private key) from a file')
+  .option('--secret <secret>', 'the signing secret; prefer ANVIL_SEND_SECRET, which stays out of shell history and ps')
+  .action(async (url: string, flags: SendFlags) => {
+    const { planSend, send } = await import('./send.js')
+    const plan = planSend(url, flags, process.env)
+    if (!await send(plan, (line) => process.stdout.write(line + '\n'))) process.exitCode = 1
   })
 
 program.command('migrate')

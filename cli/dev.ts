@@ -11,7 +11,8 @@ import { redisUrlProblem } from '../src/redis/connect.js'
 import type { WebhookHandler } from '../src/worker/worker.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger } from './logging.js'
-import { localUrl, opensslCurl, signedCurl } from './quickstart.js'
+import { localUrl, opensslCurl, sendLine, signedCurl } from './quickstart.js'
+import { SEND_SECRET_ENV } from './send.js'
 import { closeGracefully, buildServer, listen, registerMetrics } from './server.js'
 import { setUpTracing } from './tracing.js'
 
@@ -46,7 +47,11 @@ function banner (url: string, config: DevConfig): string {
     // Sources from a file: list where each provider posts (there is no one test request to print).
     const base = url.slice(0, url.length - (config.path ?? DEFAULT_PATH).length)
     const routes = config.sources.map((source) => `  ${source.provider ?? 'anvil'}: ${base}${source.path}`)
-    return ['', 'anvil dev: ready. Sources:', ...routes, '', ''].join('\n')
+    // Secrets from the file are never printed: the send lines read theirs from ANVIL_SEND_SECRET.
+    const sends = config.sources.map((source) => '  ' + sendLine(`${base}${source.path}`, source.provider ?? 'anvil', source.publicUrl))
+    return ['', 'anvil dev: ready. Sources:', ...routes, '',
+      `Send a signed sample event to each (${SEND_SECRET_ENV} set to that source's secret; discord, sendgrid: a PEM private key):`,
+      '', ...sends, '', ''].join('\n')
   }
   const lines = [
     '',
@@ -59,7 +64,8 @@ function banner (url: string, config: DevConfig): string {
   ]
   // The dev secret is a published default, not a secret; a secret the user set is never shown.
   if (config.devSecret) lines.push(`  export WEBHOOK_SECRET=${DEV_SECRET}`)
-  lines.push('  ' + opensslCurl(url), '', '')
+  lines.push('  ' + opensslCurl(url), '', 'or with anvil send (signs like any provider; --redeliver shows the dedupe):', '')
+  lines.push(`  ${SEND_SECRET_ENV}=${config.devSecret ? DEV_SECRET : '"$WEBHOOK_SECRET"'} ${sendLine(url, 'anvil')}`, '', '')
   return lines.join('\n')
 }
 

@@ -7,8 +7,8 @@ type Module = Record<string, unknown>
 
 function handlerOf (mod: Module): WebhookHandler | undefined {
   const fallback = mod.default as Module | undefined
-  // ESM default, ESM/CJS named `handler`, then a CJS `exports.handler` that Node's import did not lift.
-  for (const candidate of [mod.default, mod.handler, fallback?.handler]) {
+  // ESM default, ESM/CJS named `handler` or `router` (createRouter() is a handler), then a CJS export Node's import did not lift.
+  for (const candidate of [mod.default, mod.handler, mod.router, fallback?.handler, fallback?.router]) {
     if (typeof candidate === 'function') return candidate as WebhookHandler
   }
   return undefined
@@ -25,7 +25,7 @@ export async function loadHandler (specifier: string, cwd = process.cwd()): Prom
   }
   const handler = handlerOf(mod)
   if (handler === undefined) {
-    throw new errors.INVALID_CONFIG(`--handler ${specifier} exports no handler: export a default function or a function named "handler"`)
+    throw new errors.INVALID_CONFIG(`--handler ${specifier} exports no handler: export a default function or router, or one named "handler" or "router"`)
   }
   return { handler, file }
 }

@@ -1,4 +1,6 @@
 import { signAnvil } from '../src/providers/anvil.js'
+import { fixtureNames } from '../src/testing/fixture.js'
+import type { ProviderName } from '../src/providers/presets.js'
 
 /** The README's test event. */
 export const QUICKSTART_BODY = '{"id":"evt_1","type":"test.ping"}'
@@ -21,4 +23,10 @@ export function localUrl (host: string, port: number, path: string): string {
   const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
   const hostPart = reachable.includes(':') ? `[${reachable}]` : reachable
   return `http://${hostPart}:${port}${path}`
+}
+
+/** `anvil send` of the provider's first sample event to `url`; the secret is left to ANVIL_SEND_SECRET. */
+export function sendLine (url: string, provider: ProviderName, publicUrl?: string): string {
+  const signedUrl = publicUrl === undefined ? '' : ` --public-url ${publicUrl}`
+  return `anvil send ${url} --provider ${provider} --event '${fixtureNames(provider)[0] ?? ''}'${signedUrl}`
 }

@@ -1,7 +1,9 @@
 // Stripe webhooks into a Fastify service: verified with the `stripe` preset, keyed on Stripe's event id,
-// handled by type. Run: REDIS_URL=redis://127.0.0.1:6379 STRIPE_WEBHOOK_SECRET=whsec_… node dist/examples/stripe.js
+// handled by the typed router of ./stripe-handlers.ts.
+// Run: REDIS_URL=redis://127.0.0.1:6379 STRIPE_WEBHOOK_SECRET=whsec_… node dist/examples/stripe.js
 import Fastify, { type FastifyInstance } from 'fastify'
 import { anvil, anvilWorker, type WebhookEvent } from '../index.js'
+import { createStripeRouter, type Report } from './stripe-handlers.js'
 
 export interface ExampleOptions {
   redisUrl: string
@@ -9,24 +11,18 @@ export interface ExampleOptions {
   secrets: string[]
   queueName?: string
   onEvent?: (event: WebhookEvent) => void | Promise<void>
+  /** Where the typed handlers say what they did; default the app's log. */
+  report?: Report
 }
 
-export async function buildStripeService ({ redisUrl, secrets, queueName, onEvent }: ExampleOptions): Promise<FastifyInstance> {
+export async function buildStripeService ({ redisUrl, secrets, queueName, onEvent, report }: ExampleOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } })
   // POST /webhooks/stripe: Stripe-Signature checked (t=…,v1=…, 300 s tolerance), 202 {jobId, replayed}.
   await app.register(anvil, { redis: redisUrl, queueName, sources: [{ path: '/webhooks/stripe', provider: 'stripe', secrets }] })
-  await app.register(anvilWorker, {
-    redis: redisUrl,
-    queueName,
-    handler: async (event) => {
-      // Stripe retries for three days, re-signing each time; Anvil's key is the event id, so this runs once per event.
-      if (event.eventType === 'checkout.session.completed') {
-        const session = event.json<{ data: { object: { id: string } } }>().data.object
-        app.log.info({ session: session.id }, 'fulfil the order')
-      }
-      await onEvent?.(event)
-    }
-  })
+  const router = createStripeRouter(report ?? ((fields) => app.log.info(fields, 'stripe')))
+  if (onEvent !== undefined) router.onAny(onEvent)
+  // The router is the worker's handler; handlers are added before the worker starts (it refuses them after).
+  await app.register(anvilWorker, { redis: redisUrl, queueName, handler: router })
   return app
 }
 

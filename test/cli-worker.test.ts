@@ -49,7 +49,7 @@ t.test('worker --handler with neither a default nor a `handler` function: exit 1
   const result = await runCli(['worker', '--handler', 'nothing.mjs'], { cwd: dir, env: { REDIS_URL: redis.url } })
   t.equal(result.code, 1)
   t.equal(result.stderr, 'anvil: invalid configuration: --handler nothing.mjs exports no handler: ' +
-    'export a default function or a function named "handler"\n')
+    'export a default function or router, or one named "handler" or "router"\n')
 })
 
 t.test('worker on SIGTERM lets an active job finish, then exits 0', async (t) => {

@@ -190,7 +190,7 @@ export const SETTINGS = {
 
 /** Every environment variable the CLI reads (the container test checks deployments set no other). */
 export const CONFIG_ENV_VARS: readonly string[] = [
-  ...Object.values(SETTINGS).flatMap((setting) => setting.env === undefined ? [] : [setting.env]), 'WEBHOOK_SECRET',
+  ...Object.values(SETTINGS).flatMap((setting) => setting.env === undefined ? [] : [setting.env]), 'WEBHOOK_SECRET', 'ANVIL_SEND_SECRET',
   ...TRACING_ENV_VARS
 ]
 

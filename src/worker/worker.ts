@@ -15,9 +15,11 @@ import { BACKOFF_TYPE, delayAfter } from '../queue/retry.js'
 import { DEFAULT_KEEP_JOBS } from '../queue/queue-settings.js'
 import { checkTelemetry } from '../queue/telemetry.js'
 import { checkWorkerOptions, type AnvilLogger, type WorkerOptions } from './worker-options.js'
+import { startHandler } from './handler-start.js'
 
 export type { AnvilLogger, WorkerOptions } from './worker-options.js'
 
+/** A function of the event, or a router (`createRouter()`), which is one. */
 export type WebhookHandler = (event: WebhookEvent) => unknown
 
 export interface AnvilWorker {
@@ -157,6 +159,8 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     async start () {
       if (running) return
       running = true
+      // A router refuses new handlers from here on (a handler added to a running worker would miss events).
+      startHandler(handler, log)
       worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil worker: stopped'))
       await worker.waitUntilReady()
       if (sweepIntervalMs > 0) {

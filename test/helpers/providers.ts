@@ -8,6 +8,8 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import anvil from '../../index.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
+import type { ProviderName } from '../../src/providers/presets.js'
+import { signRequest, type SignRequestOptions } from '../../src/testing/sign-request.js'
 import { inspectQueue } from './queue.js'
 
 export interface SignedParts {
@@ -136,4 +138,10 @@ export function conformance (t: Test, redisUrl: string, spec: ProviderSpec): voi
       t.equal((await jobsOf(spec.expectedEventId('evt_redelivered', 'dlv_re'))).length, 1, 'one job for both deliveries')
     }
   })
+}
+
+/** The testing kit's signature headers (src/testing/sign-request.ts, the one signer per provider), without its content-type: each test sets its own. */
+export function kitHeaders (provider: ProviderName, options: SignRequestOptions): Record<string, string> {
+  const { 'content-type': _contentType, ...headers } = signRequest(provider, options).headers
+  return headers
 }

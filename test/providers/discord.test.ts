@@ -1,21 +1,18 @@
 import t from 'tap'
-import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
+import { generateKeyPairSync, type KeyObject } from 'node:crypto'
 import { InteractionResponseType, InteractionType, verifyKey } from 'discord-interactions'
 import { TestRedis } from '../helpers/redis.js'
-import { conformance, sourceApp } from '../helpers/providers.js'
+import { conformance, kitHeaders, sourceApp } from '../helpers/providers.js'
 import { inspectQueue } from '../helpers/queue.js'
 
-// discord-interactions only verifies: requests are signed with Ed25519 over `timestamp + body` (Node's
-// crypto, as Discord documents), and the SDK's verifyKey is shown to accept them.
+// discord-interactions only verifies: requests are signed by the testing kit's signer (Ed25519 over
+// `timestamp + body`, as Discord documents), and the SDK's verifyKey is shown to accept them.
 const pair = (): { privateKey: KeyObject, publicHex: string } => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519')
   return { privateKey, publicHex: publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('hex') }
 }
 const [CURRENT, OLDER, WRONG] = [pair(), pair(), pair()]
-const signDiscord = (key: KeyObject, ts: number, body: string): Record<string, string> => ({
-  'x-signature-timestamp': String(ts),
-  'x-signature-ed25519': sign(null, Buffer.from(`${ts}${body}`), key).toString('hex')
-})
+const signDiscord = (key: KeyObject, ts: number, body: string): Record<string, string> => kitHeaders('discord', { body, secret: key, timestamp: ts })
 const now = (): number => Math.floor(Date.now() / 1000)
 
 const redis = await TestRedis.start()

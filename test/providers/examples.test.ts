@@ -7,18 +7,22 @@ import { buildGithubService } from '../../examples/github.js'
 import { buildShopifyService } from '../../examples/shopify.js'
 import { buildStripeService, type ExampleOptions } from '../../examples/stripe.js'
 import type { WebhookEvent } from '../../index.js'
+import { fixture } from '../../testing/index.js'
 import { TestRedis } from '../helpers/redis.js'
 
-// The README's three provider examples, run as written: a signed delivery reaches the handler with its
-// provider, type and event id, and the provider's redelivery makes no second job.
+// The README's three provider examples, run as written: a signed delivery (signed by the provider's own SDK
+// where it has a signer) reaches the handler with its provider, type and event id, the typed handlers of the
+// Stripe and GitHub examples read their payloads, and the provider's redelivery makes no second job.
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
+
+const reports: Array<Record<string, unknown>> = []
 
 async function run (t: Test, build: (o: ExampleOptions) => Promise<FastifyInstance>, queueName: string,
   request: () => Promise<{ url: string, headers: Record<string, string>, payload: string }>): Promise<WebhookEvent> {
   let arrived: (event: WebhookEvent) => void = () => {}
   const handled = new Promise<WebhookEvent>((resolve) => { arrived = resolve })
-  const app = await build({ redisUrl: redis.url, secrets: ['old-secret', 'current-secret'], queueName, onEvent: (e) => arrived(e) })
+  const app = await build({ redisUrl: redis.url, secrets: ['old-secret', 'current-secret'], queueName, onEvent: (e) => arrived(e), report: (fields) => reports.push(fields) })
   app.log.level = 'silent'
   t.teardown(() => app.close())
   await app.ready()
@@ -32,21 +36,26 @@ async function run (t: Test, build: (o: ExampleOptions) => Promise<FastifyInstan
 
 t.test('examples/stripe.ts', async (t) => {
   const stripe = new Stripe('sk_test_anvil')
-  const body = '{"id":"evt_ex","type":"checkout.session.completed","data":{"object":{"id":"cs_1"}}}'
+  const body = JSON.stringify(fixture('stripe', 'checkout.session.completed', { overrides: { id: 'evt_ex', data: { object: { id: 'cs_1' } } } }).body)
   const event = await run(t, buildStripeService, 'ex-stripe', async () => ({
     url: '/webhooks/stripe', payload: body,
     headers: { 'content-type': 'application/json', 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload: body, secret: 'current-secret' }) }
   }))
   t.match(event, { provider: 'stripe', eventType: 'checkout.session.completed', eventId: 'evt_ex' })
+  t.same(reports.filter((r) => r.fulfil === 'cs_1'), [{ fulfil: 'cs_1', amount: 2000, email: 'jenny.rosen@example.com' }], 'the typed handler ran once')
 })
 
 t.test('examples/github.ts', async (t) => {
-  const body = '{"action":"opened","number":7}'
+  const body = JSON.stringify(fixture('github', 'pull_request.opened', { overrides: { number: 7, pull_request: { number: 7 } } }).body)
   const event = await run(t, buildGithubService, 'ex-github', async () => ({
     url: '/webhooks/github', payload: body,
     headers: { 'content-type': 'application/json', 'x-hub-signature-256': await sign('current-secret', body), 'x-github-event': 'pull_request', 'x-github-delivery': 'dlv-7' }
   }))
   t.match(event, { provider: 'github', eventType: 'pull_request', eventId: 'dlv-7' })
+  t.same(reports.filter((r) => r.review === 7 || r.pullRequest === 7), [
+    { review: 7, title: 'Align the widgets', author: 'octocat', repository: 'octo-org/widgets' },
+    { pullRequest: 7, action: 'opened' }
+  ], 'the action handler, then the event handler')
 })
 
 t.test('examples/shopify.ts', async (t) => {

@@ -1,13 +1,13 @@
 import t from 'tap'
-import { createHmac } from 'node:crypto'
 import { LinearWebhookClient } from '@linear/sdk/webhooks'
 import { TestRedis } from '../helpers/redis.js'
-import { conformance } from '../helpers/providers.js'
+import { conformance, kitHeaders } from '../helpers/providers.js'
 
-// Linear's SDK only verifies: requests are signed by the documented algorithm (hex HMAC-SHA256 of the
-// raw body, whose `webhookTimestamp` is the signed timestamp), and LinearWebhookClient#verify accepts them.
+// Linear's SDK only verifies: requests are signed by the testing kit's signer (hex HMAC-SHA256 of the raw
+// body, whose `webhookTimestamp` is the signed timestamp, as documented), and LinearWebhookClient#verify accepts them.
 const [CURRENT, OLDER, WRONG] = ['lin_wh_current', 'lin_wh_older', 'lin_wh_never']
-const signLinear = (secret: string, body: string): string => createHmac('sha256', secret).update(body).digest('hex')
+// The body already holds its webhookTimestamp, and no timestamp is given: the kit signs it as it is.
+const signLinear = (secret: string, body: string): string => kitHeaders('linear', { body, secret })['linear-signature'] as string
 const bodyAt = (id: string, timestamp: number): string =>
   JSON.stringify({ action: 'create', type: 'Issue', data: { id }, webhookTimestamp: timestamp * 1000, webhookId: 'wh_1' })
 

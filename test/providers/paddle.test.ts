@@ -1,14 +1,13 @@
 import t from 'tap'
-import { createHmac } from 'node:crypto'
 import { Paddle } from '@paddle/paddle-node-sdk'
 import { TestRedis } from '../helpers/redis.js'
-import { conformance } from '../helpers/providers.js'
+import { conformance, kitHeaders } from '../helpers/providers.js'
 
-// Paddle's SDK only verifies: requests are signed by the documented algorithm (`ts=…;h1=` HMAC-SHA256
-// hex of `ts:body`), and the SDK's `webhooks.isSignatureValid` is shown to accept them.
+// Paddle's SDK only verifies: requests are signed by the testing kit's signer (`ts=…;h1=` HMAC-SHA256 hex
+// of `ts:body`, as documented), and the SDK's `webhooks.isSignatureValid` is shown to accept them.
 const [CURRENT, OLDER, WRONG] = ['pdl_ntfset_current', 'pdl_ntfset_older', 'pdl_ntfset_never']
 const signPaddle = (secret: string, body: string, ts: number): string =>
-  `ts=${ts};h1=${createHmac('sha256', secret).update(`${ts}:${body}`).digest('hex')}`
+  kitHeaders('paddle', { body, secret, timestamp: ts })['paddle-signature'] as string
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())

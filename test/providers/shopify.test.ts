@@ -1,14 +1,13 @@
 import t from 'tap'
-import { createHmac } from 'node:crypto'
 import '@shopify/shopify-api/adapters/node'
 import { ApiVersion, shopifyApi } from '@shopify/shopify-api'
 import { TestRedis } from '../helpers/redis.js'
-import { conformance } from '../helpers/providers.js'
+import { conformance, kitHeaders } from '../helpers/providers.js'
 
-// Shopify's SDK has no signer: requests are signed by the documented algorithm (base64 HMAC-SHA256 of
-// the raw body), and Shopify's own `webhooks.validate` is shown to accept what that signer produced.
+// Shopify's SDK has no signer: requests are signed by the testing kit's signer (base64 HMAC-SHA256 of the
+// raw body, as documented), and Shopify's own `webhooks.validate` is shown to accept what it produced.
 const [CURRENT, OLDER, WRONG] = ['shpss_current', 'shpss_older', 'shpss_never_listed']
-const signShopify = (secret: string, body: string): string => createHmac('sha256', secret).update(body).digest('base64')
+const signShopify = (secret: string, body: string): string => kitHeaders('shopify', { body, secret })['x-shopify-hmac-sha256'] as string
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())

@@ -1,14 +1,13 @@
 import t from 'tap'
-import { createHmac } from 'node:crypto'
 import { WebhooksHelper } from 'square'
 import { TestRedis } from '../helpers/redis.js'
-import { conformance } from '../helpers/providers.js'
+import { conformance, kitHeaders } from '../helpers/providers.js'
 
-// Square's SDK only verifies: requests are signed by the documented algorithm (base64 HMAC-SHA256 of
-// notification URL + body), and WebhooksHelper.verifySignature is shown to accept them.
+// Square's SDK only verifies: requests are signed by the testing kit's signer (base64 HMAC-SHA256 of
+// notification URL + body, as documented), and WebhooksHelper.verifySignature is shown to accept them.
 const [CURRENT, OLDER, WRONG] = ['sq-current', 'sq-older', 'sq-never']
 const URL = 'https://hooks.anvil.example/square'
-const signSquare = (key: string, body: string): string => createHmac('sha256', key).update(URL + body).digest('base64')
+const signSquare = (key: string, body: string): string => kitHeaders('square', { body, secret: key, url: URL })['x-square-hmacsha256-signature'] as string
 const bodyFor = (id: string): string => JSON.stringify({ merchant_id: 'M1', type: 'payment.updated', event_id: id, data: { id: 'p1' } })
 
 const redis = await TestRedis.start()

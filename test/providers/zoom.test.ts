@@ -2,16 +2,13 @@ import t from 'tap'
 import { createHmac } from 'node:crypto'
 import { payloadKey } from '../../src/inbound/idempotency.js'
 import { TestRedis } from '../helpers/redis.js'
-import { conformance, sourceApp } from '../helpers/providers.js'
+import { conformance, kitHeaders, sourceApp } from '../helpers/providers.js'
 import { inspectQueue } from '../helpers/queue.js'
 
-// Zoom ships no webhook SDK: requests are signed by the documented algorithm (`v0=` hex HMAC-SHA256 of
-// `v0:<ts>:<body>` with the secret token). Zoom sends no event id: the key is the body's hash.
+// Zoom ships no webhook SDK: requests are signed by the testing kit's signer, the documented algorithm
+// (`v0=` hex HMAC-SHA256 of `v0:<ts>:<body>` with the secret token). Zoom sends no event id: the key is the body's hash.
 const [CURRENT, OLDER, WRONG] = ['zoom-current', 'zoom-older', 'zoom-never']
-const signZoom = (secret: string, ts: number, body: string): Record<string, string> => ({
-  'x-zm-request-timestamp': String(ts),
-  'x-zm-signature': 'v0=' + createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')
-})
+const signZoom = (secret: string, ts: number, body: string): Record<string, string> => kitHeaders('zoom', { body, secret, timestamp: ts })
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())

@@ -1,0 +1,116 @@
+/**
+ * Compile-time contract of the router (checked by `npm run typecheck`, never run): names autocomplete and a
+ * misspelled one is an error; `event.data` narrows by name, for Stripe and GitHub from their packages (both
+ * installed here as devDependencies), JSON for the others. test/handlers-peer-types.test.ts compiles a
+ * consumer without the packages.
+ */
+import type Stripe from 'stripe'
+import type { components } from '@octokit/openapi-webhooks-types'
+import { createRouter, type JsonObject, type RoutedEvent, type WebhookEventName, type WebhookPayload } from '../../index.js'
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
+const expectType = <T extends true>(_value?: T): void => {}
+
+const router = createRouter()
+
+// ---- Stripe: Extract<Stripe.Event, { type }> ----
+router.on('stripe:charge.succeeded', (event) => {
+  expectType<Equal<typeof event.data, Stripe.ChargeSucceededEvent>>()
+  const amount: number = event.data.data.object.amount
+  return amount
+})
+router.on('stripe:invoice.paid', async (event) => {
+  const invoice: Stripe.Invoice = event.data.data.object
+  // @ts-expect-error -- an invoice has no `amount`: the payload is the invoice event's, not any event's
+  return invoice.amount
+})
+// @ts-expect-error -- misspelled event type
+router.on('stripe:invoice.payed', () => {})
+// @ts-expect-error -- misspelled provider
+router.on('strype:invoice.paid', () => {})
+// @ts-expect-error -- no provider at all
+router.on('invoice.paid', () => {})
+
+// ---- arrays: the union of the names' payloads ----
+router.on(['stripe:invoice.paid', 'stripe:invoice.payment_failed'], (event) => {
+  expectType<Equal<typeof event.data, Stripe.InvoicePaidEvent | Stripe.InvoicePaymentFailedEvent>>()
+  if (event.data.type === 'invoice.payment_failed') {
+    expectType<Equal<typeof event.data, Stripe.InvoicePaymentFailedEvent>>()
+  }
+})
+// @ts-expect-error -- one misspelled name in the array is enough
+router.on(['stripe:invoice.paid', 'stripe:invoice.payed'], () => {})
+
+// ---- wildcards ----
+router.on('stripe:*', (event) => {
+  expectType<Equal<typeof event.data, Stripe.Event>>()
+})
+
+// ---- GitHub: @octokit/openapi-webhooks-types, with and without the action ----
+router.on('github:pull_request.opened', (event) => {
+  expectType<Equal<typeof event.data, components['schemas']['webhook-pull-request-opened']>>()
+  const action: 'opened' = event.data.action
+  return [action, event.data.pull_request.title]
+})
+router.on('github:pull_request', (event) => {
+  // Every pull_request action's body: the action narrows it.
+  if (event.data.action === 'closed') {
+    const merged: boolean | null = event.data.pull_request.merged
+    return merged
+  }
+})
+router.on('github:push', (event) => {
+  const ref: string = event.data.ref
+  return ref
+})
+router.on('github:*', (event) => event.data)
+// @ts-expect-error -- no such action
+router.on('github:pull_request.opend', () => {})
+// @ts-expect-error -- GitHub names are snake_case, as in X-GitHub-Event
+router.on('github:pull-request', () => {})
+
+// ---- providers without a type package: documented names, JSON payloads ----
+router.on('shopify:orders/create', (event) => {
+  expectType<Equal<typeof event.data, JsonObject>>()
+  const total = event.data.total_price
+  // @ts-expect-error -- JSON: a field may be any JSON value, so it must be narrowed before use as a string
+  total.toUpperCase()
+})
+router.on(['slack:app_mention', 'paddle:transaction.completed', 'linear:Issue.create', 'linear:Issue', 'square:payment.updated', 'zoom:meeting.started', 'gitlab:Push Hook', 'sendgrid:delivered', 'discord:APPLICATION_COMMAND'], (event) => {
+  expectType<Equal<typeof event.data, JsonObject>>()
+})
+router.on('twilio:*', (event) => {
+  expectType<Equal<typeof event.data, Record<string, string>>>()
+})
+router.on(['standard-webhooks:user.created', 'anvil:test.ping'], (event) => event.data)
+// @ts-expect-error -- not a Shopify topic
+router.on('shopify:orders/created', () => {})
+// @ts-expect-error -- Twilio sends no event type: only twilio:* exists
+router.on('twilio:message', () => {})
+
+// ---- source(): the same names and payloads, for one source ----
+router.source('stripe-eu').on('stripe:charge.refunded', (event) => {
+  expectType<Equal<typeof event.data, Stripe.ChargeRefundedEvent>>()
+}).onAny((event) => {
+  expectType<Equal<typeof event.data, unknown>>()
+})
+// @ts-expect-error -- misspelled inside a source scope too
+router.source('stripe-eu').on('stripe:charge.refundd', () => {})
+
+// ---- onAny / onUnhandled see untyped data; chaining returns the router ----
+const chained: typeof router = router.onAny((event) => event.name).onUnhandled((event) => event.eventType)
+void chained
+
+// ---- named helper types, for a handler in its own file ----
+export async function onInvoicePaid (event: RoutedEvent<'stripe:invoice.paid'>): Promise<string> {
+  return event.data.data.object.id ?? ''
+}
+router.on('stripe:invoice.paid', onInvoicePaid)
+// @ts-expect-error -- a handler typed for one event cannot be registered for another
+router.on('stripe:charge.succeeded', onInvoicePaid)
+expectType<Equal<WebhookPayload<'stripe:invoice.paid'>, Stripe.InvoicePaidEvent>>()
+const name: WebhookEventName = 'github:issues.opened'
+void name
+// @ts-expect-error -- not an event name
+const wrong: WebhookEventName = 'github:issue.opened'
+void wrong
