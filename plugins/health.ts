@@ -5,24 +5,27 @@
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { errors } from '../src/shared/errors.js'
 import { createQueueSampler, DEFAULT_SAMPLE_TIMEOUT_MS, type QueueSampler } from '../src/queue/queue-sampler.js'
 import type { RedisInput } from '../src/redis/connect.js'
 import { compileCheck } from '../src/shared/validate.js'
+import { Opaque, Whole } from '../src/shared/schemas.js'
 
 export const DEFAULT_HEALTH_PREFIX = '/health'
 
-export interface AnvilHealthOptions {
-  /** Where the routes live: `<prefix>/live`, `<prefix>/ready`. Default `/health`. */
-  prefix?: string
-  /** The Redis to PING. Default: the `anvil` plugin's connection on this app. */
-  redis?: RedisInput
-  /** How long the PING may take. Default 1000 ms. */
-  timeoutMs?: number
-  /** A worker whose `running` counts towards readiness. Default: the `anvilWorker` on this app, if any. */
-  worker?: { readonly running: boolean }
-}
+export const AnvilHealthOptionsSchema = Type.Object({
+  /** Where the routes live: `<prefix>/live`, `<prefix>/ready`. @defaultValue `'/health'` */
+  prefix: Type.Optional(Type.String({ pattern: '^/\\S*[^/]$' })),
+  /** The Redis to PING. @defaultValue the `anvil` plugin's connection on this app */
+  redis: Type.Optional(Opaque<RedisInput>()),
+  /** How long the PING may take. @defaultValue 1000 */
+  timeoutMs: Type.Optional(Whole(1)),
+  /** A worker whose `running` counts towards readiness. @defaultValue the `anvilWorker` on this app, if any */
+  worker: Type.Optional(Type.Object({ running: Type.Readonly(Type.Boolean()) }))
+}, { additionalProperties: false })
+
+export type AnvilHealthOptions = Static<typeof AnvilHealthOptionsSchema>
 
 export interface ReadyReport {
   status: 'ready' | 'not ready'
@@ -30,12 +33,7 @@ export interface ReadyReport {
   worker?: 'running' | 'stopped'
 }
 
-const checkOptions = compileCheck(Type.Object({
-  prefix: Type.Optional(Type.String({ pattern: '^/\\S*[^/]$' })),
-  redis: Type.Optional(Type.Unknown()),
-  timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
-  worker: Type.Optional(Type.Object({ running: Type.Boolean() }))
-}, { additionalProperties: false }))
+const checkOptions = compileCheck(AnvilHealthOptionsSchema)
 
 /** What "Redis answers" means for this app; decided once the app is ready (plugins may register in any order). */
 function redisPing (app: FastifyInstance, sampler: QueueSampler | undefined): () => Promise<boolean> {

@@ -1,17 +1,28 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { Type, type Static } from '@sinclair/typebox'
 import { errors, isAnvilError } from '../src/shared/errors.js'
 import { instrumentWebhookRoute } from './route-diagnostics.js'
 import { Ingress, type EnqueueOptions } from '../src/inbound/ingress.js'
 import { throttleRepeats } from '../src/shared/throttle-repeats.js'
-import { resolveIngressOptions, type IngressOptions } from '../src/inbound/ingress-options.js'
+import { ingressProperties, resolveIngressOptions } from '../src/inbound/ingress-options.js'
 import type { EnqueueResult } from '../src/queue/webhook-queue.js'
 import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/presets.js'
+import { compileCheck } from '../src/shared/validate.js'
+import { Whole } from '../src/shared/schemas.js'
 
-export interface AnvilPluginOptions extends IngressOptions {
-  /** How long registration waits for Redis before it goes on and answers 503 until Redis is there. */
-  connectTimeoutMs?: number
-}
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000
+
+/** The ingress's options (src/inbound/ingress-options.ts) and the plugin's own. */
+export const AnvilPluginOptionsSchema = Type.Object({
+  ...ingressProperties,
+  /** How long registration waits for Redis before it goes on and answers 503 until Redis is there. @defaultValue 5000 */
+  connectTimeoutMs: Type.Optional(Whole(0, undefined, { errorMessage: 'must be a whole number >= 0' }))
+}, { additionalProperties: false })
+
+export type AnvilPluginOptions = Static<typeof AnvilPluginOptionsSchema>
+
+const checkOptions = compileCheck(AnvilPluginOptionsSchema)
 
 export interface AnvilDecorator {
   /** Enqueue from application code, with the webhooks' dedupe semantics. */
@@ -26,8 +37,6 @@ declare module 'fastify' {
     anvil: AnvilDecorator
   }
 }
-
-const DEFAULT_CONNECT_TIMEOUT_MS = 5000
 
 const acceptedSchema = {
   202: {
@@ -70,10 +79,9 @@ function toAnvilError (err: FastifyError, bodyLimit: number): FastifyError {
 }
 
 const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
+  const problem = checkOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
   const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, ...ingressOptions } = options
-  if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs < 0) {
-    throw new errors.INVALID_OPTIONS(`connectTimeoutMs must be a whole number >= 0, got ${String(connectTimeoutMs)}`)
-  }
   const resolved = resolveIngressOptions(ingressOptions)
   for (const source of resolved.sources) {
     if (URL_SIGNING_PROVIDERS.includes(source.provider as ProviderName) && source.publicUrl === undefined) {

@@ -1,12 +1,26 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { createWorker, type AnvilWorker, type WebhookHandler, type WorkerOptions } from '../src/worker/worker.js'
-import { DEFAULT_REDIS_URL } from '../src/inbound/ingress-options.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/worker/worker.js'
+import { workerSettings } from '../src/worker/worker-options.js'
+import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
+import type { RedisInput } from '../src/redis/connect.js'
+import { errors } from '../src/shared/errors.js'
+import { Opaque } from '../src/shared/schemas.js'
+import { compileCheck } from '../src/shared/validate.js'
 
-export interface AnvilWorkerPluginOptions extends Omit<WorkerOptions, 'redis' | 'logger'> {
-  handler: WebhookHandler
-  redis?: WorkerOptions['redis']
-}
+/** `createWorker`'s options (src/worker/worker-options.ts) with the handler; the logger is the app's. */
+export const AnvilWorkerPluginOptionsSchema = Type.Object({
+  /** Called with each event; a throw (or a rejection) is a failed attempt. */
+  handler: Opaque<WebhookHandler>(),
+  /** A Redis URL (Anvil connects and closes) or an ioredis client with `maxRetriesPerRequest: null` (left open). @defaultValue `'redis://127.0.0.1:6379'` */
+  redis: Type.Optional(Opaque<RedisInput>()),
+  ...workerSettings
+}, { additionalProperties: false })
+
+export type AnvilWorkerPluginOptions = Static<typeof AnvilWorkerPluginOptionsSchema>
+
+const checkOptions = compileCheck(AnvilWorkerPluginOptionsSchema)
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,6 +33,8 @@ declare module 'fastify' {
  * awaited: with Redis away it would hold `ready` until Fastify's hook timeout and keep the host down.
  */
 const anvilWorker: FastifyPluginAsync<AnvilWorkerPluginOptions> = async (app, options) => {
+  const problem = checkOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
   const { handler, redis = DEFAULT_REDIS_URL, ...rest } = options
   const worker = createWorker(handler, { ...rest, redis, logger: app.log })
   app.decorate('anvilWorker', worker)

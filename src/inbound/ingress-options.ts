@@ -1,12 +1,12 @@
-import { Type } from '@sinclair/typebox'
+/** The ingress's options: the schema, whose `Static<>` is their type, and how they resolve into what the ingress runs on. */
+import { Type, type Static } from '@sinclair/typebox'
 import {
-  DEFAULT_BODY_LIMIT, DEFAULT_ENQUEUE_TIMEOUT_MS, DEFAULT_PATH, DEFAULT_RETENTION, DEFAULT_RETRY_AFTER_SECONDS,
-  DEFAULT_SOURCE
+  DEFAULT_BODY_LIMIT, DEFAULT_ENQUEUE_TIMEOUT_MS, DEFAULT_PATH, DEFAULT_REDIS_URL, DEFAULT_RETENTION,
+  DEFAULT_RETRY_AFTER_SECONDS, DEFAULT_SOURCE
 } from '../shared/constants.js'
 import { errors } from '../shared/errors.js'
 import { createKeyDeriver, type IdempotencyStrategy, type KeyDeriver } from './idempotency.js'
 import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../queue/queue-settings.js'
-import { RetentionSchema } from '../shared/schemas.js'
 import { checkClusterPrefix, redisUrlProblem, type RedisClient, type RedisInput } from '../redis/connect.js'
 import { validateSchedule } from '../queue/retry.js'
 import {
@@ -17,91 +17,77 @@ import { type SignatureScheme } from '../signing/signature-scheme.js'
 import { anvilHmacScheme } from '../providers/anvil.js'
 import { checkTelemetry, type Telemetry } from '../queue/telemetry.js'
 import { compileCheck } from '../shared/validate.js'
-import { Prefix, QueueName, RetrySchedule } from '../shared/schemas.js'
+import { Opaque, Prefix, QueueName, RetentionSchema, RetrySchedule } from '../shared/schemas.js'
 import { deadLetterRetentionProblem } from '../queue/queue-settings.js'
 
 /** One webhook endpoint: a path, the provider that signs what arrives there, and its secrets. */
-export interface SourceOptions {
-  path: string
-  /** The preset; default `anvil` (`x-signature: sha256=<hex>`). */
-  provider?: ProviderName
-  /** Secrets (or, for `discord` and `sendgrid`, public keys); all are tried, so rotation is adding one. */
-  secrets: string[]
-  /** Seconds either way a signed timestamp may be from now; default 300, 0 turns the check off. */
-  tolerance?: number
-  /** The URL as configured at the provider (scheme, host, path), for presets that sign it (twilio, square). */
-  publicUrl?: string
-  /** Default: the provider's event id (`'provider'`); `'signature'` for `anvil`. */
-  idempotency?: IdempotencyStrategy
-  /** Names the source in dedupe keys and on jobs; default the provider's name. Must be unique. */
-  name?: string
-}
-
-export interface IngressOptions {
-  /** A Redis URL (Anvil connects and closes) or an ioredis client (left open). Default `redis://127.0.0.1:6379`. */
-  redis?: RedisInput
-  /** The HMAC secret of the default scheme. */
-  secret?: string
-  /** Several secrets, tried in turn (rotation). */
-  secrets?: string[]
-  /** A custom signature scheme instead of the default one. */
-  scheme?: SignatureScheme
-  path?: string
-  /** Names the source in keys and job data, so two sources never share a dedupe key. */
-  source?: string
-  bodyLimit?: number
-  queueName?: string
-  prefix?: string
-  dedupeWindowMs?: number
-  retrySchedule?: number[]
-  retention?: Partial<QueueSettings['retention']>
-  idempotency?: IdempotencyStrategy
-  enqueueTimeoutMs?: number
-  retryAfterSeconds?: number
-  /** Opt-in: answer 202 only once this many replicas have the write (`WAIT`); one Redis server only. */
-  replication?: { replicas: number, timeoutMs: number }
-  /** Several endpoints, each with its own provider preset; instead of secret/secrets/scheme/path/idempotency. */
-  sources?: SourceOptions[]
-  /** BullMQ telemetry (e.g. `new BullMQOtel()`): an `addBulk` span, and each job carries its request's trace context. */
-  telemetry?: Telemetry
-}
-
-const Source = Type.Object({
+export const SourceSchema = Type.Object({
+  /** The route, from `/`. */
   path: Type.String({ pattern: '^/' }),
+  /** The preset. @defaultValue `'anvil'` (`x-signature: sha256=<hex>`) */
   provider: Type.Optional(Type.Union(PROVIDER_NAMES.map((name) => Type.Literal(name)))),
+  /** Secrets (or, for `discord` and `sendgrid`, public keys); all are tried, so rotation is adding one. */
   secrets: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
+  /** Seconds either way a signed timestamp may be from now; 0 turns the check off. @defaultValue 300 */
   tolerance: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** The URL as configured at the provider (scheme, host, path), for presets that sign it (twilio, square). */
   publicUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
-  idempotency: Type.Optional(Type.Unknown()),
+  /** How the dedupe key is made. @defaultValue `'provider'` (the provider's event id); `'signature'` for `anvil` */
+  idempotency: Type.Optional(Opaque<IdempotencyStrategy>()),
+  /** Names the source in dedupe keys and on jobs; must be unique. @defaultValue the provider's name */
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))
 }, { additionalProperties: false })
 
-/** The plain-data part of the options; the rest (clients, functions) is checked by hand. */
-const IngressData = Type.Object({
-  redis: Type.Optional(Type.Unknown()),
+export type SourceOptions = Static<typeof SourceSchema>
+
+/** The ingress's options; the `anvil` plugin's add `connectTimeoutMs` (plugins/ingress.ts). */
+export const ingressProperties = {
+  /** A Redis URL (Anvil connects and closes) or an ioredis client (left open). @defaultValue `'redis://127.0.0.1:6379'` */
+  redis: Type.Optional(Opaque<RedisInput>()),
+  /** The HMAC secret of the default scheme. */
   secret: Type.Optional(Type.String({ minLength: 1 })),
+  /** Several secrets, tried in turn (rotation). */
   secrets: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
-  scheme: Type.Optional(Type.Unknown()),
+  /** A custom signature scheme instead of the default one. */
+  scheme: Type.Optional(Opaque<SignatureScheme>()),
+  /** The webhook route. @defaultValue `'/webhooks'` */
   path: Type.Optional(Type.String({ pattern: '^/' })),
+  /** Names the source in keys and job data, so two sources never share a dedupe key. @defaultValue `'default'` */
   source: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  /** The largest body accepted, in bytes; larger gets 413. @defaultValue 1048576 (1 MiB) */
   bodyLimit: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** @defaultValue `'webhooks'` */
   queueName: Type.Optional(QueueName()),
+  /** BullMQ's key prefix; a hash tag keeps a queue in one Redis Cluster slot. @defaultValue `'{anvil}'` */
   prefix: Type.Optional(Prefix()),
+  /** How long a delivery is remembered. @defaultValue 259200000 (72 h) */
   dedupeWindowMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** Delays before each retry, in ms; travels with the job. @defaultValue `[1000, 5000, 30000, 300000]` */
   retrySchedule: Type.Optional(RetrySchedule()),
+  /** How long finished jobs and dead letters stay; what is not given keeps its default. */
   retention: Type.Optional(RetentionSchema),
-  idempotency: Type.Optional(Type.Unknown()),
+  /** How the dedupe key is made. @defaultValue `'signature'` */
+  idempotency: Type.Optional(Opaque<IdempotencyStrategy>()),
+  /** How long Redis has to take an add before the answer is 503. @defaultValue 1500 */
   enqueueTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** The `retry-after` of a 503, in seconds. @defaultValue 5 */
   retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 0 })),
-  sources: Type.Optional(Type.Array(Source, { minItems: 1 })),
-  telemetry: Type.Optional(Type.Unknown()),
+  /** Opt-in: answer 202 only once this many replicas have the write (`WAIT`); one Redis server only. @defaultValue off */
   replication: Type.Optional(Type.Object({
     replicas: Type.Integer({ minimum: 1 }),
     timeoutMs: Type.Integer({ minimum: 1 })
-  }, { additionalProperties: false }))
-}, { additionalProperties: false })
+  }, { additionalProperties: false })),
+  /** Several endpoints, each with its own provider preset; instead of secret/secrets/scheme/path/idempotency. */
+  sources: Type.Optional(Type.Array(SourceSchema, { minItems: 1 })),
+  /** BullMQ telemetry (e.g. `new BullMQOtel()`): an `addBulk` span, and each job carries its request's trace context. @defaultValue off */
+  telemetry: Type.Optional(Opaque<Telemetry>())
+}
 
-const checkIngress = compileCheck(IngressData)
+export const IngressOptionsSchema = Type.Object(ingressProperties, { additionalProperties: false })
+
+export type IngressOptions = Static<typeof IngressOptionsSchema>
+
+const checkIngress = compileCheck(IngressOptionsSchema)
 
 /** A source ready to serve: its scheme built, its key deriver chosen. */
 export interface ResolvedSource {
@@ -126,8 +112,6 @@ export interface ResolvedIngress {
   replication?: { replicas: number, timeoutMs: number }
   telemetry?: Telemetry
 }
-
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
 
 function isRedisClient (value: unknown): value is RedisClient {
   return typeof value === 'object' && value !== null && typeof (value as RedisClient).duplicate === 'function'

@@ -1,4 +1,5 @@
 /** Defaults, named once. Times are milliseconds unless the name says otherwise. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
 export const DEFAULT_QUEUE_NAME = 'webhooks'
 /** A hash tag keeps every key of a queue in one Redis Cluster slot. */
 export const DEFAULT_PREFIX = '{anvil}'

@@ -3,7 +3,8 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 
 /**
  * Compiles a TypeBox schema into a check that returns the first problem as one line,
- * e.g. `bodyLimit: Expected integer`, or undefined when the value fits.
+ * e.g. `bodyLimit: Expected integer`, or undefined when the value fits. A schema with an `errorMessage`
+ * keyword words its own problem: `connectTimeoutMs must be a whole number >= 0`.
  */
 export function compileCheck<T extends TSchema> (schema: T): (value: unknown) => string | undefined {
   const compiled = TypeCompiler.Compile(schema)
@@ -13,7 +14,8 @@ export function compileCheck<T extends TSchema> (schema: T): (value: unknown) =>
     /* c8 ignore next -- Check failed, so there is an error */
     if (first === undefined) return 'invalid'
     const where = first.path === '' ? 'value' : first.path.slice(1).replaceAll('/', '.')
-    return `${where}: ${first.message}`
+    const own = (first.schema as { errorMessage?: unknown }).errorMessage
+    return typeof own === 'string' ? `${where} ${own}` : `${where}: ${first.message}`
   }
 }
 
