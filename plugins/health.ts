@@ -36,23 +36,22 @@ export interface ReadyReport {
 const checkOptions = compileCheck(AnvilHealthOptionsSchema)
 
 /** What "Redis answers" means for this app; decided once the app is ready (plugins may register in any order). */
-function redisPing (app: FastifyInstance, sampler: QueueSampler | undefined): () => Promise<boolean> {
+function redisPing (app: FastifyInstance, sampler: QueueSampler | undefined, timeoutMs: number): () => Promise<boolean> {
   if (sampler !== undefined) return async () => await sampler.ping()
   app.addHook('onReady', async () => {
     if (!app.hasDecorator('anvil')) throw new errors.INVALID_OPTIONS('health needs `redis`, or the anvil plugin on the same app')
   })
-  return async () => await app.anvil.ping()
+  return async () => await app.anvil.ping(timeoutMs)
 }
 
 const anvilHealth: FastifyPluginAsync<AnvilHealthOptions> = async (app, options) => {
   const problem = checkOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
   const prefix = options.prefix ?? DEFAULT_HEALTH_PREFIX
-  const sampler = options.redis === undefined
-    ? undefined
-    : createQueueSampler({ redis: options.redis, timeoutMs: options.timeoutMs ?? DEFAULT_SAMPLE_TIMEOUT_MS })
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SAMPLE_TIMEOUT_MS
+  const sampler = options.redis === undefined ? undefined : createQueueSampler({ redis: options.redis, timeoutMs })
   if (sampler !== undefined) app.addHook('onClose', async () => await sampler.close())
-  const ping = redisPing(app, sampler)
+  const ping = redisPing(app, sampler, timeoutMs)
   const worker = (): { readonly running: boolean } | undefined =>
     options.worker ?? (app.hasDecorator('anvilWorker') ? app.anvilWorker : undefined)
 

@@ -27,8 +27,8 @@ const checkOptions = compileCheck(AnvilPluginOptionsSchema)
 export interface AnvilDecorator {
   /** Enqueue from application code, with the webhooks' dedupe semantics. */
   enqueue (payload: Buffer | string | object, opts?: EnqueueOptions): Promise<EnqueueResult>
-  /** True when Redis answers a PING in time. */
-  ping (): Promise<boolean>
+  /** True when Redis answers a PING within `timeoutMs` (default: `enqueueTimeoutMs`). */
+  ping (timeoutMs?: number): Promise<boolean>
   readonly ingress: Ingress
 }
 
@@ -99,7 +99,7 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
 
   app.decorate('anvil', {
     enqueue: async (payload, opts) => await ingress.enqueue(payload, opts),
-    ping: async () => await ingress.queue.ping(),
+    ping: async (timeoutMs) => await ingress.queue.ping(timeoutMs),
     ingress
   } satisfies AnvilDecorator)
 

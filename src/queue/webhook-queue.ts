@@ -191,9 +191,9 @@ export class WebhookQueue {
     return await within(this.nextReady.then(() => true), ms, () => false)
   }
 
-  /** Resolves when Redis answers a PING within the timeout. */
-  async ping (): Promise<boolean> {
-    return await pingWithin(this.connection.client, this.timeoutMs)
+  /** True when Redis answers a PING within `timeoutMs` (default: the enqueue timeout). */
+  async ping (timeoutMs = this.timeoutMs): Promise<boolean> {
+    return await pingWithin(this.connection.client, timeoutMs)
   }
 
   async close (): Promise<void> {
