@@ -55,3 +55,23 @@ t.test('bad configuration: exit 1, exactly one line on stderr, no stack trace, n
     t.notMatch(result.stderr + result.stdout, /hunter2|whsec_never_print_me/, `${name}: no secret printed`)
   }))
 })
+t.test('--help shows each flag with its default and its variable, from the one settings table', async (t) => {
+  const { SETTINGS } = await import('../cli/config/settings.js')
+  /** One line per option: wrapped descriptions joined, the column padding collapsed. */
+  const flat = (help: string): string => help.replace(/\n\s+(?=[^\s-])/g, ' ').replace(/ {2,}/g, ' ')
+  const serve = await runCli(['serve', '--help'])
+  t.equal(serve.code, 0)
+  const lines = flat(serve.stdout)
+  for (const setting of Object.values(SETTINGS)) {
+    if (!lines.includes(setting.flag + ' ')) continue
+    const line = lines.split('\n').find((l) => l.trimStart().startsWith(setting.flag + ' ')) ?? ''
+    if (setting.env !== undefined) t.match(line, `env: ${setting.env})`, `${setting.flag} names ${setting.env}`)
+    if (setting.default !== undefined) t.match(line, `(default: ${setting.defaultShown ?? setting.default}`, `${setting.flag} shows its default`)
+  }
+  t.match(lines, '--port <port> port to listen on (default: 3000, env: PORT)')
+  t.match(lines, '--body-limit <bytes> largest accepted body (default: 1048576 (1 MiB), env: ANVIL_BODY_LIMIT)')
+  const dev = await runCli(['dev', '--help'])
+  t.match(flat(dev.stdout), '(default: 127.0.0.1, env: HOST)', 'dev listens on loopback by default')
+  const worker = await runCli(['worker', '--help'])
+  t.match(flat(worker.stdout), '--log-payloads <bool>', 'the worker logs payloads on request too')
+})

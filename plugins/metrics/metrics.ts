@@ -9,13 +9,13 @@ import fp from 'fastify-plugin'
 import { Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { channels, type EnqueuedMessage, type EventLabels, type ProcessedMessage, type RejectedMessage, type RespondedMessage } from '../../src/shared/diagnostics.js'
 import { errors } from '../../src/shared/errors.js'
+import { DEFAULT_METRICS_PATH } from '../../src/shared/constants.js'
 import { createQueueSampler, SAMPLED_STATES, type QueueSample, type QueueSampler, QueueSamplerOptionsSchema } from '../../src/queue/queue-sampler.js'
 import { compileCheck } from '../../src/shared/validate.js'
 import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
 import { Type, type Static } from '@sinclair/typebox'
 import { Opaque } from '../../src/shared/schemas.js'
 
-export const DEFAULT_METRICS_PATH = '/metrics'
 /** Ingress answers are fast (ms); received → handled spans retries, so it reaches hours. */
 export const INGRESS_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 export const HANDLED_BUCKETS_SECONDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 21600]

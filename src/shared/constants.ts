@@ -4,6 +4,7 @@ export const DEFAULT_QUEUE_NAME = 'webhooks'
 /** A hash tag keeps every key of a queue in one Redis Cluster slot. */
 export const DEFAULT_PREFIX = '{anvil}'
 export const DEFAULT_PATH = '/webhooks'
+export const DEFAULT_METRICS_PATH = '/metrics'
 export const DEFAULT_SOURCE = 'default'
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 /** 72 h covers Stripe's three days of redelivery. */

@@ -1,0 +1,59 @@
+/**
+ * The `anvil` program: its commands, their flags (from the settings table) and their actions. Each command
+ * loads its configuration first (so a bad value fails fast, before Fastify or BullMQ are even imported),
+ * then imports its module.
+ */
+import { Command } from 'commander'
+import { loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
+import {
+  DEV_DEFAULTS, addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
+  addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags
+} from './config/options.js'
+
+/** `version` is what `--version` prints (cli/anvil.ts reads it from the package). */
+export function createProgram (version: string): Command {
+  const program = new Command('anvil')
+    .description('Webhook gateway: verify on raw bytes, dedupe, enqueue on BullMQ, retry, dead-letter, replay.')
+    .version(version)
+    .configureOutput({ outputError: (text, write) => write(`anvil: ${text.replace(/^error: /, '')}`) })
+
+  addObservabilityOptions(addRetentionOptions(addIngressOptions(addSharedOptions(program.command('serve')))))
+    .description('Receive webhooks: verify, dedupe and enqueue them (needs WEBHOOK_SECRET)')
+    .action(async (_flags: unknown, command: Command) => {
+      const config = loadServeConfig(process.env, givenFlags(command))
+      const { serve } = await import('./serve.js')
+      await serve(config)
+    })
+
+  addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker')))))))
+    .description('Process queued webhooks with your handler module')
+    .requiredOption('--handler <path>', 'module exporting the handler (default export or `handler`), relative to the working directory')
+    .action(async (flags: { handler: string }, command: Command) => {
+      const config = loadWorkerConfig(process.env, givenFlags(command))
+      const { runWorker } = await import('./worker.js')
+      await runWorker(config, flags.handler)
+    })
+
+  addSettings(addSharedOptions(program.command('replay')), ['limit'])
+    .description('Replay dead letters onto the queue; prints one JSON line per replay')
+    .argument('[id]', 'the dead letter to replay')
+    .option('--all', 'replay every dead letter not yet replayed, oldest first')
+    .action(async (id: string | undefined, flags: { all?: boolean }, command: Command) => {
+      const given = givenFlags(command)
+      if ((id === undefined) === (flags.all !== true)) command.error('give either a dead-letter id or --all')
+      if (id !== undefined && given.limit !== undefined) command.error('--limit goes with --all, not with an id')
+      const config = loadReplayConfig(process.env, given)
+      const { replay } = await import('./replay.js')
+      await replay(config, id === undefined ? { all: true } : { id })
+    })
+
+  addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'), DEV_DEFAULTS), DEV_DEFAULTS))))
+    .description('Server and a logging worker in one process, with a private redis-server when none runs')
+    .action(async (_flags: unknown, command: Command) => {
+      const config = loadDevConfig(process.env, givenFlags(command))
+      const { dev } = await import('./dev.js')
+      await dev(config, process.env)
+    })
+
+  return program
+}
