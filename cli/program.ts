@@ -7,7 +7,7 @@ import { Command } from 'commander'
 import { loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
 import {
   DEV_DEFAULTS, addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
-  addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags
+  SETTING_GROUPS, addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags
 } from './config/options.js'
 
 /** `version` is what `--version` prints (cli/anvil.ts reads it from the package). */
@@ -17,7 +17,7 @@ export function createProgram (version: string): Command {
     .version(version)
     .configureOutput({ outputError: (text, write) => write(`anvil: ${text.replace(/^error: /, '')}`) })
 
-  addObservabilityOptions(addRetentionOptions(addIngressOptions(addSharedOptions(program.command('serve')))))
+  addObservabilityOptions(addRetentionOptions(addSettings(addIngressOptions(addSharedOptions(program.command('serve'))), SETTING_GROUPS.secrets)))
     .description('Receive webhooks: verify, dedupe and enqueue them (needs WEBHOOK_SECRET)')
     .action(async (_flags: unknown, command: Command) => {
       const config = loadServeConfig(process.env, givenFlags(command))

@@ -48,7 +48,8 @@ export const SENDER_TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as 
  * With tracing, its plugin comes first, so it sees every route and hook registered after it.
  */
 export async function buildServer (
-  config: CommonConfig & IngressConfig & RetentionConfig, log: Logger, tracing?: Pick<Tracing, 'fastifyPlugin' | 'telemetry'>
+  config: CommonConfig & IngressConfig & RetentionConfig & { allowShortSecrets?: boolean }, log: Logger,
+  tracing?: Pick<Tracing, 'fastifyPlugin' | 'telemetry'>
 ): Promise<FastifyInstance> {
   const app = createApp(log)
   if (tracing !== undefined) {
@@ -73,6 +74,7 @@ export async function buildServer (
     dedupeWindowMs: config.dedupeWindowMs,
     retrySchedule: config.retrySchedule,
     retention: config.retention,
+    allowShortSecrets: config.allowShortSecrets,
     telemetry: tracing?.telemetry
   })
   await app.register(anvilHealth)

@@ -75,3 +75,20 @@ t.test('--help shows each flag with its default and its variable, from the one s
   const worker = await runCli(['worker', '--help'])
   t.match(flat(worker.stdout), '--log-payloads <bool>', 'the worker logs payloads on request too')
 })
+
+t.test('through the CLI: a weak secret and a password in a mistyped REDIS_URL, one line each, nothing secret printed', async (t) => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ WEBHOOK_SECRET: 'hunter2' },
+      'anvil: invalid configuration: WEBHOOK_SECRET is shorter than 16 bytes: use a random one (e.g. `openssl rand -hex 32`), or ANVIL_ALLOW_SHORT_SECRETS=true for development'],
+    [{ WEBHOOK_SECRET: NEVER_PRINTED, REDIS_URL: 'redis:/:hunter2@127.0.0.1:6379' },
+      'anvil: invalid configuration: REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "redis:/***@127.0.0.1:6379")'],
+    [{ WEBHOOK_SECRET: NEVER_PRINTED, REDIS_URL: 'redis://hunter2@127.0.0.1:6379/abc' },
+      'anvil: invalid configuration: REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "redis://***@127.0.0.1:6379/abc")']
+  ]
+  await Promise.all(cases.map(async ([env, expected]) => {
+    const result = await runCli(['serve'], { env })
+    t.equal(result.code, 1)
+    t.equal(result.stderr, expected + '\n')
+    t.notMatch(result.stderr + result.stdout, /hunter2|whsec_never_print_me/)
+  }))
+})

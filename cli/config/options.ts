@@ -15,6 +15,8 @@ export type DefaultsShown = Partial<Record<SettingKey, { default?: string, shown
 export const SETTING_GROUPS = {
   shared: ['redisUrl', 'queueName', 'prefix', 'logLevel'],
   ingress: ['host', 'port', 'path', 'bodyLimit', 'dedupeWindowMs', 'retrySchedule', 'idempotency', 'config'],
+  /** `serve` only: `anvil dev` always accepts short secrets. */
+  secrets: ['allowShortSecrets'],
   worker: ['concurrency', 'shutdownTimeoutMs'],
   /** `worker` only: BullMQ's stalled-job detection, for jobs a dead or forced-off worker left active. */
   stall: ['lockDurationMs', 'stalledIntervalMs'],

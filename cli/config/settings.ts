@@ -8,10 +8,11 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { errors } from '../../src/shared/errors.js'
 import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
 import { compileCheck, type Static } from '../../src/shared/validate.js'
-import { MAX_RETRY_STEP_MS, QueueName, RetrySchedule, Whole } from '../../src/shared/schemas.js'
+import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, QueueName, RetrySchedule, Whole } from '../../src/shared/schemas.js'
+import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
 import {
   DEFAULT_BODY_LIMIT, DEFAULT_CONCURRENCY, DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_PREFIX,
-  DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_SCHEDULE, DEFAULT_SHUTDOWN_TIMEOUT_MS
+  DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_SCHEDULE, DEFAULT_SHUTDOWN_TIMEOUT_MS, MAX_BODY_LIMIT
 } from '../../src/shared/constants.js'
 
 export { DEFAULT_METRICS_PATH }
@@ -64,8 +65,8 @@ interface Setting<S extends TSchema> {
   expected: string
   parse: (raw: string) => unknown
   check: (value: unknown) => string | undefined
-  /** A rule TypeBox cannot express: true when the value breaks it. */
-  breaks?: (value: Static<S>) => boolean
+  /** A rule TypeBox cannot express, for a value the schema accepted: what is wrong ("must be …"), or undefined. */
+  breaks?: (value: Static<S>) => string | undefined
   /** How the raw value is quoted back in a message (a URL may hold a password). */
   show?: (raw: string) => string
   schema: S
@@ -101,16 +102,17 @@ function retentionSetting (
 }
 
 const MS = 'a whole number of milliseconds'
+const REDIS_URL_EXPECTED = 'a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL'
 
 export const SETTINGS = {
   redisUrl: define({
     env: 'REDIS_URL', key: 'redisUrl', flag: '--redis-url', value: '<url>', default: DEFAULT_REDIS_URL,
     description: 'Redis URL: redis://, rediss://, or redis+cluster://host:port,host:port',
-    expected: 'a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL',
+    expected: REDIS_URL_EXPECTED,
     schema: Type.String({ minLength: 1 }),
     // src/redis/connect.ts owns the URL rule; a password is never quoted back.
-    breaks: (url) => redisUrlProblem(url) !== undefined,
-    show: showUrl
+    breaks: (url) => redisUrlProblem(url) === undefined ? undefined : `must be ${REDIS_URL_EXPECTED}`,
+    show: redactUrl
   }),
   queueName: define({
     env: 'ANVIL_QUEUE', key: 'queue', flag: '--queue', value: '<name>', default: DEFAULT_QUEUE_NAME,
@@ -118,7 +120,8 @@ export const SETTINGS = {
   }),
   prefix: define({
     env: 'ANVIL_PREFIX', key: 'prefix', flag: '--prefix', value: '<prefix>', default: DEFAULT_PREFIX,
-    description: 'BullMQ key prefix', expected: 'a non-empty key prefix', schema: Type.String({ minLength: 1 })
+    description: 'BullMQ key prefix', expected: 'a non-empty key prefix', schema: Type.String({ minLength: 1 }),
+    breaks: (prefix) => new RegExp(PREFIX_PATTERN).test(prefix) ? undefined : `must be a key prefix ${PREFIX_RULE}`
   }),
   logLevel: define({
     env: 'LOG_LEVEL', key: 'logLevel', flag: '--log-level', value: '<level>', default: DEFAULT_LOG_LEVEL,
@@ -142,7 +145,9 @@ export const SETTINGS = {
   bodyLimit: define({
     env: 'ANVIL_BODY_LIMIT', key: 'bodyLimit', flag: '--body-limit', value: '<bytes>',
     default: String(DEFAULT_BODY_LIMIT), defaultShown: `${DEFAULT_BODY_LIMIT} (1 MiB)`,
-    description: 'largest accepted body', expected: 'a whole number of bytes, at least 1', schema: Whole(1), parse: toInteger
+    // No maximum in the schema: past the safe integers too, the rule below says what the most is.
+    description: 'largest accepted body', expected: 'a whole number of bytes, at least 1', schema: Type.Integer({ minimum: 1 }), parse: toInteger,
+    breaks: (bytes) => bytes > MAX_BODY_LIMIT ? `must be at most ${MAX_BODY_LIMIT} bytes (1 GiB)` : undefined
   }),
   dedupeWindowMs: define({
     env: 'ANVIL_DEDUPE_WINDOW_MS', key: 'dedupeWindowMs', flag: '--dedupe-window-ms', value: '<ms>',
@@ -202,6 +207,11 @@ export const SETTINGS = {
     description: 'off, or otlp: OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT', expected: TRACING_MODES.join(' or '),
     schema: Type.Union(TRACING_MODES.map((mode) => Type.Literal(mode)))
   }),
+  allowShortSecrets: define({
+    env: 'ANVIL_ALLOW_SHORT_SECRETS', key: 'allowShortSecrets', flag: '--allow-short-secrets', value: '<bool>', default: 'false',
+    description: `true: accept secrets shorter than ${MIN_SECRET_BYTES} bytes (for development; anvil dev always does)`,
+    expected: 'true or false', schema: Type.Union([Type.Literal('true'), Type.Literal('false')])
+  }),
   config: define({
     env: 'ANVIL_CONFIG', key: 'config', flag: '--config', value: '<file>',
     description: 'JSON or YAML sources file, { "sources": [...] }, one per provider',
@@ -232,14 +242,6 @@ export const CONFIG_ENV_VARS: readonly string[] = [
   ...TRACING_ENV_VARS
 ]
 
-/** The URL as typed, unless it holds a password (or cannot be parsed, so might): then redactUrl's form. */
-function showUrl (raw: string): string {
-  try {
-    if (new URL(raw).password === '') return raw
-  } catch {}
-  return redactUrl(raw)
-}
-
 function quote (text: string): string {
   return JSON.stringify(text.length > MAX_QUOTED ? text.slice(0, MAX_QUOTED) + '…' : text)
 }
@@ -257,8 +259,7 @@ export function read<S extends TSchema> (setting: Setting<S>, env: Env, flags: F
   const raw = fromFlag ? flagged : envValue === '' ? undefined : envValue
   if (raw === undefined) return undefined
   const value = setting.parse(raw)
-  if (setting.check(value) !== undefined || setting.breaks?.(value as Static<S>) === true) {
-    throw new errors.INVALID_CONFIG(`${nameOf(setting, flags)} must be ${setting.expected} (got ${quote(setting.show?.(raw) ?? raw)})`)
-  }
+  const problem = setting.check(value) === undefined ? setting.breaks?.(value as Static<S>) : `must be ${setting.expected}`
+  if (problem !== undefined) throw new errors.INVALID_CONFIG(`${nameOf(setting, flags)} ${problem} (got ${quote(setting.show?.(raw) ?? raw)})`)
   return value as Static<S>
 }

@@ -5,6 +5,8 @@ import type { Handshake, RequestInfo, SignatureScheme, Verified, VerifiedEvent }
 
 /** 300 s both ways: Stripe's, Slack's and Standard Webhooks' own default. */
 export const DEFAULT_TOLERANCE_SECONDS = 300
+/** A day: past that a signed timestamp guards against nothing a dedupe window would not. */
+export const MAX_TOLERANCE_SECONDS = 86_400
 
 /** What a preset is built from; `secrets` are public keys for Discord and SendGrid. */
 export interface PresetConfig {

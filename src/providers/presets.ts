@@ -1,7 +1,7 @@
 /** The provider presets by name: `provider: '<name>'` on a source picks one. */
 import { type SignatureScheme } from '../signing/signature-scheme.js'
 import { anvilHmacScheme } from './anvil.js'
-import { DEFAULT_TOLERANCE_SECONDS, type PresetConfig } from './define-preset.js'
+import { DEFAULT_TOLERANCE_SECONDS, MAX_TOLERANCE_SECONDS, type PresetConfig } from './define-preset.js'
 import { discordScheme } from './discord.js'
 import { githubScheme } from './github.js'
 import { gitlabScheme } from './gitlab.js'
@@ -16,7 +16,7 @@ import { stripeScheme } from './stripe.js'
 import { twilioScheme } from './twilio.js'
 import { zoomScheme } from './zoom.js'
 
-export { DEFAULT_TOLERANCE_SECONDS, type PresetConfig }
+export { DEFAULT_TOLERANCE_SECONDS, MAX_TOLERANCE_SECONDS, type PresetConfig }
 
 const PRESETS = {
   anvil: (config: PresetConfig) => anvilHmacScheme(config.secrets),
@@ -39,6 +39,9 @@ export type ProviderName = keyof typeof PRESETS
 export const PROVIDER_NAMES = Object.keys(PRESETS) as ProviderName[]
 export const DEFAULT_PROVIDER: ProviderName = 'anvil'
 
+/** Presets whose `secrets` are public keys (checked as keys), not shared secrets. */
+export const PUBLIC_KEY_PROVIDERS: readonly ProviderName[] = ['discord', 'sendgrid']
+
 /** Presets that sign the request URL, and so need `publicUrl` behind a proxy. */
 export const URL_SIGNING_PROVIDERS: readonly ProviderName[] = ['twilio', 'square']
 
@@ -52,10 +55,6 @@ export const SIGNATURE_HEADERS: readonly string[] = [
   'linear-signature', 'x-square-hmacsha256-signature', 'x-square-signature', 'x-zm-signature', 'x-gitlab-token',
   'x-signature-ed25519', 'x-twilio-email-event-webhook-signature'
 ]
-
-export function isProviderName (name: string): name is ProviderName {
-  return Object.hasOwn(PRESETS, name)
-}
 
 export function createPresetScheme (provider: ProviderName, config: PresetConfig): SignatureScheme {
   return PRESETS[provider](config)

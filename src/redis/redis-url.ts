@@ -73,15 +73,23 @@ function credentials (username: string, password: string): Pick<RedisTarget, 'us
   }
 }
 
-/** The URL without its password, for messages. */
+/**
+ * A URL as it may be shown in a message or a log line: as typed when it holds no credentials, else with them
+ * hidden, whether the parser reads them (`user:***@`, and a lone name, which may be the password) or not
+ * (a cluster's seed list, a slash too few: whatever stands before the last `@`). Unparseable and without
+ * an `@`, it is not shown at all.
+ */
 export function redactUrl (url: string): string {
-  try {
-    const parsed = new URL(url)
+  let parsed: URL | undefined
+  try { parsed = new URL(url) } catch {}
+  if (parsed !== undefined && parsed.host !== '') {
     if (parsed.password !== '') parsed.password = '***'
+    else if (parsed.username !== '') parsed.username = '***'
+    else return url
     return parsed.toString()
-  } catch {
-    // A cluster seed list is no URL to the parser; hide whatever stands between ':' and '@'.
-    if (/^rediss?\+cluster:\/\//i.test(url)) return url.replace(/^([a-z+]+:\/\/[^:@/]*:)[^@]*@/i, '$1***@')
-    return '<unparseable>'
   }
+  const at = url.lastIndexOf('@')
+  if (at === -1) return parsed === undefined ? '<unparseable>' : url
+  const scheme = /^[a-z][a-z0-9+.-]*:\/*/i.exec(url)?.[0] ?? ''
+  return `${scheme}***${url.slice(at)}`
 }

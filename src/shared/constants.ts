@@ -7,6 +7,8 @@ export const DEFAULT_PATH = '/webhooks'
 export const DEFAULT_METRICS_PATH = '/metrics'
 export const DEFAULT_SOURCE = 'default'
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
+/** Fastify holds a body in memory until it is verified: a gigabyte is past any webhook. */
+export const MAX_BODY_LIMIT = 1024 * 1024 * 1024
 /** 72 h covers Stripe's three days of redelivery. */
 export const DEFAULT_DEDUPE_WINDOW_MS = 72 * 60 * 60 * 1000
 export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [1000, 5000, 30000, 300000]

@@ -6,11 +6,23 @@ export const QUEUE_NAME_PATTERN = '^[^:]+$'
 /** A retry step is at most a day. */
 export const MAX_RETRY_STEP_MS = 86_400_000
 
-export const Whole = (minimum: number, maximum?: number, options: SchemaOptions = {}): TInteger =>
-  Type.Integer(maximum === undefined ? { ...options, minimum } : { ...options, minimum, maximum })
+/**
+ * A key prefix: non-empty, each `{` closed by a `}` around a name. Redis hashes only what stands in the first
+ * such pair (a hash tag), so `{x` would quietly spread a queue over a cluster's slots.
+ */
+export const PREFIX_PATTERN = '^[^{}]+$|^[^{}]*(\\{[^{}]+\\}[^{}]*)+$'
+export const PREFIX_RULE = 'whose braces pair up around a name, as in {anvil} (a Redis Cluster hash tag)'
+/** Names a source in logs, keys and metrics: printable, one line. */
+export const SOURCE_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]{1,200}$'
+
+/** A whole number, never past what a double holds exactly: a larger one is no longer the number typed. */
+export const Whole = (minimum: number, maximum = Number.MAX_SAFE_INTEGER, options: SchemaOptions = {}): TInteger =>
+  Type.Integer({ ...options, minimum, maximum })
 
 export const QueueName = (): TString => Type.String({ pattern: QUEUE_NAME_PATTERN })
-export const Prefix = (): TString => Type.String({ minLength: 1 })
+export const Prefix = (): TString => Type.String({ pattern: PREFIX_PATTERN, errorMessage: `must be a non-empty key prefix ${PREFIX_RULE}` })
+export const SourceName = (): TString =>
+  Type.String({ pattern: SOURCE_NAME_PATTERN, errorMessage: 'must be 1 to 200 characters, none of them a control character (a newline, NUL)' })
 export const RetrySchedule = () => Type.Array(Whole(0, MAX_RETRY_STEP_MS))
 
 /**

@@ -6,7 +6,7 @@ import { conformance } from '../helpers/providers.js'
 
 // Linear's SDK only verifies: requests are signed by the documented algorithm (hex HMAC-SHA256 of the
 // raw body, whose `webhookTimestamp` is the signed timestamp), and LinearWebhookClient#verify accepts them.
-const [CURRENT, OLDER, WRONG] = ['lin_wh_current', 'lin_wh_older', 'lin_wh_never']
+const [CURRENT, OLDER, WRONG] = ['lin_wh_current-0123456789', 'lin_wh_older-0123456789', 'lin_wh_never']
 const signLinear = (secret: string, body: string): string => createHmac('sha256', secret).update(body).digest('hex')
 const bodyAt = (id: string, timestamp: number): string =>
   JSON.stringify({ action: 'create', type: 'Issue', data: { id }, webhookTimestamp: timestamp * 1000, webhookId: 'wh_1' })

@@ -7,7 +7,7 @@ import { conformance } from '../helpers/providers.js'
 
 // Shopify's SDK has no signer: requests are signed by the documented algorithm (base64 HMAC-SHA256 of
 // the raw body), and Shopify's own `webhooks.validate` is shown to accept what that signer produced.
-const [CURRENT, OLDER, WRONG] = ['shpss_current', 'shpss_older', 'shpss_never_listed']
+const [CURRENT, OLDER, WRONG] = ['shpss_current-0123456789', 'shpss_older-0123456789', 'shpss_never_listed']
 const signShopify = (secret: string, body: string): string => createHmac('sha256', secret).update(body).digest('base64')
 
 const redis = await TestRedis.start()

@@ -6,7 +6,7 @@ import { inspectQueue } from '../helpers/queue.js'
 
 // Slack publishes no signer in an SDK of this list: requests are signed by the documented algorithm
 // (`v0=` hex HMAC-SHA256 of `v0:<ts>:<body>`).
-const [CURRENT, OLDER, WRONG] = ['slack-current', 'slack-older', 'slack-never']
+const [CURRENT, OLDER, WRONG] = ['slack-current-0123456789', 'slack-older-0123456789', 'slack-never']
 const signSlack = (secret: string, ts: number, body: string): Record<string, string> => ({
   'x-slack-request-timestamp': String(ts),
   'x-slack-signature': 'v0=' + createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')

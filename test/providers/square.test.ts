@@ -6,7 +6,7 @@ import { conformance } from '../helpers/providers.js'
 
 // Square's SDK only verifies: requests are signed by the documented algorithm (base64 HMAC-SHA256 of
 // notification URL + body), and WebhooksHelper.verifySignature is shown to accept them.
-const [CURRENT, OLDER, WRONG] = ['sq-current', 'sq-older', 'sq-never']
+const [CURRENT, OLDER, WRONG] = ['sq-current-0123456789', 'sq-older-0123456789', 'sq-never']
 const URL = 'https://hooks.anvil.example/square'
 const signSquare = (key: string, body: string): string => createHmac('sha256', key).update(URL + body).digest('base64')
 const bodyFor = (id: string): string => JSON.stringify({ merchant_id: 'M1', type: 'payment.updated', event_id: id, data: { id: 'p1' } })
