@@ -70,4 +70,5 @@ const anvilHealth: FastifyPluginAsync<AnvilHealthOptions> = async (app, options)
   })
 }
 
-export default fp(anvilHealth, { name: '@anvil/fastify-health', fastify: '5.x' })
+const plugin: FastifyPluginAsync<AnvilHealthOptions> = fp(anvilHealth, { name: '@anvil/fastify-health', fastify: '5.x' })
+export default plugin

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { errors, isAnvilError } from '../src/shared/errors.js'
 import { instrumentWebhookRoute } from './route-diagnostics.js'
 import { Ingress, type EnqueueOptions } from '../src/inbound/ingress.js'
@@ -13,12 +13,14 @@ import { Whole } from '../src/shared/schemas.js'
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5000
 
-/** The ingress's options (src/inbound/ingress-options.ts) and the plugin's own. */
-export const AnvilPluginOptionsSchema = Type.Object({
-  ...ingressProperties,
+const pluginProperties = {
   /** How long registration waits for Redis before it goes on and answers 503 until Redis is there. @defaultValue 5000 */
   connectTimeoutMs: Type.Optional(Whole(0, undefined, { errorMessage: 'must be a whole number >= 0' }))
-}, { additionalProperties: false })
+}
+
+/** The ingress's options (src/inbound/ingress-options.ts) and the plugin's own. */
+export const AnvilPluginOptionsSchema: TObject<typeof ingressProperties & typeof pluginProperties> =
+  Type.Object({ ...ingressProperties, ...pluginProperties }, { additionalProperties: false })
 
 export type AnvilPluginOptions = Static<typeof AnvilPluginOptionsSchema>
 
@@ -174,4 +176,6 @@ function signedUrl (request: FastifyRequest, publicUrl: string | undefined): str
   return `${request.protocol}://${request.host}${request.url}`
 }
 
-export default fp(anvil, { name: '@anvil/fastify', fastify: '5.x' })
+/** Named by its options' type, so a declaration file refers to it (and to each field's documentation). */
+const plugin: FastifyPluginAsync<AnvilPluginOptions> = fp(anvil, { name: '@anvil/fastify', fastify: '5.x' })
+export default plugin

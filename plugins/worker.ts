@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { workerSettings } from '../src/worker/worker-options.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
@@ -10,13 +10,15 @@ import { Opaque } from '../src/shared/schemas.js'
 import { compileCheck } from '../src/shared/validate.js'
 
 /** `createWorker`'s options (src/worker/worker-options.ts) with the handler; the logger is the app's. */
-export const AnvilWorkerPluginOptionsSchema = Type.Object({
+const pluginProperties = {
   /** Called with each event; a throw (or a rejection) is a failed attempt. */
   handler: Opaque<WebhookHandler>(),
   /** A Redis URL (Anvil connects and closes) or an ioredis client with `maxRetriesPerRequest: null` (left open). @defaultValue `'redis://127.0.0.1:6379'` */
-  redis: Type.Optional(Opaque<RedisInput>()),
-  ...workerSettings
-}, { additionalProperties: false })
+  redis: Type.Optional(Opaque<RedisInput>())
+}
+
+export const AnvilWorkerPluginOptionsSchema: TObject<typeof pluginProperties & typeof workerSettings> =
+  Type.Object({ ...pluginProperties, ...workerSettings }, { additionalProperties: false })
 
 export type AnvilWorkerPluginOptions = Static<typeof AnvilWorkerPluginOptionsSchema>
 
@@ -44,4 +46,5 @@ const anvilWorker: FastifyPluginAsync<AnvilWorkerPluginOptions> = async (app, op
   app.addHook('onClose', async () => await worker.close())
 }
 
-export default fp(anvilWorker, { name: '@anvil/fastify-worker', fastify: '5.x' })
+const plugin: FastifyPluginAsync<AnvilWorkerPluginOptions> = fp(anvilWorker, { name: '@anvil/fastify-worker', fastify: '5.x' })
+export default plugin

@@ -207,4 +207,5 @@ const anvilMetrics: FastifyPluginAsync<AnvilMetricsOptions> = async (app, option
   }
 }
 
-export default fp(anvilMetrics, { name: '@anvil/fastify-metrics', fastify: '5.x' })
+const plugin: FastifyPluginAsync<AnvilMetricsOptions> = fp(anvilMetrics, { name: '@anvil/fastify-metrics', fastify: '5.x' })
+export default plugin

@@ -1,5 +1,5 @@
 /** The ingress's options: the schema, whose `Static<>` is their type, and how they resolve into what the ingress runs on. */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TObject } from '@sinclair/typebox'
 import {
   DEFAULT_BODY_LIMIT, DEFAULT_ENQUEUE_TIMEOUT_MS, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_AFTER_SECONDS,
   DEFAULT_SOURCE, MAX_BODY_LIMIT
@@ -16,11 +16,10 @@ import { endpointProperties, resolveSources, type ResolvedSource } from './sourc
 
 export { SourceSchema, type ResolvedSource, type SourceOptions } from './source-options.js'
 
-/** The ingress's options; the `anvil` plugin's add `connectTimeoutMs` (plugins/ingress.ts). */
-export const ingressProperties = {
+/** Where the queue is and how it behaves; with the endpoints, the ingress's options. */
+const queueProperties = {
   /** A Redis URL (Anvil connects and closes) or an ioredis client (left open). @defaultValue `'redis://127.0.0.1:6379'` */
   redis: Type.Optional(Opaque<RedisInput>()),
-  ...endpointProperties,
   /** The largest body accepted, in bytes (at most 1 GiB); larger gets 413. @defaultValue 1048576 (1 MiB) */
   bodyLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_BODY_LIMIT })),
   /** @defaultValue `'webhooks'` */
@@ -46,7 +45,13 @@ export const ingressProperties = {
   telemetry: Type.Optional(Opaque<Telemetry>())
 }
 
-export const IngressOptionsSchema = Type.Object(ingressProperties, { additionalProperties: false })
+/**
+ * The ingress's options; the `anvil` plugin's add `connectTimeoutMs` (plugins/ingress.ts). Typed by name, so
+ * the declarations keep each field's documentation.
+ */
+export const ingressProperties: typeof endpointProperties & typeof queueProperties = { ...endpointProperties, ...queueProperties }
+
+export const IngressOptionsSchema: TObject<typeof ingressProperties> = Type.Object(ingressProperties, { additionalProperties: false })
 
 export type IngressOptions = Static<typeof IngressOptionsSchema>
 

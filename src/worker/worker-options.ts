@@ -1,5 +1,5 @@
 /** The options of `createWorker` (and the worker plugin): the schema, whose `Static<>` is their type, and its check. */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TObject } from '@sinclair/typebox'
 import type { RedisInput } from '../redis/connect.js'
 import type { Telemetry } from '../queue/telemetry.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
@@ -41,13 +41,15 @@ export const workerSettings = {
   telemetry: Type.Optional(Opaque<Telemetry>())
 }
 
-export const WorkerOptionsSchema = Type.Object({
+const connectionProperties = {
   /** A Redis URL (Anvil connects and closes) or an ioredis client with `maxRetriesPerRequest: null` (left open). */
   redis: Opaque<RedisInput>(),
-  ...workerSettings,
   /** Where the worker's lines go. @defaultValue silent */
   logger: Type.Optional(Opaque<AnvilLogger>())
-}, { additionalProperties: false })
+}
+
+export const WorkerOptionsSchema: TObject<typeof connectionProperties & typeof workerSettings> =
+  Type.Object({ ...connectionProperties, ...workerSettings }, { additionalProperties: false })
 
 export type WorkerOptions = Static<typeof WorkerOptionsSchema>
 
