@@ -7,16 +7,10 @@ import type { WebhookJobData } from './job-data.js'
 export interface BatchJob { data: WebhookJobData, opts: JobsOptions & { jobId: string } }
 
 /**
- * Adds a batch of jobs with one socket write and no pipeline object.
- *
- * `Queue.addBulk` builds an ioredis pipeline per batch, onto which ioredis copies every script BullMQ defined
- * on the connection: that costs more CPU than a job's own script call (bench/README.md). Instead, each job's
- * add script is sent through BullMQ's `addJobToTransaction`, which is public so that batches can share a
- * transaction; it writes its command before it first awaits. With the socket corked around the loop, the
- * commands leave in one write.
- *
- * Only on one Redis server: a cluster client writes to node sockets of its own (the caller uses `addBulk`).
- * The adds are independent, as in `addBulk`'s pipeline: each job's script is atomic on its own.
+ * Adds a batch of jobs with one socket write and no pipeline object: `Queue.addBulk`'s pipeline gets a copy of
+ * every script BullMQ defined, per batch. Each add goes through BullMQ's public `addJobToTransaction`, which
+ * writes before it first awaits, so a corked socket sends them together. Each add is atomic on its own, as in
+ * `addBulk`. One Redis server only: a cluster client writes to sockets of its own (the caller uses `addBulk`).
  */
 export async function addCorked (queue: Queue<WebhookJobData>, connection: Redis, jobs: BatchJob[]): Promise<string[]> {
   const client = await queue.backend.client
@@ -60,11 +54,9 @@ function optionsCheckOf (queue: Queue<WebhookJobData>): JobOptionsCheck {
 }
 
 /**
- * The stored form of a new job, as `new Job(…).asJSON()` makes it for a standard job (no parent, delay,
- * priority or repeat), without building a `Job` first: the Job object and `asJSON` showed in the ingress's
- * CPU profile, and nothing here reads the object. The options are used as given: `jobOptions()` sets
- * `attempts` and an object `backoff`, which is what BullMQ's constructor would normalise them to.
- * test/add-batch.test.ts holds a job added this way equal to one added through `Queue.add`.
+ * A new job's stored form, as `new Job(…).asJSON()` makes it for a standard job, without the `Job` (it showed
+ * in the ingress's CPU profile). `jobOptions()` already gives the options BullMQ would normalise them to;
+ * test/add-batch.test.ts holds such a job equal to one added through `Queue.add`.
  */
 function toJobJson ({ data, opts }: BatchJob): JobJson {
   return {

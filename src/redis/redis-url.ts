@@ -74,10 +74,8 @@ function credentials (username: string, password: string): Pick<RedisTarget, 'us
 }
 
 /**
- * A URL as it may be shown in a message or a log line: as typed when it holds no credentials, else with them
- * hidden, whether the parser reads them (`user:***@`, and a lone name, which may be the password) or not
- * (a cluster's seed list, a slash too few: whatever stands before the last `@`). Unparseable and without
- * an `@`, it is not shown at all.
+ * A URL fit for a message: as typed without credentials, else with them hidden, parsed (`user:***@`; a lone
+ * name may be the password) or not (a seed list, a slash too few: all before the last `@`).
  */
 export function redactUrl (url: string): string {
   let parsed: URL | undefined

@@ -4,12 +4,9 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { closestName } from './closest-name.js'
 
 /**
- * Compiles a TypeBox schema into a check that returns the first problem as one line, e.g.
- * `bodyLimit: Expected integer`, or undefined when the value fits. Where TypeBox's own words help little,
- * the line says more: a schema with an `errorMessage` keyword words its own problem (`connectTimeoutMs must be
- * a whole number >= 0`), a choice of names lists them, and an unknown key next to a known one asks whether
- * that was meant (`sources.0.secret: Unexpected property; did you mean secrets?`). Values are never quoted:
- * the one at fault may be a secret.
+ * Compiles a TypeBox schema into a check that returns the first problem as one line (`bodyLimit: Expected
+ * integer`), or undefined. It never quotes the value (it may be a secret), and says more where TypeBox says
+ * little: a schema's own `errorMessage`, the names of a choice, the known key a misspelt one meant.
  */
 export function compileCheck<T extends TSchema> (schema: T): (value: unknown) => string | undefined {
   const compiled = TypeCompiler.Compile(schema)

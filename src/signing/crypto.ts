@@ -2,10 +2,7 @@
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type BinaryLike, type KeyObject } from 'node:crypto'
 import { errors } from '../shared/errors.js'
 
-/**
- * The secrets as HMAC keys, made once when the scheme is built: an HMAC keyed with a string or Buffer
- * imports the key on every call, about a quarter of a small body's check (bench/verify.mjs).
- */
+/** The secrets as HMAC keys, made once: an HMAC keyed with a string or Buffer imports the key on every call. */
 export function hmacKeys (secrets: ReadonlyArray<string | Buffer>): KeyObject[] {
   return secrets.map((secret) => createSecretKey(typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret))
 }

@@ -36,9 +36,8 @@ function isUnrecoverable (err: Error): boolean {
 }
 
 /**
- * Notes on the job that its handler gave up, when the stack BullMQ keeps would not say so: a subclass of
- * UnrecoverableError has its own name on the stack's first line. A sweep finding the job failed on its last
- * attempt can then still tell it from an exhausted one. Best effort: the handler's error goes on regardless.
+ * Notes on the job that its handler gave up where the stack BullMQ keeps would not say so (a subclass of
+ * UnrecoverableError heads it with its own name), for a sweep that finds the job failed on its last attempt.
  */
 export async function noteUnrecoverable (job: Job, err: unknown): Promise<void> {
   if (!(err instanceof Error) || !isUnrecoverable(err) || err.stack?.startsWith('UnrecoverableError') === true) return
@@ -68,10 +67,9 @@ export function failureContextOf (job: Job, err?: Error, notes: readonly string[
 }
 
 /**
- * Copies a finally-failed job into the dead-letter queue. Idempotent: the dead letter's id derives from
- * the job's, and the first entry is kept, so the `failed` listener and the sweep may both call it.
- * The failed job stays where it is: removing it would drop its dedupe key and let a redelivery in.
- * `notes` reads the job's log, for a caller without the error (the sweep).
+ * Copies a finally-failed job into the dead-letter queue, once: the letter's id derives from the job's, so the
+ * listener and the sweep (which has no error, only `notes`, the job's log) may both call it. The failed job
+ * stays: removing it would drop its dedupe key and let a redelivery in.
  */
 export async function deadLetter (
   dead: Queue<DeadLetterData>, job: Job<WebhookJobData>, err?: Error, notes?: () => Promise<readonly string[]>
