@@ -10,9 +10,7 @@ import { Type } from '@sinclair/typebox'
 import { parse, YAMLParseError } from 'yaml'
 import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
-import { sourceProperties, type SourceOptions } from '../../src/inbound/source-options.js'
-import { DEFAULT_PROVIDER, PUBLIC_KEY_PROVIDERS } from '../../src/providers/presets.js'
-import { secretProblem } from '../../src/signing/secret-problem.js'
+import { sourceProperties, weakSecret, type SourceOptions } from '../../src/inbound/source-options.js'
 import { compileCheck } from '../../src/shared/validate.js'
 import { SETTINGS } from './settings.js'
 
@@ -85,19 +83,16 @@ export function parseSourcesFile (text: string, file: string, env: Env = {}, all
   // The problem names a field and the rule it breaks, never the value: a secret is never quoted back.
   if (problem !== undefined) throw new errors.INVALID_CONFIG(`${file}: ${problem}`)
   const { sources } = parsed as { sources: Array<SourceOptions & { idempotency?: IdempotencyStrategy }> }
-  return sources.map((source, index) => ({
-    ...source,
-    secrets: source.secrets.map((secret, i) => {
-      const where = `${file}: sources.${index}.secrets.${i}`
-      const value = expandSecret(secret, env, where)
-      // Discord's and SendGrid's are public keys, checked as keys by their presets.
-      if (PUBLIC_KEY_PROVIDERS.includes(source.provider ?? DEFAULT_PROVIDER)) return value
-      const weak = secretProblem(value, allowShort, `${SETTINGS.allowShortSecrets.env as string}=true`)
-      const from = ENV_REFERENCE.exec(secret)?.[1]
-      if (weak !== undefined) throw new errors.INVALID_CONFIG(`${where}${from === undefined ? '' : ` (\${${from}})`} ${weak}`)
-      return value
-    })
-  }))
+  return sources.map((source, index) => {
+    const secrets = source.secrets.map((secret, i) => expandSecret(secret, env, `${file}: sources.${index}.secrets.${i}`))
+    const weak = weakSecret(source.provider, secrets, allowShort, `${SETTINGS.allowShortSecrets.env as string}=true`)
+    if (weak !== undefined) {
+      const [i, problem] = weak
+      const from = ENV_REFERENCE.exec(source.secrets[i] as string)?.[1]
+      throw new errors.INVALID_CONFIG(`${file}: sources.${index}.secrets.${i}${from === undefined ? '' : ` (\${${from}})`} ${problem}`)
+    }
+    return { ...source, secrets }
+  })
 }
 
 export function loadSourcesFile (file: string, env: Env = {}, allowShort = false): SourceOptions[] {

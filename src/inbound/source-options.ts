@@ -91,11 +91,7 @@ export function resolveSources (opts: EndpointOptions): ResolvedSource[] {
       seen.add(source[key])
     }
   }
-  opts.sources.forEach((source, index) => {
-    // Discord's and SendGrid's are public keys, checked as keys by their presets.
-    if (PUBLIC_KEY_PROVIDERS.includes(source.provider ?? DEFAULT_PROVIDER)) return
-    source.secrets.forEach((secret, i) => checkSecret(secret, `sources.${index}.secrets.${i}`, allowShort))
-  })
+  opts.sources.forEach((source, index) => checkSecrets(source.provider, source.secrets, `sources.${index}.secrets`, allowShort))
   return resolved
 }
 
@@ -105,7 +101,8 @@ function singleSource (opts: EndpointOptions, allowShort: boolean): ResolvedSour
   if (opts.scheme === undefined && secrets.length === 0) {
     throw new errors.INVALID_OPTIONS('secret (or secrets, or scheme) is required, or sources')
   }
-  secrets.forEach((secret, i) => checkSecret(secret, opts.secrets === undefined ? 'secret' : `secrets.${i}`, allowShort))
+  if (opts.secret !== undefined) checkSecrets(DEFAULT_PROVIDER, [opts.secret], 'secret', allowShort)
+  if (opts.secrets !== undefined) checkSecrets(DEFAULT_PROVIDER, opts.secrets, 'secrets', allowShort)
   const scheme = opts.scheme ?? anvilHmacScheme(secrets)
   return {
     name: opts.source ?? DEFAULT_SOURCE,
@@ -116,9 +113,25 @@ function singleSource (opts: EndpointOptions, allowShort: boolean): ResolvedSour
   }
 }
 
-function checkSecret (secret: string, where: string, allowShort: boolean): void {
-  const problem = secretProblem(secret, allowShort, 'allowShortSecrets: true')
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(`${where} ${problem}`)
+/**
+ * The first of a source's shared secrets that breaks the rule (src/signing/secret-problem.ts), as its index
+ * and the problem; Discord's and SendGrid's are public keys, which their presets check as keys.
+ */
+export function weakSecret (
+  provider: ProviderName | undefined, secrets: readonly string[], allowShort: boolean, allowing: string
+): [number, string] | undefined {
+  if (PUBLIC_KEY_PROVIDERS.includes(provider ?? DEFAULT_PROVIDER)) return undefined
+  for (const [index, secret] of secrets.entries()) {
+    const problem = secretProblem(secret, allowShort, allowing)
+    if (problem !== undefined) return [index, problem]
+  }
+  return undefined
+}
+
+/** `where` names the list (`secrets`) or, for one secret, the secret itself (`secret`). */
+function checkSecrets (provider: ProviderName | undefined, secrets: readonly string[], where: string, allowShort: boolean): void {
+  const weak = weakSecret(provider, secrets, allowShort, 'allowShortSecrets: true')
+  if (weak !== undefined) throw new errors.INVALID_OPTIONS(`${where === 'secret' ? where : `${where}.${weak[0]}`} ${weak[1]}`)
 }
 
 function resolveSource (source: SourceOptions, index: number): ResolvedSource {
