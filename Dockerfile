@@ -18,6 +18,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
+COPY migrations ./migrations
 # A sample handler, so `worker` runs out of the box; real deployments build FROM this image and add theirs.
 COPY examples/handler.js ./examples/handler.js
 RUN ln -s /app/dist/cli/anvil.js /usr/local/bin/anvil && chmod +x /app/dist/cli/anvil.js

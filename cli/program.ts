@@ -4,7 +4,7 @@
  * then imports its module.
  */
 import { Command } from 'commander'
-import { loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
+import { loadDevConfig, loadMigrateConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
 import {
   DEV_DEFAULTS, addDeadLetterRetentionOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
   SETTING_GROUPS, addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags
@@ -45,6 +45,14 @@ export function createProgram (version: string): Command {
       const config = loadReplayConfig(process.env, given)
       const { replay } = await import('./replay.js')
       await replay(config, id === undefined ? { all: true } : { id })
+    })
+
+  addSettings(program.command('migrate'), SETTING_GROUPS.database)
+    .description('Apply the PostgreSQL migrations (outgoing webhooks, the journal); safe to run again and from several processes')
+    .action(async (_flags: unknown, command: Command) => {
+      const config = loadMigrateConfig(process.env, givenFlags(command))
+      const { runMigrate } = await import('./migrate.js')
+      await runMigrate(config)
     })
 
   addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'), DEV_DEFAULTS), DEV_DEFAULTS))))

@@ -6,7 +6,7 @@ import {
 } from '../cli/config/options.js'
 import { isAnvilError } from '../src/shared/errors.js'
 import {
-  DEV_SECRET, loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
+  DEV_SECRET, loadDevConfig, loadMigrateConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
 } from '../cli/config/load-config.js'
 import { resolveIngressOptions } from '../src/inbound/ingress-options.js'
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/shared/constants.js'
@@ -309,15 +309,18 @@ t.test('each command has a flag for every setting its loader reads, and reads ev
   const { createProgram } = await import('../cli/program.js')
   const { SETTINGS } = await import('../cli/config/settings.js')
   const loaders: Record<string, (env: Env, flags: Flags) => unknown> = {
-    serve: loadServeConfig, worker: loadWorkerConfig, replay: loadReplayConfig, dev: loadDevConfig
+    serve: loadServeConfig, worker: loadWorkerConfig, replay: loadReplayConfig, dev: loadDevConfig,
+    migrate: loadMigrateConfig
   }
+  /** What a command needs set to load at all. */
+  const required: Record<string, Env> = { migrate: { ANVIL_DATABASE_URL: 'postgres://127.0.0.1/anvil' } }
   const program = createProgram('0.0.0')
   for (const [name, load] of Object.entries(loaders)) {
     const command = program.commands.find((c) => c.name() === name)
     if (command === undefined) throw new Error(`no ${name} command`)
     const envRead = new Set<string>()
     const flagsRead = new Set<string>()
-    const env = new Proxy<Env>({ WEBHOOK_SECRET: SECRET }, { get: (target, key: string) => { envRead.add(key); return target[key] } })
+    const env = new Proxy<Env>({ WEBHOOK_SECRET: SECRET, ...required[name] }, { get: (target, key: string) => { envRead.add(key); return target[key] } })
     const flags = new Proxy<Flags>({}, { get: (target, key: string) => { flagsRead.add(key); return target[key] } })
     load(env, flags)
     envRead.delete('WEBHOOK_SECRET')

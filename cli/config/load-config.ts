@@ -217,6 +217,20 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
   }
 }
 
+/** `anvil migrate`, and every command that uses PostgreSQL: the database is required there. */
+export interface DatabaseConfig {
+  databaseUrl: string
+  dbSchema?: string
+}
+
+export function loadMigrateConfig (env: Env, flags: Flags = {}): DatabaseConfig & { logLevel: LogLevel } {
+  const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
+  if (databaseUrl === undefined) {
+    throw new errors.INVALID_CONFIG(`${SETTINGS.databaseUrl.env} (or ${SETTINGS.databaseUrl.flag}) is required: the PostgreSQL URL, e.g. postgres://user@host:5432/db`)
+  }
+  return { databaseUrl, dbSchema: read(SETTINGS.dbSchema, env, flags), logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL }
+}
+
 export function loadReplayConfig (env: Env, flags: Flags = {}): ReplayConfig {
   return { ...common(env, flags), limit: read(SETTINGS.limit, env, flags) }
 }

@@ -27,7 +27,9 @@ export const SETTING_GROUPS = {
   /** The long-running commands: where health and metrics are served, and what is logged. */
   observability: ['metricsPath', 'metricsPort', 'tracing', 'logPayloads'],
   /** `anvil worker` listens too: health probes and metrics. */
-  workerHttp: ['host', 'port']
+  workerHttp: ['host', 'port'],
+  /** `anvil migrate`: PostgreSQL, and what it logs. */
+  database: ['databaseUrl', 'dbSchema', 'logLevel']
 } as const satisfies Record<string, readonly SettingKey[]>
 
 /** `anvil dev` runs on a laptop: loopback, and a Redis found or started for it. */

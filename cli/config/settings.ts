@@ -7,12 +7,14 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { errors } from '../../src/shared/errors.js'
 import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
+import { databaseUrlProblem } from '../../src/db/database-url.js'
+import { SCHEMA_PATTERN } from '../../src/db/database.js'
 import { compileCheck, type Static } from '../../src/shared/validate.js'
 import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, QueueName, RetrySchedule, Whole } from '../../src/shared/schemas.js'
 import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
 import {
   DEFAULT_BODY_LIMIT, DEFAULT_CONCURRENCY, DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_PREFIX,
-  DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_SCHEDULE, DEFAULT_SHUTDOWN_TIMEOUT_MS, MAX_BODY_LIMIT
+  DEFAULT_DB_SCHEMA, DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_SCHEDULE, DEFAULT_SHUTDOWN_TIMEOUT_MS, MAX_BODY_LIMIT
 } from '../../src/shared/constants.js'
 
 export { DEFAULT_METRICS_PATH }
@@ -103,6 +105,7 @@ function retentionSetting (
 
 const MS = 'a whole number of milliseconds'
 const REDIS_URL_EXPECTED = 'a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL'
+const DATABASE_URL_EXPECTED = 'a postgres:// or postgresql:// URL'
 
 export const SETTINGS = {
   redisUrl: define({
@@ -216,6 +219,17 @@ export const SETTINGS = {
     env: 'ANVIL_CONFIG', key: 'config', flag: '--config', value: '<file>',
     description: 'JSON or YAML sources file, { "sources": [...] }, one per provider',
     expected: 'the path of a JSON or YAML sources file', schema: Type.String({ minLength: 1 })
+  }),
+  databaseUrl: define({
+    env: 'ANVIL_DATABASE_URL', key: 'databaseUrl', flag: '--database-url', value: '<url>', description: 'PostgreSQL URL',
+    expected: DATABASE_URL_EXPECTED, schema: Type.String({ minLength: 1 }),
+    breaks: (url) => databaseUrlProblem(url) === undefined ? undefined : `must be ${DATABASE_URL_EXPECTED}`,
+    show: redactUrl
+  }),
+  dbSchema: define({
+    env: 'ANVIL_DB_SCHEMA', key: 'dbSchema', flag: '--db-schema', value: '<name>', default: DEFAULT_DB_SCHEMA,
+    description: "the schema Anvil's tables live in", expected: 'a lower-case SQL identifier (a-z, 0-9, _)',
+    schema: Type.String({ pattern: SCHEMA_PATTERN.source })
   }),
   limit: define({
     key: 'limit', flag: '--limit', value: '<n>', description: 'with --all: at most this many',

@@ -39,3 +39,10 @@ export const EVENT_JOB_PREFIX = 'e_'
 export const DEAD_JOB_PREFIX = 'd_'
 export const REPLAY_JOB_PREFIX = 'r_'
 export const STALLED_MESSAGE = 'job stalled more than allowable limit'
+
+/** PostgreSQL: every table, index and migration record of Anvil lives in this schema. */
+export const DEFAULT_DB_SCHEMA = 'anvil'
+/** A pool's connection attempt, and any one statement, gives up after this long. */
+export const DEFAULT_DB_CONNECT_TIMEOUT_MS = 5000
+export const DEFAULT_DB_STATEMENT_TIMEOUT_MS = 30000
+export const DEFAULT_DB_POOL_SIZE = 10

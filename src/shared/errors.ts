@@ -18,7 +18,12 @@ export const errors = {
   INVALID_CONFIG: createError('ANVIL_ERR_INVALID_CONFIG', 'Invalid configuration: %s', 500),
   INVALID_PAYLOAD: createError('ANVIL_ERR_INVALID_PAYLOAD', 'Invalid payload: %s', 400),
   DEAD_LETTER_NOT_FOUND: createError('ANVIL_ERR_DEAD_LETTER_NOT_FOUND', 'No dead letter with id %s', 404),
-  NO_REDIS: createError('ANVIL_ERR_NO_REDIS', 'No Redis: %s', 500)
+  NO_REDIS: createError('ANVIL_ERR_NO_REDIS', 'No Redis: %s', 500),
+  DATABASE_UNAVAILABLE: createError('ANVIL_ERR_DATABASE_UNAVAILABLE', 'Database unavailable: %s', 503),
+  MIGRATION_CHANGED: createError('ANVIL_ERR_MIGRATION_CHANGED', 'Migration %s was changed after it was applied', 500),
+  UNAUTHORIZED: createError('ANVIL_ERR_UNAUTHORIZED', 'Missing or wrong admin token', 401, Error, NO_STACK),
+  NOT_FOUND: createError('ANVIL_ERR_NOT_FOUND', '%s', 404),
+  BAD_REQUEST: createError('ANVIL_ERR_BAD_REQUEST', '%s', 400)
 } as const
 
 export type AnvilError = InstanceType<(typeof errors)[keyof typeof errors]>

@@ -7,7 +7,7 @@ import Fastify from 'fastify'
 import { Registry } from 'prom-client'
 import { Redis } from 'ioredis'
 import anvil, {
-  anvilHealth, anvilMetrics, anvilWorker, type AnvilHealthOptions, type AnvilMetricsOptions, type AnvilPluginOptions,
+  anvilAdmin, anvilHealth, anvilMetrics, anvilWorker, type AnvilHealthOptions, type AnvilMetricsOptions, type AnvilPluginOptions,
   type AnvilWorkerPluginOptions, type EnqueueResult, type IngressOptions, type SourceOptions, type WebhookEvent
 } from '@anvil/fastify'
 import { expectType } from './assert.js'
@@ -102,3 +102,8 @@ await app.register(anvilMetrics, { processMetric: true })
 await app.register(anvilMetrics, { queue: { redis: 6379 } })
 expectType<string | false | undefined>()(({} as AnvilMetricsOptions).path)
 expectType<Registry>()(app.anvilMetrics.registry)
+
+// anvilAdmin
+await app.register(anvilAdmin, { token: 'a-token-of-16-chars-or-more', prefix: '/ops' })
+// @ts-expect-error the token is required
+await app.register(anvilAdmin, { prefix: '/ops' })

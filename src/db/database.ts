@@ -1,0 +1,95 @@
+import pg from 'pg'
+import {
+  DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_POOL_SIZE, DEFAULT_DB_SCHEMA, DEFAULT_DB_STATEMENT_TIMEOUT_MS
+} from '../shared/constants.js'
+import { errors } from '../shared/errors.js'
+import { databaseUrlProblem } from './database-url.js'
+
+/** A PostgreSQL connection given as a URL (Anvil creates and closes a pool) or a `pg.Pool` (the caller owns it). */
+export type DatabaseInput = string | pg.Pool
+
+/** A schema name Anvil will quote itself: plain lower-case identifiers only. */
+export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/
+
+export interface DatabaseOptions {
+  /** @defaultValue `'anvil'` */
+  schema?: string
+  /** Pool size when Anvil makes the pool. @defaultValue 10 */
+  max?: number
+}
+
+export interface Database {
+  readonly pool: pg.Pool
+  readonly schema: string
+  /** True when Anvil created the pool and so must end it. */
+  readonly owned: boolean
+  /** A table's qualified, quoted name: `"anvil"."endpoints"`. */
+  table (name: string): string
+  close (): Promise<void>
+}
+
+export function isPool (value: unknown): value is pg.Pool {
+  return typeof value === 'object' && value !== null && typeof (value as pg.Pool).connect === 'function' &&
+    typeof (value as pg.Pool).query === 'function' && typeof (value as pg.Pool).end === 'function'
+}
+
+export function checkSchema (schema: string): string {
+  if (!SCHEMA_PATTERN.test(schema)) {
+    throw new errors.INVALID_OPTIONS(`database schema must match ${String(SCHEMA_PATTERN)}, got ${JSON.stringify(schema)}`)
+  }
+  return schema
+}
+
+/**
+ * Opens Anvil's view of a database. A pool made here has a bounded connect time and statement timeout, so a
+ * PostgreSQL that stops answering cannot hold a request or a job for ever.
+ */
+export function openDatabase (input: DatabaseInput, options: DatabaseOptions = {}): Database {
+  const schema = checkSchema(options.schema ?? DEFAULT_DB_SCHEMA)
+  let pool: pg.Pool
+  let owned = false
+  if (typeof input === 'string') {
+    const problem = databaseUrlProblem(input)
+    if (problem !== undefined) throw new errors.INVALID_OPTIONS(`database URL ${problem}`)
+    pool = new pg.Pool({
+      connectionString: input,
+      max: options.max ?? DEFAULT_DB_POOL_SIZE,
+      connectionTimeoutMillis: DEFAULT_DB_CONNECT_TIMEOUT_MS,
+      statement_timeout: DEFAULT_DB_STATEMENT_TIMEOUT_MS,
+      keepAlive: true
+    })
+    // An idle client's error (the server restarted) must not crash the process; the next query reconnects.
+    pool.on('error', () => {})
+    owned = true
+  } else if (isPool(input)) {
+    pool = input
+  } else {
+    throw new errors.INVALID_OPTIONS('database must be a postgres:// URL or a pg.Pool')
+  }
+  const quoted = pg.escapeIdentifier(schema)
+  return {
+    pool,
+    schema,
+    owned,
+    table: (name) => `${quoted}.${pg.escapeIdentifier(name)}`,
+    async close () {
+      if (owned) await pool.end()
+    }
+  }
+}
+
+/** Runs `fn` in a transaction on one client: committed when it resolves, rolled back when it throws. */
+export async function inTransaction<T> (pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    const result = await fn(client)
+    await client.query('COMMIT')
+    return result
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {})
+    throw err
+  } finally {
+    client.release()
+  }
+}

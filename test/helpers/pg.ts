@@ -1,0 +1,55 @@
+/**
+ * A PostgreSQL database of its own for one test file, on the machine's server (127.0.0.1:5432, trust auth as
+ * `postgres`, or ANVIL_TEST_PG_URL): created with a unique name, dropped (with its connections) at the end.
+ */
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+
+const ADMIN_URL = process.env.ANVIL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+export class TestDatabase {
+  private readonly pools: pg.Pool[] = []
+
+  private constructor (readonly name: string, readonly url: string) {}
+
+  static async create (): Promise<TestDatabase> {
+    const name = `anvil_test_${process.pid}_${randomBytes(4).toString('hex')}`
+    await adminQuery(`CREATE DATABASE ${pg.escapeIdentifier(name)}`)
+    const url = new URL(ADMIN_URL)
+    url.pathname = `/${name}`
+    return new TestDatabase(name, url.toString())
+  }
+
+  /** A pool on this database, ended by drop(). */
+  pool (max = 5): pg.Pool {
+    const pool = new pg.Pool({ connectionString: this.url, max })
+    pool.on('error', () => {})
+    this.pools.push(pool)
+    return pool
+  }
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow> (text: string, values?: unknown[]): Promise<R[]> {
+    const client = new pg.Client({ connectionString: this.url })
+    await client.connect()
+    try {
+      return (await client.query<R>(text, values)).rows
+    } finally {
+      await client.end()
+    }
+  }
+
+  async drop (): Promise<void> {
+    await Promise.all(this.pools.splice(0).map(async (pool) => await pool.end().catch(() => {})))
+    await adminQuery(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(this.name)} WITH (FORCE)`)
+  }
+}
+
+async function adminQuery (text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}

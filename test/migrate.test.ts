@@ -1,0 +1,109 @@
+import t from 'tap'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadMigrations, migrate } from '../src/db/migrate.js'
+import { openDatabase } from '../src/db/database.js'
+import { TestDatabase } from './helpers/pg.js'
+
+const db = await TestDatabase.create()
+t.teardown(async () => await db.drop())
+
+function migrationsIn (files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'anvil-migrations-'))
+  for (const [name, sql] of Object.entries(files)) writeFileSync(join(dir, name), sql)
+  return dir
+}
+
+const two = migrationsIn({
+  '0001_first.sql': 'CREATE TABLE {{schema}}.things (id text PRIMARY KEY);',
+  '0002_second.sql': 'ALTER TABLE {{schema}}.things ADD COLUMN size int NOT NULL DEFAULT 0;',
+  'notes.txt': 'not a migration'
+})
+
+t.test('applies each migration once, in order, in the schema it is given', async (t) => {
+  const first = await migrate(db.url, { schema: 'first_run', dir: two })
+  t.same(first, { applied: ['0001', '0002'], current: ['0001', '0002'] })
+  const again = await migrate(db.url, { schema: 'first_run', dir: two })
+  t.same(again, { applied: [], current: ['0001', '0002'] }, 'a second run applies nothing')
+  const columns = await db.query<{ column_name: string }>(
+    "SELECT column_name FROM information_schema.columns WHERE table_schema = 'first_run' AND table_name = 'things' ORDER BY column_name")
+  t.same(columns.map((c) => c.column_name), ['id', 'size'])
+  const record = await db.query<{ version: string }>('SELECT version FROM first_run.schema_migrations ORDER BY version')
+  t.same(record.map((r) => r.version), ['0001', '0002'])
+})
+
+t.test('processes that migrate at once apply each version once', async (t) => {
+  const pools = [db.pool(), db.pool(), db.pool(), db.pool()]
+  const results = await Promise.all(pools.map(async (pool) => await migrate(pool, { schema: 'racing', dir: two })))
+  t.same(results.flatMap((r) => r.applied).sort(), ['0001', '0002'], 'every version applied by exactly one caller')
+  const rows = await db.query<{ n: string }>('SELECT count(*) AS n FROM racing.schema_migrations')
+  t.equal(Number(rows[0]?.n), 2)
+  // A pool that was given is left open.
+  t.same((await pools[0]!.query('SELECT 1 AS one')).rows, [{ one: 1 }])
+})
+
+t.test('a migration changed after it was applied is refused, and nothing of the run is kept', async (t) => {
+  await migrate(db.url, { schema: 'changed', dir: migrationsIn({ '0001_first.sql': 'CREATE TABLE {{schema}}.a (id int);' }) })
+  const edited = migrationsIn({
+    '0001_first.sql': 'CREATE TABLE {{schema}}.a (id bigint);',
+    '0002_more.sql': 'CREATE TABLE {{schema}}.b (id int);'
+  })
+  await t.rejects(migrate(db.url, { schema: 'changed', dir: edited }), { code: 'ANVIL_ERR_MIGRATION_CHANGED', message: /0001_first/ })
+  const tables = await db.query("SELECT 1 FROM information_schema.tables WHERE table_schema = 'changed' AND table_name = 'b'")
+  t.equal(tables.length, 0, 'the later migration was not applied')
+})
+
+t.test('a failing migration rolls back the whole run', async (t) => {
+  const broken = migrationsIn({
+    '0001_ok.sql': 'CREATE TABLE {{schema}}.fine (id int);',
+    '0002_broken.sql': 'CREATE TABLE {{schema}}.fine (id int);'
+  })
+  await t.rejects(migrate(db.url, { schema: 'broken', dir: broken }), /already exists/)
+  const schemas = await db.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = 'broken'")
+  t.equal(schemas.length, 0, 'not even the schema stays')
+})
+
+t.test('the shipped migrations apply to an empty database and again as a no-op', async (t) => {
+  const shipped = loadMigrations()
+  t.ok(shipped.every((m) => /^\d{4}$/.test(m.version)), 'every shipped file is NNNN_name.sql')
+  t.equal(new Set(shipped.map((m) => m.version)).size, shipped.length, 'versions are unique')
+  const first = await migrate(db.url)
+  t.same(first.applied, shipped.map((m) => m.version))
+  t.same((await migrate(db.url)).applied, [])
+})
+
+t.test('bad input is one clear line, and a password is never echoed', async (t) => {
+  t.throws(() => openDatabase('mysql://root:hunter2@localhost/x'), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /postgres:\/\/ or postgresql:\/\/, got mysql:\/\// })
+  t.throws(() => openDatabase('not a url'), { message: /database URL is not a URL/ })
+  t.throws(() => openDatabase(db.url, { schema: 'Robert"); DROP TABLE' }), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /database schema must match/ })
+  t.throws(() => openDatabase({} as never), { message: /postgres:\/\/ URL or a pg.Pool/ })
+  try {
+    openDatabase('mysql://root:hunter2@localhost/x')
+  } catch (err) {
+    t.notMatch((err as Error).message, /hunter2/)
+  }
+})
+
+t.test('anvil migrate: applies, then is a no-op; a missing or bad URL is one line without the password', async (t) => {
+  const { runCli } = await import('./helpers/cli.js')
+  const other = await TestDatabase.create()
+  t.teardown(async () => await other.drop())
+  const first = await runCli(['migrate'], { env: { ANVIL_DATABASE_URL: other.url, ANVIL_DB_SCHEMA: 'cli_schema' } })
+  t.equal(first.code, 0, first.stderr)
+  const shipped = loadMigrations().map((m) => m.version)
+  t.same(JSON.parse(first.stdout), { applied: shipped, current: shipped })
+  const again = await runCli(['migrate', '--database-url', other.url, '--db-schema', 'cli_schema'])
+  t.same(JSON.parse(again.stdout), { applied: [], current: shipped })
+  const rows = await other.query("SELECT 1 FROM information_schema.tables WHERE table_schema = 'cli_schema' AND table_name = 'schema_migrations'")
+  t.equal(rows.length, 1)
+  const missing = await runCli(['migrate'])
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, /^anvil: invalid configuration: ANVIL_DATABASE_URL \(or --database-url\) is required/)
+  const bad = await runCli(['migrate'], { env: { ANVIL_DATABASE_URL: 'mysql://root:hunter2@db/x' } })
+  t.equal(bad.code, 1)
+  t.match(bad.stderr, /ANVIL_DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/)
+  t.notMatch(bad.stderr, /hunter2/)
+  const schema = await runCli(['migrate', '--db-schema', 'Bad-Name'], { env: { ANVIL_DATABASE_URL: other.url } })
+  t.match(schema.stderr, /--db-schema must be a lower-case SQL identifier/)
+})
