@@ -20,7 +20,7 @@ const values = benchArgs({
 const jobs = values.quick ? 300 : Number(values.jobs)
 const runs = values.quick ? 1 : Number(values.runs)
 const concurrencies = values.concurrency.split(',').map(Number)
-const secret = 'whsec_bench'
+const secret = 'whsec_bench_0123456789'
 /** Anvil's defaults, which both sides use. */
 const QUEUE = 'webhooks'
 const PREFIX = '{anvil}'

@@ -15,7 +15,7 @@ const values = benchArgs({
 const rate = values.quick ? 200 : Number(values.rate)
 const duration = values.quick ? 2 : Number(values.duration)
 const runs = values.quick ? 1 : Number(values.runs)
-const secret = 'whsec_bench'
+const secret = 'whsec_bench_0123456789'
 const cli = new URL('../dist/cli/anvil.js', import.meta.url).pathname
 /** How long after the last answer the handler has to see every accepted event before it counts as lost. */
 const SETTLE_MS = 15_000

@@ -22,7 +22,7 @@ const runs = values.quick ? 1 : Number(values.runs)
 const warmup = values.quick ? 0 : Number(values.warmup)
 const connectionsList = (values.quick ? '10' : values.connections).split(',').map(Number)
 const mixes = values.quick ? ['unique'] : values.mixes.split(',')
-const secret = 'whsec_bench'
+const secret = 'whsec_bench_0123456789'
 /** Anvil 0.1's published figure, for the stub table only. */
 const PUBLISHED = { rps: 10500, p50: 4, p99: 8 }
 

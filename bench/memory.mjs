@@ -14,7 +14,7 @@ const values = benchArgs({
 const events = values.quick ? 200 : Number(values.events)
 const fill = values.quick ? 100 : Number(values.fill)
 const runs = values.quick ? 1 : Number(values.runs)
-const secret = 'whsec_memory'
+const secret = 'whsec_memory_0123456789'
 const cli = new URL('../dist/cli/anvil.js', import.meta.url).pathname
 /** Lets BullMQ's trimming and the worker's last acknowledgements settle before INFO memory is read. */
 const SETTLE_MS = values.quick ? 100 : 500

@@ -22,7 +22,7 @@ const values = benchArgs({
   keep: { type: 'boolean', default: false }
 })
 const duration = values.quick ? 1 : Number(values.duration)
-const secret = 'whsec_bench'
+const secret = 'whsec_bench_0123456789'
 
 /** Areas by where the function lives (its script URL), first match wins; `(garbage collector)` etc. by name. */
 const AREAS = [

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { machine, runLoad, spread, startRedis, startServer } from './lib.mjs'
 
 const { values } = parseArgs({ options: { duration: { type: 'string', default: '8' }, runs: { type: 'string', default: '3' }, connections: { type: 'string', default: '50' } } })
-const secret = 'whsec_bench'
+const secret = 'whsec_bench_0123456789'
 const primary = await startRedis()
 const port = Number(new URL(primary.url).port)
 const replica = await startRedis(['--replicaof', '127.0.0.1', String(port)])

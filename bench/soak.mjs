@@ -27,7 +27,7 @@ if (!Number.isInteger(retentionSeconds) || retentionSeconds < 0) throw new Error
 const sampleEveryMs = values.sample !== undefined ? 1000 * Number(values.sample) : Math.max(1000, durationMs / 40)
 /** Memory is judged flat when it moved less than this over the last half of the run. */
 const FLAT_WITHIN = 0.1
-const secret = 'whsec_soak'
+const secret = 'whsec_soak_0123456789'
 const cli = new URL('../dist/cli/anvil.js', import.meta.url).pathname
 
 // Dead letters must outlive failed jobs (the CLI refuses otherwise); dedupe keys live as long.

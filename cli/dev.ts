@@ -2,12 +2,11 @@ import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { anvilWorker } from '../index.js'
 import { DEV_SECRET, type DevConfig, type Env } from './config/load-config.js'
-import { DEFAULT_PATH } from '../src/shared/constants.js'
+import { DEFAULT_PATH, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { DEV_REDIS_DIR, ensureDevRedis } from './dev-redis.js'
 import type { WebhookEvent } from '../src/worker/webhook-event.js'
-import { DEFAULT_REDIS_URL } from '../src/inbound/ingress-options.js'
 import { errors } from '../src/shared/errors.js'
-import { redisUrlProblem } from '../src/redis/connect.js'
+import { redactUrl, redisUrlProblem } from '../src/redis/connect.js'
 import type { WebhookHandler } from '../src/worker/worker.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger } from './logging.js'
@@ -88,13 +87,13 @@ export async function dev (config: DevConfig, env: Env): Promise<void> {
           await started.stop()
           log.info({ redisPid: started.pid }, 'anvil dev: stopped redis-server')
         })
-        log.info({ redisPid: started.pid, url: started.url, dir: started.dir }, 'anvil dev: started redis-server')
+        log.info({ redisPid: started.pid, url: redactUrl(started.url), dir: started.dir }, 'anvil dev: started redis-server')
       } else {
-        log.info({ url: found.url }, 'anvil dev: using the Redis that is running')
+        log.info({ url: redactUrl(found.url) }, 'anvil dev: using the Redis that is running')
       }
       redisUrl = found.url
     }
-    const app = await buildServer({ ...config, redisUrl }, log, tracing)
+    const app = await buildServer({ ...config, redisUrl, allowShortSecrets: true }, log, tracing)
     await app.register(anvilWorker, {
       handler: loggingHandler(log),
       redis: redisUrl,

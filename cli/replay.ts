@@ -1,5 +1,5 @@
 import type { ReplayConfig } from './config/load-config.js'
-import { DEFAULT_REDIS_URL } from '../src/inbound/ingress-options.js'
+import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { createReplayer, type ReplayResult } from '../src/worker/replay.js'
 
 export type ReplayTarget = { id: string } | { all: true }

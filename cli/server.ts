@@ -8,7 +8,7 @@ import anvil from '../index.js'
 import anvilHealth from '../plugins/health.js'
 import anvilMetrics from '../plugins/metrics/metrics.js'
 import type { CommonConfig, IngressConfig, ObservabilityConfig, RetentionConfig } from './config/load-config.js'
-import { DEFAULT_REDIS_URL } from '../src/inbound/ingress-options.js'
+import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { isRequestId } from '../src/inbound/request-id.js'
 import type { QueueSamplerOptions } from '../src/queue/queue-sampler.js'
 import { deferredChildLogger } from './request-logger.js'
@@ -48,7 +48,8 @@ export const SENDER_TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as 
  * With tracing, its plugin comes first, so it sees every route and hook registered after it.
  */
 export async function buildServer (
-  config: CommonConfig & IngressConfig & RetentionConfig, log: Logger, tracing?: Pick<Tracing, 'fastifyPlugin' | 'telemetry'>
+  config: CommonConfig & IngressConfig & RetentionConfig & { allowShortSecrets?: boolean }, log: Logger,
+  tracing?: Pick<Tracing, 'fastifyPlugin' | 'telemetry'>
 ): Promise<FastifyInstance> {
   const app = createApp(log)
   if (tracing !== undefined) {
@@ -73,6 +74,7 @@ export async function buildServer (
     dedupeWindowMs: config.dedupeWindowMs,
     retrySchedule: config.retrySchedule,
     retention: config.retention,
+    allowShortSecrets: config.allowShortSecrets,
     telemetry: tracing?.telemetry
   })
   await app.register(anvilHealth)

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { WorkerCommandConfig } from './config/load-config.js'
-import { DEFAULT_REDIS_URL } from '../src/inbound/ingress-options.js'
+import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { redactUrl } from '../src/redis/connect.js'
 import { createWorker } from '../src/worker/worker.js'
 import anvilHealth from '../plugins/health.js'

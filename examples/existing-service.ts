@@ -1,5 +1,5 @@
 // An existing Fastify service that takes webhooks with Anvil and enqueues its own events.
-// Run: REDIS_URL=redis://127.0.0.1:6379 WEBHOOK_SECRET=whsec_dev node dist/examples/existing-service.js
+// Run: REDIS_URL=redis://127.0.0.1:6379 WEBHOOK_SECRET=$(openssl rand -hex 32) node dist/examples/existing-service.js
 import Fastify, { type FastifyInstance } from 'fastify'
 import { anvil, anvilWorker, type WebhookEvent } from '../index.js'
 
@@ -36,9 +36,8 @@ export async function buildService ({ redisUrl, webhookSecret, onEvent }: Servic
 }
 
 if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
-  const app = await buildService({
-    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    webhookSecret: process.env.WEBHOOK_SECRET ?? 'whsec_dev'
-  })
+  const webhookSecret = process.env.WEBHOOK_SECRET
+  if (webhookSecret === undefined) throw new Error('set WEBHOOK_SECRET: the secret your webhook sender signs with, 16 bytes or more')
+  const app = await buildService({ redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', webhookSecret })
   await app.listen({ port: Number(process.env.PORT ?? 3000), host: process.env.HOST ?? '127.0.0.1' })
 }

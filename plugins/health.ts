@@ -5,24 +5,27 @@
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { errors } from '../src/shared/errors.js'
 import { createQueueSampler, DEFAULT_SAMPLE_TIMEOUT_MS, type QueueSampler } from '../src/queue/queue-sampler.js'
 import type { RedisInput } from '../src/redis/connect.js'
 import { compileCheck } from '../src/shared/validate.js'
+import { Opaque, Whole } from '../src/shared/schemas.js'
 
 export const DEFAULT_HEALTH_PREFIX = '/health'
 
-export interface AnvilHealthOptions {
-  /** Where the routes live: `<prefix>/live`, `<prefix>/ready`. Default `/health`. */
-  prefix?: string
-  /** The Redis to PING. Default: the `anvil` plugin's connection on this app. */
-  redis?: RedisInput
-  /** How long the PING may take. Default 1000 ms. */
-  timeoutMs?: number
-  /** A worker whose `running` counts towards readiness. Default: the `anvilWorker` on this app, if any. */
-  worker?: { readonly running: boolean }
-}
+export const AnvilHealthOptionsSchema = Type.Object({
+  /** Where the routes live: `<prefix>/live`, `<prefix>/ready`. @defaultValue `'/health'` */
+  prefix: Type.Optional(Type.String({ pattern: '^/\\S*[^/]$' })),
+  /** The Redis to PING. @defaultValue the `anvil` plugin's connection on this app */
+  redis: Type.Optional(Opaque<RedisInput>()),
+  /** How long the PING may take. @defaultValue 1000 */
+  timeoutMs: Type.Optional(Whole(1)),
+  /** A worker whose `running` counts towards readiness. @defaultValue the `anvilWorker` on this app, if any */
+  worker: Type.Optional(Type.Object({ running: Type.Readonly(Type.Boolean()) }))
+}, { additionalProperties: false })
+
+export type AnvilHealthOptions = Static<typeof AnvilHealthOptionsSchema>
 
 export interface ReadyReport {
   status: 'ready' | 'not ready'
@@ -30,31 +33,25 @@ export interface ReadyReport {
   worker?: 'running' | 'stopped'
 }
 
-const checkOptions = compileCheck(Type.Object({
-  prefix: Type.Optional(Type.String({ pattern: '^/\\S*[^/]$' })),
-  redis: Type.Optional(Type.Unknown()),
-  timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
-  worker: Type.Optional(Type.Object({ running: Type.Boolean() }))
-}, { additionalProperties: false }))
+const checkOptions = compileCheck(AnvilHealthOptionsSchema)
 
 /** What "Redis answers" means for this app; decided once the app is ready (plugins may register in any order). */
-function redisPing (app: FastifyInstance, sampler: QueueSampler | undefined): () => Promise<boolean> {
+function redisPing (app: FastifyInstance, sampler: QueueSampler | undefined, timeoutMs: number): () => Promise<boolean> {
   if (sampler !== undefined) return async () => await sampler.ping()
   app.addHook('onReady', async () => {
     if (!app.hasDecorator('anvil')) throw new errors.INVALID_OPTIONS('health needs `redis`, or the anvil plugin on the same app')
   })
-  return async () => await app.anvil.ping()
+  return async () => await app.anvil.ping(timeoutMs)
 }
 
 const anvilHealth: FastifyPluginAsync<AnvilHealthOptions> = async (app, options) => {
   const problem = checkOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
   const prefix = options.prefix ?? DEFAULT_HEALTH_PREFIX
-  const sampler = options.redis === undefined
-    ? undefined
-    : createQueueSampler({ redis: options.redis, timeoutMs: options.timeoutMs ?? DEFAULT_SAMPLE_TIMEOUT_MS })
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SAMPLE_TIMEOUT_MS
+  const sampler = options.redis === undefined ? undefined : createQueueSampler({ redis: options.redis, timeoutMs })
   if (sampler !== undefined) app.addHook('onClose', async () => await sampler.close())
-  const ping = redisPing(app, sampler)
+  const ping = redisPing(app, sampler, timeoutMs)
   const worker = (): { readonly running: boolean } | undefined =>
     options.worker ?? (app.hasDecorator('anvilWorker') ? app.anvilWorker : undefined)
 
@@ -73,4 +70,5 @@ const anvilHealth: FastifyPluginAsync<AnvilHealthOptions> = async (app, options)
   })
 }
 
-export default fp(anvilHealth, { name: '@anvil/fastify-health', fastify: '5.x' })
+const plugin: FastifyPluginAsync<AnvilHealthOptions> = fp(anvilHealth, { name: '@anvil/fastify-health', fastify: '5.x' })
+export default plugin

@@ -1,23 +1,36 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { errors, isAnvilError } from '../src/shared/errors.js'
 import { instrumentWebhookRoute } from './route-diagnostics.js'
 import { Ingress, type EnqueueOptions } from '../src/inbound/ingress.js'
 import { throttleRepeats } from '../src/shared/throttle-repeats.js'
-import { resolveIngressOptions, type IngressOptions } from '../src/inbound/ingress-options.js'
+import { ingressProperties, resolveIngressOptions, type ResolvedIngress, type ResolvedSource } from '../src/inbound/ingress-options.js'
 import type { EnqueueResult } from '../src/queue/webhook-queue.js'
 import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/presets.js'
+import { compileCheck } from '../src/shared/validate.js'
+import { Whole } from '../src/shared/schemas.js'
 
-export interface AnvilPluginOptions extends IngressOptions {
-  /** How long registration waits for Redis before it goes on and answers 503 until Redis is there. */
-  connectTimeoutMs?: number
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000
+
+const pluginProperties = {
+  /** How long registration waits for Redis before it goes on and answers 503 until Redis is there. @defaultValue 5000 */
+  connectTimeoutMs: Type.Optional(Whole(0, undefined, { errorMessage: 'must be a whole number >= 0' }))
 }
+
+/** The ingress's options (src/inbound/ingress-options.ts) and the plugin's own. */
+export const AnvilPluginOptionsSchema: TObject<typeof ingressProperties & typeof pluginProperties> =
+  Type.Object({ ...ingressProperties, ...pluginProperties }, { additionalProperties: false })
+
+export type AnvilPluginOptions = Static<typeof AnvilPluginOptionsSchema>
+
+const checkOptions = compileCheck(AnvilPluginOptionsSchema)
 
 export interface AnvilDecorator {
   /** Enqueue from application code, with the webhooks' dedupe semantics. */
   enqueue (payload: Buffer | string | object, opts?: EnqueueOptions): Promise<EnqueueResult>
-  /** True when Redis answers a PING in time. */
-  ping (): Promise<boolean>
+  /** True when Redis answers a PING within `timeoutMs` (default: `enqueueTimeoutMs`). */
+  ping (timeoutMs?: number): Promise<boolean>
   readonly ingress: Ingress
 }
 
@@ -26,8 +39,6 @@ declare module 'fastify' {
     anvil: AnvilDecorator
   }
 }
-
-const DEFAULT_CONNECT_TIMEOUT_MS = 5000
 
 const acceptedSchema = {
   202: {
@@ -70,10 +81,9 @@ function toAnvilError (err: FastifyError, bodyLimit: number): FastifyError {
 }
 
 const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
+  const problem = checkOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
   const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, ...ingressOptions } = options
-  if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs < 0) {
-    throw new errors.INVALID_OPTIONS(`connectTimeoutMs must be a whole number >= 0, got ${String(connectTimeoutMs)}`)
-  }
   const resolved = resolveIngressOptions(ingressOptions)
   for (const source of resolved.sources) {
     if (URL_SIGNING_PROVIDERS.includes(source.provider as ProviderName) && source.publicUrl === undefined) {
@@ -83,67 +93,73 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
   // While Redis is away, ioredis reports every reconnect attempt: one line per window is enough.
   const redisLog = throttleRepeats(app.log)
   const ingress = new Ingress(resolved, (err) => redisLog.warn({ err: err.message }, 'anvil: Redis error'))
+  try {
+    app.decorate('anvil', {
+      enqueue: async (payload, opts) => await ingress.enqueue(payload, opts),
+      ping: async (timeoutMs) => await ingress.queue.ping(timeoutMs),
+      ingress
+    } satisfies AnvilDecorator)
+    for (const source of resolved.sources) await app.register(sourceRoute(source, resolved, ingress))
+  } catch (err) {
+    // A registration that fails (a route the host already has, a second `anvil` on one app) leaves no connection open.
+    await ingress.close()
+    throw err
+  }
   app.addHook('onClose', async () => await ingress.close())
 
   if (!await ingress.queue.waitForRedis(connectTimeoutMs)) {
     app.log.warn('anvil: Redis is not reachable yet; webhooks get 503 until it is')
   }
+}
 
-  app.decorate('anvil', {
-    enqueue: async (payload, opts) => await ingress.enqueue(payload, opts),
-    ping: async () => await ingress.queue.ping(),
-    ingress
-  } satisfies AnvilDecorator)
+/** A source's route, in a context of its own: its catch-all Buffer parser never touches the host's parsers. */
+function sourceRoute (source: ResolvedSource, resolved: ResolvedIngress, ingress: Ingress): FastifyPluginAsync {
+  return async function anvilRoutes (child: FastifyInstance) {
+    child.removeAllContentTypeParsers()
+    instrumentWebhookRoute(child, { source: source.name, provider: source.provider })
+    child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: resolved.bodyLimit }, (_req, body, done) => {
+      done(null, body)
+    })
+    child.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const err = toAnvilError(error, resolved.bodyLimit)
+      const statusCode = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500
+      if (statusCode === 503) {
+        reply.header('retry-after', String(resolved.retryAfterSeconds))
+        request.log.warn({ code: err.code, reason: (err.cause as Error | undefined)?.message ?? err.message }, 'anvil: queue unavailable, answered 503')
+      } else if (statusCode >= 500) {
+        request.log.error({ err }, 'anvil: request failed')
+      } else {
+        request.log.info({ code: err.code, source: source.name }, 'anvil: request rejected')
+      }
+      // 5xx messages other than Anvil's own may carry internals; they stay in the log.
+      const message = statusCode >= 500 && !isAnvilError(err) ? 'Internal Server Error' : err.message
+      // A 5xx that is not Anvil's own keeps its code in the log, not in the answer.
+      const code = statusCode >= 500 && !isAnvilError(err) ? 'ANVIL_ERR_INTERNAL' : err.code ?? 'ANVIL_ERR_INTERNAL'
+      return await reply.code(statusCode).send({ error: message, code })
+    })
 
-  // Each source's route lives in its own context: its catch-all Buffer parser never touches the host's parsers.
-  for (const source of resolved.sources) {
-    await app.register(async function anvilRoutes (child: FastifyInstance) {
-      child.removeAllContentTypeParsers()
-      instrumentWebhookRoute(child, { source: source.name, provider: source.provider })
-      child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: resolved.bodyLimit }, (_req, body, done) => {
-        done(null, body)
-      })
-      child.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-        const err = toAnvilError(error, resolved.bodyLimit)
-        const statusCode = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500
-        if (statusCode === 503) {
-          reply.header('retry-after', String(resolved.retryAfterSeconds))
-          request.log.warn({ code: err.code, reason: (err.cause as Error | undefined)?.message ?? err.message }, 'anvil: queue unavailable, answered 503')
-        } else if (statusCode >= 500) {
-          request.log.error({ err }, 'anvil: request failed')
-        } else {
-          request.log.info({ code: err.code, source: source.name }, 'anvil: request rejected')
-        }
-        // 5xx messages other than Anvil's own may carry internals; they stay in the log.
-        const message = statusCode >= 500 && !isAnvilError(err) ? 'Internal Server Error' : err.message
-        // A 5xx that is not Anvil's own keeps its code in the log, not in the answer.
-        const code = statusCode >= 500 && !isAnvilError(err) ? 'ANVIL_ERR_INTERNAL' : err.code ?? 'ANVIL_ERR_INTERNAL'
-        return await reply.code(statusCode).send({ error: message, code })
-      })
-
-      const response = source.scheme.batches === true ? batchAcceptedSchema : acceptedSchema
-      child.post(source.path, { schema: { response } }, async (request, reply) => {
-        // No body (or an empty one) is still signed bytes: the empty string.
-        const payload = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
-        const result = await ingress.accept(payload, request.headers, { source: source.name, url: signedUrl(request, source.publicUrl), requestId: request.id })
-        if ('handshake' in result) {
-          request.log.info({ source: source.name }, 'anvil: handshake answered')
-          // Widened: the route's schema types only the 202; a handshake answers with the provider's own status.
-          return await (reply as FastifyReply).code(result.handshake.statusCode).send(result.handshake.body)
-        }
-        if ('jobs' in result) {
-          const { jobId, replayed, jobs } = result
-          request.log.info({ jobId, replayed, events: jobs.length, source: source.name }, 'anvil: accepted')
-          return jobId === undefined
-            ? await (reply as FastifyReply).code(200).send({ jobs })
-            : await reply.code(202).send({ jobId, replayed, jobs })
-        }
-        request.log.info({ jobId: result.jobId, replayed: result.replayed, source: source.name }, 'anvil: accepted')
-        if (result.acknowledge !== undefined) {
-          return await (reply as FastifyReply).code(result.acknowledge.statusCode).send(result.acknowledge.body)
-        }
-        return await reply.code(202).send({ jobId: result.jobId, replayed: result.replayed })
-      })
+    const response = source.scheme.batches === true ? batchAcceptedSchema : acceptedSchema
+    child.post(source.path, { schema: { response } }, async (request, reply) => {
+      // No body (or an empty one) is still signed bytes: the empty string.
+      const payload = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0)
+      const result = await ingress.accept(payload, request.headers, { source: source.name, url: signedUrl(request, source.publicUrl), requestId: request.id })
+      if ('handshake' in result) {
+        request.log.info({ source: source.name }, 'anvil: handshake answered')
+        // Widened: the route's schema types only the 202; a handshake answers with the provider's own status.
+        return await (reply as FastifyReply).code(result.handshake.statusCode).send(result.handshake.body)
+      }
+      if ('jobs' in result) {
+        const { jobId, replayed, jobs } = result
+        request.log.info({ jobId, replayed, events: jobs.length, source: source.name }, 'anvil: accepted')
+        return jobId === undefined
+          ? await (reply as FastifyReply).code(200).send({ jobs })
+          : await reply.code(202).send({ jobId, replayed, jobs })
+      }
+      request.log.info({ jobId: result.jobId, replayed: result.replayed, source: source.name }, 'anvil: accepted')
+      if (result.acknowledge !== undefined) {
+        return await (reply as FastifyReply).code(result.acknowledge.statusCode).send(result.acknowledge.body)
+      }
+      return await reply.code(202).send({ jobId: result.jobId, replayed: result.replayed })
     })
   }
 }
@@ -160,4 +176,6 @@ function signedUrl (request: FastifyRequest, publicUrl: string | undefined): str
   return `${request.protocol}://${request.host}${request.url}`
 }
 
-export default fp(anvil, { name: '@anvil/fastify', fastify: '5.x' })
+/** Named by its options' type, so a declaration file refers to it (and to each field's documentation). */
+const plugin: FastifyPluginAsync<AnvilPluginOptions> = fp(anvil, { name: '@anvil/fastify', fastify: '5.x' })
+export default plugin

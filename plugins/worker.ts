@@ -1,12 +1,28 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import { createWorker, type AnvilWorker, type WebhookHandler, type WorkerOptions } from '../src/worker/worker.js'
-import { DEFAULT_REDIS_URL } from '../src/inbound/ingress-options.js'
+import { Type, type Static, type TObject } from '@sinclair/typebox'
+import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/worker/worker.js'
+import { workerSettings } from '../src/worker/worker-options.js'
+import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
+import type { RedisInput } from '../src/redis/connect.js'
+import { errors } from '../src/shared/errors.js'
+import { Opaque } from '../src/shared/schemas.js'
+import { compileCheck } from '../src/shared/validate.js'
 
-export interface AnvilWorkerPluginOptions extends Omit<WorkerOptions, 'redis' | 'logger'> {
-  handler: WebhookHandler
-  redis?: WorkerOptions['redis']
+/** `createWorker`'s options (src/worker/worker-options.ts) with the handler; the logger is the app's. */
+const pluginProperties = {
+  /** Called with each event; a throw (or a rejection) is a failed attempt. */
+  handler: Opaque<WebhookHandler>(),
+  /** A Redis URL (Anvil connects and closes) or an ioredis client with `maxRetriesPerRequest: null` (left open). @defaultValue `'redis://127.0.0.1:6379'` */
+  redis: Type.Optional(Opaque<RedisInput>())
 }
+
+export const AnvilWorkerPluginOptionsSchema: TObject<typeof pluginProperties & typeof workerSettings> =
+  Type.Object({ ...pluginProperties, ...workerSettings }, { additionalProperties: false })
+
+export type AnvilWorkerPluginOptions = Static<typeof AnvilWorkerPluginOptionsSchema>
+
+const checkOptions = compileCheck(AnvilWorkerPluginOptionsSchema)
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,6 +35,8 @@ declare module 'fastify' {
  * awaited: with Redis away it would hold `ready` until Fastify's hook timeout and keep the host down.
  */
 const anvilWorker: FastifyPluginAsync<AnvilWorkerPluginOptions> = async (app, options) => {
+  const problem = checkOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
   const { handler, redis = DEFAULT_REDIS_URL, ...rest } = options
   const worker = createWorker(handler, { ...rest, redis, logger: app.log })
   app.decorate('anvilWorker', worker)
@@ -28,4 +46,5 @@ const anvilWorker: FastifyPluginAsync<AnvilWorkerPluginOptions> = async (app, op
   app.addHook('onClose', async () => await worker.close())
 }
 
-export default fp(anvilWorker, { name: '@anvil/fastify-worker', fastify: '5.x' })
+const plugin: FastifyPluginAsync<AnvilWorkerPluginOptions> = fp(anvilWorker, { name: '@anvil/fastify-worker', fastify: '5.x' })
+export default plugin

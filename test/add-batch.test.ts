@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import type { Socket } from 'node:net'
 import { Redis } from 'ioredis'
+import type { JobsOptions } from 'bullmq'
 import { TestRedis } from './helpers/redis.js'
 import { inspectQueue } from './helpers/queue.js'
 import { MAX_BATCH, WebhookQueue, type EnqueueInput } from '../src/queue/webhook-queue.js'
@@ -111,4 +112,26 @@ t.test('a job added corked is stored as Queue.add stores it: the same fields, da
   const job = await queue.getJob('e_corked')
   t.same(job?.data, data('same'))
   t.equal(job?.opts.attempts, jobOptions(settings).attempts)
+})
+
+t.test('a corked add runs the check Queue.add runs: an option BullMQ refuses is refused, and nothing of the batch is sent', async (t) => {
+  const queue = inspectQueue(redis.url, 'corked-invalid')
+  t.teardown(() => queue.close())
+  const bullClient = await queue.backend.client as unknown as Redis
+  const data: WebhookJobData = { v: 1, source: 'default', key: 'k', payload: 'e30=', headers: {}, receivedAt: 1, retry: [] }
+  const fine = { data, opts: { attempts: 1, jobId: 'e_fine' } }
+  const refused: Array<[JobsOptions & { jobId: string }, RegExp]> = [
+    [{ jobId: '123' }, /Custom Id cannot be integers/],
+    [{ jobId: 'e_dedupe', deduplication: { id: '' } }, /Deduplication id must be provided/],
+    [{ jobId: 'e_jitter', backoff: { type: 'fixed', delay: 1, jitter: 2 } }, /Jitter should be between 0 and 1/],
+    [{ jobId: 'e_priority', priority: 1.5 }, /Priority should not be float/]
+  ]
+  for (const [opts, message] of refused) {
+    await t.rejects(queue.add(JOB_NAME, data, opts), { message }, `Queue.add refuses ${JSON.stringify(opts)}`)
+    await t.rejects(addCorked(queue, bullClient, [fine, { data, opts }]), { message }, 'and so does a corked add')
+  }
+  await t.rejects(addCorked(queue, bullClient, [{ data, opts: { jobId: 'e_child', parent: { id: 'p', queue: '{anvil}:other' } } }]),
+    { message: /cannot make a child job/ }, 'a parent, which a corked add cannot carry')
+  t.equal(await queue.count(), 0, 'not even the valid job of a refused batch was sent')
+  t.same(await addCorked(queue, bullClient, [fine]), ['e_fine'], 'a valid batch still goes through')
 })

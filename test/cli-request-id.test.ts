@@ -17,7 +17,7 @@ import { freePort, TestRedis } from './helpers/redis.js'
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
 
-const SECRET = 'whsec_reqid'
+const SECRET = 'whsec_reqid_0123456'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 const entries = (cli: Cli): Array<Record<string, unknown>> =>

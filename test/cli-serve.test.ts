@@ -23,11 +23,11 @@ t.test('serve: the quickstart works verbatim; a repeat is replayed with the same
   const port = await freePort()
   const cli = startCli(t, ['serve', '--port', String(port)], {
     // --port wins over PORT, which points nowhere useful.
-    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_dev', HOST: '127.0.0.1', PORT: '1', ANVIL_QUEUE: 'cli-quickstart' }
+    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_quickstart_0123', HOST: '127.0.0.1', PORT: '1', ANVIL_QUEUE: 'cli-quickstart' }
   })
   await cli.log('anvil serve: listening', { port })
   const here = (script: string): string => script.replaceAll('http://127.0.0.1:3000', `http://127.0.0.1:${port}`)
-  const userEnv = { WEBHOOK_SECRET: 'whsec_dev' }
+  const userEnv = { WEBHOOK_SECRET: 'whsec_quickstart_0123' }
 
   // The signing step alone, through a real shell and the real openssl; the request through fetch.
   const body = '{"id":"evt_1","type":"test.ping"}'
@@ -53,7 +53,7 @@ t.test('serve: the quickstart works verbatim; a repeat is replayed with the same
   t.equal(await cli.stop('SIGTERM'), 0, 'SIGTERM exits 0')
   t.ok(cli.lines.filter((line) => line !== '').every((line) => parseJson(line) !== undefined), 'stdout is JSON lines')
   t.ok(cli.lines.some((line) => parseJson(line)?.msg === 'anvil: shutting down'), 'closed gracefully')
-  t.notMatch(cli.output, /whsec_dev/, 'the secret is not logged')
+  t.notMatch(cli.output, /whsec_quickstart_0123/, 'the secret is not logged')
   t.notMatch(cli.output, new RegExp(sig), 'the signature is not logged')
 })
 
@@ -73,7 +73,7 @@ t.test('serve honours LOG_LEVEL and exits 0 on SIGTERM', async (t) => {
 t.test('serve: health routes, metrics on the same port, one request id on every line of a request', async (t) => {
   const port = await freePort()
   const cli = startCli(t, ['serve'], {
-    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_ops', HOST: '127.0.0.1', PORT: String(port), ANVIL_QUEUE: 'cli-serve-ops' }
+    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_ops_0123456789', HOST: '127.0.0.1', PORT: String(port), ANVIL_QUEUE: 'cli-serve-ops' }
   })
   await cli.log('anvil serve: listening', { port })
   const base = `http://127.0.0.1:${port}`
@@ -83,7 +83,7 @@ t.test('serve: health routes, metrics on the same port, one request id on every 
 
   const body = '{"id":"evt_ops"}'
   const response = await fetch(`${base}/webhooks`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': signAnvil('whsec_ops', body), 'x-request-id': 'req-from-lb' }, body
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': signAnvil('whsec_ops_0123456789', body), 'x-request-id': 'req-from-lb' }, body
   })
   const { jobId } = await response.json() as { jobId: string }
   const metrics = await (await fetch(`${base}/metrics`)).text()

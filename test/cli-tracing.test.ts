@@ -16,7 +16,7 @@ import { signAnvil } from '../src/providers/anvil.js'
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
 
-const SECRET = 'whsec_tracing'
+const SECRET = 'whsec_tracing_0123'
 /** OTLP span kinds (the JSON encoding's enum). */
 const SERVER = 2
 const CONSUMER = 5

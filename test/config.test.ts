@@ -6,7 +6,7 @@ import {
 } from '../cli/config/options.js'
 import { isAnvilError } from '../src/shared/errors.js'
 import {
-  DEV_SECRET, loadDevConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
+  DEV_SECRET, loadDevConfig, loadMigrateConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
 } from '../cli/config/load-config.js'
 import { resolveIngressOptions } from '../src/inbound/ingress-options.js'
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/shared/constants.js'
@@ -303,4 +303,48 @@ t.test('the README\'s configuration table has a row for every variable and flag,
     const row = rows.find((line) => line.startsWith(`| \`${setting.env}\` |`)) ?? ''
     t.match(row, `\`${setting.flag}\``, `${setting.env}: its flag ${setting.flag}`)
   }
+})
+
+t.test('each command has a flag for every setting its loader reads, and reads every setting it has a flag for', async (t) => {
+  const { createProgram } = await import('../cli/program.js')
+  const { SETTINGS } = await import('../cli/config/settings.js')
+  const loaders: Record<string, (env: Env, flags: Flags) => unknown> = {
+    serve: loadServeConfig, worker: loadWorkerConfig, replay: loadReplayConfig, dev: loadDevConfig,
+    migrate: loadMigrateConfig
+  }
+  /** What a command needs set to load at all. */
+  const required: Record<string, Env> = { migrate: { ANVIL_DATABASE_URL: 'postgres://127.0.0.1/anvil' } }
+  const program = createProgram('0.0.0')
+  for (const [name, load] of Object.entries(loaders)) {
+    const command = program.commands.find((c) => c.name() === name)
+    if (command === undefined) throw new Error(`no ${name} command`)
+    const envRead = new Set<string>()
+    const flagsRead = new Set<string>()
+    const env = new Proxy<Env>({ WEBHOOK_SECRET: SECRET, ...required[name] }, { get: (target, key: string) => { envRead.add(key); return target[key] } })
+    const flags = new Proxy<Flags>({}, { get: (target, key: string) => { flagsRead.add(key); return target[key] } })
+    load(env, flags)
+    envRead.delete('WEBHOOK_SECRET')
+    const settingsOnCommand = Object.values(SETTINGS).filter((setting) => command.options.some((option) => option.long === setting.flag))
+    t.same([...envRead].sort(), settingsOnCommand.flatMap((setting) => setting.env ?? []).sort(), `${name}: the variables it reads are those of its flags`)
+    t.same([...flagsRead].sort(), settingsOnCommand.map((setting) => setting.key).sort(), `${name}: the flags it reads are its own`)
+    for (const setting of settingsOnCommand) {
+      const option = command.options.find((o) => o.long === setting.flag)
+      t.equal(option?.envVar, setting.env, `${name} ${setting.flag}: its variable, from the one table`)
+    }
+  }
+})
+
+t.test('a default or a variable commander knows of is never taken for a flag', async (t) => {
+  const { createProgram } = await import('../cli/program.js')
+  const { givenFlags } = await import('../cli/config/options.js')
+  const program = createProgram('0.0.0').exitOverride()
+  const serve = program.commands.find((c) => c.name() === 'serve')
+  if (serve === undefined) throw new Error('no serve command')
+  serve.action(() => {})
+  const saved = process.env.PORT
+  process.env.PORT = ''
+  t.teardown(() => { if (saved === undefined) delete process.env.PORT; else process.env.PORT = saved })
+  await program.parseAsync(['serve', '--queue', 'q'], { from: 'user' })
+  t.same(givenFlags(serve), { queue: 'q' }, 'only what was typed')
+  t.equal(serve.getOptionValueSource('port'), 'env', 'commander did see the variable')
 })

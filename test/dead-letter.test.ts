@@ -110,6 +110,37 @@ t.test('an UnrecoverableError on the last attempt is reason unrecoverable, from 
   t.match((await deadLetterOf(dead, jobId)).data.failureContext, { attempts: 2, reason: 'unrecoverable' })
 })
 
+t.test('a subclass of UnrecoverableError on the last attempt is reason unrecoverable, from the listener and from the sweep', async (t) => {
+  /** Its own name heads the stack BullMQ keeps, so the stack alone cannot tell it from an exhausted job. */
+  class BadPayload extends UnrecoverableError {}
+  const queueName = 'unrecoverable-subclass'
+  const ingress = ingressFor(queueName, { retrySchedule: [20] })
+  const w = workerFor(queueName, (event) => {
+    throw event.attempt === 2 ? new BadPayload('no such order') : new Error('try again')
+  })
+  await w.start()
+  const { jobId } = await ingress.enqueue({ n: 'subclass' })
+  const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
+  const letter = await deadLetterOf(dead, jobId)
+  t.match(letter.data.failureContext, { attempts: 2, lastError: 'no such order', reason: 'unrecoverable' })
+
+  await letter.remove()
+  await w.sweep()
+  t.match((await deadLetterOf(dead, jobId)).data.failureContext, { attempts: 2, reason: 'unrecoverable' }, 'the sweep reads the note on the job')
+
+  t.test('an exhausted job swept the same way stays exhausted', async (t) => {
+    const plain = 'exhausted-swept'
+    const ingress = ingressFor(plain, { retrySchedule: [20] })
+    const w = workerFor(plain, () => { throw new Error('still down') })
+    await w.start()
+    const { jobId } = await ingress.enqueue({ n: 'plain' })
+    const dead = queueFor<DeadLetterData>(deadLetterQueueName(plain))
+    await (await deadLetterOf(dead, jobId)).remove()
+    await w.sweep()
+    t.match((await deadLetterOf(dead, jobId)).data.failureContext, { attempts: 2, reason: 'exhausted' })
+  })
+})
+
 t.test('a job that stalls past the limit is failed by another worker and dead-lettered with reason stalled', async (t) => {
   const queueName = 'stalled'
   const ingress = ingressFor(queueName)

@@ -112,11 +112,11 @@ t.test('body-field keys and function keys work through the plugin', async (t) =>
 t.test('the same body under a different valid signature is a different event by default', async (t) => {
   // Senders that sign once and resend the same bytes are deduplicated by signature + body;
   // a second secret signing the same bytes (rotation) is a different signature.
-  const app = await buildApp(redis.url, { queueName: 'rotation', secrets: ['whsec_test', 'whsec_next'] })
+  const app = await buildApp(redis.url, { queueName: 'rotation', secrets: ['whsec_test_0123456789', 'whsec_next_0123456789'] })
   t.teardown(() => app.close())
   const body = '{"id":"evt_rot"}'
   const a = (await app.inject(signed(body))).json()
-  const b = (await app.inject({ ...signed(body), headers: { 'content-type': 'application/json', 'x-signature': signAnvil('whsec_next', body) } })).json()
+  const b = (await app.inject({ ...signed(body), headers: { 'content-type': 'application/json', 'x-signature': signAnvil('whsec_next_0123456789', body) } })).json()
   t.equal(a.replayed, false)
   t.equal(b.replayed, false)
 })

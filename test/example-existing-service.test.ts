@@ -13,7 +13,7 @@ t.test('the README example: webhooks and app events both reach the handler', asy
   const bothArrived = new Promise<void>((resolve) => { arrived = resolve })
   const app = await buildService({
     redisUrl: redis.url,
-    webhookSecret: 'whsec_example',
+    webhookSecret: 'whsec_example_0123456',
     onEvent: (event) => { seen.push(event); if (seen.length === 2) arrived() }
   })
   app.log.level = 'silent'
@@ -25,7 +25,7 @@ t.test('the README example: webhooks and app events both reach the handler', asy
   t.equal(order.json().replayed, false)
 
   const body = '{"id":"evt_ex","type":"invoice.paid"}'
-  const webhook = await app.inject({ ...signed(body), headers: { 'content-type': 'application/json', 'x-signature': signAnvil('whsec_example', body) } })
+  const webhook = await app.inject({ ...signed(body), headers: { 'content-type': 'application/json', 'x-signature': signAnvil('whsec_example_0123456', body) } })
   t.equal(webhook.statusCode, 202)
 
   await bothArrived

@@ -47,6 +47,23 @@ t.test('ingress app: live 200; ready 503 while Redis is down, back to 200 by its
   t.equal(await statusUntil(async () => (await get('/health/ready')).statusCode, 200), 200, 'ready again, no restart')
 })
 
+t.test('timeoutMs bounds the PING without `redis` too: through the anvil plugin, not its enqueue timeout', async (t) => {
+  const redis = await TestRedis.start()
+  t.teardown(() => redis.stop())
+  const app = Fastify({ logger: false })
+  // An enqueue timeout far past the pause below: only the health timeout can answer "down" while Redis is paused.
+  await app.register(anvil, { redis: redis.url, secret: SECRET, queueName: 'health-timeout', enqueueTimeoutMs: 60_000 })
+  await app.register(anvilHealth, { timeoutMs: 200 })
+  await app.ready()
+  t.teardown(() => app.close())
+  t.equal((await app.inject({ method: 'GET', url: '/health/ready' })).statusCode, 200)
+  // Redis holds every command for 3 s (the pause ends by itself), so a PING waits that long for its PONG.
+  await redis.command('client', 'pause', 3000, 'ALL')
+  const paused = await app.inject({ method: 'GET', url: '/health/ready' })
+  t.same([paused.statusCode, paused.json()], [503, { status: 'not ready', redis: 'down' }], 'down within the health timeout')
+  t.equal(await statusUntil(async () => (await app.inject({ method: 'GET', url: '/health/ready' })).statusCode, 200), 200, 'ready once the pause ends')
+})
+
 t.test('worker app: ready needs the worker running; a stopped worker is 503', async (t) => {
   const redis = await TestRedis.start()
   t.teardown(() => redis.stop())

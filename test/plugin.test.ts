@@ -69,3 +69,28 @@ t.test('bad options fail registration with one clear line', async (t) => {
     await app.close().catch(() => {})
   }
 })
+
+t.test('a registration that fails after connecting leaves no Redis connection open', async (t) => {
+  const producers = async (): Promise<number> => (await clientNames()).filter((name) => name === 'anvil-producer').length
+  /** The count once it stops changing: a client that quit leaves the server's list a moment after its answer. */
+  const settled = async (expected: number): Promise<number> => {
+    for (let i = 0; i < 100 && await producers() !== expected; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+    return await producers()
+  }
+  const before = await producers()
+
+  const taken = Fastify()
+  taken.post('/webhooks', async () => 'the host\'s own')
+  const collision = await taken.register(anvil, { redis: redis.url, secret: SECRET, connectTimeoutMs: 0 }).ready().then(() => undefined, (err: Error) => err)
+  t.match(collision, { code: 'FST_ERR_DUPLICATED_ROUTE' }, 'the host already has POST /webhooks')
+  t.equal(await settled(before), before, 'no producer connection is left behind')
+  await taken.close().catch(() => {})
+
+  const twice = Fastify()
+  await twice.register(anvil, { redis: redis.url, secret: SECRET })
+  const again = await twice.register(anvil, { redis: redis.url, secret: SECRET, path: '/other' }).ready().then(() => undefined, (err: Error) => err)
+  t.match(again, { code: 'FST_ERR_DEC_ALREADY_PRESENT' }, 'a second anvil on one app is refused')
+  t.equal(await settled(before + 1), before + 1, 'only the first registration keeps its connection')
+  await twice.close().catch(() => {})
+  t.equal(await settled(before), before, 'and closing the app closes it')
+})

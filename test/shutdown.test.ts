@@ -11,7 +11,7 @@ import { freePort, TestRedis } from './helpers/redis.js'
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
-const SECRET = 'whsec_shutdown'
+const SECRET = 'whsec_shutdown_0123'
 /** Concurrent senders, each posting unique events back to back until the server stops answering. */
 const SENDERS = 16
 /** SIGTERM goes out once this many requests were accepted: the others are in flight or about to be sent. */

@@ -21,8 +21,8 @@ import { inspectQueue } from './helpers/queue.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 
 const stripe = new Stripe('sk_test_anvil')
-const STRIPE_SECRET = 'whsec_sources'
-const GITHUB_SECRET = 'gh_sources'
+const STRIPE_SECRET = 'whsec_sources_0123'
+const GITHUB_SECRET = 'gh_sources_0123456'
 const SENDGRID_KEY = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'der', type: 'spki' }).toString('base64')
 const stripeHeaders = (body: string): Record<string, string> => ({
   'content-type': 'application/json',
@@ -88,20 +88,20 @@ t.test('bad sources fail registration with one line', async (t) => {
 
 t.test('a sources file is JSON or YAML; ${NAME} secrets come from the environment and are never quoted back', async (t) => {
   const json = JSON.stringify({ sources: [{ path: '/stripe', provider: 'stripe', secrets: ['${STRIPE_WHSEC}'], tolerance: 600 }] })
-  t.same(parseSourcesFile(json, 'a.json', { STRIPE_WHSEC: 'whsec_env' }), [{ path: '/stripe', provider: 'stripe', secrets: ['whsec_env'], tolerance: 600 }])
+  t.same(parseSourcesFile(json, 'a.json', { STRIPE_WHSEC: 'whsec_env_0123456789' }), [{ path: '/stripe', provider: 'stripe', secrets: ['whsec_env_0123456789'], tolerance: 600 }])
   const yaml = [
     'sources:',
     '  - path: /github',
     '    provider: github',
-    '    secrets: [gh_old, gh_new]',
+    '    secrets: [gh_old_0123456789, gh_new_0123456789]',
     '  - path: /twilio',
     '    provider: twilio',
-    '    secrets: [tw]',
+    '    secrets: [tw_0123456789abcdef]',
     '    publicUrl: https://hooks.example/twilio',
     '    idempotency: { header: x-request-id }'
   ].join('\n')
   t.match(parseSourcesFile(yaml, 'b.yaml'), [
-    { path: '/github', provider: 'github', secrets: ['gh_old', 'gh_new'] },
+    { path: '/github', provider: 'github', secrets: ['gh_old_0123456789', 'gh_new_0123456789'] },
     { path: '/twilio', publicUrl: 'https://hooks.example/twilio', idempotency: { header: 'x-request-id' } }
   ])
   t.throws(() => parseSourcesFile(json, 'a.json', {}), { code: 'ANVIL_ERR_INVALID_CONFIG', message: /a\.json: sources\.0\.secrets\.0 names \$\{STRIPE_WHSEC\}, which is not set/ })
@@ -115,12 +115,12 @@ t.test('a sources file is JSON or YAML; ${NAME} secrets come from the environmen
 t.test('ANVIL_CONFIG / --config: the CLI reads the file; WEBHOOK_SECRET is then optional; --path conflicts', async (t) => {
   const file = join(dir, 'sources.yaml')
   writeFileSync(file, 'sources:\n  - { path: /stripe, provider: stripe, secrets: ["${STRIPE_WHSEC}"] }\n')
-  const config = loadServeConfig({ ANVIL_CONFIG: file, STRIPE_WHSEC: 'whsec_x' })
-  t.same(config.sources, [{ path: '/stripe', provider: 'stripe', secrets: ['whsec_x'] }])
-  t.same(loadServeConfig({ STRIPE_WHSEC: 'whsec_x' }, { config: file }).sources, config.sources)
+  const config = loadServeConfig({ ANVIL_CONFIG: file, STRIPE_WHSEC: 'whsec_x_0123456789' })
+  t.same(config.sources, [{ path: '/stripe', provider: 'stripe', secrets: ['whsec_x_0123456789'] }])
+  t.same(loadServeConfig({ STRIPE_WHSEC: 'whsec_x_0123456789' }, { config: file }).sources, config.sources)
   t.throws(() => loadServeConfig({ ANVIL_CONFIG: file, STRIPE_WHSEC: 'x', ANVIL_PATH: '/w' }), { message: /ANVIL_PATH does not go with a sources file/ })
   t.throws(() => loadServeConfig({ ANVIL_CONFIG: join(dir, 'missing.yaml') }), { message: /cannot read .*missing\.yaml: ENOENT/ })
-  t.same(loadDevConfig({ STRIPE_WHSEC: 'whsec_x' }, { config: file }).sources, config.sources, 'anvil dev reads it too')
+  t.same(loadDevConfig({ STRIPE_WHSEC: 'whsec_x_0123456789' }, { config: file }).sources, config.sources, 'anvil dev reads it too')
 })
 
 t.test('anvil serve --config: a real gateway verifies a Stripe request from the file', async (t) => {

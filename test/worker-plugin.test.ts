@@ -97,3 +97,19 @@ t.test('with Redis away, the worker plugin does not hold the host app down', asy
   await app.ready()
   t.same((await app.inject({ method: 'GET', url: '/own' })).json(), { ok: true }, 'the host serves its own routes')
 })
+
+t.test('bad worker plugin options fail registration with one line, before any connection', async (t) => {
+  const cases: Array<[object, RegExp]> = [
+    [{ handler: () => {}, concurency: 4 }, /concurency/],
+    [{ handler: () => {}, logger: console }, /logger/],
+    [{ handler: () => {}, concurrency: 0 }, /concurrency/],
+    [{ handler: 'not a function' }, /handler must be a function/]
+  ]
+  for (const [options, message] of cases) {
+    const app = Fastify()
+    const err = await app.register(anvilWorker, { redis: 'redis://127.0.0.1:1', ...options } as never).ready().then(() => undefined, (e: Error) => e)
+    await app.close().catch(() => {})
+    t.match(err, { code: 'ANVIL_ERR_INVALID_OPTIONS', message }, JSON.stringify(options))
+    t.notOk(err?.message.includes('\n'), 'one line')
+  }
+})

@@ -13,6 +13,7 @@ import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
 import { JOB_RETENTION, type Retention } from '../../src/queue/queue-settings.js'
 import { loadSourcesFile } from './sources-file.js'
+import { secretProblem } from '../../src/signing/secret-problem.js'
 import { deadLetterRetentionProblem } from '../../src/queue/queue-settings.js'
 
 export {
@@ -78,7 +79,10 @@ export interface RetentionConfig {
   retention?: Partial<Retention>
 }
 
-export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & ObservabilityConfig
+export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & ObservabilityConfig & {
+  /** ANVIL_ALLOW_SHORT_SECRETS: undefined when unset. */
+  allowShortSecrets?: boolean
+}
 /** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
 export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & { host: string, port: number }
 export type ReplayConfig = CommonConfig & { limit?: number }
@@ -94,10 +98,16 @@ function toStrategy (value: string): IdempotencyStrategy {
   return value as 'signature' | 'payload'
 }
 
-/** The secret comes from the environment only: a flag would show it in `ps` and in shell history. */
-function readSecret (env: Env): string | undefined {
+/**
+ * The secret comes from the environment only: a flag would show it in `ps` and in shell history. Checked
+ * here, so a weak one fails before anything starts (src/signing/secret-problem.ts has the rule).
+ */
+function readSecret (env: Env, allowShort: boolean): string | undefined {
   const secret = env.WEBHOOK_SECRET
-  return secret === undefined || secret === '' ? undefined : secret
+  if (secret === undefined || secret === '') return undefined
+  const problem = secretProblem(secret, allowShort, `${SETTINGS.allowShortSecrets.env as string}=true`)
+  if (problem !== undefined) throw new errors.INVALID_CONFIG(`WEBHOOK_SECRET ${problem}`)
+  return secret
 }
 
 function common (env: Env, flags: Flags): CommonConfig {
@@ -120,7 +130,7 @@ function observability (env: Env, flags: Flags): ObservabilityConfig {
 }
 
 /** The sources file, when one is named; it replaces the single-source settings, so they may not be set too. */
-function sourcesFile (env: Env, flags: Flags): SourceOptions[] | undefined {
+function sourcesFile (env: Env, flags: Flags, allowShort: boolean): SourceOptions[] | undefined {
   const file = read(SETTINGS.config, env, flags)
   if (file === undefined) return undefined
   for (const setting of [SETTINGS.path, SETTINGS.idempotency]) {
@@ -128,12 +138,12 @@ function sourcesFile (env: Env, flags: Flags): SourceOptions[] | undefined {
       throw new errors.INVALID_CONFIG(`${setting.env ?? setting.flag} does not go with a sources file (${SETTINGS.config.env}): set it per source there`)
     }
   }
-  return loadSourcesFile(file, env)
+  return loadSourcesFile(file, env, allowShort)
 }
 
-function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | undefined): IngressConfig {
+function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | undefined, allowShort: boolean): IngressConfig {
   const idempotency = read(SETTINGS.idempotency, env, flags)
-  const sources = sourcesFile(env, flags)
+  const sources = sourcesFile(env, flags, allowShort)
   return {
     ...(sources === undefined ? {} : { sources }),
     host: read(SETTINGS.host, env, flags) ?? defaultHost,
@@ -180,15 +190,17 @@ function retention (env: Env, flags: Flags, fields: ReadonlyArray<keyof Retentio
 }
 
 export function loadServeConfig (env: Env, flags: Flags = {}): ServeConfig {
-  const secret = readSecret(env)
+  const allowShort = read(SETTINGS.allowShortSecrets, env, flags)
+  const secret = readSecret(env, allowShort === 'true')
   if (secret === undefined && read(SETTINGS.config, env, flags) === undefined) {
     throw new errors.INVALID_CONFIG('WEBHOOK_SECRET is required: set it to the secret your webhook sender signs with')
   }
   return {
     ...common(env, flags),
-    ...ingress(env, flags, DEFAULT_SERVE_HOST, secret),
+    ...ingress(env, flags, DEFAULT_SERVE_HOST, secret, allowShort === 'true'),
     ...retention(env, flags, ALL_RETENTION),
-    ...observability(env, flags)
+    ...observability(env, flags),
+    allowShortSecrets: allowShort === undefined ? undefined : allowShort === 'true'
   }
 }
 
@@ -223,11 +235,12 @@ export function loadReplayConfig (env: Env, flags: Flags = {}): ReplayConfig {
   return { ...common(env, flags), limit: read(SETTINGS.limit, env, flags) }
 }
 
+/** `anvil dev` accepts short secrets (its own DEV_SECRET among them): it is for a laptop, not for traffic. */
 export function loadDevConfig (env: Env, flags: Flags = {}): DevConfig {
-  const secret = readSecret(env)
+  const secret = readSecret(env, true)
   return {
     ...common(env, flags),
-    ...ingress(env, flags, DEFAULT_DEV_HOST, secret ?? DEV_SECRET),
+    ...ingress(env, flags, DEFAULT_DEV_HOST, secret ?? DEV_SECRET, true),
     ...worker(env, flags),
     ...retention(env, flags, ALL_RETENTION),
     ...observability(env, flags),

@@ -1,69 +1,80 @@
-import type { Command } from 'commander'
-
 /**
- * Flags mirror the environment variables and win over them (cli/config/load-config.ts checks both the same way).
- * There is no flag for the secret: it would show in `ps` and in shell history.
+ * Commander's flags, built from the settings table (cli/config/settings.ts): each flag with its description,
+ * its default and its variable as `--help` shows them. Only what was typed reaches the loaders
+ * (`givenFlags`): they read the environment themselves, so a flag wins over its variable, an empty variable
+ * counts as unset, and an error names the flag only when the flag was given. There is no flag for the secret:
+ * it would show in `ps` and in shell history.
  */
-export function addSharedOptions (command: Command): Command {
-  return command
-    .option('--redis-url <url>', 'Redis URL: redis://, rediss://, or redis+cluster://host:port,host:port (env REDIS_URL)')
-    .option('--queue <name>', 'queue name (env ANVIL_QUEUE)')
-    .option('--prefix <prefix>', 'BullMQ key prefix (env ANVIL_PREFIX)')
-    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (env LOG_LEVEL)')
+import { Option, type Command } from 'commander'
+import { DEFAULT_DEV_HOST, SETTINGS, type Flags, type SettingKey } from './settings.js'
+
+/** Per command, what `--help` says of a setting where the command differs from the table. */
+export type DefaultsShown = Partial<Record<SettingKey, { default?: string, shown?: string, description?: string }>>
+
+/** The groups of settings, per command; cli/anvil.ts puts them together and the loaders read the same ones. */
+export const SETTING_GROUPS = {
+  shared: ['redisUrl', 'queueName', 'prefix', 'logLevel'],
+  ingress: ['host', 'port', 'path', 'bodyLimit', 'dedupeWindowMs', 'retrySchedule', 'idempotency', 'config'],
+  /** `serve` only: `anvil dev` always accepts short secrets. */
+  secrets: ['allowShortSecrets'],
+  worker: ['concurrency', 'shutdownTimeoutMs'],
+  /** `worker` only: BullMQ's stalled-job detection, for jobs a dead or forced-off worker left active. */
+  stall: ['lockDurationMs', 'stalledIntervalMs'],
+  /** `serve` and `dev`: how long finished jobs (stamped on each job, when not the default) stay in Redis. */
+  jobRetention: ['completedAgeSeconds', 'completedCount', 'failedCount'],
+  /** `worker` too: dead letters are its to prune; the failed jobs' age is read to check that they outlive them. */
+  deadLetterRetention: ['failedAgeSeconds', 'deadAgeSeconds'],
+  /** The long-running commands: where health and metrics are served, and what is logged. */
+  observability: ['metricsPath', 'metricsPort', 'tracing', 'logPayloads'],
+  /** `anvil worker` listens too: health probes and metrics. */
+  workerHttp: ['host', 'port'],
+  /** `anvil migrate`: PostgreSQL, and what it logs. */
+  database: ['databaseUrl', 'dbSchema', 'logLevel']
+} as const satisfies Record<string, readonly SettingKey[]>
+
+/** `anvil dev` runs on a laptop: loopback, and a Redis found or started for it. */
+export const DEV_DEFAULTS: DefaultsShown = {
+  host: { default: DEFAULT_DEV_HOST },
+  redisUrl: { shown: `${SETTINGS.redisUrl.default as string} if a Redis answers there, else a private redis-server` }
 }
 
-export function addIngressOptions (command: Command): Command {
-  return command
-    .option('--host <host>', 'address to listen on (env HOST)')
-    .option('--port <port>', 'port to listen on (env PORT)')
-    .option('--path <path>', 'webhook route (env ANVIL_PATH)')
-    .option('--body-limit <bytes>', 'largest accepted body (env ANVIL_BODY_LIMIT)')
-    .option('--dedupe-window-ms <ms>', 'how long a delivery is remembered (env ANVIL_DEDUPE_WINDOW_MS)')
-    .option('--retry-schedule <list>', 'retry delays in ms, e.g. 1000,5000,30000, or none (env ANVIL_RETRY_SCHEDULE)')
-    .option('--idempotency <strategy>', 'signature, payload, header:<name> or body:<field> (env ANVIL_IDEMPOTENCY)')
-    .option('--config <file>', 'JSON or YAML sources file, { "sources": [...] }, one per provider (env ANVIL_CONFIG)')
+/** `anvil worker` listens for its health probes and metrics only. */
+export const WORKER_HTTP: DefaultsShown = {
+  host: { description: 'address of the health and metrics server' },
+  port: { description: 'port of the health and metrics server' }
 }
 
-export function addWorkerOptions (command: Command): Command {
-  return command
-    .option('--concurrency <n>', 'jobs processed at once (env WORKER_CONCURRENCY)')
-    .option('--shutdown-timeout-ms <ms>', 'how long shutdown waits for active jobs (env ANVIL_SHUTDOWN_TIMEOUT_MS)')
+export function settingOption (key: SettingKey, shown: DefaultsShown = {}): Option {
+  const setting = SETTINGS[key]
+  const own = shown[key] ?? {}
+  const option = new Option(`${setting.flag} ${setting.value}`, own.description ?? setting.description)
+  if (setting.env !== undefined) option.env(setting.env)
+  const value = own.default ?? setting.default
+  if (value !== undefined) option.default(value, own.shown ?? setting.defaultShown ?? value)
+  return option
 }
 
-/** `worker` only: BullMQ's stalled-job detection, for jobs a dead or forced-off worker left active. */
-export function addStallOptions (command: Command): Command {
+export function addSettings (command: Command, keys: readonly SettingKey[], shown: DefaultsShown = {}): Command {
+  for (const key of keys) command.addOption(settingOption(key, shown))
   return command
-    .option('--lock-duration-ms <ms>', 'a job\'s lock, renewed while it runs; once it expires the job is taken back as stalled (env ANVIL_LOCK_DURATION_MS)')
-    .option('--stalled-interval-ms <ms>', 'how often stalled jobs are looked for (env ANVIL_STALLED_INTERVAL_MS)')
 }
 
-/** `serve` and `dev`: how long finished jobs (stamped on each job, when not the default) and dead letters stay in Redis. */
-export function addRetentionOptions (command: Command): Command {
-  return addDeadLetterRetentionOptions(command
-    .option('--retention-completed-age-seconds <s>', 'keep completed jobs this long (env ANVIL_RETENTION_COMPLETED_AGE_SECONDS)')
-    .option('--retention-completed-count <n>', 'keep at most this many completed jobs (env ANVIL_RETENTION_COMPLETED_COUNT)')
-    .option('--retention-failed-count <n>', 'keep at most this many failed jobs (env ANVIL_RETENTION_FAILED_COUNT)'))
+/** The flags typed on the command line: not the defaults or the variables commander also knows of. */
+export function givenFlags (command: Command): Flags {
+  const given: Flags = {}
+  for (const option of command.options) {
+    const key = option.attributeName()
+    if (command.getOptionValueSource(key) === 'cli') given[key] = command.getOptionValue(key)
+  }
+  return given
 }
 
-/** `worker`: dead letters are its to prune; the failed jobs' age is read to check that they outlive them. */
-export function addDeadLetterRetentionOptions (command: Command): Command {
-  return command
-    .option('--retention-failed-age-seconds <s>', 'keep finally-failed jobs this long (env ANVIL_RETENTION_FAILED_AGE_SECONDS)')
-    .option('--retention-dead-age-seconds <s>', 'keep dead letters this long, 0 for ever; more than the failed age (env ANVIL_RETENTION_DEAD_AGE_SECONDS)')
-}
-
-/** For the long-running commands: where health and metrics are served. */
-export function addObservabilityOptions (command: Command): Command {
-  return command
-    .option('--metrics-path <path>', 'Prometheus metrics route, or off (env ANVIL_METRICS_PATH)')
-    .option('--metrics-port <port>', 'serve metrics on this port instead of the main one (env ANVIL_METRICS_PORT)')
-    .option('--tracing <mode>', 'off, or otlp: OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT (env ANVIL_TRACING)')
-    .option('--log-payloads <bool>', 'true: log payloads instead of redacting them (env ANVIL_LOG_PAYLOADS)')
-}
-
-/** `anvil worker` listens too: health probes and metrics. */
-export function addWorkerHttpOptions (command: Command): Command {
-  return command
-    .option('--host <host>', 'address of the health and metrics server (env HOST)')
-    .option('--port <port>', 'port of the health and metrics server (env PORT)')
-}
+export const addSharedOptions = (command: Command, shown?: DefaultsShown): Command => addSettings(command, SETTING_GROUPS.shared, shown)
+export const addIngressOptions = (command: Command, shown?: DefaultsShown): Command => addSettings(command, SETTING_GROUPS.ingress, shown)
+export const addWorkerOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.worker)
+export const addStallOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.stall)
+export const addDeadLetterRetentionOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.deadLetterRetention)
+export const addRetentionOptions = (command: Command): Command =>
+  addDeadLetterRetentionOptions(addSettings(command, SETTING_GROUPS.jobRetention))
+export const addObservabilityOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.observability)
+export const addWorkerHttpOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.workerHttp, WORKER_HTTP)

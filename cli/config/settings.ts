@@ -10,15 +10,22 @@ import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
 import { SCHEMA_PATTERN } from '../../src/db/database.js'
 import { compileCheck, type Static } from '../../src/shared/validate.js'
-import { MAX_RETRY_STEP_MS, QueueName, RetrySchedule, Whole } from '../../src/shared/schemas.js'
+import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, QueueName, RetrySchedule, Whole } from '../../src/shared/schemas.js'
+import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
+import {
+  DEFAULT_BODY_LIMIT, DEFAULT_CONCURRENCY, DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_PREFIX,
+  DEFAULT_DB_SCHEMA, DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_SCHEDULE, DEFAULT_SHUTDOWN_TIMEOUT_MS, MAX_BODY_LIMIT
+} from '../../src/shared/constants.js'
 
+export { DEFAULT_METRICS_PATH }
 export const DEFAULT_PORT = 3000
 /** `anvil serve` runs in containers, where only 0.0.0.0 is reachable from outside. */
 export const DEFAULT_SERVE_HOST = '0.0.0.0'
 /** `anvil dev` runs on a laptop: never expose it on the network by default. */
 export const DEFAULT_DEV_HOST = '127.0.0.1'
 export const DEFAULT_LOG_LEVEL = 'info'
-export const DEFAULT_METRICS_PATH = '/metrics'
+/** BullMQ's own lock duration and stalled-job interval, which apply when neither is set. */
+export const BULLMQ_STALL_DEFAULT_MS = 30_000
 /** `ANVIL_METRICS_PATH=off`: no metrics route. */
 export const METRICS_OFF = 'off'
 /** `ANVIL_TRACING`: off (the default: no OpenTelemetry module is loaded) or OTLP over HTTP. */
@@ -46,15 +53,22 @@ export type Flags = Record<string, unknown>
 interface Setting<S extends TSchema> {
   /** The environment variable, if the setting has one. */
   env?: string
-  /** The commander key (camel case) and the flag as typed. */
+  /** The commander key (camel case), the flag as typed, and its value's name in `--help`. */
   key: string
   flag: string
+  value: string
+  /** The flag's line in `--help`. */
+  description: string
+  /** The default as it would be typed, for `--help`; the loaders fall back to the same value. */
+  default?: string
+  /** How `--help` words the default, where the value alone would not say it (`1048576 (1 MiB)`). */
+  defaultShown?: string
   /** Completes "X must be …". */
   expected: string
   parse: (raw: string) => unknown
   check: (value: unknown) => string | undefined
-  /** A rule TypeBox cannot express: true when the value breaks it. */
-  breaks?: (value: Static<S>) => boolean
+  /** A rule TypeBox cannot express, for a value the schema accepted: what is wrong ("must be …"), or undefined. */
+  breaks?: (value: Static<S>) => string | undefined
   /** How the raw value is quoted back in a message (a URL may hold a password). */
   show?: (raw: string) => string
   schema: S
@@ -79,128 +93,168 @@ function toSchedule (raw: string): unknown {
 
 
 /** A whole number of `unit`; the commander key is the flag camel-cased, as commander names it. */
-function retentionSetting (env: string, flag: string, unit: string, minimum: number, note = ''): Setting<ReturnType<typeof Whole>> {
+function retentionSetting (
+  field: keyof typeof DEFAULT_RETENTION, env: string, flag: string, unit: string, minimum: number, description: string, note = ''
+): Setting<ReturnType<typeof Whole>> {
   const key = flag.slice(2).replace(/-([a-z])/g, (_match, letter: string) => letter.toUpperCase())
-  return define({ env, key, flag, expected: `a whole number of ${unit}, at least ${minimum}${note}`, schema: Whole(minimum), parse: toInteger })
+  return define({
+    env, key, flag, value: unit === 'jobs' ? '<n>' : '<s>', description, default: String(DEFAULT_RETENTION[field]),
+    expected: `a whole number of ${unit}, at least ${minimum}${note}`, schema: Whole(minimum), parse: toInteger
+  })
 }
+
+const MS = 'a whole number of milliseconds'
+const REDIS_URL_EXPECTED = 'a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL'
+const DATABASE_URL_EXPECTED = 'a postgres:// or postgresql:// URL'
 
 export const SETTINGS = {
   redisUrl: define({
-    env: 'REDIS_URL', key: 'redisUrl', flag: '--redis-url', expected: 'a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL',
+    env: 'REDIS_URL', key: 'redisUrl', flag: '--redis-url', value: '<url>', default: DEFAULT_REDIS_URL,
+    description: 'Redis URL: redis://, rediss://, or redis+cluster://host:port,host:port',
+    expected: REDIS_URL_EXPECTED,
     schema: Type.String({ minLength: 1 }),
     // src/redis/connect.ts owns the URL rule; a password is never quoted back.
-    breaks: (url) => redisUrlProblem(url) !== undefined,
-    show: showUrl
+    breaks: (url) => redisUrlProblem(url) === undefined ? undefined : `must be ${REDIS_URL_EXPECTED}`,
+    show: redactUrl
   }),
   queueName: define({
-    env: 'ANVIL_QUEUE', key: 'queue', flag: '--queue', expected: 'a queue name without ":"',
-    schema: QueueName()
+    env: 'ANVIL_QUEUE', key: 'queue', flag: '--queue', value: '<name>', default: DEFAULT_QUEUE_NAME,
+    description: 'queue name', expected: 'a queue name without ":"', schema: QueueName()
   }),
   prefix: define({
-    env: 'ANVIL_PREFIX', key: 'prefix', flag: '--prefix', expected: 'a non-empty key prefix', schema: Type.String({ minLength: 1 })
+    env: 'ANVIL_PREFIX', key: 'prefix', flag: '--prefix', value: '<prefix>', default: DEFAULT_PREFIX,
+    description: 'BullMQ key prefix', expected: 'a non-empty key prefix', schema: Type.String({ minLength: 1 }),
+    breaks: (prefix) => new RegExp(PREFIX_PATTERN).test(prefix) ? undefined : `must be a key prefix ${PREFIX_RULE}`
   }),
   logLevel: define({
-    env: 'LOG_LEVEL', key: 'logLevel', flag: '--log-level', expected: `one of ${LOG_LEVELS.join(', ')}`,
+    env: 'LOG_LEVEL', key: 'logLevel', flag: '--log-level', value: '<level>', default: DEFAULT_LOG_LEVEL,
+    description: LOG_LEVELS.join(', '), expected: `one of ${LOG_LEVELS.join(', ')}`,
     schema: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)))
   }),
   host: define({
-    env: 'HOST', key: 'host', flag: '--host', expected: 'a host name or IP address', schema: Type.String({ pattern: '^\\S+$' })
+    env: 'HOST', key: 'host', flag: '--host', value: '<host>', default: DEFAULT_SERVE_HOST,
+    description: 'address to listen on',
+    expected: 'a host name or IP address', schema: Type.String({ pattern: '^\\S+$' })
   }),
   port: define({
-    env: 'PORT', key: 'port', flag: '--port', expected: 'an integer from 0 to 65535', schema: Whole(0, 65535), parse: toInteger
+    env: 'PORT', key: 'port', flag: '--port', value: '<port>', default: String(DEFAULT_PORT),
+    description: 'port to listen on',
+    expected: 'an integer from 0 to 65535', schema: Whole(0, 65535), parse: toInteger
   }),
   path: define({
-    env: 'ANVIL_PATH', key: 'path', flag: '--path', expected: 'a URL path starting with "/"', schema: Type.String({ pattern: '^/\\S*$' })
+    env: 'ANVIL_PATH', key: 'path', flag: '--path', value: '<path>', default: DEFAULT_PATH,
+    description: 'webhook route', expected: 'a URL path starting with "/"', schema: Type.String({ pattern: '^/\\S*$' })
   }),
   bodyLimit: define({
-    env: 'ANVIL_BODY_LIMIT', key: 'bodyLimit', flag: '--body-limit', expected: 'a whole number of bytes, at least 1',
-    schema: Whole(1), parse: toInteger
+    env: 'ANVIL_BODY_LIMIT', key: 'bodyLimit', flag: '--body-limit', value: '<bytes>',
+    default: String(DEFAULT_BODY_LIMIT), defaultShown: `${DEFAULT_BODY_LIMIT} (1 MiB)`,
+    // No maximum in the schema: past the safe integers too, the rule below says what the most is.
+    description: 'largest accepted body', expected: 'a whole number of bytes, at least 1', schema: Type.Integer({ minimum: 1 }), parse: toInteger,
+    breaks: (bytes) => bytes > MAX_BODY_LIMIT ? `must be at most ${MAX_BODY_LIMIT} bytes (1 GiB)` : undefined
   }),
   dedupeWindowMs: define({
-    env: 'ANVIL_DEDUPE_WINDOW_MS', key: 'dedupeWindowMs', flag: '--dedupe-window-ms',
-    expected: 'a whole number of milliseconds, at least 1', schema: Whole(1), parse: toInteger
+    env: 'ANVIL_DEDUPE_WINDOW_MS', key: 'dedupeWindowMs', flag: '--dedupe-window-ms', value: '<ms>',
+    default: String(DEFAULT_DEDUPE_WINDOW_MS), defaultShown: `${DEFAULT_DEDUPE_WINDOW_MS} (72 h)`,
+    description: 'how long a delivery is remembered', expected: `${MS}, at least 1`, schema: Whole(1), parse: toInteger
   }),
   retrySchedule: define({
-    env: 'ANVIL_RETRY_SCHEDULE', key: 'retrySchedule', flag: '--retry-schedule',
+    env: 'ANVIL_RETRY_SCHEDULE', key: 'retrySchedule', flag: '--retry-schedule', value: '<list>',
+    default: DEFAULT_RETRY_SCHEDULE.join(','), description: `retry delays in ms, e.g. 1000,5000,30000, or ${NO_RETRIES}`,
     expected: `comma-separated whole milliseconds from 0 to ${MAX_RETRY_STEP_MS} (e.g. 1000,5000,30000), or "${NO_RETRIES}"`,
     schema: RetrySchedule(), parse: toSchedule
   }),
   idempotency: define({
-    env: 'ANVIL_IDEMPOTENCY', key: 'idempotency', flag: '--idempotency',
+    env: 'ANVIL_IDEMPOTENCY', key: 'idempotency', flag: '--idempotency', value: '<strategy>', default: 'signature',
+    description: 'the dedupe key: signature, payload, header:<name> or body:<field>',
     expected: 'signature, payload, header:<name> or body:<field>',
     schema: Type.String({ pattern: "^(signature|payload|header:[A-Za-z0-9!#$%&'*+.^_`|~-]+|body:[^\\s.]+(\\.[^\\s.]+)*)$" })
   }),
   concurrency: define({
-    env: 'WORKER_CONCURRENCY', key: 'concurrency', flag: '--concurrency', expected: 'an integer from 1 to 10000',
-    schema: Whole(1, 10_000), parse: toInteger
+    env: 'WORKER_CONCURRENCY', key: 'concurrency', flag: '--concurrency', value: '<n>', default: String(DEFAULT_CONCURRENCY),
+    description: 'jobs processed at once', expected: 'an integer from 1 to 10000', schema: Whole(1, 10_000), parse: toInteger
   }),
   shutdownTimeoutMs: define({
-    env: 'ANVIL_SHUTDOWN_TIMEOUT_MS', key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms',
-    expected: 'a whole number of milliseconds, at least 0', schema: Whole(0), parse: toInteger
+    env: 'ANVIL_SHUTDOWN_TIMEOUT_MS', key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms', value: '<ms>',
+    default: String(DEFAULT_SHUTDOWN_TIMEOUT_MS), description: 'how long shutdown waits for active jobs',
+    expected: `${MS}, at least 0`, schema: Whole(0), parse: toInteger
   }),
-  // BullMQ's stalled-job detection (worker only); unset keeps BullMQ's defaults, 30000 each.
+  // BullMQ's stalled-job detection (worker only); unset keeps BullMQ's defaults.
   lockDurationMs: define({
-    env: 'ANVIL_LOCK_DURATION_MS', key: 'lockDurationMs', flag: '--lock-duration-ms',
-    expected: 'a whole number of milliseconds, at least 500', schema: Whole(500), parse: toInteger
+    env: 'ANVIL_LOCK_DURATION_MS', key: 'lockDurationMs', flag: '--lock-duration-ms', value: '<ms>',
+    default: String(BULLMQ_STALL_DEFAULT_MS), defaultShown: `BullMQ's, ${BULLMQ_STALL_DEFAULT_MS}`,
+    description: "a job's lock, renewed while it runs; once it expires the job is taken back as stalled",
+    expected: `${MS}, at least 500`, schema: Whole(500), parse: toInteger
   }),
   stalledIntervalMs: define({
-    env: 'ANVIL_STALLED_INTERVAL_MS', key: 'stalledIntervalMs', flag: '--stalled-interval-ms',
-    expected: 'a whole number of milliseconds, at least 100', schema: Whole(100), parse: toInteger
+    env: 'ANVIL_STALLED_INTERVAL_MS', key: 'stalledIntervalMs', flag: '--stalled-interval-ms', value: '<ms>',
+    default: String(BULLMQ_STALL_DEFAULT_MS), defaultShown: `BullMQ's, ${BULLMQ_STALL_DEFAULT_MS}`,
+    description: 'how often stalled jobs are looked for', expected: `${MS}, at least 100`, schema: Whole(100), parse: toInteger
   }),
   metricsPath: define({
-    env: 'ANVIL_METRICS_PATH', key: 'metricsPath', flag: '--metrics-path', expected: `a URL path starting with "/", or "${METRICS_OFF}"`,
+    env: 'ANVIL_METRICS_PATH', key: 'metricsPath', flag: '--metrics-path', value: '<path>', default: DEFAULT_METRICS_PATH,
+    description: `Prometheus metrics route, or ${METRICS_OFF}`, expected: `a URL path starting with "/", or "${METRICS_OFF}"`,
     schema: Type.String({ pattern: `^(${METRICS_OFF}|/\\S*)$` })
   }),
   metricsPort: define({
-    env: 'ANVIL_METRICS_PORT', key: 'metricsPort', flag: '--metrics-port', expected: 'an integer from 0 to 65535',
+    env: 'ANVIL_METRICS_PORT', key: 'metricsPort', flag: '--metrics-port', value: '<port>',
+    description: 'serve metrics on this port instead of the main one', expected: 'an integer from 0 to 65535',
     schema: Whole(0, 65535), parse: toInteger
   }),
   logPayloads: define({
-    env: 'ANVIL_LOG_PAYLOADS', key: 'logPayloads', flag: '--log-payloads', expected: 'true or false',
+    env: 'ANVIL_LOG_PAYLOADS', key: 'logPayloads', flag: '--log-payloads', value: '<bool>', default: 'false',
+    description: 'true: log payloads instead of redacting them', expected: 'true or false',
     schema: Type.Union([Type.Literal('true'), Type.Literal('false')])
   }),
   tracing: define({
-    env: 'ANVIL_TRACING', key: 'tracing', flag: '--tracing', expected: TRACING_MODES.join(' or '),
+    env: 'ANVIL_TRACING', key: 'tracing', flag: '--tracing', value: '<mode>', default: 'off',
+    description: 'off, or otlp: OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT', expected: TRACING_MODES.join(' or '),
     schema: Type.Union(TRACING_MODES.map((mode) => Type.Literal(mode)))
   }),
+  allowShortSecrets: define({
+    env: 'ANVIL_ALLOW_SHORT_SECRETS', key: 'allowShortSecrets', flag: '--allow-short-secrets', value: '<bool>', default: 'false',
+    description: `true: accept secrets shorter than ${MIN_SECRET_BYTES} bytes (for development; anvil dev always does)`,
+    expected: 'true or false', schema: Type.Union([Type.Literal('true'), Type.Literal('false')])
+  }),
   config: define({
-    env: 'ANVIL_CONFIG', key: 'config', flag: '--config', expected: 'the path of a JSON or YAML sources file',
-    schema: Type.String({ minLength: 1 })
+    env: 'ANVIL_CONFIG', key: 'config', flag: '--config', value: '<file>',
+    description: 'JSON or YAML sources file, { "sources": [...] }, one per provider',
+    expected: 'the path of a JSON or YAML sources file', schema: Type.String({ minLength: 1 })
   }),
   databaseUrl: define({
-    env: 'ANVIL_DATABASE_URL', key: 'databaseUrl', flag: '--database-url', expected: 'a postgres:// or postgresql:// URL',
-    schema: Type.String({ minLength: 1 }),
-    breaks: (url) => databaseUrlProblem(url) !== undefined,
-    show: showUrl
+    env: 'ANVIL_DATABASE_URL', key: 'databaseUrl', flag: '--database-url', value: '<url>', description: 'PostgreSQL URL',
+    expected: DATABASE_URL_EXPECTED, schema: Type.String({ minLength: 1 }),
+    breaks: (url) => databaseUrlProblem(url) === undefined ? undefined : `must be ${DATABASE_URL_EXPECTED}`,
+    show: redactUrl
   }),
   dbSchema: define({
-    env: 'ANVIL_DB_SCHEMA', key: 'dbSchema', flag: '--db-schema', expected: 'a lower-case SQL identifier (a-z, 0-9, _)',
+    env: 'ANVIL_DB_SCHEMA', key: 'dbSchema', flag: '--db-schema', value: '<name>', default: DEFAULT_DB_SCHEMA,
+    description: "the schema Anvil's tables live in", expected: 'a lower-case SQL identifier (a-z, 0-9, _)',
     schema: Type.String({ pattern: SCHEMA_PATTERN.source })
   }),
   limit: define({
-    key: 'limit', flag: '--limit', expected: 'an integer of at least 1', schema: Whole(1), parse: toInteger
+    key: 'limit', flag: '--limit', value: '<n>', description: 'with --all: at most this many',
+    expected: 'an integer of at least 1', schema: Whole(1), parse: toInteger
   }),
   // Retention, as the plugin's `retention` option (src/inbound/ingress-options.ts): the same names, the same minimums.
-  completedAgeSeconds: retentionSetting('ANVIL_RETENTION_COMPLETED_AGE_SECONDS', '--retention-completed-age-seconds', 'seconds', 1),
-  completedCount: retentionSetting('ANVIL_RETENTION_COMPLETED_COUNT', '--retention-completed-count', 'jobs', 0),
-  failedAgeSeconds: retentionSetting('ANVIL_RETENTION_FAILED_AGE_SECONDS', '--retention-failed-age-seconds', 'seconds', 1),
-  failedCount: retentionSetting('ANVIL_RETENTION_FAILED_COUNT', '--retention-failed-count', 'jobs', 0),
-  deadAgeSeconds: retentionSetting('ANVIL_RETENTION_DEAD_AGE_SECONDS', '--retention-dead-age-seconds', 'seconds', 0, ' (0 keeps dead letters)')
+  completedAgeSeconds: retentionSetting('completedAgeSeconds', 'ANVIL_RETENTION_COMPLETED_AGE_SECONDS', '--retention-completed-age-seconds',
+    'seconds', 1, 'keep completed jobs this long'),
+  completedCount: retentionSetting('completedCount', 'ANVIL_RETENTION_COMPLETED_COUNT', '--retention-completed-count',
+    'jobs', 0, 'keep at most this many completed jobs'),
+  failedAgeSeconds: retentionSetting('failedAgeSeconds', 'ANVIL_RETENTION_FAILED_AGE_SECONDS', '--retention-failed-age-seconds',
+    'seconds', 1, 'keep finally-failed jobs this long'),
+  failedCount: retentionSetting('failedCount', 'ANVIL_RETENTION_FAILED_COUNT', '--retention-failed-count',
+    'jobs', 0, 'keep at most this many failed jobs'),
+  deadAgeSeconds: retentionSetting('deadAgeSeconds', 'ANVIL_RETENTION_DEAD_AGE_SECONDS', '--retention-dead-age-seconds',
+    'seconds', 0, 'keep dead letters this long, 0 for ever; more than the failed age', ' (0 keeps dead letters)')
 }
+
+export type SettingKey = keyof typeof SETTINGS
 
 /** Every environment variable the CLI reads (the container test checks deployments set no other). */
 export const CONFIG_ENV_VARS: readonly string[] = [
   ...Object.values(SETTINGS).flatMap((setting) => setting.env === undefined ? [] : [setting.env]), 'WEBHOOK_SECRET', 'ANVIL_SEND_SECRET',
   ...TRACING_ENV_VARS
 ]
-
-/** The URL as typed, unless it holds a password (or cannot be parsed, so might): then redactUrl's form. */
-function showUrl (raw: string): string {
-  try {
-    if (new URL(raw).password === '') return raw
-  } catch {}
-  return redactUrl(raw)
-}
 
 function quote (text: string): string {
   return JSON.stringify(text.length > MAX_QUOTED ? text.slice(0, MAX_QUOTED) + '…' : text)
@@ -219,8 +273,7 @@ export function read<S extends TSchema> (setting: Setting<S>, env: Env, flags: F
   const raw = fromFlag ? flagged : envValue === '' ? undefined : envValue
   if (raw === undefined) return undefined
   const value = setting.parse(raw)
-  if (setting.check(value) !== undefined || setting.breaks?.(value as Static<S>) === true) {
-    throw new errors.INVALID_CONFIG(`${nameOf(setting, flags)} must be ${setting.expected} (got ${quote(setting.show?.(raw) ?? raw)})`)
-  }
+  const problem = setting.check(value) === undefined ? setting.breaks?.(value as Static<S>) : `must be ${setting.expected}`
+  if (problem !== undefined) throw new errors.INVALID_CONFIG(`${nameOf(setting, flags)} ${problem} (got ${quote(setting.show?.(raw) ?? raw)})`)
   return value as Static<S>
 }

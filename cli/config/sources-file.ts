@@ -1,20 +1,23 @@
 /**
  * The standalone gateway's sources file (`--config` / `ANVIL_CONFIG`): JSON or YAML shaped
- * `{ "sources": [ { path, provider, secrets, tolerance?, publicUrl?, idempotency?, name? } ] }`.
- * A secret written as `${NAME}` is read from the environment, so the file itself can hold no secret.
- * Errors are one INVALID_CONFIG line that names the file and the field, and never quote a secret.
+ * `{ "sources": [ { path, provider, secrets, tolerance?, publicUrl?, idempotency?, name? } ] }`, the plugin's
+ * `sources` (src/inbound/source-options.ts) with the idempotency strategies a file can hold. A secret written
+ * as `${NAME}` is read from the environment, so the file itself can hold no secret. Errors are one
+ * INVALID_CONFIG line that names the file and the field, and never quote a secret.
  */
 import { readFileSync } from 'node:fs'
 import { Type } from '@sinclair/typebox'
-import { parse } from 'yaml'
+import { parse, YAMLParseError } from 'yaml'
 import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
-import type { SourceOptions } from '../../src/inbound/ingress-options.js'
-import { PROVIDER_NAMES } from '../../src/providers/presets.js'
+import { sourceProperties, weakSecret, type SourceOptions } from '../../src/inbound/source-options.js'
 import { compileCheck } from '../../src/shared/validate.js'
+import { SETTINGS } from './settings.js'
 
 /** `${NAME}`: the whole secret comes from the environment variable NAME. */
 const ENV_REFERENCE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/
+/** Longest line of the file quoted back in a message. */
+const MAX_QUOTED = 80
 
 const Idempotency = Type.Union([
   Type.Union(['signature', 'payload', 'provider'].map((name) => Type.Literal(name))),
@@ -24,19 +27,16 @@ const Idempotency = Type.Union([
 
 const SourcesFile = Type.Object({
   sources: Type.Array(Type.Object({
-    path: Type.String({ pattern: '^/\\S*$' }),
-    provider: Type.Optional(Type.Union(PROVIDER_NAMES.map((name) => Type.Literal(name)))),
-    secrets: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
-    tolerance: Type.Optional(Type.Integer({ minimum: 0 })),
-    publicUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
-    idempotency: Type.Optional(Idempotency),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))
+    ...sourceProperties,
+    idempotency: Type.Optional(Idempotency)
   }, { additionalProperties: false }), { minItems: 1 })
 }, { additionalProperties: false })
 
 const checkFile = compileCheck(SourcesFile)
 
-function expandSecret (secret: string, env: Record<string, string | undefined>, where: string): string {
+type Env = Record<string, string | undefined>
+
+function expandSecret (secret: string, env: Env, where: string): string {
   const name = ENV_REFERENCE.exec(secret)?.[1]
   if (name === undefined) return secret
   const value = env[name]
@@ -44,31 +44,63 @@ function expandSecret (secret: string, env: Record<string, string | undefined>, 
   return value
 }
 
-/** Parses and checks a sources file's text; `file` only names it in messages. */
-export function parseSourcesFile (text: string, file: string, env: Record<string, string | undefined> = {}): SourceOptions[] {
-  let parsed: unknown
+/**
+ * The line the parser stopped at, fit to quote: a value that may be a secret (anything after `secrets`, or an
+ * item of a list under `secrets:`) becomes `…`.
+ */
+function quotedLine (text: string, lineNumber: number): string {
+  const lines = text.split(/\r?\n/)
+  let line = lines[lineNumber - 1] ?? ''
+  const inline = /secrets/.exec(line)
+  if (inline !== null) {
+    line = line.slice(0, inline.index + 'secrets'.length) + ': …'
+  } else if (/^\s*-/.test(line)) {
+    const indent = /^\s*/.exec(line)?.[0].length ?? 0
+    const parent = lines.slice(0, lineNumber - 1).reverse().find((above) => above.trim() !== '' && (/^\s*/.exec(above)?.[0].length ?? 0) < indent)
+    if (parent !== undefined && /secrets\s*:\s*$/.test(parent)) line = line.replace(/-.*/, '- …')
+  }
+  return JSON.stringify(line.length > MAX_QUOTED ? line.slice(0, MAX_QUOTED) + '…' : line)
+}
+
+function parseText (text: string, file: string): unknown {
   try {
     // YAML is a superset of JSON: one parser reads both.
-    parsed = parse(text)
+    return parse(text)
   } catch (err) {
-    throw new errors.INVALID_CONFIG(`${file} is neither JSON nor YAML: ${(err as Error).message.split('\n')[0] ?? ''}`)
+    const first = (err as Error).message.split('\n')[0] ?? ''
+    const at = err instanceof YAMLParseError ? err.linePos?.[0].line : undefined
+    throw new errors.INVALID_CONFIG(`${file} is neither JSON nor YAML: ${first}${at === undefined ? '' : ` ${quotedLine(text, at)}`}`)
   }
+}
+
+/**
+ * Parses and checks a sources file's text; `file` only names it in messages. Shared secrets must be
+ * 16 bytes or more unless `allowShort` (src/signing/secret-problem.ts).
+ */
+export function parseSourcesFile (text: string, file: string, env: Env = {}, allowShort = false): SourceOptions[] {
+  const parsed = parseText(text, file)
   const problem = checkFile(parsed)
   // The problem names a field and the rule it breaks, never the value: a secret is never quoted back.
   if (problem !== undefined) throw new errors.INVALID_CONFIG(`${file}: ${problem}`)
   const { sources } = parsed as { sources: Array<SourceOptions & { idempotency?: IdempotencyStrategy }> }
-  return sources.map((source, index) => ({
-    ...source,
-    secrets: source.secrets.map((secret, i) => expandSecret(secret, env, `${file}: sources.${index}.secrets.${i}`))
-  }))
+  return sources.map((source, index) => {
+    const secrets = source.secrets.map((secret, i) => expandSecret(secret, env, `${file}: sources.${index}.secrets.${i}`))
+    const weak = weakSecret(source.provider, secrets, allowShort, `${SETTINGS.allowShortSecrets.env as string}=true`)
+    if (weak !== undefined) {
+      const [i, problem] = weak
+      const from = ENV_REFERENCE.exec(source.secrets[i] as string)?.[1]
+      throw new errors.INVALID_CONFIG(`${file}: sources.${index}.secrets.${i}${from === undefined ? '' : ` (\${${from}})`} ${problem}`)
+    }
+    return { ...source, secrets }
+  })
 }
 
-export function loadSourcesFile (file: string, env: Record<string, string | undefined> = {}): SourceOptions[] {
+export function loadSourcesFile (file: string, env: Env = {}, allowShort = false): SourceOptions[] {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
     throw new errors.INVALID_CONFIG(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
-  return parseSourcesFile(text, file, env)
+  return parseSourcesFile(text, file, env, allowShort)
 }

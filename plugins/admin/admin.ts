@@ -48,4 +48,5 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
   }, { prefix: options.prefix ?? DEFAULT_ADMIN_PREFIX })
 }
 
-export default fp(anvilAdmin, { name: '@anvil/fastify-admin', fastify: '5.x' })
+const plugin: FastifyPluginAsync<AnvilAdminOptions> = fp(anvilAdmin, { name: '@anvil/fastify-admin', fastify: '5.x' })
+export default plugin

@@ -9,42 +9,40 @@ import fp from 'fastify-plugin'
 import { Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 import { channels, type EnqueuedMessage, type EventLabels, type ProcessedMessage, type RejectedMessage, type RespondedMessage } from '../../src/shared/diagnostics.js'
 import { errors } from '../../src/shared/errors.js'
-import { createQueueSampler, SAMPLED_STATES, type QueueSample, type QueueSampler, type QueueSamplerOptions } from '../../src/queue/queue-sampler.js'
+import { DEFAULT_METRICS_PATH } from '../../src/shared/constants.js'
+import { createQueueSampler, SAMPLED_STATES, type QueueSample, type QueueSampler, QueueSamplerOptionsSchema } from '../../src/queue/queue-sampler.js'
 import { compileCheck } from '../../src/shared/validate.js'
 import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
+import { Opaque } from '../../src/shared/schemas.js'
 
-export const DEFAULT_METRICS_PATH = '/metrics'
 /** Ingress answers are fast (ms); received → handled spans retries, so it reaches hours. */
 export const INGRESS_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 export const HANDLED_BUCKETS_SECONDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 21600]
 
-export interface AnvilMetricsOptions {
-  /** The host's registry: Anvil's metrics join it and no route is added unless `path` is given. */
-  registry?: Registry
-  /** The route; `false` for none. Default `/metrics` (none when `registry` is given). */
-  path?: string | false
+export const AnvilMetricsOptionsSchema = Type.Object({
+  /** The host's prom-client registry: Anvil's metrics join it and no route is added unless `path` is given. @defaultValue a registry of Anvil's own */
+  registry: Type.Optional(Opaque<Registry>()),
+  /** The route; `false` for none. @defaultValue `'/metrics'` (none when `registry` is given) */
+  path: Type.Optional(Type.Union([Type.Literal(false), Type.String({ pattern: '^/\\S*$' })])),
   /**
-   * Where the queue gauges read from. Default: the queue of the `anvil` plugin registered on this app
-   * (same Redis, queue and prefix). `false`: no queue gauges.
+   * Where the queue gauges read from; `false`: no queue gauges. @defaultValue the queue of the `anvil` plugin
+   * registered on this app (same Redis, queue and prefix)
    */
-  queue?: QueueSamplerOptions | false
-  /** Node process metrics (prom-client defaults, prefixed `anvil_`). Default true on Anvil's own registry. */
-  processMetrics?: boolean
-}
+  queue: Type.Optional(Type.Union([Type.Literal(false), QueueSamplerOptionsSchema])),
+  /** Node process metrics (prom-client defaults, prefixed `anvil_`). @defaultValue true on Anvil's own registry, false on the host's */
+  processMetrics: Type.Optional(Type.Boolean())
+}, { additionalProperties: false })
+
+export type AnvilMetricsOptions = Static<typeof AnvilMetricsOptionsSchema>
+
+const checkOptions = compileCheck(AnvilMetricsOptionsSchema)
 
 declare module 'fastify' {
   interface FastifyInstance {
     anvilMetrics: { registry: Registry }
   }
 }
-
-const checkOptions = compileCheck(Type.Object({
-  registry: Type.Optional(Type.Unknown()),
-  path: Type.Optional(Type.Union([Type.Literal(false), Type.String({ pattern: '^/\\S*$' })])),
-  queue: Type.Optional(Type.Unknown()),
-  processMetrics: Type.Optional(Type.Boolean())
-}, { additionalProperties: false }))
 
 const EVENT = ['source', 'provider', 'event_type'] as const
 const ROUTE = ['source', 'provider'] as const
@@ -209,4 +207,5 @@ const anvilMetrics: FastifyPluginAsync<AnvilMetricsOptions> = async (app, option
   }
 }
 
-export default fp(anvilMetrics, { name: '@anvil/fastify-metrics', fastify: '5.x' })
+const plugin: FastifyPluginAsync<AnvilMetricsOptions> = fp(anvilMetrics, { name: '@anvil/fastify-metrics', fastify: '5.x' })
+export default plugin

@@ -1,3 +1,5 @@
+import { redactUrl } from '../shared/redact-url.js'
+
 /** The problem with a PostgreSQL URL as one line (the password never quoted), or undefined when it is usable. */
 export function databaseUrlProblem (url: string): string | undefined {
   let parsed: URL
@@ -13,13 +15,5 @@ export function databaseUrlProblem (url: string): string | undefined {
   return undefined
 }
 
-/** The URL with any password replaced, for messages and logs. */
-export function redactDatabaseUrl (url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== '') parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return '<unparseable>'
-  }
-}
+/** The URL with its credentials hidden, for messages and logs (one rule for every URL: src/shared/redact-url.ts). */
+export const redactDatabaseUrl = redactUrl

@@ -1,117 +1,61 @@
-import { Type } from '@sinclair/typebox'
+/** The ingress's options: the schema, whose `Static<>` is their type, and how they resolve into what the ingress runs on. */
+import { Type, type Static, type TObject } from '@sinclair/typebox'
 import {
-  DEFAULT_BODY_LIMIT, DEFAULT_ENQUEUE_TIMEOUT_MS, DEFAULT_PATH, DEFAULT_RETENTION, DEFAULT_RETRY_AFTER_SECONDS,
-  DEFAULT_SOURCE
+  DEFAULT_BODY_LIMIT, DEFAULT_ENQUEUE_TIMEOUT_MS, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_AFTER_SECONDS,
+  DEFAULT_SOURCE, MAX_BODY_LIMIT
 } from '../shared/constants.js'
 import { errors } from '../shared/errors.js'
-import { createKeyDeriver, type IdempotencyStrategy, type KeyDeriver } from './idempotency.js'
-import { DEFAULT_QUEUE_SETTINGS, type QueueSettings } from '../queue/queue-settings.js'
-import { RetentionSchema } from '../shared/schemas.js'
+import { DEFAULT_QUEUE_SETTINGS, deadLetterRetentionProblem, type QueueSettings } from '../queue/queue-settings.js'
 import { checkClusterPrefix, redisUrlProblem, type RedisClient, type RedisInput } from '../redis/connect.js'
 import { validateSchedule } from '../queue/retry.js'
-import {
-  createPresetScheme, DEFAULT_PROVIDER, DEFAULT_TOLERANCE_SECONDS, isProviderName, PROVIDER_NAMES,
-  type ProviderName
-} from '../providers/presets.js'
-import { type SignatureScheme } from '../signing/signature-scheme.js'
-import { anvilHmacScheme } from '../providers/anvil.js'
+import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { checkTelemetry, type Telemetry } from '../queue/telemetry.js'
 import { compileCheck } from '../shared/validate.js'
-import { Prefix, QueueName, RetrySchedule } from '../shared/schemas.js'
-import { deadLetterRetentionProblem } from '../queue/queue-settings.js'
+import { Opaque, Prefix, QueueName, RetentionSchema, RetrySchedule } from '../shared/schemas.js'
+import { endpointProperties, resolveSources, type ResolvedSource } from './source-options.js'
 
-/** One webhook endpoint: a path, the provider that signs what arrives there, and its secrets. */
-export interface SourceOptions {
-  path: string
-  /** The preset; default `anvil` (`x-signature: sha256=<hex>`). */
-  provider?: ProviderName
-  /** Secrets (or, for `discord` and `sendgrid`, public keys); all are tried, so rotation is adding one. */
-  secrets: string[]
-  /** Seconds either way a signed timestamp may be from now; default 300, 0 turns the check off. */
-  tolerance?: number
-  /** The URL as configured at the provider (scheme, host, path), for presets that sign it (twilio, square). */
-  publicUrl?: string
-  /** Default: the provider's event id (`'provider'`); `'signature'` for `anvil`. */
-  idempotency?: IdempotencyStrategy
-  /** Names the source in dedupe keys and on jobs; default the provider's name. Must be unique. */
-  name?: string
-}
+export { SourceSchema, type ResolvedSource, type SourceOptions } from './source-options.js'
 
-export interface IngressOptions {
-  /** A Redis URL (Anvil connects and closes) or an ioredis client (left open). Default `redis://127.0.0.1:6379`. */
-  redis?: RedisInput
-  /** The HMAC secret of the default scheme. */
-  secret?: string
-  /** Several secrets, tried in turn (rotation). */
-  secrets?: string[]
-  /** A custom signature scheme instead of the default one. */
-  scheme?: SignatureScheme
-  path?: string
-  /** Names the source in keys and job data, so two sources never share a dedupe key. */
-  source?: string
-  bodyLimit?: number
-  queueName?: string
-  prefix?: string
-  dedupeWindowMs?: number
-  retrySchedule?: number[]
-  retention?: Partial<QueueSettings['retention']>
-  idempotency?: IdempotencyStrategy
-  enqueueTimeoutMs?: number
-  retryAfterSeconds?: number
-  /** Opt-in: answer 202 only once this many replicas have the write (`WAIT`); one Redis server only. */
-  replication?: { replicas: number, timeoutMs: number }
-  /** Several endpoints, each with its own provider preset; instead of secret/secrets/scheme/path/idempotency. */
-  sources?: SourceOptions[]
-  /** BullMQ telemetry (e.g. `new BullMQOtel()`): an `addBulk` span, and each job carries its request's trace context. */
-  telemetry?: Telemetry
-}
-
-const Source = Type.Object({
-  path: Type.String({ pattern: '^/' }),
-  provider: Type.Optional(Type.Union(PROVIDER_NAMES.map((name) => Type.Literal(name)))),
-  secrets: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
-  tolerance: Type.Optional(Type.Integer({ minimum: 0 })),
-  publicUrl: Type.Optional(Type.String({ pattern: '^https?://' })),
-  idempotency: Type.Optional(Type.Unknown()),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))
-}, { additionalProperties: false })
-
-/** The plain-data part of the options; the rest (clients, functions) is checked by hand. */
-const IngressData = Type.Object({
-  redis: Type.Optional(Type.Unknown()),
-  secret: Type.Optional(Type.String({ minLength: 1 })),
-  secrets: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
-  scheme: Type.Optional(Type.Unknown()),
-  path: Type.Optional(Type.String({ pattern: '^/' })),
-  source: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  bodyLimit: Type.Optional(Type.Integer({ minimum: 1 })),
+/** Where the queue is and how it behaves; with the endpoints, the ingress's options. */
+const queueProperties = {
+  /** A Redis URL (Anvil connects and closes) or an ioredis client (left open). @defaultValue `'redis://127.0.0.1:6379'` */
+  redis: Type.Optional(Opaque<RedisInput>()),
+  /** The largest body accepted, in bytes (at most 1 GiB); larger gets 413. @defaultValue 1048576 (1 MiB) */
+  bodyLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_BODY_LIMIT })),
+  /** @defaultValue `'webhooks'` */
   queueName: Type.Optional(QueueName()),
+  /** BullMQ's key prefix; a hash tag keeps a queue in one Redis Cluster slot. @defaultValue `'{anvil}'` */
   prefix: Type.Optional(Prefix()),
-  dedupeWindowMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** How long a delivery is remembered. @defaultValue 259200000 (72 h) */
+  dedupeWindowMs: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+  /** Delays before each retry, in ms; travels with the job. @defaultValue `[1000, 5000, 30000, 300000]` */
   retrySchedule: Type.Optional(RetrySchedule()),
+  /** How long finished jobs and dead letters stay; what is not given keeps its default. */
   retention: Type.Optional(RetentionSchema),
-  idempotency: Type.Optional(Type.Unknown()),
-  enqueueTimeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
-  retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 0 })),
-  sources: Type.Optional(Type.Array(Source, { minItems: 1 })),
-  telemetry: Type.Optional(Type.Unknown()),
+  /** How long Redis has to take an add before the answer is 503. @defaultValue 1500 */
+  enqueueTimeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+  /** The `retry-after` of a 503, in seconds. @defaultValue 5 */
+  retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+  /** Opt-in: answer 202 only once this many replicas have the write (`WAIT`); one Redis server only. @defaultValue off */
   replication: Type.Optional(Type.Object({
     replicas: Type.Integer({ minimum: 1 }),
     timeoutMs: Type.Integer({ minimum: 1 })
-  }, { additionalProperties: false }))
-}, { additionalProperties: false })
-
-const checkIngress = compileCheck(IngressData)
-
-/** A source ready to serve: its scheme built, its key deriver chosen. */
-export interface ResolvedSource {
-  name: string
-  provider: string
-  path: string
-  scheme: SignatureScheme
-  deriveKey: KeyDeriver
-  publicUrl?: string
+  }, { additionalProperties: false })),
+  /** BullMQ telemetry (e.g. `new BullMQOtel()`): an `addBulk` span, and each job carries its request's trace context. @defaultValue off */
+  telemetry: Type.Optional(Opaque<Telemetry>())
 }
+
+/**
+ * The ingress's options; the `anvil` plugin's add `connectTimeoutMs` (plugins/ingress.ts). Typed by name, so
+ * the declarations keep each field's documentation.
+ */
+export const ingressProperties: typeof endpointProperties & typeof queueProperties = { ...endpointProperties, ...queueProperties }
+
+export const IngressOptionsSchema: TObject<typeof ingressProperties> = Type.Object(ingressProperties, { additionalProperties: false })
+
+export type IngressOptions = Static<typeof IngressOptionsSchema>
+
+const checkIngress = compileCheck(IngressOptionsSchema)
 
 export interface ResolvedIngress {
   redis: RedisInput
@@ -126,8 +70,6 @@ export interface ResolvedIngress {
   replication?: { replicas: number, timeoutMs: number }
   telemetry?: Telemetry
 }
-
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
 
 function isRedisClient (value: unknown): value is RedisClient {
   return typeof value === 'object' && value !== null && typeof (value as RedisClient).duplicate === 'function'
@@ -165,7 +107,7 @@ export function resolveIngressOptions (opts: IngressOptions): ResolvedIngress {
   if (opts.scheme !== undefined && !isScheme(opts.scheme)) {
     throw new errors.INVALID_OPTIONS('scheme must have verify() and headers')
   }
-  const sources = opts.sources === undefined ? [singleSource(opts)] : resolveSources(opts)
+  const sources = resolveSources(opts)
   const telemetry = checkTelemetry(opts.telemetry)
   return {
     redis,
@@ -177,60 +119,5 @@ export function resolveIngressOptions (opts: IngressOptions): ResolvedIngress {
     retryAfterSeconds: opts.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS,
     ...(opts.replication === undefined ? {} : { replication: opts.replication }),
     ...(telemetry === undefined ? {} : { telemetry })
-  }
-}
-
-/** The single-source options of 0.1 (`secret`/`secrets`/`scheme`/`path`/`idempotency`): one `anvil` source. */
-function singleSource (opts: IngressOptions): ResolvedSource {
-  const secrets = opts.secrets ?? (opts.secret === undefined ? [] : [opts.secret])
-  if (opts.scheme === undefined && secrets.length === 0) {
-    throw new errors.INVALID_OPTIONS('secret (or secrets, or scheme) is required, or sources')
-  }
-  const scheme = opts.scheme ?? anvilHmacScheme(secrets)
-  return {
-    name: opts.source ?? DEFAULT_SOURCE,
-    provider: scheme.name,
-    path: opts.path ?? DEFAULT_PATH,
-    scheme,
-    deriveKey: createKeyDeriver(opts.idempotency)
-  }
-}
-
-function resolveSources (opts: IngressOptions): ResolvedSource[] {
-  const mixed = (['secret', 'secrets', 'scheme', 'path', 'idempotency'] as const).filter((key) => opts[key] !== undefined)
-  if (mixed.length > 0) throw new errors.INVALID_OPTIONS(`sources replaces ${mixed.join(', ')}: give one or the other`)
-  const resolved = (opts.sources ?? []).map(resolveSource)
-  for (const key of ['name', 'path'] as const) {
-    const seen = new Set<string>()
-    for (const source of resolved) {
-      if (seen.has(source[key])) {
-        throw new errors.INVALID_OPTIONS(`two sources share the ${key} "${source[key]}"${key === 'name' ? ': give each a name' : ''}`)
-      }
-      seen.add(source[key])
-    }
-  }
-  return resolved
-}
-
-function resolveSource (source: SourceOptions, index: number): ResolvedSource {
-  const provider = source.provider ?? DEFAULT_PROVIDER
-  /* c8 ignore next -- the schema already allows only preset names */
-  if (!isProviderName(provider)) throw new errors.INVALID_OPTIONS(`sources.${index}.provider: unknown preset ${provider}`)
-  const scheme = createPresetScheme(provider, {
-    secrets: source.secrets,
-    toleranceSeconds: source.tolerance ?? DEFAULT_TOLERANCE_SECONDS,
-    publicUrl: source.publicUrl
-  })
-  // A header is the same for every event of a batch: all but the first would be taken for duplicates.
-  if (scheme.batches === true && typeof source.idempotency === 'object' && source.idempotency !== null && 'header' in source.idempotency) {
-    throw new errors.INVALID_OPTIONS(`sources.${index}.idempotency: a ${provider} body is a batch of events, which one header cannot key; use 'provider', 'payload', { bodyField } or a function`)
-  }
-  return {
-    name: source.name ?? provider,
-    provider,
-    path: source.path,
-    scheme,
-    deriveKey: createKeyDeriver(source.idempotency ?? (provider === DEFAULT_PROVIDER ? 'signature' : 'provider')),
-    publicUrl: source.publicUrl
   }
 }

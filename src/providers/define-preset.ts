@@ -1,10 +1,12 @@
 /** How a preset is put together: the order "check the signature, the timestamp, then read the body" lives here. */
 import type { IncomingHttpHeaders } from 'node:http'
 import { errors } from '../shared/errors.js'
-import type { Handshake, RequestInfo, SignatureScheme, Verified, VerifiedEvent } from '../signing/signature-scheme.js'
+import type { RequestInfo, SignatureScheme, Verified } from '../signing/signature-scheme.js'
 
 /** 300 s both ways: Stripe's, Slack's and Standard Webhooks' own default. */
 export const DEFAULT_TOLERANCE_SECONDS = 300
+/** A day: past that a signed timestamp guards against nothing a dedupe window would not. */
+export const MAX_TOLERANCE_SECONDS = 86_400
 
 /** What a preset is built from; `secrets` are public keys for Discord and SendGrid. */
 export interface PresetConfig {
@@ -23,17 +25,8 @@ export interface Checked {
   secretIndex?: number
 }
 
-/** What is read from a verified request. */
-export interface Described {
-  eventId?: string
-  eventType?: string
-  /** A timestamp that sits inside the signed body (Linear), in seconds. */
-  timestamp?: number
-  handshake?: Handshake
-  acknowledge?: Handshake
-  /** The events of a batch body (presets with `batches: true`), each enqueued as its own job. */
-  events?: VerifiedEvent[]
-}
+/** What is read from a verified request: all it proves but the signature; a `timestamp` here sits in the body (Linear). */
+export type Described = Omit<Verified, 'signature'>
 
 export interface PresetParts {
   name: string

@@ -1,7 +1,7 @@
 /** The provider presets by name: `provider: '<name>'` on a source picks one. */
 import { type SignatureScheme } from '../signing/signature-scheme.js'
 import { anvilHmacScheme } from './anvil.js'
-import { DEFAULT_TOLERANCE_SECONDS, type PresetConfig } from './define-preset.js'
+import { DEFAULT_TOLERANCE_SECONDS, MAX_TOLERANCE_SECONDS, type PresetConfig } from './define-preset.js'
 import { discordScheme } from './discord.js'
 import { githubScheme } from './github.js'
 import { gitlabScheme } from './gitlab.js'
@@ -16,7 +16,7 @@ import { stripeScheme } from './stripe.js'
 import { twilioScheme } from './twilio.js'
 import { zoomScheme } from './zoom.js'
 
-export { DEFAULT_TOLERANCE_SECONDS, type PresetConfig }
+export { DEFAULT_TOLERANCE_SECONDS, MAX_TOLERANCE_SECONDS, type PresetConfig }
 
 const PRESETS = {
   anvil: (config: PresetConfig) => anvilHmacScheme(config.secrets),
@@ -38,6 +38,9 @@ const PRESETS = {
 export type ProviderName = keyof typeof PRESETS
 export const PROVIDER_NAMES = Object.keys(PRESETS) as ProviderName[]
 export const DEFAULT_PROVIDER: ProviderName = 'anvil'
+
+/** Presets whose `secrets` are public keys (checked as keys), not shared secrets. */
+export const PUBLIC_KEY_PROVIDERS: readonly ProviderName[] = ['discord', 'sendgrid']
 
 /** Presets that sign the request URL, and so need `publicUrl` behind a proxy. */
 export const URL_SIGNING_PROVIDERS: readonly ProviderName[] = ['twilio', 'square']

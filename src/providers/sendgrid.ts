@@ -5,10 +5,10 @@
  * then split: each event is its own job, keyed on its `sg_event_id` and typed by its `event`, so the same
  * event in a later, differently composed batch is a duplicate.
  */
-import { createPublicKey, verify, type KeyObject } from 'node:crypto'
+import { createPublicKey, type KeyObject } from 'node:crypto'
 import { errors } from '../shared/errors.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
-import { decodeBase64 } from '../signing/crypto.js'
+import { decodeBase64, requireSignedBy } from '../signing/crypto.js'
 import { parseSeconds, requireHeader } from '../signing/headers.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
 import { splitJsonArray } from './split-json-array.js'
@@ -43,9 +43,7 @@ export function sendgridScheme (config: PresetConfig): SignatureScheme {
       const signature = decodeBase64(value, SIGNATURE)
       const seconds = parseSeconds(timestamp, TIMESTAMP)
       const message = Buffer.concat([Buffer.from(timestamp, 'utf8'), payload])
-      let match = false
-      for (const key of keys) match = verify('sha256', message, key, signature) || match
-      if (!match) throw new errors.SIGNATURE_INVALID()
+      requireSignedBy('sha256', message, keys, signature)
       return { signature: value, timestamp: seconds }
     },
     describe (payload) {

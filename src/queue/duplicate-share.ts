@@ -28,5 +28,5 @@ export class DuplicateShare {
 
 /** About the last 50 events count. */
 export const DUPLICATE_SHARE_WEIGHT = 0.02
-/** A read costs well under a third of an add (bench/ingress.mjs, storm mix): past a third of duplicates it pays. */
+/** Past a third of duplicates the read pays: it costs a small part of an add (bench/README.md). */
 export const DUPLICATE_SHARE_THRESHOLD = 1 / 3

@@ -3,9 +3,11 @@
  * answers at all. Used by the metrics gauges and the readiness check; every call is bounded in time, so a
  * scrape or a probe never hangs on a Redis that is away.
  */
+import { Type, type Static } from '@sinclair/typebox'
 import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from '../shared/constants.js'
 import { openQueues } from './open-queues.js'
 import type { RedisInput } from '../redis/connect.js'
+import { Opaque, Prefix, QueueName, Whole } from '../shared/schemas.js'
 import { pingWithin, redisWithin } from '../redis/redis-within.js'
 
 /** How long a sample or a health PING may take before it counts as "Redis is not answering". */
@@ -14,13 +16,18 @@ export const DEFAULT_SAMPLE_TIMEOUT_MS = 1000
 export const SAMPLED_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const
 export type SampledState = (typeof SAMPLED_STATES)[number]
 
-export interface QueueSamplerOptions {
+export const QueueSamplerOptionsSchema = Type.Object({
   /** A URL (a connection is opened and closed here) or an ioredis client (shared, left open). */
-  redis: RedisInput
-  queueName?: string
-  prefix?: string
-  timeoutMs?: number
-}
+  redis: Opaque<RedisInput>(),
+  /** @defaultValue `'webhooks'` */
+  queueName: Type.Optional(QueueName()),
+  /** @defaultValue `'{anvil}'` */
+  prefix: Type.Optional(Prefix()),
+  /** How long a sample or a PING may take. @defaultValue 1000 */
+  timeoutMs: Type.Optional(Whole(1))
+}, { additionalProperties: false })
+
+export type QueueSamplerOptions = Static<typeof QueueSamplerOptionsSchema>
 
 export interface QueueSample {
   queueName: string

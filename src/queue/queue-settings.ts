@@ -61,9 +61,8 @@ export const DEFAULT_KEEP_JOBS = (() => {
 
 /**
  * The BullMQ options every webhook job gets, whether it came in over HTTP, from `enqueue` or from replay.
- * Retention is on the job only when it is not the default, which the worker applies (above): the options are
- * stored with every job, and the default retention on each cost about 100 bytes of Redis and 2 to 4 µs of
- * Redis and Node CPU per job (bench/job-cost.mjs, on two machines).
+ * Retention is on the job only when it is not the default, which the worker applies (above): options are
+ * stored with every job, so a default spelt out on each costs Redis memory and CPU for nothing.
  */
 export function jobOptions (settings: QueueSettings): JobsOptions {
   const attempts = attemptsFor(settings.retrySchedule)

@@ -2,6 +2,10 @@
  * Redis URLs: `redis://` and `rediss://` for one server, `redis+cluster://` and `rediss+cluster://`
  * for a Redis Cluster, named by one or more seed nodes: `redis+cluster://user:pass@host:port,host:port`.
  */
+import { redactUrl } from '../shared/redact-url.js'
+
+export { redactUrl }
+
 export interface RedisTarget {
   cluster: boolean
   tls: boolean
@@ -70,18 +74,5 @@ function credentials (username: string, password: string): Pick<RedisTarget, 'us
     }
   } catch {
     return 'has credentials that are not valid percent-encoding'
-  }
-}
-
-/** The URL without its password, for messages. */
-export function redactUrl (url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== '') parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    // A cluster seed list is no URL to the parser; hide whatever stands between ':' and '@'.
-    if (/^rediss?\+cluster:\/\//i.test(url)) return url.replace(/^([a-z+]+:\/\/[^:@/]*:)[^@]*@/i, '$1***@')
-    return '<unparseable>'
   }
 }

@@ -1,10 +1,14 @@
 /** Defaults, named once. Times are milliseconds unless the name says otherwise. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
 export const DEFAULT_QUEUE_NAME = 'webhooks'
 /** A hash tag keeps every key of a queue in one Redis Cluster slot. */
 export const DEFAULT_PREFIX = '{anvil}'
 export const DEFAULT_PATH = '/webhooks'
+export const DEFAULT_METRICS_PATH = '/metrics'
 export const DEFAULT_SOURCE = 'default'
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
+/** Fastify holds a body in memory until it is verified: a gigabyte is past any webhook. */
+export const MAX_BODY_LIMIT = 1024 * 1024 * 1024
 /** 72 h covers Stripe's three days of redelivery. */
 export const DEFAULT_DEDUPE_WINDOW_MS = 72 * 60 * 60 * 1000
 export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [1000, 5000, 30000, 300000]

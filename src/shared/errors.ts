@@ -1,10 +1,8 @@
 import createError from '@fastify/error'
 
 /**
- * The answers to a request (a forged or stale signature, a body too large, a queue that is down) carry no
- * stack: it would point at the same line every time and is never logged (a 503 logs its cause, which keeps
- * its own). Capturing one cost about 10 µs per refused request in a microbenchmark on our 2-core machine,
- * paid on every request of a flood of forged ones. Errors of options, configuration and calls keep theirs.
+ * The answers to a request (forged, stale, too large, queue down) carry no stack: it would point at the same
+ * line every time, is never logged, and capturing it is paid on every request of a flood of forged ones.
  */
 const NO_STACK = false
 

@@ -1,23 +1,46 @@
 /** The TypeBox schemas that several options share, so each rule is written once. */
-import { Type, type TInteger, type TString } from '@sinclair/typebox'
+import { Type, type SchemaOptions, type TInteger, type TString, type TUnsafe } from '@sinclair/typebox'
 
 /** BullMQ refuses ':' in a queue name (it separates the parts of every key). */
 export const QUEUE_NAME_PATTERN = '^[^:]+$'
 /** A retry step is at most a day. */
 export const MAX_RETRY_STEP_MS = 86_400_000
 
-export const Whole = (minimum: number, maximum?: number): TInteger =>
-  Type.Integer(maximum === undefined ? { minimum } : { minimum, maximum })
+/**
+ * A key prefix: non-empty, each `{` closed by a `}` around a name. Redis hashes only what stands in the first
+ * such pair (a hash tag), so `{x` would quietly spread a queue over a cluster's slots.
+ */
+export const PREFIX_PATTERN = '^[^{}]+$|^[^{}]*(\\{[^{}]+\\}[^{}]*)+$'
+export const PREFIX_RULE = 'whose braces pair up around a name, as in {anvil} (a Redis Cluster hash tag)'
+/** Names a source in logs, keys and metrics: printable, one line. */
+export const SOURCE_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]{1,200}$'
+
+/** A whole number, never past what a double holds exactly: a larger one is no longer the number typed. */
+export const Whole = (minimum: number, maximum = Number.MAX_SAFE_INTEGER, options: SchemaOptions = {}): TInteger =>
+  Type.Integer({ ...options, minimum, maximum })
 
 export const QueueName = (): TString => Type.String({ pattern: QUEUE_NAME_PATTERN })
-export const Prefix = (): TString => Type.String({ minLength: 1 })
+export const Prefix = (): TString => Type.String({ pattern: PREFIX_PATTERN, errorMessage: `must be a non-empty key prefix ${PREFIX_RULE}` })
+export const SourceName = (): TString =>
+  Type.String({ pattern: SOURCE_NAME_PATTERN, errorMessage: 'must be 1 to 200 characters, none of them a control character (a newline, NUL)' })
 export const RetrySchedule = () => Type.Array(Whole(0, MAX_RETRY_STEP_MS))
+
+/**
+ * A value no JSON schema describes (a client, a function, a logger): typed as `T` for TypeScript, accepted
+ * as is by the schema and checked by hand where it is used, with a message that says what it must be.
+ */
+export const Opaque = <T>(options: SchemaOptions = {}): TUnsafe<T> => Type.Unsafe<T>(Type.Unknown(options))
 
 /** Retention as given: every field optional, the defaults fill in the rest. */
 export const RetentionSchema = Type.Object({
+  /** Completed jobs older than this are removed. @defaultValue 3600 (an hour) */
   completedAgeSeconds: Type.Optional(Whole(1)),
+  /** At most this many completed jobs are kept. @defaultValue 1000 */
   completedCount: Type.Optional(Whole(0)),
+  /** Finally-failed jobs older than this are removed. @defaultValue 604800 (7 days) */
   failedAgeSeconds: Type.Optional(Whole(1)),
+  /** At most this many failed jobs are kept. @defaultValue 10000 */
   failedCount: Type.Optional(Whole(0)),
+  /** Dead letters older than this are pruned; 0 keeps them; must exceed `failedAgeSeconds`. @defaultValue 1209600 (14 days) */
   deadAgeSeconds: Type.Optional(Whole(0))
 }, { additionalProperties: false })

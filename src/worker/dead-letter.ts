@@ -27,46 +27,60 @@ export interface DeadLetterData {
   replayedAt?: number
 }
 
+/** Logged on a job whose handler gave up in a way its kept stack does not show (see `noteUnrecoverable`). */
+export const UNRECOVERABLE_NOTE = 'anvil: unrecoverable'
+
 function isUnrecoverable (err: Error): boolean {
   // BullMQ's own test for it (an UnrecoverableError, a subclass, or an error so named).
   return err instanceof UnrecoverableError || err.name === 'UnrecoverableError'
 }
 
 /**
- * Why the job failed for good. The listener has the error; the sweep has only the job, where an
- * UnrecoverableError on the last attempt shows in the stack BullMQ keeps (the name starts its first line).
+ * Notes on the job that its handler gave up where the stack BullMQ keeps would not say so (a subclass of
+ * UnrecoverableError heads it with its own name), for a sweep that finds the job failed on its last attempt.
  */
-function reasonOf (job: Job, failedReason: string, err?: Error): FailureReason {
-  if (failedReason === STALLED_MESSAGE) return 'stalled'
+export async function noteUnrecoverable (job: Job, err: unknown): Promise<void> {
+  if (!(err instanceof Error) || !isUnrecoverable(err) || err.stack?.startsWith('UnrecoverableError') === true) return
+  await job.log(UNRECOVERABLE_NOTE).catch(() => {})
+}
+
+/**
+ * Why the job failed for good. The listener has the error; the sweep has the job (an UnrecoverableError on
+ * the last attempt starts the stack BullMQ keeps) and the job's log (`noteUnrecoverable`).
+ */
+function reasonOf (job: Job, err: Error | undefined, notes: readonly string[]): FailureReason {
+  if (job.failedReason === STALLED_MESSAGE) return 'stalled'
   if (err !== undefined) return isUnrecoverable(err) ? 'unrecoverable' : 'exhausted'
   // A job that failed before its attempts ran out was stopped by an UnrecoverableError.
   if (job.attemptsMade < (job.opts.attempts ?? 1)) return 'unrecoverable'
-  return job.stacktrace?.at(-1)?.startsWith('UnrecoverableError') === true ? 'unrecoverable' : 'exhausted'
+  const gaveUp = job.stacktrace?.at(-1)?.startsWith('UnrecoverableError') === true || notes.includes(UNRECOVERABLE_NOTE)
+  return gaveUp ? 'unrecoverable' : 'exhausted'
 }
 
-export function failureContextOf (job: Job, err?: Error): FailureContext {
-  const lastError = job.failedReason ?? 'unknown'
+export function failureContextOf (job: Job, err?: Error, notes: readonly string[] = []): FailureContext {
   return {
     attempts: job.attemptsMade,
-    lastError,
+    lastError: job.failedReason ?? 'unknown',
     failedAt: job.finishedOn ?? Date.now(),
-    reason: reasonOf(job, lastError, err)
+    reason: reasonOf(job, err, notes)
   }
 }
 
 /**
- * Copies a finally-failed job into the dead-letter queue. Idempotent: the dead letter's id derives from
- * the job's, and BullMQ keeps the first add, so the `failed` listener and the sweep may both call it.
- * The failed job stays where it is: removing it would drop its dedupe key and let a redelivery in.
+ * Copies a finally-failed job into the dead-letter queue, once: the letter's id derives from the job's, so the
+ * listener and the sweep (which has no error, only `notes`, the job's log) may both call it. The failed job
+ * stays: removing it would drop its dedupe key and let a redelivery in.
  */
-export async function deadLetter (dead: Queue<DeadLetterData>, job: Job<WebhookJobData>, err?: Error): Promise<DeadLettered> {
+export async function deadLetter (
+  dead: Queue<DeadLetterData>, job: Job<WebhookJobData>, err?: Error, notes?: () => Promise<readonly string[]>
+): Promise<DeadLettered> {
   const id = deadLetterId(job.id as string)
-  const data: DeadLetterData = { v: 1, originalJobId: job.id as string, job: job.data, failureContext: failureContextOf(job, err) }
   // Whether this call wrote it, so the dead letter is counted (and logged) once, by whoever wrote it. The
   // listener and a sweep within the same few milliseconds could both see it missing: counted twice, not lost.
-  const existed = await dead.getJob(id) !== undefined
-  await dead.add('dead', data, { jobId: id })
-  return { id, created: !existed }
+  if (await dead.getJob(id) !== undefined) return { id, created: false }
+  const failureContext = failureContextOf(job, err, await notes?.() ?? [])
+  await dead.add('dead', { v: 1, originalJobId: job.id as string, job: job.data, failureContext }, { jobId: id })
+  return { id, created: true }
 }
 
 export interface DeadLettered {
@@ -101,7 +115,7 @@ export async function sweepFailed (
     for (const id of ids) {
       const job = await Job.fromId<WebhookJobData>(main, id)
       if (job === undefined) continue
-      const { id: letterId, created } = await deadLetter(dead, job)
+      const { id: letterId, created } = await deadLetter(dead, job, undefined, async () => (await main.getJobLogs(id)).logs)
       if (created) onDeadLettered(job, letterId)
     }
     seen += ids.length

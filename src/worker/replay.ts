@@ -9,27 +9,26 @@ import type { DeadLetterData } from './dead-letter.js'
 import { openQueues } from '../queue/open-queues.js'
 import { errors } from '../shared/errors.js'
 import type { WebhookJobData } from '../queue/job-data.js'
-import { DEFAULT_QUEUE_SETTINGS, jobOptions, type QueueSettings } from '../queue/queue-settings.js'
-import { RetentionSchema } from '../shared/schemas.js'
+import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../queue/queue-settings.js'
 import { checkClusterPrefix, type RedisInput } from '../redis/connect.js'
 import { compileCheck } from '../shared/validate.js'
-import { Type } from '@sinclair/typebox'
-import { Prefix, QueueName } from '../shared/schemas.js'
+import { Type, type Static } from '@sinclair/typebox'
+import { Opaque, Prefix, QueueName, RetentionSchema, Whole } from '../shared/schemas.js'
 
-export interface ReplayOptions {
-  redis: RedisInput
-  queueName?: string
-  prefix?: string
-  /** Retention for the replayed jobs (what is not given keeps its default); the retry schedule comes from the dead job itself. */
-  retention?: Partial<QueueSettings['retention']>
-}
-
-const checkOptions = compileCheck(Type.Object({
-  redis: Type.Unknown(),
+export const ReplayOptionsSchema = Type.Object({
+  /** A Redis URL (Anvil connects and closes) or an ioredis client (left open). */
+  redis: Opaque<RedisInput>(),
+  /** Must match the ingress's. @defaultValue `'webhooks'` */
   queueName: Type.Optional(QueueName()),
+  /** Must match the ingress's. @defaultValue `'{anvil}'` */
   prefix: Type.Optional(Prefix()),
+  /** Retention for the replayed jobs (what is not given keeps its default); the retry schedule comes from the dead job itself. */
   retention: Type.Optional(RetentionSchema)
-}, { additionalProperties: false }))
+}, { additionalProperties: false })
+
+export type ReplayOptions = Static<typeof ReplayOptionsSchema>
+
+const checkOptions = compileCheck(ReplayOptionsSchema)
 
 export interface ReplayResult {
   deadLetterId: string
@@ -46,12 +45,16 @@ export interface DeadLetter {
   data: DeadLetterData
 }
 
-export interface BulkReplayOptions {
-  /** Only dead letters for which this returns true. */
-  filter?: (letter: DeadLetter) => boolean
-  /** At most this many replays. */
-  limit?: number
-}
+export const BulkReplayOptionsSchema = Type.Object({
+  /** Only dead letters for which this returns true. @defaultValue all */
+  filter: Type.Optional(Opaque<(letter: DeadLetter) => boolean>()),
+  /** At most this many replays. @defaultValue no limit */
+  limit: Type.Optional(Whole(0, undefined, { errorMessage: 'must be a whole number >= 0' }))
+}, { additionalProperties: false })
+
+export type BulkReplayOptions = Static<typeof BulkReplayOptionsSchema>
+
+const checkBulk = compileCheck(BulkReplayOptionsSchema)
 
 export interface Replayer {
   replayDeadLetter (id: string): Promise<ReplayResult>
@@ -117,8 +120,10 @@ export function createReplayer (options: ReplayOptions): Replayer {
       if (letter === undefined) throw new errors.DEAD_LETTER_NOT_FOUND(id)
       return await replay(letter)
     },
-    async replayDeadLetters ({ filter, limit = Number.POSITIVE_INFINITY } = {}) {
-      if (!(limit >= 0)) throw new errors.INVALID_OPTIONS('limit must be a number >= 0')
+    async replayDeadLetters (bulk = {}) {
+      const problem = checkBulk(bulk)
+      if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+      const { filter, limit = Number.POSITIVE_INFINITY } = bulk
       const results: ReplayResult[] = []
       if (limit === 0) return results
       for await (const letter of eachDeadLetter(false)) {

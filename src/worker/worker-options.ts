@@ -1,9 +1,9 @@
-/** The options of `createWorker` (and the worker plugin): the interface and its check. */
-import { Type } from '@sinclair/typebox'
+/** The options of `createWorker` (and the worker plugin): the schema, whose `Static<>` is their type, and its check. */
+import { Type, type Static, type TObject } from '@sinclair/typebox'
 import type { RedisInput } from '../redis/connect.js'
 import type { Telemetry } from '../queue/telemetry.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
-import { Prefix, QueueName, Whole } from '../shared/schemas.js'
+import { Opaque, Prefix, QueueName, Whole } from '../shared/schemas.js'
 
 /** The subset of a logger Anvil calls; pino and Fastify's logger fit. */
 export interface AnvilLogger {
@@ -14,47 +14,46 @@ export interface AnvilLogger {
   error (obj: object, msg?: string): void
 }
 
-export interface WorkerOptions {
-  redis: RedisInput
-  queueName?: string
-  prefix?: string
-  concurrency?: number
-  /** How long `close` waits for active jobs before it forces; those jobs are then recovered as stalled. */
-  shutdownTimeoutMs?: number
-  /** How often to dead-letter failed jobs that a crash kept from their `failed` listener. 0 turns it off. */
-  sweepIntervalMs?: number
-  /** Dead letters older than this are pruned by the sweep; 0 keeps them. */
-  deadAgeSeconds?: number
-  /** BullMQ stall detection: a job whose lock is not renewed for this long is taken back. */
-  lockDurationMs?: number
-  stalledIntervalMs?: number
-  maxStalledCount?: number
-  logger?: AnvilLogger
+/** What the worker does, shared with the worker plugin (which adds `handler` and takes the app's logger). */
+export const workerSettings = {
+  /** Must match the ingress's. @defaultValue `'webhooks'` */
+  queueName: Type.Optional(QueueName()),
+  /** Must match the ingress's. @defaultValue `'{anvil}'` */
+  prefix: Type.Optional(Prefix()),
+  /** Jobs processed at once. @defaultValue 10 */
+  concurrency: Type.Optional(Whole(1)),
+  /** How long `close` waits for active jobs before it forces; those jobs are then recovered as stalled. @defaultValue 10000 */
+  shutdownTimeoutMs: Type.Optional(Whole(0)),
+  /** How often to dead-letter failed jobs that a crash kept from their `failed` listener; 0 turns it off. @defaultValue 30000 */
+  sweepIntervalMs: Type.Optional(Whole(0)),
+  /** Dead letters older than this are pruned by the sweep; 0 keeps them. @defaultValue 1209600 (14 days) */
+  deadAgeSeconds: Type.Optional(Whole(0)),
+  /** BullMQ stall detection: a job whose lock is not renewed for this long is taken back. @defaultValue 30000 (BullMQ's) */
+  lockDurationMs: Type.Optional(Whole(1)),
+  /** How often stalled jobs are looked for. @defaultValue 30000 (BullMQ's) */
+  stalledIntervalMs: Type.Optional(Whole(1)),
+  /** How often a job may stall before it fails. @defaultValue 1 (BullMQ's) */
+  maxStalledCount: Type.Optional(Whole(0)),
   /**
    * BullMQ telemetry (e.g. `new BullMQOtel()`): a `process` span per attempt, the child of the span that
-   * enqueued the job (the webhook's request, when the ingress is traced too).
+   * enqueued the job (the webhook's request, when the ingress is traced too). @defaultValue off
    */
-  telemetry?: Telemetry
+  telemetry: Type.Optional(Opaque<Telemetry>())
 }
 
+const connectionProperties = {
+  /** A Redis URL (Anvil connects and closes) or an ioredis client with `maxRetriesPerRequest: null` (left open). */
+  redis: Opaque<RedisInput>(),
+  /** Where the worker's lines go. @defaultValue silent */
+  logger: Type.Optional(Opaque<AnvilLogger>())
+}
 
-/** The plain-data part; `redis`, `logger` and `telemetry` are checked where they are used. Unknown keys are refused. */
-const WorkerData = Type.Object({
-  redis: Type.Unknown(),
-  queueName: Type.Optional(QueueName()),
-  prefix: Type.Optional(Prefix()),
-  concurrency: Type.Optional(Whole(1)),
-  shutdownTimeoutMs: Type.Optional(Whole(0)),
-  sweepIntervalMs: Type.Optional(Whole(0)),
-  deadAgeSeconds: Type.Optional(Whole(0)),
-  lockDurationMs: Type.Optional(Whole(1)),
-  stalledIntervalMs: Type.Optional(Whole(1)),
-  maxStalledCount: Type.Optional(Whole(0)),
-  logger: Type.Optional(Type.Unknown()),
-  telemetry: Type.Optional(Type.Unknown())
-}, { additionalProperties: false })
+export const WorkerOptionsSchema: TObject<typeof connectionProperties & typeof workerSettings> =
+  Type.Object({ ...connectionProperties, ...workerSettings }, { additionalProperties: false })
 
-const checkData = compileCheck(WorkerData)
+export type WorkerOptions = Static<typeof WorkerOptionsSchema>
+
+const checkData = compileCheck(WorkerOptionsSchema)
 
 /** The first problem with the options as one line (`concurrency: Expected integer to be greater or equal to 1`), or undefined. */
 export function checkWorkerOptions (options: WorkerOptions): string | undefined {

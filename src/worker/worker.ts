@@ -4,7 +4,7 @@ import {
   DEFAULT_SWEEP_INTERVAL_MS
 } from '../shared/constants.js'
 import { labelsOf, publish } from '../shared/diagnostics.js'
-import { deadLetter, pruneDeadLetters, sweepFailed, type DeadLetterData } from './dead-letter.js'
+import { deadLetter, noteUnrecoverable, pruneDeadLetters, sweepFailed, type DeadLetterData } from './dead-letter.js'
 import { errors } from '../shared/errors.js'
 import { within } from '../shared/within.js'
 import { type WebhookJobData } from '../queue/job-data.js'
@@ -75,7 +75,12 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     const jobId = job.id as string
     const attempt = job.attemptsMade + 1
     log.debug?.({ jobId, requestId: job.data.requestId, attempt }, 'anvil worker: job started')
-    await handler(toEvent(jobId, job.data, attempt))
+    try {
+      await handler(toEvent(jobId, job.data, attempt))
+    } catch (err) {
+      await noteUnrecoverable(job, err)
+      throw err
+    }
     publish('processed', () => ({ ...labelsOf(job.data), jobId, attempt, receivedToHandledMs: Date.now() - job.data.receivedAt }))
   }, {
     connection: connection.client,

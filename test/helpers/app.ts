@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import anvil, { type AnvilPluginOptions } from '../../index.js'
 import { signAnvil } from '../../src/providers/anvil.js'
 
-export const SECRET = 'whsec_test'
+export const SECRET = 'whsec_test_0123456789'
 
 export interface SignedRequest {
   method: 'POST'

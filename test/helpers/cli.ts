@@ -159,7 +159,7 @@ export function inspect (t: Test, redisUrl: string, name: string): Queue {
 }
 
 export async function enqueue (redisUrl: string, queueName: string, eventId: string): Promise<string> {
-  const ingress = new Ingress(resolveIngressOptions({ redis: redisUrl, secret: 'unused', queueName }))
+  const ingress = new Ingress(resolveIngressOptions({ redis: redisUrl, secret: 'unused_0123456789', queueName }))
   try {
     const { jobId } = await ingress.enqueue({ id: eventId, type: 'test.ping' }, { eventId })
     return jobId

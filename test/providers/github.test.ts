@@ -4,7 +4,7 @@ import { TestRedis } from '../helpers/redis.js'
 import { conformance, sourceApp } from '../helpers/providers.js'
 
 // Signed by Octokit's own signer (@octokit/webhooks-methods `sign`), and checked by its `verify` too.
-const [CURRENT, OLDER, WRONG] = ['gh-current', 'gh-older', 'gh-never-listed']
+const [CURRENT, OLDER, WRONG] = ['gh-current-0123456789', 'gh-older-0123456789', 'gh-never-listed']
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
 

@@ -5,7 +5,7 @@ import { inspectQueue } from '../helpers/queue.js'
 
 // GitLab sends its secret token as is (X-Gitlab-Token): nothing is signed, so the token does not bind the
 // body and there is no "tampered body" check (docs/providers.md says so).
-const [CURRENT, OLDER, WRONG] = ['gl-current', 'gl-older', 'gl-never']
+const [CURRENT, OLDER, WRONG] = ['gl-current-0123456789', 'gl-older-0123456789', 'gl-never']
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())

@@ -5,7 +5,7 @@ import { conformance, kitHeaders } from '../helpers/providers.js'
 
 // Linear's SDK only verifies: requests are signed by the testing kit's signer (hex HMAC-SHA256 of the raw
 // body, whose `webhookTimestamp` is the signed timestamp, as documented), and LinearWebhookClient#verify accepts them.
-const [CURRENT, OLDER, WRONG] = ['lin_wh_current', 'lin_wh_older', 'lin_wh_never']
+const [CURRENT, OLDER, WRONG] = ['lin_wh_current-0123456789', 'lin_wh_older-0123456789', 'lin_wh_never']
 // The body already holds its webhookTimestamp, and no timestamp is given: the kit signs it as it is.
 const signLinear = (secret: string, body: string): string => kitHeaders('linear', { body, secret })['linear-signature'] as string
 const bodyAt = (id: string, timestamp: number): string =>

@@ -6,7 +6,7 @@ import { conformance, kitHeaders } from '../helpers/providers.js'
 
 // Shopify's SDK has no signer: requests are signed by the testing kit's signer (base64 HMAC-SHA256 of the
 // raw body, as documented), and Shopify's own `webhooks.validate` is shown to accept what it produced.
-const [CURRENT, OLDER, WRONG] = ['shpss_current', 'shpss_older', 'shpss_never_listed']
+const [CURRENT, OLDER, WRONG] = ['shpss_current-0123456789', 'shpss_older-0123456789', 'shpss_never_listed']
 const signShopify = (secret: string, body: string): string => kitHeaders('shopify', { body, secret })['x-shopify-hmac-sha256'] as string
 
 const redis = await TestRedis.start()

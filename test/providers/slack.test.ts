@@ -5,7 +5,7 @@ import { inspectQueue } from '../helpers/queue.js'
 
 // Slack publishes no verifier in an SDK of this list: requests are signed by the testing kit's signer, the
 // documented algorithm (`v0=` hex HMAC-SHA256 of `v0:<ts>:<body>`).
-const [CURRENT, OLDER, WRONG] = ['slack-current', 'slack-older', 'slack-never']
+const [CURRENT, OLDER, WRONG] = ['slack-current-0123456789', 'slack-older-0123456789', 'slack-never']
 const signSlack = (secret: string, ts: number, body: string): Record<string, string> => kitHeaders('slack', { body, secret, timestamp: ts })
 const now = (): number => Math.floor(Date.now() / 1000)
 

@@ -5,7 +5,7 @@ import { conformance, kitHeaders } from '../helpers/providers.js'
 
 // Square's SDK only verifies: requests are signed by the testing kit's signer (base64 HMAC-SHA256 of
 // notification URL + body, as documented), and WebhooksHelper.verifySignature is shown to accept them.
-const [CURRENT, OLDER, WRONG] = ['sq-current', 'sq-older', 'sq-never']
+const [CURRENT, OLDER, WRONG] = ['sq-current-0123456789', 'sq-older-0123456789', 'sq-never']
 const URL = 'https://hooks.anvil.example/square'
 const signSquare = (key: string, body: string): string => kitHeaders('square', { body, secret: key, url: URL })['x-square-hmacsha256-signature'] as string
 const bodyFor = (id: string): string => JSON.stringify({ merchant_id: 'M1', type: 'payment.updated', event_id: id, data: { id: 'p1' } })

@@ -5,7 +5,7 @@ import { conformance } from '../helpers/providers.js'
 
 // Signed by Stripe's own SDK (generateTestHeaderString), and checked by its constructEvent too.
 const stripe = new Stripe('sk_test_anvil')
-const [CURRENT, OLDER, WRONG] = ['whsec_current', 'whsec_older', 'whsec_never_listed']
+const [CURRENT, OLDER, WRONG] = ['whsec_current-0123456789', 'whsec_older-0123456789', 'whsec_never_listed']
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())

@@ -7,7 +7,7 @@ import { inspectQueue } from '../helpers/queue.js'
 
 // Zoom ships no webhook SDK: requests are signed by the testing kit's signer, the documented algorithm
 // (`v0=` hex HMAC-SHA256 of `v0:<ts>:<body>` with the secret token). Zoom sends no event id: the key is the body's hash.
-const [CURRENT, OLDER, WRONG] = ['zoom-current', 'zoom-older', 'zoom-never']
+const [CURRENT, OLDER, WRONG] = ['zoom-current-0123456789', 'zoom-older-0123456789', 'zoom-never']
 const signZoom = (secret: string, ts: number, body: string): Record<string, string> => kitHeaders('zoom', { body, secret, timestamp: ts })
 
 const redis = await TestRedis.start()

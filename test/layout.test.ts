@@ -1,0 +1,73 @@
+/**
+ * The shape of the code (STYLE.md): no import cycle among index.ts, src/, plugins/ and cli/; src/ is the
+ * framework-free core and imports no Fastify; no file in src/ is past 300 lines. Imports are read with
+ * TypeScript's own pre-processor, so `import type`, `export … from` and dynamic `import()` all count.
+ */
+import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import ts from 'typescript'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const DIRS = ['src', 'plugins', 'cli']
+const MAX_LINES = 300
+/** Fastify itself, its plugin helper and its ecosystem; `@fastify/error` alone is framework-free (the errors registry). */
+const FRAMEWORK = /^(fastify|fastify-plugin|@fastify\/(?!error$)[^/]+)(\/|$)/
+
+function sources (dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .map((file) => join(dir, file))
+}
+
+const files = ['index.ts', ...DIRS.flatMap(sources)]
+const imports = new Map<string, { relative: string[], packages: string[] }>()
+for (const file of files) {
+  const { importedFiles } = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true)
+  const specifiers = importedFiles.map((imported) => imported.fileName)
+  imports.set(file, {
+    relative: specifiers.filter((s) => s.startsWith('.'))
+      .map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, '.ts')),
+    packages: specifiers.filter((s) => !s.startsWith('.'))
+  })
+}
+
+t.test('every relative import into the tree names one of its files (so the walk below sees every edge)', async (t) => {
+  const unknown = [...imports].flatMap(([file, { relative: targets }]) => targets
+    .filter((target) => DIRS.some((dir) => target.startsWith(dir + '/')) && !imports.has(target))
+    .map((target) => `${file} → ${target}`))
+  t.same(unknown, [])
+  t.ok(imports.size > 50, `${imports.size} files read`)
+})
+
+t.test('no import cycle among index.ts, src/, plugins/ and cli/', async (t) => {
+  // Depth-first, with the path on the stack: a back edge is a cycle, reported as the files around it.
+  const state = new Map<string, 'open' | 'done'>()
+  const cycles: string[] = []
+  const visit = (file: string, path: string[]): void => {
+    state.set(file, 'open')
+    for (const next of imports.get(file)?.relative ?? []) {
+      if (!imports.has(next)) continue
+      if (state.get(next) === 'open') cycles.push([...path.slice(path.indexOf(next)), file, next].join(' → '))
+      else if (state.get(next) === undefined) visit(next, [...path, file])
+    }
+    state.set(file, 'done')
+  }
+  for (const file of imports.keys()) if (state.get(file) === undefined) visit(file, [])
+  t.same(cycles, [], 'import cycles')
+})
+
+t.test('src/ imports no Fastify: the core works without the framework', async (t) => {
+  const offenders = [...imports].filter(([file]) => file.startsWith('src/'))
+    .flatMap(([file, { packages }]) => packages.filter((name) => FRAMEWORK.test(name)).map((name) => `${file} imports ${name}`))
+  t.same(offenders, [])
+})
+
+t.test(`no file in src/ is past ${MAX_LINES} lines`, async (t) => {
+  const long = files.filter((file) => file.startsWith('src/'))
+    .map((file) => [file, readFileSync(join(ROOT, file), 'utf8').split('\n').length] as const)
+    .filter(([, lines]) => lines > MAX_LINES)
+    .map(([file, lines]) => `${file}: ${lines} lines`)
+  t.same(long, [])
+})
