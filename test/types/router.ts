@@ -1,12 +1,12 @@
 /**
- * Compile-time contract of the router (checked by `npm run typecheck`, never run): names autocomplete and a
+ * Compile-time contract of the router, through the built package (checked by `npm run test:types`, never run): names autocomplete and a
  * misspelled one is an error; `event.data` narrows by name, for Stripe and GitHub from their packages (both
  * installed here as devDependencies), JSON for the others. test/handlers-peer-types.test.ts compiles a
  * consumer without the packages.
  */
 import type Stripe from 'stripe'
 import type { components } from '@octokit/openapi-webhooks-types'
-import { createRouter, type JsonObject, type RoutedEvent, type WebhookEventName, type WebhookPayload } from '../../index.js'
+import { createRouter, type JsonObject, type RoutedEvent, type WebhookEventName, type WebhookPayload } from '@anvil/fastify'
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
 const expectType = <T extends true>(_value?: T): void => {}
