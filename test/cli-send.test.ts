@@ -15,7 +15,7 @@ import { freePort, TestRedis } from './helpers/redis.js'
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
 
-const STRIPE_SECRET = 'whsec_send_test'
+const STRIPE_SECRET = 'whsec_send_test_0123456789'
 const dir = tempDir(t)
 writeFileSync(join(dir, 'sources.yaml'), 'sources:\n  - { path: /webhooks/stripe, provider: stripe, secrets: ["${STRIPE_SECRET}"] }\n')
 

@@ -16,7 +16,7 @@ import { inspectQueue } from './helpers/queue.js'
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
 
-const SECRET = 'rules-secret'
+const SECRET = 'rules-secret-0123456789'
 const SOURCES = [
   { provider: 'github' as const, path: '/github', secrets: [SECRET] },
   { provider: 'stripe' as const, path: '/stripe', secrets: [SECRET] },

@@ -4,7 +4,7 @@
  * TypeScript's own pre-processor, so `import type`, `export … from` and dynamic `import()` all count.
  */
 import t from 'tap'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
@@ -17,7 +17,7 @@ const FRAMEWORK = /^(fastify|fastify-plugin|@fastify\/(?!error$)[^/]+)(\/|$)/
 
 function sources (dir: string): string[] {
   return readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .filter((file) => file.endsWith('.ts'))
     .map((file) => join(dir, file))
 }
 
@@ -28,7 +28,9 @@ for (const file of files) {
   const specifiers = importedFiles.map((imported) => imported.fileName)
   imports.set(file, {
     relative: specifiers.filter((s) => s.startsWith('.'))
-      .map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, '.ts')),
+      .map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)).replace(/\.js$/, '.ts'))
+      // A hand-written declaration file (src/handlers/peer-types.d.ts) is imported by its .js name too.
+      .map((target) => existsSync(join(ROOT, target)) ? target : target.replace(/\.ts$/, '.d.ts')),
     packages: specifiers.filter((s) => !s.startsWith('.'))
   })
 }

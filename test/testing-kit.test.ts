@@ -21,7 +21,7 @@ const keys = (provider: ProviderName): { sign: Parameters<typeof injectWebhook>[
   provider === 'discord' ? { sign: discord.privateKey, verify: discord.publicKey }
     : provider === 'sendgrid' ? { sign: sendgrid.privateKey, verify: sendgrid.publicKey }
       : provider === 'standard-webhooks' ? { sign: STANDARD, verify: STANDARD }
-        : { sign: `secret-${provider}`, verify: `secret-${provider}` }
+        : { sign: `secret-${provider}-0123456789`, verify: `secret-${provider}-0123456789` }
 
 const sources: SourceOptions[] = PROVIDER_NAMES.map((provider) => ({
   provider,

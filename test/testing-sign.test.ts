@@ -19,7 +19,7 @@ import { EventWebhook } from '@sendgrid/eventwebhook'
 import { fixture, fixtureNames, generateKeyPair, signRequest } from '../testing/index.js'
 import { PROVIDER_NAMES } from '../index.js'
 
-const SECRET = 'whsec_kit_current'
+const SECRET = 'whsec_kit_current_0123456789'
 const body = (provider: Parameters<typeof fixture>[0], name: string): object => fixture(provider, name as never).body as object
 
 t.test('stripe: Stripe.webhooks.constructEvent accepts the signature', async (t) => {
