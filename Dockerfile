@@ -1,9 +1,23 @@
 # syntax=docker/dockerfile:1
-# Build stage: compile TypeScript with the dev dependencies.
-FROM node:20-bookworm-slim AS build
+# The base, pinned by digest: a tag can be moved to other bytes, a digest cannot. To bump it, pick the new tag
+# (a Node 20 patch, or node:22-bookworm-slim; README "Node versions"), run
+#   docker buildx imagetools inspect node:<tag>
+# and put the first "Digest:" it prints (the multi-platform index) after the "@" below, with the tag before it
+# kept in step (Docker goes by the digest alone). test/container.test.ts checks the form.
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0
+
+# Production dependencies (optional ones included: tracing), exactly as the lockfile has them.
+FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# The build: those dependencies (for their types) plus the compiler and Node's types at the lockfile's versions,
+# and nothing else of the devDependencies (test and benchmark tools, provider SDKs, Helm).
+FROM deps AS build
+RUN npm pkg delete devDependencies && npm install --no-save --no-audit --no-fund \
+      "typescript@$(node -p "require('./package-lock.json').packages['node_modules/typescript'].version")" \
+      "@types/node@$(node -p "require('./package-lock.json').packages['node_modules/@types/node'].version")"
 COPY tsconfig.json tsconfig.build.json index.ts ./
 COPY src ./src
 COPY plugins ./plugins
@@ -12,15 +26,15 @@ COPY cli ./cli
 COPY examples ./examples
 RUN npm run build
 
-# Runtime stage: production dependencies and the compiled output only, as a non-root user.
-FROM node:20-bookworm-slim
+# Runtime: the production dependencies and the compiled output only, as a non-root user.
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
-# A sample handler, so `worker` runs out of the box; real deployments build FROM this image and add theirs.
+# A sample handler, for trying the image (docker-compose.yml); real deployments build FROM this image and add theirs.
 COPY examples/handler.js ./examples/handler.js
 RUN ln -s /app/dist/cli/anvil.js /usr/local/bin/anvil && chmod +x /app/dist/cli/anvil.js
 # The node image's unprivileged user (uid 1000); the chart runs it with a read-only root filesystem.

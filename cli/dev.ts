@@ -9,8 +9,9 @@ import { errors } from '../src/shared/errors.js'
 import { redactUrl, redisUrlProblem } from '../src/redis/connect.js'
 import type { WebhookHandler } from '../src/worker/worker.js'
 import { Lifecycle } from './lifecycle.js'
-import { createLogger } from './logging.js'
-import { localUrl, opensslCurl, sendLine, signedCurl } from './quickstart.js'
+import { loadHandler } from './handler-module.js'
+import { createLogger, prettyDestination } from './logging.js'
+import { freshTestBody, localUrl, opensslCurl, sendLine, signedCurl } from './quickstart.js'
 import { SEND_SECRET_ENV } from './send.js'
 import { closeGracefully, buildServer, listen, registerMetrics } from './server.js'
 import { setUpTracing } from './tracing.js'
@@ -52,25 +53,33 @@ function banner (url: string, config: DevConfig): string {
       `Send a signed sample event to each (${SEND_SECRET_ENV} set to that source's secret; discord, sendgrid: a PEM private key):`,
       '', ...sends, '', ''].join('\n')
   }
+  const body = freshTestBody()
   const lines = [
     '',
-    `anvil dev: ready on ${url}. Send a signed test webhook:`,
+    `anvil dev: ready on ${url}. Send a signed test webhook (a new event id each run; sent twice, it is a`,
+    'duplicate: "replayed": true, and the handler does not run again):',
     '',
-    '  ' + signedCurl(url, config.secret),
+    '  ' + signedCurl(url, config.secret, body),
     '',
     'or sign it yourself with openssl:',
     ''
   ]
   // The dev secret is a published default, not a secret; a secret the user set is never shown.
   if (config.devSecret) lines.push(`  export WEBHOOK_SECRET=${DEV_SECRET}`)
-  lines.push('  ' + opensslCurl(url), '', 'or with anvil send (signs like any provider; --redeliver shows the dedupe):', '')
+  lines.push('  ' + opensslCurl(url, body), '', 'or with anvil send (signs like any provider; --redeliver shows the dedupe):', '')
   lines.push(`  ${SEND_SECRET_ENV}=${config.devSecret ? DEV_SECRET : '"$WEBHOOK_SECRET"'} ${sendLine(url, 'anvil')}`, '', '')
   return lines.join('\n')
 }
 
-/** `anvil dev`: ingress and a logging worker in one process, with a private Redis when none is running. */
-export async function dev (config: DevConfig, env: Env): Promise<void> {
-  const log = createLogger(config.logLevel, { logPayloads: config.logPayloads })
+/**
+ * `anvil dev`: ingress and a worker in one process, with a private Redis when none is running. The worker
+ * runs the handler module at `handlerPath` (as `anvil worker --handler` does), else one that logs each event.
+ * On a terminal the log lines are pretty-printed.
+ */
+export async function dev (config: DevConfig, env: Env, handlerPath?: string): Promise<void> {
+  const destination = process.stdout.isTTY ? await prettyDestination() : undefined
+  const log = createLogger(config.logLevel, { logPayloads: config.logPayloads, destination })
+  const handler = handlerPath === undefined ? loggingHandler(log) : (await loadHandler(handlerPath)).handler
   const life = new Lifecycle(log)
   life.closeOnSignals(config.shutdownTimeoutMs)
   try {
@@ -95,7 +104,7 @@ export async function dev (config: DevConfig, env: Env): Promise<void> {
     }
     const app = await buildServer({ ...config, redisUrl, allowShortSecrets: true }, log, tracing)
     await app.register(anvilWorker, {
-      handler: loggingHandler(log),
+      handler,
       redis: redisUrl,
       queueName: config.queueName,
       prefix: config.prefix,
@@ -113,7 +122,7 @@ export async function dev (config: DevConfig, env: Env): Promise<void> {
     life.add('server', async () => await closeGracefully(app))
     const port = await listen(app, config.host, config.port)
     process.stdout.write(banner(localUrl(config.host, port, config.path ?? DEFAULT_PATH), config))
-    log.info({ host: config.host, port }, 'anvil dev: listening')
+    log.info({ host: config.host, port, handler: handlerPath ?? 'logging' }, 'anvil dev: listening')
   } catch (err) {
     await life.close()
     throw err

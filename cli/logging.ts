@@ -23,6 +23,15 @@ export interface LoggerOptions {
   logPayloads?: boolean
 }
 
+/**
+ * Log lines for a person at a terminal (`anvil dev` on a TTY): pino-pretty, written synchronously so they
+ * stay in order with what the CLI prints itself. Loaded only then: production processes log JSON.
+ */
+export async function prettyDestination (): Promise<DestinationStream> {
+  const { default: pretty } = await import('pino-pretty')
+  return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true })
+}
+
 /** One pino logger (JSON lines on stdout) per process, shared by Fastify, the worker and the CLI itself. */
 export function createLogger (level: LogLevel, options: LoggerOptions | DestinationStream = {}): Logger {
   const { destination, logPayloads = false } = 'write' in options ? { destination: options } : options

@@ -75,11 +75,12 @@ export function createProgram (version: string): Command {
     })
 
   addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'), DEV_DEFAULTS), DEV_DEFAULTS))))
-    .description('Server and a logging worker in one process, with a private redis-server when none runs')
-    .action(async (_flags: unknown, command: Command) => {
+    .description('Server and a worker in one process, with a private redis-server when none runs')
+    .option('--handler <path>', 'your handler module (as for `anvil worker`); default: one that logs each event')
+    .action(async (flags: { handler?: string }, command: Command) => {
       const config = loadDevConfig(process.env, givenFlags(command))
       const { dev } = await import('./dev.js')
-      await dev(config, process.env)
+      await dev(config, process.env, flags.handler)
     })
 
   return program

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { signAnvil } from '../src/providers/anvil.js'
 import { fixtureNames } from '../src/testing/fixture.js'
 import type { ProviderName } from '../src/providers/presets.js'
@@ -5,17 +6,25 @@ import type { ProviderName } from '../src/providers/presets.js'
 /** The README's test event. */
 export const QUICKSTART_BODY = '{"id":"evt_1","type":"test.ping"}'
 
+/**
+ * A test event with an id of its own, for `anvil dev` to print: the same id again within the dedupe window
+ * is a duplicate (`replayed: true`, and the handler does not run), which a second `npm start` must not be.
+ */
+export function freshTestBody (): string {
+  return JSON.stringify({ id: `evt_${randomBytes(6).toString('hex')}`, type: 'test.ping' })
+}
+
 /** The README quickstart: signs with openssl from $WEBHOOK_SECRET, so it works for any secret. */
-export function opensslCurl (url: string): string {
-  return `body='${QUICKSTART_BODY}'; ` +
+export function opensslCurl (url: string, body = QUICKSTART_BODY): string {
+  return `body='${body}'; ` +
     'sig=$(printf \'%s\' "$body" | openssl dgst -sha256 -hmac "$WEBHOOK_SECRET" -hex | sed \'s/^.* //\'); ' +
     `curl -i -X POST ${url} -H 'content-type: application/json' -H "x-signature: sha256=$sig" --data "$body"`
 }
 
 /** The same request with its signature already computed: pasteable as is. Holds the HMAC, never the secret. */
-export function signedCurl (url: string, secret: string): string {
+export function signedCurl (url: string, secret: string, body = QUICKSTART_BODY): string {
   return `curl -i -X POST ${url} -H 'content-type: application/json' ` +
-    `-H 'x-signature: ${signAnvil(secret, QUICKSTART_BODY)}' --data '${QUICKSTART_BODY}'`
+    `-H 'x-signature: ${signAnvil(secret, body)}' --data '${body}'`
 }
 
 /** A URL a local curl can reach, for the address the server is bound to. */

@@ -8,6 +8,7 @@ import anvil from '../index.js'
 import anvilHealth from '../plugins/health.js'
 import anvilMetrics from '../plugins/metrics/metrics.js'
 import type { CommonConfig, IngressConfig, ObservabilityConfig, RetentionConfig } from './config/load-config.js'
+import { DEFAULT_REQUEST_TIMEOUT_MS } from './config/settings.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { isRequestId } from '../src/inbound/request-id.js'
 import type { QueueSamplerOptions } from '../src/queue/queue-sampler.js'
@@ -28,10 +29,28 @@ export function requestIdOf (request: IncomingMessage): string {
   return isRequestId(sent) ? sent : randomUUID()
 }
 
-/** Fastify with the process's pino logger; request log lines carry `requestId`. */
-export function createApp (log: Logger): FastifyInstance {
+/**
+ * How often Node looks for requests past their timeout (its default is 30 s, which would let a 1 s timeout
+ * run for 31 s): a tenth of the timeout, between 100 ms and 30 s.
+ */
+export function checkingIntervalFor (requestTimeoutMs: number): number {
+  return Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 10)))
+}
+
+/**
+ * Fastify with the process's pino logger; request log lines carry `requestId`. A request (headers and body)
+ * not complete within `requestTimeoutMs` gets 408 and its connection is closed: Fastify's `requestTimeout`
+ * alone is not enough, because Node keeps its 60 s headers timeout and uses the larger of the two.
+ */
+export function createApp (log: Logger, requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): FastifyInstance {
   // Typed as Fastify's base logger so the app's type matches the plugins' (a pino Logger is one).
   return Fastify({
+    requestTimeout: requestTimeoutMs,
+    http: {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: checkingIntervalFor(requestTimeoutMs)
+    },
     loggerInstance: log as FastifyBaseLogger,
     requestIdHeader: false,
     genReqId: requestIdOf,
@@ -51,7 +70,7 @@ export async function buildServer (
   config: CommonConfig & IngressConfig & RetentionConfig & { allowShortSecrets?: boolean }, log: Logger,
   tracing?: Pick<Tracing, 'fastifyPlugin' | 'telemetry'>
 ): Promise<FastifyInstance> {
-  const app = createApp(log)
+  const app = createApp(log, config.requestTimeoutMs)
   if (tracing !== undefined) {
     // A webhook sender is not trusted with our traces: its traceparent would choose the trace id and could turn
     // sampling off (for a whole micro-batch of adds), and its baggage would ride each job into the handler.
@@ -71,6 +90,7 @@ export async function buildServer (
     queueName: config.queueName,
     prefix: config.prefix,
     bodyLimit: config.bodyLimit,
+    maxInFlightBytes: config.maxInFlightBytes,
     dedupeWindowMs: config.dedupeWindowMs,
     retrySchedule: config.retrySchedule,
     retention: config.retention,

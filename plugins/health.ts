@@ -1,7 +1,8 @@
 /**
  * `GET /health/live`: the process answers. `GET /health/ready`: Redis answers a PING within a bound and the
  * worker (when this app runs one) is running. Ready is 503 while Redis is away and turns 200 again by
- * itself once it is back: the check runs on every probe, nothing is latched.
+ * itself once it is back: the check runs on every probe, nothing is latched. A line is logged when the
+ * answer changes (warn on becoming not ready, info on being ready again), not on every probe.
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
@@ -55,18 +56,27 @@ const anvilHealth: FastifyPluginAsync<AnvilHealthOptions> = async (app, options)
   const worker = (): { readonly running: boolean } | undefined =>
     options.worker ?? (app.hasDecorator('anvilWorker') ? app.anvilWorker : undefined)
 
+  // Every pod is probed every few seconds: only a change of the answer is worth a line. It starts as ready,
+  // so a process that is ready from the start logs nothing.
+  let lastState = 'ready'
+  const noteState = (report: ReadyReport): void => {
+    const state = JSON.stringify(report)
+    if (state === lastState || (lastState === 'ready' && report.status === 'ready')) return
+    const wasReady = lastState === 'ready'
+    lastState = report.status === 'ready' ? 'ready' : state
+    if (report.status === 'ready') app.log.info(report, 'anvil: ready again')
+    else app.log.warn(report, wasReady ? 'anvil: not ready' : 'anvil: still not ready')
+  }
+
   // Probes are frequent: their request lines are not worth logging.
   app.get(`${prefix}/live`, { logLevel: 'warn' }, async () => ({ status: 'live' }))
-  app.get(`${prefix}/ready`, { logLevel: 'warn' }, async (request, reply) => {
+  app.get(`${prefix}/ready`, { logLevel: 'warn' }, async (_request, reply) => {
     const current = worker()
     const report: ReadyReport = { status: 'ready', redis: await ping() ? 'up' : 'down' }
     if (current !== undefined) report.worker = current.running ? 'running' : 'stopped'
-    if (report.redis === 'down' || report.worker === 'stopped') {
-      report.status = 'not ready'
-      request.log.warn(report, 'anvil: not ready')
-      return await reply.code(503).send(report)
-    }
-    return report
+    if (report.redis === 'down' || report.worker === 'stopped') report.status = 'not ready'
+    noteState(report)
+    return report.status === 'ready' ? report : await reply.code(503).send(report)
   })
 }
 

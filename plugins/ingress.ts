@@ -4,7 +4,10 @@ import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { errors, isAnvilError } from '../src/shared/errors.js'
 import { instrumentWebhookRoute } from './route-diagnostics.js'
 import { Ingress, type EnqueueOptions } from '../src/inbound/ingress.js'
-import { throttleRepeats } from '../src/shared/throttle-repeats.js'
+import { throttleRepeats, type WarnLogger } from '../src/shared/throttle-repeats.js'
+import { DEFAULT_MAX_IN_FLIGHT_BYTES } from '../src/shared/constants.js'
+import { BodyBudget } from './body-budget.js'
+import { clientGone, watchRequestTimeouts } from './client-gone.js'
 import { ingressProperties, resolveIngressOptions, type ResolvedIngress, type ResolvedSource } from '../src/inbound/ingress-options.js'
 import type { EnqueueResult } from '../src/queue/webhook-queue.js'
 import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/presets.js'
@@ -15,7 +18,12 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 5000
 
 const pluginProperties = {
   /** How long registration waits for Redis before it goes on and answers 503 until Redis is there. @defaultValue 5000 */
-  connectTimeoutMs: Type.Optional(Whole(0, undefined, { errorMessage: 'must be a whole number >= 0' }))
+  connectTimeoutMs: Type.Optional(Whole(0, undefined, { errorMessage: 'must be a whole number >= 0' })),
+  /**
+   * The bytes of webhook bodies read at once (by Content-Length; the body limit when there is none); past it,
+   * 503 `ANVIL_ERR_BUSY` with Retry-After before the body is read. @defaultValue 67108864 (64 MiB)
+   */
+  maxInFlightBytes: Type.Optional(Whole(1))
 }
 
 /** The ingress's options (src/inbound/ingress-options.ts) and the plugin's own. */
@@ -83,15 +91,18 @@ function toAnvilError (err: FastifyError, bodyLimit: number): FastifyError {
 const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
   const problem = checkOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
-  const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, ...ingressOptions } = options
+  const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, maxInFlightBytes = DEFAULT_MAX_IN_FLIGHT_BYTES, ...ingressOptions } = options
   const resolved = resolveIngressOptions(ingressOptions)
   for (const source of resolved.sources) {
     if (URL_SIGNING_PROVIDERS.includes(source.provider as ProviderName) && source.publicUrl === undefined) {
       app.log.warn({ source: source.name }, 'anvil: this preset signs the URL; without publicUrl it is rebuilt from Host, which a proxy changes')
     }
   }
-  // While Redis is away, ioredis reports every reconnect attempt: one line per window is enough.
+  // While Redis is away, ioredis reports every reconnect attempt and every webhook is answered 503: one
+  // line per window is enough, and its summary counts the rest.
   const redisLog = throttleRepeats(app.log)
+  const budget = new BodyBudget(maxInFlightBytes, resolved.bodyLimit)
+  watchRequestTimeouts(app.server)
   const ingress = new Ingress(resolved, (err) => redisLog.warn({ err: err.message }, 'anvil: Redis error'))
   try {
     app.decorate('anvil', {
@@ -99,7 +110,8 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
       ping: async (timeoutMs) => await ingress.queue.ping(timeoutMs),
       ingress
     } satisfies AnvilDecorator)
-    for (const source of resolved.sources) await app.register(sourceRoute(source, resolved, ingress))
+    const route = { resolved, ingress, budget, redisLog, maxInFlightBytes }
+    for (const source of resolved.sources) await app.register(sourceRoute(source, route))
   } catch (err) {
     // A registration that fails (a route the host already has, a second `anvil` on one app) leaves no connection open.
     await ingress.close()
@@ -113,19 +125,37 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
 }
 
 /** A source's route, in a context of its own: its catch-all Buffer parser never touches the host's parsers. */
-function sourceRoute (source: ResolvedSource, resolved: ResolvedIngress, ingress: Ingress): FastifyPluginAsync {
+interface RouteContext {
+  resolved: ResolvedIngress
+  ingress: Ingress
+  budget: BodyBudget
+  redisLog: WarnLogger
+  maxInFlightBytes: number
+}
+
+function sourceRoute (source: ResolvedSource, { resolved, ingress, budget, redisLog, maxInFlightBytes }: RouteContext): FastifyPluginAsync {
   return async function anvilRoutes (child: FastifyInstance) {
     child.removeAllContentTypeParsers()
     instrumentWebhookRoute(child, { source: source.name, provider: source.provider })
+    budget.guard(child)
     child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: resolved.bodyLimit }, (_req, body, done) => {
       done(null, body)
     })
     child.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const gone = clientGone(request, error)
+      if (gone !== undefined) {
+        // Nobody is listening (a timed-out client already has Node's 408): no answer, and not a rejection.
+        request.log.debug({ source: source.name, reason: gone }, 'anvil: client went away before its body was complete')
+        return await reply.code(gone === 'timeout' ? 408 : 400).send()
+      }
       const err = toAnvilError(error, resolved.bodyLimit)
       const statusCode = err.statusCode !== undefined && err.statusCode >= 400 ? err.statusCode : 500
       if (statusCode === 503) {
         reply.header('retry-after', String(resolved.retryAfterSeconds))
-        request.log.warn({ code: err.code, reason: (err.cause as Error | undefined)?.message ?? err.message }, 'anvil: queue unavailable, answered 503')
+        const reason = (err.cause as Error | undefined)?.message ?? err.message
+        const busy = err instanceof errors.BUSY
+        redisLog.warn({ requestId: request.id, code: err.code, reason, ...(busy ? { maxInFlightBytes } : {}) },
+          busy ? 'anvil: too many bodies in flight, answered 503' : 'anvil: queue unavailable, answered 503')
       } else if (statusCode >= 500) {
         request.log.error({ err }, 'anvil: request failed')
       } else {

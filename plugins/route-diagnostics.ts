@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import { publish, rejectionReason, type EventLabels } from '../src/shared/diagnostics.js'
+import { clientGone } from './client-gone.js'
 
 /**
  * Publishes what the webhook route sees at the HTTP level: every request (also those refused before the
@@ -12,8 +13,8 @@ export function instrumentWebhookRoute (route: FastifyInstance, labels: EventLab
     publish('received', () => labels)
     done()
   })
-  route.addHook('onError', (_request, _reply, error: FastifyError, done) => {
-    const reason = rejectionReason(error.code, error.statusCode ?? 500)
+  route.addHook('onError', (request, _reply, error: FastifyError, done) => {
+    const reason = clientGone(request, error) ?? rejectionReason(error.code, error.statusCode ?? 500)
     if (reason !== undefined) publish('rejected', () => ({ ...labels, reason }))
     done()
   })

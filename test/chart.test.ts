@@ -4,7 +4,7 @@
  * offline against the Kubernetes schemas of `kubernetes-models` (which checks types and required fields;
  * it does not reject unknown fields).
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { CHART, CHART_VALUES_DIR as VALUES_DIR, renderChart, run, unpackHelm, type Manifest } from './helpers/helm.js'
@@ -36,8 +36,9 @@ const envOf = (workload: Manifest): Record<string, any> =>
 
 const valuesFiles = readdirSync(VALUES_DIR).filter((f) => f.endsWith('.yaml')).sort()
 
-t.test('the values files cover defaults, external Redis, HPA, metrics, the optional settings and tracing', async (t) => {
-  t.same(valuesFiles, ['default-values.yaml', 'external-redis-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml', 'settings-values.yaml', 'tracing-values.yaml'])
+t.test('the values files cover defaults, external Redis, HPA, metrics, the optional settings, tracing, sources and extras', async (t) => {
+  t.same(valuesFiles, ['default-values.yaml', 'external-redis-values.yaml', 'extras-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml',
+    'settings-values.yaml', 'sources-values.yaml', 'tracing-values.yaml'])
 })
 
 for (const file of valuesFiles) {
@@ -98,7 +99,7 @@ t.test('defaults: bundled Redis on a PVC with AOF and noeviction, password from 
   t.same(containerOf(worker).args, ['worker', '--handler', '/app/examples/handler.js'])
   t.equal(worker.spec.replicas, 2)
   t.same(byKind(manifests, 'HorizontalPodAutoscaler'), [])
-  t.same(byKind(manifests, 'NetworkPolicy'), [])
+  t.same(byKind(manifests, 'NetworkPolicy').map((p) => p.metadata.name), ['anvil-redis'], 'on by default, for Redis')
   t.same(byKind(manifests, 'ServiceMonitor'), [])
   t.match(containerOf(server).image, /^ghcr\.io\/anvil\/anvil:\d+\.\d+\.\d+$/, 'a pinned tag, never latest')
 })
@@ -127,6 +128,8 @@ t.test('metrics on: a ServiceMonitor over both components, NetworkPolicies for R
   t.match(monitor, { metadata: { labels: { release: 'prometheus' } }, spec: { endpoints: [{ port: 'http', path: '/metrics' }] } })
   t.ok(named(manifests, 'Service', '-worker'), 'the workers have a Service to be scraped through')
   t.same(byKind(manifests, 'NetworkPolicy').map((p) => p.metadata.name).sort(), ['anvil-redis', 'anvil-worker'])
+  t.same(named(manifests, 'NetworkPolicy', '-worker').spec.ingress[0].from,
+    [{ podSelector: {} }, { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], 'the peers given')
 })
 
 const RETENTION_ENV = [
@@ -180,16 +183,157 @@ t.test('tracing: off by default; on, both components export over OTLP/HTTP to th
     t.same(env.OTEL_EXPORTER_OTLP_HEADERS, { name: 'OTEL_EXPORTER_OTLP_HEADERS', valueFrom: { secretKeyRef: { name: 'otel-collector-auth', key: 'otlp-headers' } } },
       'the collector\'s headers from a Secret, never in a manifest')
   }
-  const noHeaders = await run(HELM, ['template', 'anvil', CHART, '--set', 'webhookSecret.existingSecret=w', '--set', 'tracing.enabled=true', '--set', 'tracing.endpoint=http://c:4318'])
+  const noHeaders = await template('webhookSecret.existingSecret=w', 'tracing.enabled=true', 'tracing.endpoint=http://c:4318')
   t.equal(noHeaders.code, 0, noHeaders.stderr)
   t.notMatch(noHeaders.stdout, /OTEL_EXPORTER_OTLP_HEADERS/, 'no headers Secret named: no headers variable')
-  const noEndpoint = await run(HELM, ['template', 'anvil', CHART, '--set', 'webhookSecret.existingSecret=w', '--set', 'tracing.enabled=true'])
+  const noEndpoint = await template('webhookSecret.existingSecret=w', 'tracing.enabled=true')
   t.not(noEndpoint.code, 0)
   t.match(noEndpoint.stderr, /tracing\.endpoint is required when tracing\.enabled is true/)
 })
 
-t.test('no webhook secret: rendering fails with a line that says what to set', async (t) => {
-  const result = await run(HELM, ['template', 'anvil', CHART])
+/** `helm template` with --set pairs; a handler is given unless the pairs say otherwise. */
+async function template (...sets: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
+  const pairs = sets.some((pair) => pair.startsWith('worker.handler=')) ? sets : ['worker.handler=/app/handlers/index.js', ...sets]
+  return await run(HELM, ['template', 'anvil', CHART, ...pairs.flatMap((pair) => ['--set', pair])])
+}
+
+/** Helm's error: one line, "Error: execution error at (…): <message>". */
+function failure (t: Test, result: { code: number, stderr: string }, message: RegExp): void {
   t.not(result.code, 0)
-  t.match(result.stderr, /set webhookSecret\.existingSecret \(recommended\) or webhookSecret\.value/)
+  const error = result.stderr.split('\n').filter((line) => line.startsWith('Error:'))
+  t.equal(error.length, 1, result.stderr)
+  t.match(error[0], message)
+}
+
+t.test('no webhook secret: rendering fails with a line that says what to set', async (t) => {
+  failure(t, await template(), /set webhookSecret\.existingSecret \(recommended\) or webhookSecret\.value/)
+})
+
+t.test('no handler: rendering fails with one line, never the sample handler by default', async (t) => {
+  const result = await template('worker.handler=', 'webhookSecret.existingSecret=w')
+  failure(t, result, /worker\.handler is required: the path of your handler module in an image built FROM Anvil's/)
+  t.equal(result.stdout, '', 'nothing rendered')
+})
+
+t.test('sources: a ConfigMap with ${NAME} references only, filled from a Secret; the server reads it, the Ingress routes each path', async (t) => {
+  const file = join(VALUES_DIR, 'sources-values.yaml')
+  const manifests = await render(file)
+  const config = named(manifests, 'ConfigMap', '-sources')
+  const text = config.data['sources.yaml'] as string
+  t.notMatch(text, /whsec_/, 'no secret in the ConfigMap')
+  const server = named(manifests, 'Deployment', '-server')
+  const env = envOf(server)
+  t.equal(env.ANVIL_CONFIG.value, '/etc/anvil/sources.yaml')
+  t.same(env.STRIPE_WEBHOOK_SECRET.valueFrom, { secretKeyRef: { name: 'webhook-secrets', key: 'stripe' } })
+  t.same(env.GITHUB_WEBHOOK_SECRET.valueFrom, { secretKeyRef: { name: 'webhook-secrets', key: 'github' } })
+  t.equal(env.WEBHOOK_SECRET, undefined, 'no single-source secret')
+  t.equal(env.ANVIL_PATH, undefined, 'no ANVIL_PATH: the CLI refuses it next to a sources file')
+  t.same(byKind(manifests, 'Secret').map((m) => m.metadata.name), ['anvil-redis'], 'the chart makes no webhook Secret')
+  t.match(containerOf(server).volumeMounts, [{ name: 'tmp' }, { name: 'sources', mountPath: '/etc/anvil', readOnly: true }])
+  t.match(server.spec.template.spec.volumes, [{ name: 'tmp' }, { name: 'sources', configMap: { name: config.metadata.name } }])
+  t.match(server.spec.template.metadata.annotations['checksum/sources'], /^[0-9a-f]{64}$/, 'a change of sources rolls the pods')
+  t.same(byKind(manifests, 'Ingress')[0]?.spec.rules[0].http.paths.map((p: any) => p.path), ['/webhooks/stripe', '/webhooks/github'])
+  const worker = named(manifests, 'Deployment', '-worker')
+  t.same(containerOf(worker).args, ['worker', '--handler', '/app/handlers/index.js'])
+  t.notOk(Object.keys(envOf(worker)).some((name) => name.endsWith('_WEBHOOK_SECRET')), 'the worker gets no webhook secret')
+
+  // What the chart renders is what `anvil serve` accepts: the file, with the variables the Secret fills.
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const dir = mkdtempSync(join(tmpdir(), 'anvil-chart-sources-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'sources.yaml'), text)
+  const { loadServeConfig } = await import('../cli/config/load-config.js')
+  const served = loadServeConfig({ ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_WEBHOOK_SECRET: 'whsec_from_secret', GITHUB_WEBHOOK_SECRET: 'gh_from_secret' })
+  t.match(served.sources, [
+    { name: 'stripe', provider: 'stripe', path: '/webhooks/stripe', secrets: ['whsec_from_secret'] },
+    { name: 'github', provider: 'github', path: '/webhooks/github', secrets: ['gh_from_secret'] }
+  ])
+})
+
+t.test('sources: a secret written in values, or a ${NAME} without its Secret, fails with one line', async (t) => {
+  const base = ['sources[0].path=/webhooks/stripe', 'sources[0].provider=stripe']
+  failure(t, await template(...base, 'sources[0].secrets[0]=whsec_literal'),
+    /sources\[0\]\.secrets\[0\] must be a "\$\{NAME\}" reference filled through sourceSecrets: a secret written in values would sit in a ConfigMap/)
+  const literal = await template(...base, 'sources[0].secrets[0]=whsec_literal')
+  t.notMatch(literal.stderr, /whsec_literal/, 'the secret is not quoted back')
+  failure(t, await template(...base, 'sources[0].secrets[0]=${STRIPE_KEY}'),
+    /sources\[0\]\.secrets\[0\] names \$\{STRIPE_KEY\}: add sourceSecrets\.STRIPE_KEY: \{ name: <Secret>, key: <key> \}/)
+  failure(t, await template(...base, 'sources[0].secrets[0]=${STRIPE_KEY}', 'sourceSecrets.STRIPE_KEY.name=s'),
+    /sourceSecrets\.STRIPE_KEY needs \{ name: <Secret>, key: <key in it> \}/)
+  failure(t, await template('sources[0].path=/w'), /sources\[0\] needs secrets/)
+})
+
+t.test('extraEnv, extraVolumes and extraVolumeMounts reach both components; the server\'s timeout and cap are set', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'extras-values.yaml'))
+  const server = named(manifests, 'Deployment', '-server')
+  const worker = named(manifests, 'Deployment', '-worker')
+  t.same(envOf(server).NODE_EXTRA_CA_CERTS, { name: 'NODE_EXTRA_CA_CERTS', value: '/etc/ssl/corp/ca.pem' })
+  t.same(envOf(worker).DATABASE_URL.valueFrom, { secretKeyRef: { name: 'orders-db', key: 'url' } })
+  for (const workload of [server, worker]) {
+    t.match(containerOf(workload).volumeMounts, [{ name: 'tmp' }, { name: 'corp-ca', mountPath: '/etc/ssl/corp', readOnly: true }])
+    t.match(workload.spec.template.spec.volumes, [{ name: 'tmp' }, { name: 'corp-ca', configMap: { name: 'corp-ca' } }])
+  }
+  t.equal(envOf(server).ANVIL_REQUEST_TIMEOUT_MS.value, '10000')
+  t.equal(envOf(server).ANVIL_MAX_IN_FLIGHT_BYTES.value, '33554432')
+  const { loadServeConfig } = await import('../cli/config/load-config.js')
+  t.match(loadServeConfig({ WEBHOOK_SECRET: 'x', ANVIL_REQUEST_TIMEOUT_MS: '10000', ANVIL_MAX_IN_FLIGHT_BYTES: '33554432' }),
+    { requestTimeoutMs: 10000, maxInFlightBytes: 33554432 }, 'values the CLI accepts')
+  const defaults = await render(join(VALUES_DIR, 'default-values.yaml'))
+  for (const name of ['ANVIL_REQUEST_TIMEOUT_MS', 'ANVIL_MAX_IN_FLIGHT_BYTES']) {
+    t.equal(envOf(named(defaults, 'Deployment', '-server'))[name], undefined, `${name}: unset by default (the CLI's default)`)
+  }
+})
+
+/** The bundled Redis's --maxmemory, in bytes. */
+const maxmemoryOf = (manifests: Manifest[]): number => Number(/--maxmemory (\d+)/.exec(containerOf(named(manifests, 'StatefulSet', '-redis')).args.join(' '))?.[1])
+
+t.test('bundled Redis: maxmemory derived from the memory limit, leaving room for the AOF rewrite\'s fork', async (t) => {
+  const defaults = await render(join(VALUES_DIR, 'default-values.yaml'))
+  const redis = containerOf(named(defaults, 'StatefulSet', '-redis'))
+  t.equal(redis.resources.limits.memory, '512Mi')
+  t.equal(maxmemoryOf(defaults), 256 * 1024 * 1024, 'half of the 512Mi limit')
+  const extras = await render(join(VALUES_DIR, 'extras-values.yaml'))
+  t.equal(maxmemoryOf(extras), Math.floor(1024 * 1024 * 1024 * 0.4), '40 % of 1Gi')
+  for (const [limit, bytes] of [['2G', 1e9], ['805306368', 402653184], ['1Ti', 2 ** 39]] as const) {
+    const rendered = await template('webhookSecret.existingSecret=w', `redis.resources.limits.memory=${limit}`)
+    t.equal(rendered.code, 0, rendered.stderr)
+    t.match(rendered.stdout, new RegExp(`--maxmemory ${bytes}\n`), `${limit}: ${bytes}`)
+  }
+  const chosen = await template('webhookSecret.existingSecret=w', 'redis.maxmemory=300mb')
+  t.match(chosen.stdout, /--maxmemory 300mb\n/, 'an explicit maxmemory is used as given')
+  failure(t, await template('webhookSecret.existingSecret=w', 'redis.resources.limits.memory=0.5Gi'),
+    /redis\.resources\.limits\.memory: cannot read "0\.5Gi" as a memory quantity in whole units/)
+  failure(t, await template('webhookSecret.existingSecret=w', 'redis.resources.limits=null'),
+    /redis\.resources\.limits\.memory is required to derive maxmemory from it \(or set redis\.maxmemory\)/)
+  failure(t, await template('webhookSecret.existingSecret=w', 'redis.maxmemoryPercent=95'), /redis\.maxmemoryPercent must be from 1 to 90/)
+})
+
+t.test('NetworkPolicy on by default: only this release\'s pods reach Redis; off, or with an external Redis, none', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'default-values.yaml'))
+  const policy = named(manifests, 'NetworkPolicy', '-redis')
+  const redisPods = named(manifests, 'StatefulSet', '-redis').spec.template.metadata.labels
+  t.same(policy.spec.podSelector.matchLabels, { 'app.kubernetes.io/name': 'anvil', 'app.kubernetes.io/instance': 'anvil', 'app.kubernetes.io/component': 'redis' })
+  t.match(redisPods, policy.spec.podSelector.matchLabels, 'it selects the Redis pods')
+  t.same(policy.spec.policyTypes, ['Ingress'])
+  t.same(policy.spec.ingress, [{
+    from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'anvil', 'app.kubernetes.io/instance': 'anvil' } } }],
+    ports: [{ port: 6379, protocol: 'TCP' }]
+  }], 'from this release\'s pods only, to the Redis port only')
+  for (const suffix of ['-server', '-worker']) {
+    t.match(named(manifests, 'Deployment', suffix).spec.template.metadata.labels, policy.spec.ingress[0].from[0].podSelector.matchLabels,
+      `the ${suffix.slice(1)} pods are let in`)
+  }
+  const off = await template('webhookSecret.existingSecret=w', 'networkPolicy.enabled=false')
+  t.notMatch(off.stdout, /kind: NetworkPolicy/)
+  const external = await render(join(VALUES_DIR, 'external-redis-values.yaml'))
+  t.same(byKind(external, 'NetworkPolicy'), [], 'no bundled Redis, no policy for it')
+})
+
+t.test('the README\'s Helm example is charts/anvil/ci/sources-values.yaml, verbatim', async (t) => {
+  const { readFileSync } = await import('node:fs')
+  const values = readFileSync(join(VALUES_DIR, 'sources-values.yaml'), 'utf8')
+  const readme = readFileSync(join(CHART, '..', '..', 'README.md'), 'utf8')
+  t.ok(readme.includes('```yaml\n' + values + '```\n'), 'the README holds the file as a yaml block')
+  t.ok(values.split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#')).length <= 16, 'about 15 lines of values')
 })

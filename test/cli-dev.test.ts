@@ -30,7 +30,10 @@ t.test('dev starts a private redis-server when none answers, prints working curl
   const first = await sendPrinted(signedCurl)
   t.equal(first.status, 202)
   t.match(first.body, { jobId: /^e_/, replayed: false })
-  await cli.log('anvil dev: event', { eventId: 'evt_1', eventType: 'test.ping', bytes: 33 })
+  const body = /--data '([^']*)'/.exec(signedCurl)?.[1] as string
+  const eventId = (JSON.parse(body) as { id: string }).id
+  t.match(eventId, /^evt_[0-9a-f]{12}$/, 'a fresh event id')
+  await cli.log('anvil dev: event', { eventId, eventType: 'test.ping', bytes: Buffer.byteLength(body) })
 
   // The openssl variant, with the export line printed for the dev secret: same bytes, same signature.
   const exportLine = (await cli.line((line) => line.startsWith('  export WEBHOOK_SECRET='))).trim()

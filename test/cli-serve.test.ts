@@ -1,8 +1,6 @@
 /** `anvil serve`: the README quickstart verbatim, LOG_LEVEL, SIGTERM. Helpers: test/helpers/cli.ts. */
 import t from 'tap'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { QUICKSTART, curlResponse, eventually, HAS_CURL, inspect, NEVER_PRINTED, parseJson, ROOT, shell, startCli } from './helpers/cli.js'
+import { QUICKSTART, curlResponse, readmeBlock, eventually, HAS_CURL, inspect, NEVER_PRINTED, parseJson, shell, startCli } from './helpers/cli.js'
 import { signAnvil } from '../src/providers/anvil.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 
@@ -12,11 +10,7 @@ t.teardown(() => redis.stop())
 
 /** The README's quickstart block, less installing and starting the server (the test starts its own). */
 function readmeQuickstart (): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  const block = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string)
-    .find((text) => text.includes('openssl dgst'))
-  if (block === undefined) throw new Error('README.md has no sh block with the openssl quickstart')
-  return block.split('\n').filter((line) => !/^(npm |#)|anvil(\.js)? serve/.test(line.trim())).join('\n')
+  return readmeBlock('sh', 'openssl dgst').split('\n').filter((line) => !/^(npm |#)|anvil(\.js)? (serve|worker)/.test(line.trim())).join('\n')
 }
 
 t.test('serve: the quickstart works verbatim; a repeat is replayed with the same jobId', async (t) => {
@@ -99,7 +93,10 @@ t.test('serve: health routes, metrics on the same port, one request id on every 
 })
 
 t.test('serve: ANVIL_METRICS_PORT serves metrics apart; ANVIL_METRICS_PATH=off serves none', async (t) => {
-  const [port, metricsPort] = [await freePort(), await freePort()]
+  const port = await freePort()
+  let metricsPort = await freePort()
+  // The OS may hand the same free port out twice in a row.
+  while (metricsPort === port) metricsPort = await freePort()
   const apart = startCli(t, ['serve'], {
     env: { REDIS_URL: redis.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: String(port), ANVIL_METRICS_PORT: String(metricsPort) }
   })

@@ -36,6 +36,8 @@ t.test('serve defaults: 0.0.0.0:3000 at info; everything else left to the core d
     secret: SECRET,
     path: undefined,
     bodyLimit: undefined,
+    requestTimeoutMs: 30000,
+    maxInFlightBytes: undefined,
     dedupeWindowMs: undefined,
     retrySchedule: undefined,
     idempotency: undefined,
@@ -58,6 +60,8 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_QUEUE: 'stripe',
     ANVIL_PREFIX: '{stripe}',
     ANVIL_BODY_LIMIT: '65536',
+    ANVIL_REQUEST_TIMEOUT_MS: '12000',
+    ANVIL_MAX_IN_FLIGHT_BYTES: '8388608',
     ANVIL_DEDUPE_WINDOW_MS: '3600000',
     ANVIL_RETRY_SCHEDULE: '1000, 5000,30000',
     ANVIL_IDEMPOTENCY: 'header:X-Event-Id',
@@ -86,6 +90,8 @@ t.test('every environment variable is read and typed', async (t) => {
     secret: SECRET,
     path: '/hooks/stripe',
     bodyLimit: 65536,
+    requestTimeoutMs: 12000,
+    maxInFlightBytes: 8388608,
     dedupeWindowMs: 3600000,
     retrySchedule: [1000, 5000, 30000],
     idempotency: { header: 'X-Event-Id' },
@@ -102,7 +108,8 @@ t.test('every environment variable is read and typed', async (t) => {
     host: '::', port: 8080, retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 }
   })
   // What the CLI hands the ingress plugin is accepted by the core's own validation.
-  const { host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, ...ingress } = serve
+  // The request timeout is the server's (Fastify's), the in-flight cap the plugin's HTTP side: not core options.
+  const { host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, requestTimeoutMs, maxInFlightBytes, ...ingress } = serve
   t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))
 })
 
@@ -220,7 +227,7 @@ t.test('every CLI flag reaches its setting (commander names the keys config read
   const command = addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(new Command('dev')))))).exitOverride()
   command.parse([
     '--redis-url', 'redis://flag:1', '--queue', 'q', '--prefix', 'p', '--log-level', 'trace',
-    '--host', 'h', '--port', '1', '--path', '/p', '--body-limit', '2', '--dedupe-window-ms', '3',
+    '--host', 'h', '--port', '1', '--path', '/p', '--body-limit', '2', '--request-timeout-ms', '14', '--max-in-flight-bytes', '15', '--dedupe-window-ms', '3',
     '--retry-schedule', '4,5', '--idempotency', 'payload', '--concurrency', '6', '--shutdown-timeout-ms', '7',
     '--metrics-path', 'off', '--metrics-port', '8', '--tracing', 'otlp', '--log-payloads', 'true',
     '--retention-completed-age-seconds', '9', '--retention-completed-count', '10', '--retention-failed-age-seconds', '11',
@@ -236,6 +243,8 @@ t.test('every CLI flag reaches its setting (commander names the keys config read
     secret: SECRET,
     path: '/p',
     bodyLimit: 2,
+    requestTimeoutMs: 14,
+    maxInFlightBytes: 15,
     dedupeWindowMs: 3,
     retrySchedule: [4, 5],
     idempotency: 'payload',

@@ -22,15 +22,19 @@ const NOT_CONFIG = new Set(['NODE_ENV', 'REDIS_PASSWORD', 'REDISCLI_AUTH'])
 interface Instruction { op: string, args: string }
 interface Stage { from: string, name?: string, instructions: Instruction[] }
 
-/** Dockerfile instructions per stage, with `\` continuations joined. */
+/** Dockerfile instructions per stage, with `\` continuations joined and the global ARGs put into FROM lines. */
 function parseDockerfile (text: string): Stage[] {
   const stages: Stage[] = []
+  const globals = new Map<string, string>()
   const joined = text.replace(/\\\n/g, ' ').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'))
   for (const line of joined) {
     const [op = '', ...rest] = line.split(/\s+/)
     const args = rest.join(' ')
-    if (op.toUpperCase() === 'FROM') {
-      const [from = '', , name] = args.split(/\s+/)
+    if (op.toUpperCase() === 'ARG' && stages.length === 0) {
+      const [name = '', value = ''] = args.split('=')
+      globals.set(name, value)
+    } else if (op.toUpperCase() === 'FROM') {
+      const [from = '', , name] = args.replace(/\$\{(\w+)\}/g, (_m, key: string) => globals.get(key) ?? '').split(/\s+/)
       stages.push({ from, name, instructions: [] })
     } else {
       stages.at(-1)?.instructions.push({ op: op.toUpperCase(), args })
@@ -52,6 +56,8 @@ function filesUnder (dir: string): string[] {
 function imageFiles (): Set<string> {
   const files = new Set<string>()
   for (const args of instructions(runtime, 'COPY')) {
+    // node_modules from the deps stage: what `npm ci --omit=dev` installs, checked by the import test below.
+    if (args.includes('--from=deps')) continue
     const parts = args.split(/\s+/).filter((part) => !part.startsWith('--'))
     const destination = posix.resolve(APP_DIR, parts.pop() as string)
     for (const source of parts) {
@@ -67,18 +73,56 @@ function imageFiles (): Set<string> {
   return files
 }
 
-t.test('the Dockerfile: multi-stage, Node 20 slim, npm ci --omit=dev, non-root, anvil entrypoint, serve by default', async (t) => {
-  t.equal(stages.length, 2)
-  for (const stage of stages) t.match(stage.from, /^node:20-[a-z]+-slim$|^node:20-alpine/)
-  t.ok(instructions(runtime, 'RUN').some((cmd) => /npm ci --omit=dev/.test(cmd)))
+t.test('the Dockerfile: deps, build and runtime stages on one Node 20 slim base pinned by digest, non-root, serve by default', async (t) => {
+  t.same(stages.map((stage) => stage.name), ['deps', 'build', undefined])
+  const base = (stages[0] as Stage).from
+  t.match(base, /^node:20\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/, 'a version tag and the digest Docker goes by')
+  t.equal(stages[1]?.from, 'deps', 'the build starts from the production dependencies')
+  t.equal(runtime.from, base, 'the runtime on the same pinned base')
+  t.match(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'), /docker buildx imagetools inspect node:<tag>/, 'the file says how to bump the digest')
+  t.same(instructions(stages[0] as Stage, 'RUN'), ['npm ci --omit=dev --no-audit --no-fund && npm cache clean --force'], 'deps: production only')
+  t.same(instructions(runtime, 'RUN').filter((cmd) => /npm (ci|install)/.test(cmd)), [], 'the runtime installs nothing itself')
+  t.ok(instructions(runtime, 'COPY').includes('--from=deps /app/node_modules ./node_modules'), 'the runtime takes the production install')
   t.same(instructions(runtime, 'USER'), ['node'])
   t.same(instructions(runtime, 'ENTRYPOINT'), ['["anvil"]'])
   t.same(instructions(runtime, 'CMD'), ['["serve"]'])
   t.match(instructions(runtime, 'HEALTHCHECK')[0], `${DEFAULT_HEALTH_PREFIX}/live`, 'the health check asks the liveness route')
 })
 
+t.test('the build stage adds only the compiler and Node\'s types, at the lockfile\'s versions, to the production dependencies', async (t) => {
+  const [install = ''] = instructions(stages[1] as Stage, 'RUN').filter((cmd) => cmd.includes('npm install'))
+  t.match(install, /^npm pkg delete devDependencies && npm install --no-save /, 'no other devDependency, and the lockfile untouched')
+  const added = [...install.matchAll(/"([@\w/.-]+)@\$\(node -p "require\('\.\/package-lock\.json'\)\.packages\['node_modules\/([@\w/.-]+)'\]\.version"\)"/g)]
+  t.same(added.map((m) => m[1]), ['typescript', '@types/node'])
+  t.same(added.map((m) => m[2]), ['typescript', '@types/node'], 'each at the version the lockfile has')
+  // What the build compiles needs nothing else: the build's tsconfig takes only the types of node.
+  const { compilerOptions } = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { types: string[] } }
+  t.same(compilerOptions.types, ['node'])
+  const { devDependencies } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+  t.ok(devDependencies.typescript !== undefined && devDependencies['@types/node'] !== undefined)
+})
+
+/** Whether a .dockerignore pattern leaves out a path (Go's filepath.Match with `**`, a directory leaving out what is under it). */
+function ignoredBy (patterns: string[], path: string): boolean {
+  const toRegex = (pattern: string): RegExp => new RegExp('^' + pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*\*\//g, '\u0000').replace(/\*\*/g, '.*').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]').replace(/\u0000/g, '(?:.*/)?') + '(?:/.*)?$')
+  return patterns.some((pattern) => toRegex(pattern).test(path))
+}
+
+t.test('.dockerignore leaves out .env files, Terraform state and variables, bench/ and test/, and nothing the build copies', async (t) => {
+  const patterns = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'))
+  for (const path of ['.env', '.env.production', 'infra/.env.local', 'infra/terraform/terraform.tfstate', 'infra/terraform/terraform.tfstate.backup',
+    'infra/terraform/terraform.tfvars', 'infra/terraform/prod.tfvars', 'infra/terraform/.terraform/providers/x', 'bench/run.mjs', 'test/chart.test.ts',
+    'node_modules/fastify/package.json', 'anvil-fastify-0.2.0.tgz']) {
+    t.ok(ignoredBy(patterns, path), `${path} stays out of the build context`)
+  }
+  const copied = stages.flatMap((stage) => instructions(stage, 'COPY').filter((args) => !args.includes('--from=')).flatMap((args) => args.split(/\s+/).slice(0, -1)))
+  t.ok(copied.length > 5)
+  for (const source of copied) t.notOk(ignoredBy(patterns, source), `COPY ${source} is in the context`)
+})
+
 t.test('every file the build stage copies exists, and they are all the build compiles', async (t) => {
-  const build = stages[0] as Stage
+  const build = stages[1] as Stage
   const copied = instructions(build, 'COPY').flatMap((args) => args.split(/\s+/).slice(0, -1))
   for (const source of copied) t.ok(existsSync(join(ROOT, source)), `COPY ${source}`)
   const { include } = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] }
@@ -124,13 +168,13 @@ async function help (command: string): Promise<{ code: number, stdout: string }>
 }
 
 /** Checks one `anvil …` argument list and its environment against the CLI and the image. */
-async function checkRun (t: Test, where: string, args: string[], env: string[], files: Set<string>): Promise<void> {
+async function checkRun (t: Test, where: string, args: string[], env: string[], files: Set<string> | undefined): Promise<void> {
   const [command = 'serve', ...rest] = args
   const usage = await help(command)
   t.equal(usage.code, 0, `${where}: anvil ${command} is a command`)
   for (const [i, arg] of rest.entries()) {
     if (arg.startsWith('--')) t.match(usage.stdout, new RegExp(`${arg}\\b`), `${where}: anvil ${command} takes ${arg}`)
-    if (rest[i - 1] === '--handler') t.ok(files.has(posix.resolve(APP_DIR, arg)), `${where}: the handler ${arg} is in the image`)
+    if (rest[i - 1] === '--handler' && files !== undefined) t.ok(files.has(posix.resolve(APP_DIR, arg)), `${where}: the handler ${arg} is in the image`)
   }
   for (const name of env) t.ok(CONFIG_ENV_VARS.includes(name) || NOT_CONFIG.has(name), `${where}: Anvil reads ${name}`)
 }
@@ -150,7 +194,8 @@ t.test('docker-compose.yml: Redis with AOF and noeviction; server and worker run
   const optional = (name: string): string[] => Object.entries(compose.services[name].environment as Record<string, string>)
     .filter(([key, value]) => value === `\${${key}:-}`).map(([key]) => key)
   t.same(optional('server'), ['ANVIL_RETENTION_COMPLETED_AGE_SECONDS', 'ANVIL_RETENTION_COMPLETED_COUNT',
-    'ANVIL_RETENTION_FAILED_AGE_SECONDS', 'ANVIL_RETENTION_FAILED_COUNT', 'ANVIL_RETENTION_DEAD_AGE_SECONDS'])
+    'ANVIL_RETENTION_FAILED_AGE_SECONDS', 'ANVIL_RETENTION_FAILED_COUNT', 'ANVIL_RETENTION_DEAD_AGE_SECONDS',
+    'ANVIL_REQUEST_TIMEOUT_MS', 'ANVIL_MAX_IN_FLIGHT_BYTES'])
   t.same(optional('worker'), ['ANVIL_RETENTION_FAILED_AGE_SECONDS', 'ANVIL_RETENTION_DEAD_AGE_SECONDS',
     'ANVIL_LOCK_DURATION_MS', 'ANVIL_STALLED_INTERVAL_MS'])
 })
@@ -159,17 +204,25 @@ t.test('the Helm chart: its containers run real commands on paths in the image, 
   const { helm, cleanup } = await unpackHelm()
   t.teardown(cleanup)
   const files = imageFiles()
-  // The settings values file renders every optional variable too.
+  // The settings values file renders every optional variable too; the sources one, the variables its ${NAME}s name.
   const deployments: Manifest[] = []
-  for (const file of ['default-values.yaml', 'settings-values.yaml']) {
+  const referenced = new Set<string>()
+  for (const file of ['default-values.yaml', 'settings-values.yaml', 'sources-values.yaml']) {
     const manifests: Manifest[] = await renderChart(helm, join(CHART_VALUES_DIR, file))
     deployments.push(...manifests.filter((m) => m.kind === 'Deployment'))
+    for (const config of manifests.filter((m) => m.kind === 'ConfigMap')) {
+      for (const match of String(config.data['sources.yaml']).matchAll(/\$\{(\w+)\}/g)) referenced.add(match[1] as string)
+    }
   }
-  t.equal(deployments.length, 4)
+  t.equal(deployments.length, 6)
+  t.same([...referenced].sort(), ['GITHUB_WEBHOOK_SECRET', 'STRIPE_WEBHOOK_SECRET'])
   for (const deployment of deployments) {
     const container = deployment.spec.template.spec.containers[0]
     t.equal(container.command, undefined, `${deployment.metadata.name}: keeps the image's ENTRYPOINT`)
-    await checkRun(t, deployment.metadata.name, container.args, container.env.map((e: { name: string }) => e.name), files)
+    // A handler is looked for in Anvil's image only; an image built FROM it holds the user's.
+    const ours = String(container.image).startsWith('ghcr.io/anvil/anvil:')
+    const names: string[] = container.env.map((e: { name: string }) => e.name).filter((name: string) => !referenced.has(name))
+    await checkRun(t, deployment.metadata.name, container.args, names, ours ? files : undefined)
     for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
       t.match(container[probe].httpGet.path, new RegExp(`^${DEFAULT_HEALTH_PREFIX}/(live|ready)$`), `${probe} on a health route`)
     }

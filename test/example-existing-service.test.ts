@@ -34,12 +34,43 @@ t.test('the README example: webhooks and app events both reach the handler', asy
   t.equal(byType['invoice.paid']?.payload.toString(), body)
 })
 
-t.test('the README shows the example as it is', async (t) => {
+/** The README's snippet: the example from its first import to the end of buildService, importing the package by name. */
+async function readmeSnippet (): Promise<{ expected: string, shown: string }> {
   const { readFile } = await import('node:fs/promises')
   const example = await readFile(new URL('../examples/existing-service.ts', import.meta.url), 'utf8')
   const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
-  const start = example.indexOf('export async function buildService')
-  const body = example.slice(start, example.indexOf('  return app\n}\n', start) + '  return app\n}\n'.length)
-  t.ok(start > 0 && body.length > 200)
-  t.ok(readme.includes(body), 'README.md holds buildService from examples/existing-service.ts verbatim')
+  const start = example.indexOf('import Fastify')
+  const end = example.indexOf('  return app\n}\n', start) + '  return app\n}\n'.length
+  const expected = example.slice(start, end).replace("from '../index.js'", "from '@anvil/fastify'")
+  const block = /```ts\n(import Fastify[\s\S]*?)```/.exec(readme)?.[1] ?? ''
+  return { expected, shown: block }
+}
+
+t.test('the README shows the example as it is, imports and option types included', async (t) => {
+  const { expected, shown } = await readmeSnippet()
+  t.ok(expected.includes('export interface ServiceOptions') && expected.includes('export async function buildService'))
+  t.equal(shown, expected, 'README.md holds examples/existing-service.ts from its imports to the end of buildService')
+})
+
+t.test('the README snippet compiles when pasted into a file of its own', async (t) => {
+  const { mkdirSync, mkdtempSync, rmSync, writeFileSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const { execFile } = await import('node:child_process')
+  const root = new URL('..', import.meta.url).pathname
+  // Under the repository (in the ignored .tap folder), so `fastify` resolves from its node_modules; the
+  // package's types are the built ones (npm run build first), as a user's compiler sees them.
+  mkdirSync(join(root, '.tap'), { recursive: true })
+  const dir = mkdtempSync(join(root, '.tap', 'readme-snippet-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'service.ts'), (await readmeSnippet()).shown)
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+    extends: join(root, 'tsconfig.json'),
+    compilerOptions: { noEmit: true, rootDir: root, paths: { '@anvil/fastify': [join(root, 'dist', 'index.d.ts')] } },
+    include: ['service.ts']
+  }))
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  const result = await new Promise<{ code: number, output: string }>((resolve) => {
+    execFile(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], (err, stdout, stderr) => resolve({ code: err === null ? 0 : 1, output: stdout + stderr }))
+  })
+  t.equal(result.code, 0, result.output)
 })

@@ -182,7 +182,7 @@ t.test('bodies the router parses: GitHub form hooks (payload field), Twilio form
 function directEvent (fields: Partial<Parameters<Router>[0]>): Parameters<Router>[0] {
   const payload = fields.payload ?? Buffer.from('{}')
   return {
-    id: 'e_direct', key: 'k', source: 'direct', headers: {}, receivedAt: new Date(), attempt: 1,
+    id: 'e_direct', key: 'k', source: 'direct', headers: {}, receivedAt: new Date(), attempt: 1, maxAttempts: 5, isLastAttempt: false,
     json: <T>() => JSON.parse(payload.toString()) as T,
     ...fields,
     payload

@@ -4,6 +4,7 @@
  */
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import anvil, { anvilHealth, anvilWorker } from '../index.js'
 import { TestRedis } from './helpers/redis.js'
@@ -62,6 +63,31 @@ t.test('timeoutMs bounds the PING without `redis` too: through the anvil plugin,
   const paused = await app.inject({ method: 'GET', url: '/health/ready' })
   t.same([paused.statusCode, paused.json()], [503, { status: 'not ready', redis: 'down' }], 'down within the health timeout')
   t.equal(await statusUntil(async () => (await app.inject({ method: 'GET', url: '/health/ready' })).statusCode, 200), 200, 'ready once the pause ends')
+})
+
+t.test('readiness is logged once per change of state, not on every probe', async (t) => {
+  const redis = await TestRedis.start()
+  t.teardown(() => redis.stop())
+  const lines: Array<Record<string, unknown>> = []
+  const stream = new Writable({ write (chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done() } })
+  const app = Fastify({ logger: { level: 'info', stream } })
+  await app.register(anvil, { redis: redis.url, secret: SECRET, queueName: 'health-lines', enqueueTimeoutMs: 500 })
+  await app.register(anvilHealth)
+  await app.ready()
+  t.teardown(() => app.close())
+  const probe = async (): Promise<number> => (await app.inject({ method: 'GET', url: '/health/ready' })).statusCode
+  const readiness = (): Array<Record<string, unknown>> => lines.filter((l) => /^anvil: (not ready|still not ready|ready again)$/.test(String(l.msg)))
+
+  for (let i = 0; i < 5; i++) t.equal(await probe(), 200)
+  t.same(readiness(), [], 'ready from the start: nothing to say')
+  await redis.kill()
+  for (let i = 0; i < 10; i++) t.equal(await probe(), 503)
+  t.match(readiness(), [{ level: 40, msg: 'anvil: not ready', status: 'not ready', redis: 'down' }], 'ten failed probes, one line')
+  await redis.startProcess()
+  t.equal(await statusUntil(probe, 200), 200)
+  for (let i = 0; i < 5; i++) t.equal(await probe(), 200)
+  t.match(readiness(), [{ msg: 'anvil: not ready' }, { level: 30, msg: 'anvil: ready again', redis: 'up' }])
+  t.equal(readiness().length, 2)
 })
 
 t.test('worker app: ready needs the worker running; a stopped worker is 503', async (t) => {

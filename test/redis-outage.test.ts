@@ -96,4 +96,37 @@ t.test('a slow Redis: 503 when the enqueue timeout passes', async (t) => {
   const res = await app.inject(signed('{"id":"paused"}'))
   t.equal(res.statusCode, 503)
   t.match(lines.find((l) => l.code === 'ANVIL_ERR_REDIS_UNAVAILABLE'), { reason: /did not answer within 300 ms/ })
+
+  // The README's guarantee for a single event: the add the 503 gave up on is applied once Redis resumes, and
+  // the sender's retry finds it (replayed), so the event is one job, neither lost nor doubled.
+  const queue = inspectQueue(redis.url, 'slow')
+  t.teardown(() => queue.close())
+  const payloads = async (): Promise<string[]> => (await queue.getJobs(['wait'])).map((job) => Buffer.from(job.data.payload, 'base64').toString())
+  for (let i = 0; i < 200 && !(await payloads()).includes('{"id":"paused"}'); i++) await sleep(25)
+  t.ok((await payloads()).includes('{"id":"paused"}'), 'the event answered 503 became a job once Redis resumed')
+  const retry = await app.inject(signed('{"id":"paused"}'))
+  t.equal(retry.statusCode, 202)
+  t.equal(retry.json().replayed, true, "the sender's retry is that job, not a second one")
+  t.equal((await payloads()).filter((p) => p === '{"id":"paused"}').length, 1)
+})
+
+t.test('Redis down: the 503 warnings are throttled like the connection errors, with a summary line that counts them', async (t) => {
+  const redis = await TestRedis.start()
+  t.teardown(() => redis.stop())
+  const { app, lines } = await loggedApp(redis.url, { queueName: 'outage-lines', enqueueTimeoutMs: 300 })
+  t.teardown(() => app.close())
+  await redis.kill()
+  const answered = 40
+  for (let i = 0; i < answered; i++) t.equal((await app.inject(signed(JSON.stringify({ id: `down-${i}` })))).statusCode, 503)
+  const unavailable = (): Array<Record<string, unknown>> => lines.filter((l) => l.msg === 'anvil: queue unavailable, answered 503')
+  // One first line per distinct reason (a dropped connection reads differently from a closed one), not one per request.
+  const reasons = new Set(unavailable().map((l) => l.reason))
+  t.equal(unavailable().length, reasons.size, 'one line per reason for the burst')
+  t.ok(reasons.size <= 3, `a handful of lines for ${answered} answers`)
+  t.match(unavailable()[0], { level: 40, code: 'ANVIL_ERR_REDIS_UNAVAILABLE', requestId: /./ })
+  // Once the window ends, summary lines say how many were left out: with the first lines, every 503 is counted.
+  const counted = (): number => unavailable().reduce((sum, l) => sum + (typeof l.repeated === 'number' ? l.repeated : 1), 0)
+  for (let i = 0; i < 600 && counted() < answered; i++) await sleep(50)
+  t.equal(counted(), answered, 'the first lines and the summaries count every 503')
+  t.ok(unavailable().some((l) => typeof l.repeated === 'number' && l.repeated > 0), 'a summary line with its count')
 })

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from './helpers/target.js'
 import { chainOn, waitFor } from './helpers/chain.js'
 import { buildApp, signed, SECRET } from './helpers/app.js'
-import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
+import { createWorker, type AnvilLogger, type WebhookHandler } from '../src/worker/worker.js'
 import { signatureKey } from '../src/inbound/idempotency.js'
 import { signAnvil } from '../src/providers/anvil.js'
 import type { WebhookEvent } from '../src/worker/webhook-event.js'
@@ -179,14 +179,53 @@ t.test('enqueue carries eventId and eventType to the event', async (t) => {
 t.test('the attempt number is 1-based: the third attempt sees 3', async (t) => {
   const queueName = 'attempts'
   const ingress = ingressFor(queueName, { retrySchedule: [50, 50, 50] })
-  const attempts: number[] = []
-  const w = workerFor(queueName, (event) => {
-    attempts.push(event.attempt)
-    if (event.attempt < 3) throw new Error(`fail ${event.attempt}`)
+  const attempts: Array<Pick<WebhookEvent, 'attempt' | 'maxAttempts' | 'isLastAttempt'>> = []
+  const w = workerFor(queueName, ({ attempt, maxAttempts, isLastAttempt }) => {
+    attempts.push({ attempt, maxAttempts, isLastAttempt })
+    if (attempt < 3) throw new Error(`fail ${attempt}`)
   })
   await w.start()
   const { jobId } = await ingress.enqueue({ n: 'three' })
   const queue = queueFor(queueName)
   await waitFor('completion', async () => await stateOf(queue, jobId) === 'completed')
-  t.same(attempts, [1, 2, 3])
+  t.same(attempts.map((a) => a.attempt), [1, 2, 3])
+  t.same(attempts.map((a) => a.maxAttempts), [4, 4, 4], 'three retry steps: four attempts, from the schedule the job carries')
+  t.same(attempts.map((a) => a.isLastAttempt), [false, false, false])
+})
+
+t.test('the last attempt knows it is the last; the failed-attempt line carries the stack at debug only', async (t) => {
+  const queueName = 'last-attempt'
+  const ingress = ingressFor(queueName, { retrySchedule: [20] })
+  const seen: Array<Pick<WebhookEvent, 'attempt' | 'maxAttempts' | 'isLastAttempt'>> = []
+  const lines: Array<Record<string, unknown>> = []
+  const logAt = (level: string): AnvilLogger => {
+    const levels = ['trace', 'debug', 'info', 'warn', 'error']
+    const enabled = (at: string): boolean => levels.indexOf(at) >= levels.indexOf(level)
+    const write = (at: string) => (obj: object, msg?: string): void => { if (enabled(at)) lines.push({ ...obj, msg, level: at }) }
+    return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), isLevelEnabled: enabled }
+  }
+  const failing: WebhookHandler = ({ attempt, maxAttempts, isLastAttempt }) => {
+    seen.push({ attempt, maxAttempts, isLastAttempt })
+    throw new Error('handler broke')
+  }
+  const atDebug = createWorker(failing, { redis: redis.url, queueName, prefix: PREFIX, sweepIntervalMs: 0, logger: logAt('debug') })
+  t.teardown(() => atDebug.close())
+  await atDebug.start()
+  await ingress.enqueue({ n: 'last' })
+  await waitFor('two failed attempts', () => lines.filter((l) => l.msg === 'anvil worker: attempt failed').length === 2)
+  t.same(seen, [{ attempt: 1, maxAttempts: 2, isLastAttempt: false }, { attempt: 2, maxAttempts: 2, isLastAttempt: true }])
+  const failed = lines.filter((l) => l.msg === 'anvil worker: attempt failed')
+  for (const line of failed) {
+    t.equal(line.err, 'handler broke')
+    t.match(line.stack, /^Error: handler broke\n\s+at /, 'the stack, at debug')
+  }
+  await atDebug.close()
+
+  lines.length = 0
+  const atInfo = createWorker(failing, { redis: redis.url, queueName, prefix: PREFIX, sweepIntervalMs: 0, logger: logAt('info') })
+  t.teardown(() => atInfo.close())
+  await atInfo.start()
+  await ingress.enqueue({ n: 'quiet' })
+  await waitFor('a failed attempt', () => lines.some((l) => l.msg === 'anvil worker: attempt failed'))
+  t.equal(lines.find((l) => l.msg === 'anvil worker: attempt failed')?.stack, undefined, 'no stack at info')
 })

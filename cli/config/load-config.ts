@@ -5,7 +5,7 @@
  */
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../../src/shared/constants.js'
 import {
-  DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_SERVE_HOST, DEV_SECRET, METRICS_OFF,
+  DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SERVE_HOST, DEV_SECRET, METRICS_OFF,
   SETTINGS, nameOf, read, type Env, type Flags, type LogLevel, type TracingMode
 } from './settings.js'
 import { errors } from '../../src/shared/errors.js'
@@ -17,7 +17,7 @@ import { secretProblem } from '../../src/signing/secret-problem.js'
 import { deadLetterRetentionProblem } from '../../src/queue/queue-settings.js'
 
 export {
-  CONFIG_ENV_VARS, DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_SERVE_HOST, DEV_SECRET,
+  CONFIG_ENV_VARS, DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SERVE_HOST, DEV_SECRET,
   LOG_LEVELS, METRICS_OFF, NO_RETRIES, TRACING_ENV_VARS, TRACING_MODES, type Env, type Flags, type LogLevel, type TracingMode
 } from './settings.js'
 
@@ -51,6 +51,10 @@ export interface IngressConfig {
   sources?: SourceOptions[]
   path?: string
   bodyLimit?: number
+  /** A request not complete (headers and body) within this long gets 408 and its connection is closed. */
+  requestTimeoutMs: number
+  /** The plugin's `maxInFlightBytes`: past it a webhook is answered 503 before its body is read. */
+  maxInFlightBytes?: number
   dedupeWindowMs?: number
   retrySchedule?: number[]
   idempotency?: IdempotencyStrategy
@@ -151,6 +155,8 @@ function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | 
     secret,
     path: read(SETTINGS.path, env, flags),
     bodyLimit: read(SETTINGS.bodyLimit, env, flags),
+    requestTimeoutMs: read(SETTINGS.requestTimeoutMs, env, flags) ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    maxInFlightBytes: read(SETTINGS.maxInFlightBytes, env, flags),
     dedupeWindowMs: read(SETTINGS.dedupeWindowMs, env, flags),
     retrySchedule: read(SETTINGS.retrySchedule, env, flags),
     idempotency: idempotency === undefined ? undefined : toStrategy(idempotency)

@@ -14,7 +14,8 @@ import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, QueueName, RetrySchedul
 import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
 import {
   DEFAULT_BODY_LIMIT, DEFAULT_CONCURRENCY, DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_PREFIX,
-  DEFAULT_DB_SCHEMA, DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_SCHEDULE, DEFAULT_SHUTDOWN_TIMEOUT_MS, MAX_BODY_LIMIT
+  DEFAULT_DB_SCHEMA, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_SCHEDULE,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS, MAX_BODY_LIMIT
 } from '../../src/shared/constants.js'
 
 export { DEFAULT_METRICS_PATH }
@@ -26,6 +27,8 @@ export const DEFAULT_DEV_HOST = '127.0.0.1'
 export const DEFAULT_LOG_LEVEL = 'info'
 /** BullMQ's own lock duration and stalled-job interval, which apply when neither is set. */
 export const BULLMQ_STALL_DEFAULT_MS = 30_000
+/** How long a client has to send a whole request (headers and body) before it gets 408 and is closed. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 /** `ANVIL_METRICS_PATH=off`: no metrics route. */
 export const METRICS_OFF = 'off'
 /** `ANVIL_TRACING`: off (the default: no OpenTelemetry module is loaded) or OTLP over HTTP. */
@@ -151,6 +154,17 @@ export const SETTINGS = {
     // No maximum in the schema: past the safe integers too, the rule below says what the most is.
     description: 'largest accepted body', expected: 'a whole number of bytes, at least 1', schema: Type.Integer({ minimum: 1 }), parse: toInteger,
     breaks: (bytes) => bytes > MAX_BODY_LIMIT ? `must be at most ${MAX_BODY_LIMIT} bytes (1 GiB)` : undefined
+  }),
+  requestTimeoutMs: define({
+    env: 'ANVIL_REQUEST_TIMEOUT_MS', key: 'requestTimeoutMs', flag: '--request-timeout-ms', value: '<ms>',
+    default: String(DEFAULT_REQUEST_TIMEOUT_MS), description: 'a request not complete in this long gets 408 and is closed',
+    expected: `${MS}, at least 1`, schema: Whole(1), parse: toInteger
+  }),
+  maxInFlightBytes: define({
+    env: 'ANVIL_MAX_IN_FLIGHT_BYTES', key: 'maxInFlightBytes', flag: '--max-in-flight-bytes', value: '<bytes>',
+    default: String(DEFAULT_MAX_IN_FLIGHT_BYTES), defaultShown: `${DEFAULT_MAX_IN_FLIGHT_BYTES} (64 MiB)`,
+    description: 'bodies read at once, by Content-Length; past it 503',
+    expected: 'a whole number of bytes, at least 1', schema: Whole(1), parse: toInteger
   }),
   dedupeWindowMs: define({
     env: 'ANVIL_DEDUPE_WINDOW_MS', key: 'dedupeWindowMs', flag: '--dedupe-window-ms', value: '<ms>',

@@ -9,6 +9,12 @@ export const DEFAULT_SOURCE = 'default'
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 /** Fastify holds a body in memory until it is verified: a gigabyte is past any webhook. */
 export const MAX_BODY_LIMIT = 1024 * 1024 * 1024
+/**
+ * The bytes of webhook bodies being read at once, by their Content-Length (the body limit when none is
+ * given); past it a request is answered 503 before its body is read, so slow or stalled senders cannot
+ * hold the process's memory.
+ */
+export const DEFAULT_MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024
 /** 72 h covers Stripe's three days of redelivery. */
 export const DEFAULT_DEDUPE_WINDOW_MS = 72 * 60 * 60 * 1000
 export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [1000, 5000, 30000, 300000]

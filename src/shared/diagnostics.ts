@@ -13,8 +13,12 @@ export interface EventLabels {
   eventType?: string
 }
 
-/** Why a request was refused. `stale`: a timestamped signature outside its tolerance. */
-export type RejectionReason = 'bad_signature' | 'stale' | 'malformed' | 'too_large'
+/**
+ * Why a request was refused. `stale`: a timestamped signature outside its tolerance. `aborted`: the client
+ * went away before its body was complete; `timeout`: the body was not complete within the server's request
+ * timeout (answered 408). Those two are network trouble or a slow client, never a forgery.
+ */
+export type RejectionReason = 'bad_signature' | 'stale' | 'malformed' | 'too_large' | 'aborted' | 'timeout'
 
 export interface ReceivedMessage extends EventLabels {}
 export interface VerifiedMessage extends EventLabels {}

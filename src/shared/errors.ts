@@ -14,6 +14,7 @@ export const errors = {
   STALE: createError('ANVIL_ERR_STALE', 'Signed timestamp is outside the %s s tolerance', 401, Error, NO_STACK),
   BODY_TOO_LARGE: createError('ANVIL_ERR_BODY_TOO_LARGE', 'Body is larger than %s bytes', 413, Error, NO_STACK),
   REDIS_UNAVAILABLE: createError('ANVIL_ERR_REDIS_UNAVAILABLE', 'Queue unavailable, retry later', 503, Error, NO_STACK),
+  BUSY: createError('ANVIL_ERR_BUSY', 'Too many request bodies in flight, retry later', 503, Error, NO_STACK),
   INVALID_OPTIONS: createError('ANVIL_ERR_INVALID_OPTIONS', 'Invalid Anvil options: %s', 500),
   INVALID_CONFIG: createError('ANVIL_ERR_INVALID_CONFIG', 'Invalid configuration: %s', 500),
   INVALID_PAYLOAD: createError('ANVIL_ERR_INVALID_PAYLOAD', 'Invalid payload: %s', 400),

@@ -24,13 +24,20 @@ export interface WebhookEvent {
   receivedAt: Date
   /** 1 for the first attempt. */
   attempt: number
+  /**
+   * How many attempts this job has: 1 + the steps of the retry schedule it was accepted with (the schedule
+   * is fixed at ingress and travels with the job; a replay starts a fresh budget).
+   */
+  maxAttempts: number
+  /** True on the attempt after which a throw dead-letters the event instead of retrying it. */
+  isLastAttempt: boolean
   /** The dead letter this job was replayed from, if it was. */
   replayOf?: string
   /** The id of the request that brought the event, as in the ingress's log lines (a replay keeps it). */
   requestId?: string
 }
 
-export function toEvent (id: string, data: WebhookJobData, attempt: number): WebhookEvent {
+export function toEvent (id: string, data: WebhookJobData, attempt: number, maxAttempts: number): WebhookEvent {
   const payload = Buffer.from(data.payload, 'base64')
   const json = strictLazyJson(payload)
   return {
@@ -47,6 +54,8 @@ export function toEvent (id: string, data: WebhookJobData, attempt: number): Web
     headers: data.headers,
     receivedAt: new Date(data.receivedAt),
     attempt,
+    maxAttempts,
+    isLastAttempt: attempt >= maxAttempts,
     replayOf: data.replayOf,
     requestId: data.requestId
   }

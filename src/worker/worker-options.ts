@@ -12,6 +12,8 @@ export interface AnvilLogger {
   info (obj: object, msg?: string): void
   warn (obj: object, msg?: string): void
   error (obj: object, msg?: string): void
+  /** Optional (pino and Fastify's logger have it): the failed-attempt line carries the error's stack when debug is on. */
+  isLevelEnabled? (level: string): boolean
 }
 
 /** What the worker does, shared with the worker plugin (which adds `handler` and takes the app's logger). */

@@ -76,7 +76,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     const attempt = job.attemptsMade + 1
     log.debug?.({ jobId, requestId: job.data.requestId, attempt }, 'anvil worker: job started')
     try {
-      await handler(toEvent(jobId, job.data, attempt))
+      await handler(toEvent(jobId, job.data, attempt, job.opts.attempts ?? 1))
     } catch (err) {
       await noteUnrecoverable(job, err)
       throw err
@@ -112,7 +112,9 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   })
   worker.on('failed', (job, err) => {
     if (job === undefined) return
-    log.warn({ jobId: job.id, requestId: job.data.requestId, attempt: job.attemptsMade, err: err.message }, 'anvil worker: attempt failed')
+    // The stack only at debug: at info a failing handler would write it once per attempt of every job.
+    const stack = log.isLevelEnabled?.('debug') === true ? err.stack : undefined
+    log.warn({ jobId: job.id, requestId: job.data.requestId, attempt: job.attemptsMade, err: err.message, stack }, 'anvil worker: attempt failed')
     publish('failed', () => ({ ...labelsOf(job.data), jobId: job.id as string, attempt: job.attemptsMade }))
     void deadLetterIfFinal(job, err)
   })

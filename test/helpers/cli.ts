@@ -5,7 +5,7 @@
  */
 import type { Test } from 'tap'
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -186,6 +186,17 @@ export function isRunning (pid: number): boolean {
   } catch {
     return false
   }
+}
+
+/** The README's first fenced block in `lang` that holds `text`, as written (indented list blocks unindented). */
+export function readmeBlock (lang: string, text: string): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  for (const match of readme.matchAll(/^( *)```(\w+)\n([\s\S]*?)^ *```$/gm)) {
+    const [, indent = '', language, body = ''] = match
+    if (language !== lang || !body.includes(text)) continue
+    return body.split('\n').map((line) => line.startsWith(indent) ? line.slice(indent.length) : line).join('\n')
+  }
+  throw new Error(`README.md has no ${lang} block holding ${JSON.stringify(text)}`)
 }
 
 /** The issue's quickstart, verbatim: signed with openssl from $WEBHOOK_SECRET, sent with curl. */

@@ -136,6 +136,13 @@ The service name stays the CLI's default (anvil-serve, anvil-worker) unless trac
   (list "ANVIL_RETENTION_DEAD_AGE_SECONDS" $r.deadAgeSeconds)) -}}
 {{- end -}}
 
+{{/* The server's own optional settings. */}}
+{{- define "anvil.serverSettingsEnv" -}}
+{{- include "anvil.envIfSet" (list
+  (list "ANVIL_REQUEST_TIMEOUT_MS" .Values.server.requestTimeoutMs)
+  (list "ANVIL_MAX_IN_FLIGHT_BYTES" .Values.server.maxInFlightBytes)) -}}
+{{- end -}}
+
 {{/* The worker reads the failed jobs' age only to check that dead letters outlive them. */}}
 {{- define "anvil.workerSettingsEnv" -}}
 {{- $r := .Values.config.retention | default dict -}}
@@ -169,4 +176,102 @@ readinessProbe:
 - name: tmp
   emptyDir:
     sizeLimit: 64Mi
+{{- end -}}
+
+{{/*
+Environment variables from keys of existing Secrets: a dict of NAME → { name: <Secret>, key: <key> }, rendered
+in name order; `where` names the dict in messages. The one way this chart puts a secret in a container, so
+none is ever written in a manifest: the sources' ${NAME} references use it, and so can a database URL or an
+admin token, e.g. (dict "where" "database" "env" (dict "DATABASE_URL" (dict "name" $secret "key" $key))).
+*/}}
+{{- define "anvil.secretEnv" -}}
+{{- range $name, $ref := .env }}
+{{- if not (regexMatch "^[A-Za-z_][A-Za-z0-9_]*$" $name) }}
+{{- fail (printf "%s.%s: not a valid environment variable name (letters, digits and _, not first a digit)" $.where $name) }}
+{{- end }}
+{{- if or (not (kindIs "map" $ref)) (not $ref.name) (not $ref.key) }}
+{{- fail (printf "%s.%s needs { name: <Secret>, key: <key in it> }" $.where $name) }}
+{{- end }}
+- name: {{ $name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $ref.name | quote }}
+      key: {{ $ref.key | quote }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The sources, checked: every secret a "${NAME}" reference, every NAME in sourceSecrets, so no secret can land in
+the ConfigMap. Renders nothing; fails with one line.
+*/}}
+{{- define "anvil.checkSources" -}}
+{{- range $i, $source := .Values.sources }}
+{{- if not (kindIs "map" $source) }}
+{{- fail (printf "sources[%d] must be a source: { path, provider, secrets, … } (README: Provider presets)" $i) }}
+{{- end }}
+{{- if not $source.secrets }}
+{{- fail (printf "sources[%d] needs secrets: [\"${NAME}\"], with NAME in sourceSecrets" $i) }}
+{{- end }}
+{{- range $j, $secret := $source.secrets }}
+{{- $name := regexReplaceAll "^\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}$" (toString $secret) "${1}" }}
+{{- if eq $name (toString $secret) }}
+{{- fail (printf "sources[%d].secrets[%d] must be a \"${NAME}\" reference filled through sourceSecrets: a secret written in values would sit in a ConfigMap" $i $j) }}
+{{- end }}
+{{- if not (hasKey $.Values.sourceSecrets $name) }}
+{{- fail (printf "sources[%d].secrets[%d] names ${%s}: add sourceSecrets.%s: { name: <Secret>, key: <key> }" $i $j $name $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Where the server reads the sources file the ConfigMap holds. */}}
+{{- define "anvil.sourcesDir" -}}/etc/anvil{{- end -}}
+
+{{/*
+The worker's command. `worker.handler` is required; this is where another way to handle events (a forward
+to the user's service) adds its branch, and its name to the message.
+*/}}
+{{- define "anvil.workerArgs" -}}
+{{- if .Values.worker.handler -}}
+["worker", "--handler", {{ .Values.worker.handler | quote }}]
+{{- else -}}
+{{- fail "worker.handler is required: the path of your handler module in an image built FROM Anvil's (README: Helm chart); the sample handler would mark every real event done unhandled" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A Kubernetes memory quantity in bytes: whole numbers with Ki, Mi, Gi, Ti, k, M, G or T, or none. Call with (list value "where"). */}}
+{{- define "anvil.bytes" -}}
+{{- $value := index . 0 -}}
+{{- $where := index . 1 -}}
+{{- if or (kindIs "float64" $value) (kindIs "int" $value) (kindIs "int64" $value) -}}
+{{- int64 $value -}}
+{{- else -}}
+{{- $text := toString $value -}}
+{{- if not (regexMatch "^[0-9]+(Ki|Mi|Gi|Ti|k|M|G|T)?$" $text) -}}
+{{- fail (printf "%s: cannot read %q as a memory quantity in whole units (e.g. 512Mi, 1Gi)" $where $text) -}}
+{{- end -}}
+{{- $units := dict "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 -}}
+{{- $unit := regexReplaceAll "^[0-9]+" $text "" -}}
+{{- mul (atoi (regexReplaceAll "[A-Za-z]+$" $text "")) (default 1 (get $units $unit)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The bundled Redis's maxmemory: redis.maxmemory as given, else maxmemoryPercent of the container's memory
+limit, so the fork of an AOF rewrite has room under the limit (values.yaml says why).
+*/}}
+{{- define "anvil.redisMaxmemory" -}}
+{{- if .Values.redis.maxmemory -}}
+{{- .Values.redis.maxmemory -}}
+{{- else -}}
+{{- $limit := dig "limits" "memory" "" .Values.redis.resources -}}
+{{- if not $limit -}}
+{{- fail "redis.resources.limits.memory is required to derive maxmemory from it (or set redis.maxmemory)" -}}
+{{- end -}}
+{{- $percent := int .Values.redis.maxmemoryPercent -}}
+{{- if or (lt $percent 1) (gt $percent 90) -}}
+{{- fail (printf "redis.maxmemoryPercent must be from 1 to 90 (got %v): the rest of the limit is the AOF rewrite's room" .Values.redis.maxmemoryPercent) -}}
+{{- end -}}
+{{- div (mul (include "anvil.bytes" (list $limit "redis.resources.limits.memory") | atoi) $percent) 100 -}}
+{{- end -}}
 {{- end -}}
