@@ -114,9 +114,11 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
       const held = client
       client.on('notification', wake)
       client.on('error', (err) => {
+        // Only the connection still listening is ours to release; a released one is the pool's.
+        if (listener !== held) return
+        listener = undefined
         log.warn({ err: err.message }, 'anvil outbound: LISTEN connection lost; polling until it is back')
         held.release(err)
-        if (listener === held) listener = undefined
         setTimeout(() => { void listen() }, settings.pollIntervalMs).unref()
       })
       await client.query(`LISTEN ${pg.escapeIdentifier(outboxChannel(db.schema))}`)
@@ -133,6 +135,7 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
     const client = listener
     listener = undefined
     if (client === undefined) return
+    client.removeAllListeners('notification')
     await client.query('UNLISTEN *').catch(() => {})
     client.release()
   }
