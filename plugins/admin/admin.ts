@@ -9,7 +9,11 @@ import swagger from '@fastify/swagger'
 import { Type, type Static } from '@sinclair/typebox'
 import { errors } from '../../src/shared/errors.js'
 import { compileCheck } from '../../src/shared/validate.js'
+import { Opaque } from '../../src/shared/schemas.js'
+import type { Outbound } from '../../src/outbound/outbound.js'
 import { bearerGuard } from './bearer-guard.js'
+import { outboundEndpointRoutes } from './outbound-endpoint-routes.js'
+import { outboundMessageRoutes } from './outbound-message-routes.js'
 import { adminErrorHandler } from './error-handler.js'
 import { typeboxValidatorCompiler } from './validator.js'
 
@@ -21,7 +25,9 @@ export const AdminOptionsSchema = Type.Object({
   /** Required: every request needs `Authorization: Bearer <token>`. */
   token: Type.String({ minLength: MIN_ADMIN_TOKEN_LENGTH }),
   /** @defaultValue `'/admin'` */
-  prefix: Type.Optional(Type.String({ pattern: '^/\\S*[^/]$' }))
+  prefix: Type.Optional(Type.String({ pattern: '^/\\S*[^/]$' })),
+  /** Serve the outgoing-webhook routes of this service. @defaultValue the `anvilOutbound` plugin's, when it was registered first */
+  outbound: Type.Optional(Opaque<Outbound>())
 }, { additionalProperties: false })
 
 export type AnvilAdminOptions = Static<typeof AdminOptionsSchema>
@@ -45,6 +51,11 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
     admin.setNotFoundHandler(async (request, reply) =>
       await reply.code(404).send({ error: `no admin route ${request.method} ${request.url}`, code: 'ANVIL_ERR_NOT_FOUND' }))
     admin.get('/openapi.json', { schema: { hide: true } }, async () => admin.swagger())
+    const outbound = options.outbound ?? (app.hasDecorator('anvilOutbound') ? app.anvilOutbound : undefined)
+    if (outbound !== undefined) {
+      await admin.register(outboundEndpointRoutes, { outbound })
+      await admin.register(outboundMessageRoutes, { outbound })
+    }
   }, { prefix: options.prefix ?? DEFAULT_ADMIN_PREFIX })
 }
 
