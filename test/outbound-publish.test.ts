@@ -113,3 +113,22 @@ t.test('bad options are one line', async (t) => {
   t.throws(() => fixture.open({ eventMap: { a: 'bad name' } }), { message: /outbound eventMap.a must be an event type name/ })
   t.throws(() => fixture.open({ database: 'mysql://x' }), { message: /database URL must start with postgres/ })
 })
+
+t.test('diagnostics channels: a new message is counted once when written, and its dispatch with the jobs it made', async (t) => {
+  const { subscribe, unsubscribe } = await import('node:diagnostics_channel')
+  const published: unknown[] = []
+  const dispatched: unknown[] = []
+  const onPublished = (m: unknown): void => { published.push(m) }
+  const onDispatched = (m: unknown): void => { dispatched.push(m) }
+  subscribe('anvil:outbound:published', onPublished)
+  subscribe('anvil:outbound:dispatched', onDispatched)
+  t.teardown(() => { unsubscribe('anvil:outbound:published', onPublished); unsubscribe('anvil:outbound:dispatched', onDispatched) })
+  const mapped = fixture.open({ eventMap: { 'in.a': 'out.a' }, queueName: 'channels' })
+  await mapped.endpoints.create({ url: 'https://ch.example/', tenant: 'channels' })
+  await mapped.publish({ type: 'in.a', data: 1, tenant: 'channels', id: 'channel-1' })
+  await mapped.publish({ type: 'in.a', data: 1, tenant: 'channels', id: 'channel-1' })
+  await mapped.publish({ type: 'in.b', data: 1, tenant: 'channels' })
+  t.same(published, [{ eventType: 'out.a', tenant: 'channels' }])
+  await eventually(async () => await mapped.dispatcher.dispatchOnce() === 0 && dispatched.length > 0)
+  t.same(dispatched.filter((m) => (m as { eventType: string }).eventType === 'out.a'), [{ eventType: 'out.a', jobs: 1 }])
+})

@@ -3,6 +3,7 @@ import pg from 'pg'
 import type { Database } from '../db/database.js'
 import type { AnvilLogger } from '../worker/worker-options.js'
 import type { FanOut, OutboxMessage } from './fan-out.js'
+import { outboxChannels } from './outbox-channels.js'
 import { outboxChannel } from './publish.js'
 
 export interface DispatchRetry {
@@ -68,7 +69,8 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
 
   async function dispatchOne (message: ClaimedMessage): Promise<void> {
     try {
-      await fanOut(message)
+      const jobs = await fanOut(message)
+      if (outboxChannels.dispatched.hasSubscribers) outboxChannels.dispatched.publish({ eventType: message.publicType ?? '', jobs: jobs.length })
       await db.pool.query(
         `UPDATE ${outbox} SET status = 'dispatched', dispatched_at = now(), last_error = NULL, lease_owner = NULL, lease_until = NULL
          WHERE id = $1 AND lease_owner = $2`, [message.id, owner])

@@ -5,6 +5,7 @@ import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
 import { EventType, Tenant } from './endpoint-schemas.js'
 import { MESSAGE_ID_PATTERN, newId } from './ids.js'
+import { outboxChannels } from './outbox-channels.js'
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024
 
@@ -68,7 +69,7 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
   const sql = `WITH inserted AS (
       INSERT INTO ${outbox} (id, type, public_type, tenant, data, status) VALUES ($1, $2, $3, $4, $5, $6)
       ON CONFLICT (id) DO NOTHING RETURNING id, status)
-    SELECT pg_notify($7, id) FROM inserted WHERE status = 'pending'`
+    SELECT pg_notify($7, id), id FROM inserted WHERE status = 'pending'`
   return async (message, { client = db.pool } = {}) => {
     const problem = checkMessage(message)
     if (problem !== undefined) throw new errors.INVALID_MESSAGE(problem)
@@ -76,7 +77,12 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
     const publicType = options.eventMap === undefined ? message.type : Object.hasOwn(options.eventMap, message.type) ? options.eventMap[message.type] ?? null : null
     const id = message.id ?? newId('msg')
     // An event with no public name is kept for the record, already done: nothing to deliver.
-    await client.query(sql, [id, message.type, publicType, message.tenant ?? null, data, publicType === null ? 'dispatched' : 'pending', channel])
+    const { rows } = await client.query<{ id: string }>(sql,
+      [id, message.type, publicType, message.tenant ?? null, data, publicType === null ? 'dispatched' : 'pending', channel])
+    // A row back means a new message (a repeated id, or an undeliverable event, gives none).
+    if (rows.length > 0 && outboxChannels.published.hasSubscribers) {
+      outboxChannels.published.publish({ eventType: publicType ?? message.type, tenant: message.tenant ?? null })
+    }
     return { messageId: id }
   }
 }
