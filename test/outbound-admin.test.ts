@@ -128,7 +128,7 @@ t.test('deliveries: filtered list, retry as a new job, the undelivered view, rec
   const { messageId } = (await call('POST', '/admin/messages', { type: 'a.b', data: {}, tenant: 'dlv' })).body
   await outbound.dispatcher.dispatchOnce()
   const attempt = (endpointId: string, n: number, success: boolean) => outbound.store.recordAttempt({
-    messageId, endpointId, attempt: n, durationMs: 5, payloadSha256: 'bb', success,
+    messageId, endpointId, attempt: n, durationMs: 5, responseHead: '', payloadSha256: 'bb', success,
     ...(success ? { httpStatus: 200 } : { errorClass: 'TimeoutError', errorMessage: 'timed out after 10000 ms' })
   })
   const first = await attempt(endpoint.id, 1, false)

@@ -4,6 +4,7 @@ import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
 import { Opaque, Prefix, QueueName, Whole } from '../shared/schemas.js'
 import type { AnvilLogger } from '../worker/worker-options.js'
+import { RetryScheduleSettingSchema } from './delivery/delivery-schedule.js'
 import { EventType } from './endpoint-schemas.js'
 
 /** Defaults, named once. */
@@ -12,11 +13,8 @@ export const DEFAULT_DISPATCH_LEASE_MS = 60_000
 export const DEFAULT_DISPATCH_BATCH = 100
 /** UseDeploy's dispatch backoff: 30 s, 1 m, 2 m … capped at 15 m, failed after 8 attempts. */
 export const DEFAULT_DISPATCH_RETRY = Object.freeze({ baseMs: 30_000, maxMs: 15 * 60_000, attempts: 8 })
-/** Now and the nine Standard Webhooks retries; the delivery worker's backoff strategy reads the type. */
-export const DEFAULT_DELIVERY_JOB_OPTIONS: JobsOptions = Object.freeze({
-  attempts: 10,
-  backoff: { type: 'anvil-outbound' },
-  // Kept a day after success, so a re-dispatch of the same message finds the job and adds nothing.
+/** A delivery job is kept a day after success, so a re-dispatch of the same message finds it and adds nothing. */
+export const DEFAULT_DELIVERY_RETENTION: JobsOptions = Object.freeze({
   removeOnComplete: { age: 24 * 60 * 60 },
   removeOnFail: { age: 7 * 24 * 60 * 60 }
 })
@@ -60,7 +58,9 @@ export const OutboundOptionsSchema = Type.Object({
   secretCacheMs: Type.Optional(Whole(0)),
   /** @defaultValue every field's default */
   dispatch: Type.Optional(DispatchOptionsSchema),
-  /** BullMQ options of each delivery job (its retries are the delivery worker's). @defaultValue `DEFAULT_DELIVERY_JOB_OPTIONS` */
+  /** The delivery retries; must be the delivery worker's `retrySchedule`, since each job's attempts come from it. @defaultValue `'standard-webhooks'` */
+  retrySchedule: Type.Optional(RetryScheduleSettingSchema),
+  /** More BullMQ options for each delivery job, over the schedule's and the retention. @defaultValue none */
   deliveryJobOptions: Type.Optional(Opaque<JobsOptions>()),
   /** @defaultValue silent */
   logger: Type.Optional(Opaque<AnvilLogger>())
