@@ -221,3 +221,24 @@ t.test('metrics: messages published, and the outbox\'s pending count and oldest 
   await t.rejects(async () => { await healthOnly.ready() }, { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /health needs `redis`, or the anvil plugin/ })
   await healthOnly.close()
 })
+
+t.test('app.anvil carries publish beside the ingress\'s enqueue, whichever plugin is registered first; a second of either fails', async (t) => {
+  const { default: anvil } = await import('../plugins/ingress.js')
+  const ingressOptions = { redis: fixture.redis.url, secret: 'whsec_0123456789abcdef0123' }
+  for (const order of [['ingress', 'outbound'], ['outbound', 'ingress']]) {
+    const both = Fastify()
+    for (const name of order) {
+      if (name === 'ingress') await both.register(anvil, ingressOptions)
+      else await both.register(anvilOutbound, { database: pool, redis: fixture.redis.url })
+    }
+    await both.ready()
+    t.equal(typeof both.anvil.publish, 'function', `${order.join(' then ')}: publish`)
+    t.equal(typeof both.anvil.enqueue, 'function', `${order.join(' then ')}: enqueue`)
+    t.ok(await both.anvil.ping(1000))
+    await both.close()
+  }
+  const twice = Fastify()
+  t.teardown(async () => await twice.close())
+  await twice.register(anvilOutbound, { database: pool, redis: fixture.redis.url })
+  await t.rejects(async () => { await twice.register(anvilOutbound, { database: pool, redis: fixture.redis.url }) }, { code: 'FST_ERR_DEC_ALREADY_PRESENT' })
+})
