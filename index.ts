@@ -37,6 +37,6 @@ export { createRouter } from './src/handlers/router.js'
 export type { Router, HandlerRegistry, RouterOptions } from './src/handlers/router.js'
 export type {
   WebhookEventName, WebhookPayload, RoutedEvent, AnyRoutedEvent, EventHandler, AnyEventHandler, ProviderEventTypes,
-  RoutedProvider, JsonObject, JsonValue, FormFields, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
+  RoutedProvider, JsonObject, JsonValue, FormFields, SlackEventCallback, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
   PaddleEventType, LinearEventType, SquareEventType, ZoomEventType, GitlabEventType, SendgridEventType, DiscordEventType
 } from './src/handlers/payloads.js'
