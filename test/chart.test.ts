@@ -36,8 +36,8 @@ const envOf = (workload: Manifest): Record<string, any> =>
 
 const valuesFiles = readdirSync(VALUES_DIR).filter((f) => f.endsWith('.yaml')).sort()
 
-t.test('the values files cover defaults, external Redis, HPA, metrics, the optional settings, tracing, sources and extras', async (t) => {
-  t.same(valuesFiles, ['default-values.yaml', 'external-redis-values.yaml', 'extras-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml',
+t.test('the values files cover defaults, the database and admin API, external Redis, HPA, metrics, the optional settings, tracing, sources and extras', async (t) => {
+  t.same(valuesFiles, ['database-admin-values.yaml', 'default-values.yaml', 'external-redis-values.yaml', 'extras-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml',
     'settings-values.yaml', 'sources-values.yaml', 'tracing-values.yaml'])
 })
 
@@ -283,6 +283,46 @@ t.test('extraEnv, extraVolumes and extraVolumeMounts reach both components; the 
   for (const name of ['ANVIL_REQUEST_TIMEOUT_MS', 'ANVIL_MAX_IN_FLIGHT_BYTES']) {
     t.equal(envOf(named(defaults, 'Deployment', '-server'))[name], undefined, `${name}: unset by default (the CLI's default)`)
   }
+})
+
+t.test('database and admin API from existing Secrets: the admin port on the Service, off the Ingress; migrate as a hook', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'database-admin-values.yaml'))
+  const server = named(manifests, 'Deployment', '-server')
+  const worker = named(manifests, 'Deployment', '-worker')
+  const databaseUrl = { secretKeyRef: { name: 'anvil-db', key: 'url' } }
+  for (const workload of [server, worker]) {
+    t.same(envOf(workload).ANVIL_DATABASE_URL.valueFrom, databaseUrl, `${workload.metadata.name}: the database URL from its Secret`)
+    t.equal(envOf(workload).ANVIL_DB_SCHEMA.value, 'hooks')
+  }
+  t.same(envOf(server).ANVIL_ADMIN_TOKEN.valueFrom, { secretKeyRef: { name: 'anvil-admin', key: 'admin-token' } })
+  t.equal(envOf(server).ANVIL_ADMIN_PORT.value, '3002')
+  t.equal(envOf(worker).ANVIL_ADMIN_TOKEN, undefined, 'the worker serves no admin API')
+  t.match(containerOf(server).ports, [{ name: 'http' }, { name: 'admin', containerPort: 3002 }])
+  t.match(named(manifests, 'Service', '-server').spec.ports, [{ name: 'http', port: 80 }, { name: 'admin', port: 8080, targetPort: 'admin' }])
+  const ingress = byKind(manifests, 'Ingress')[0]
+  t.same(ingress?.spec.rules[0].http.paths.map((p: any) => p.backend.service.port.name), ['http'], 'the admin port is not on the public Ingress')
+  const job = named(manifests, 'Job', '-migrate')
+  t.match(job.metadata.annotations, { 'helm.sh/hook': 'pre-install,pre-upgrade' })
+  t.same(containerOf(job).args, ['migrate'])
+  t.same(envOf(job).ANVIL_DATABASE_URL.valueFrom, databaseUrl)
+  t.equal(job.spec.template.spec.securityContext.runAsNonRoot, true)
+  t.equal(containerOf(job).securityContext.readOnlyRootFilesystem, true)
+  t.notMatch(JSON.stringify(manifests), /postgres:\/\//, 'no database URL written in a manifest')
+
+  // What the chart renders is what the CLI accepts.
+  const { loadServeConfig, loadMigrateConfig } = await import('../cli/config/load-config.js')
+  const env = { WEBHOOK_SECRET: 'whsec_chart_0123456789', ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_ADMIN_TOKEN: 'admin-token-0123456789', PORT: envOf(server).PORT.value, ANVIL_ADMIN_PORT: '3002', ANVIL_DB_SCHEMA: 'hooks' }
+  t.match(loadServeConfig(env), { admin: { port: 3002 }, dbSchema: 'hooks' })
+  t.match(loadMigrateConfig(env), { dbSchema: 'hooks' })
+
+  const asked = await template('webhookSecret.existingSecret=w', 'admin.existingSecret=a', 'admin.ingress.enabled=true', 'server.ingress.enabled=true')
+  t.equal(asked.code, 0, asked.stderr)
+  t.match(asked.stdout, /- path: \/admin\n\s+pathType: Prefix\n\s+backend:\n\s+service:\n\s+name: anvil-server\n\s+port:\n\s+name: admin/, 'on the Ingress when asked for')
+  const defaults = await render(join(VALUES_DIR, 'default-values.yaml'))
+  t.same(byKind(defaults, 'Job'), [], 'no migrate Job by default')
+  t.notOk(Object.keys(envOf(named(defaults, 'Deployment', '-server'))).some((name) => name.startsWith('ANVIL_ADMIN') || name.startsWith('ANVIL_D')), 'no admin API, no database by default')
+  t.same(named(defaults, 'Service', '-server').spec.ports.map((p: any) => p.name), ['http'])
+  failure(t, await template('webhookSecret.existingSecret=w', 'migrate.enabled=true'), /migrate\.enabled needs database\.existingSecret/)
 })
 
 /** The bundled Redis's --maxmemory, in bytes. */
