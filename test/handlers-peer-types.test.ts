@@ -2,7 +2,7 @@
  * The optional peers, as a user meets them: a consumer is compiled (tsc, skipLibCheck off) against the built
  * declarations copied into a temporary project whose node_modules holds only the package's dependencies.
  * Without any of the type packages (stripe, @octokit/openapi-webhooks-types, @slack/types, discord-api-types,
- * @paddle/paddle-node-sdk, @linear/sdk, square, @gitbeaker/core) it compiles, names are still checked, and
+ * @paddle/paddle-node-sdk, @linear/sdk, square, @gitbeaker/core, @zoom/rivet) it compiles, names are still checked, and
  * payloads are JSON. With them installed, test/types/router.ts (`npm run test:types`) checks the packages'
  * types through the same built declarations. Needs `npm run build` first (dist/).
  */
@@ -74,7 +74,7 @@ t.test('without any type package: compiles, names checked, payloads are JSON', a
 ${checks}
 router.on('stripe:invoice.paid', (event) => { expectType<Equal<typeof event.data, JsonObject>>() })
 router.on('github:pull_request.opened', (event) => { expectType<Equal<typeof event.data, JsonObject>>() })
-router.on(['slack:app_mention', 'discord:APPLICATION_COMMAND', 'paddle:transaction.completed', 'linear:Issue.create', 'square:payment.updated', 'gitlab:Push Hook'], (event) => {
+router.on(['slack:app_mention', 'discord:APPLICATION_COMMAND', 'paddle:transaction.completed', 'linear:Issue.create', 'square:payment.updated', 'gitlab:Push Hook', 'zoom:meeting.started'], (event) => {
   expectType<Equal<typeof event.data, JsonObject>>()
 })
 router.on('slack:slash_command', (event) => { expectType<Equal<typeof event.data, FormFields>>() })

@@ -6,10 +6,10 @@
 import type { WebhookEvent } from '../worker/webhook-event.js'
 import type { GithubEventType } from './generated/github-event-types.js'
 import type { StripeEventType } from './generated/stripe-event-types.js'
-import type { LinearPayloads, PaddleEvent, SlackEvent, StripeEvent } from './peer-types.js'
+import type { LinearPayloads, PaddleEvent, SlackEvent, StripeEvent, ZoomEvent } from './peer-types.js'
 import type {
   DiscordEventBody, DiscordPayload, FormFields, GithubPayload, GitlabPayload, JsonObject, LinearPayload, PaddlePayload, SlackPayload,
-  SquarePayload, StripePayload
+  SquarePayload, StripePayload, ZoomPayload
 } from './peer-payloads.js'
 import type {
   DiscordEventType, GitlabEventType, LinearEventType, PaddleEventType, SendgridEventType, ShopifyTopic, SlackEventType,
@@ -41,7 +41,7 @@ export interface ProviderEventTypes {
   paddle: PaddleEventType | `${PaddleEvent['event_type']}`
   linear: LinearEventType | LinearPackageEventType
   square: SquareEventType
-  zoom: ZoomEventType
+  zoom: ZoomEventType | ZoomEvent['event']
   gitlab: GitlabEventType
   discord: DiscordEventType | `${DiscordEventBody['type']}`
   sendgrid: SendgridEventType
@@ -54,7 +54,7 @@ export type WebhookEventName = {
   [P in RoutedProvider]: `${P}:${ProviderEventTypes[P]}` | `${P}:*`
 }[RoutedProvider]
 
-/** Shopify, Zoom and SendGrid publish no maintained webhook payload types: their payloads are JSON. */
+/** Shopify and SendGrid publish no maintained webhook payload types: their payloads are JSON. */
 type PayloadOf<P, T> =
   P extends 'stripe' ? StripePayload<T>
     : P extends 'github' ? GithubPayload<T>
@@ -64,8 +64,9 @@ type PayloadOf<P, T> =
             : P extends 'linear' ? LinearPayload<T>
               : P extends 'square' ? SquarePayload<T>
                 : P extends 'gitlab' ? GitlabPayload<T>
-                  : P extends 'twilio' ? FormFields
-                    : JsonObject
+                  : P extends 'zoom' ? ZoomPayload<T>
+                    : P extends 'twilio' ? FormFields
+                      : JsonObject
 
 /**
  * `event.data` for handlers of `N` (a name, or a union of names): `WebhookPayload<'stripe:charge.succeeded'>`

@@ -5,7 +5,7 @@
 import type { GithubEventOperations, GithubEventType } from './generated/github-event-types.js'
 import type {
   DiscordInteraction, DiscordWebhookEvent, GithubOperations, GitlabPayloads, LinearPayloads, PaddleEvent, SlackEvent,
-  SquareSchemas, StripeEvent
+  SquareSchemas, StripeEvent, ZoomEvent
 } from './peer-types.js'
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject
@@ -75,3 +75,5 @@ export type SquarePayload<T> = OrJson<T extends string
   : never>
 
 export type GitlabPayload<T> = OrJson<T extends keyof GitlabPayloads ? GitlabPayloads[T] : never>
+
+export type ZoomPayload<T> = OrJson<ByType<ZoomEvent, 'event', T>>

@@ -19,6 +19,10 @@ import type { IEvents as PaddleNotificationEvents } from '@paddle/paddle-node-sd
 import type { LinearWebhookEventTypeMap } from '@linear/sdk/webhooks'
 // @ts-ignore -- optional peer dependency `square`: absent, this import is `any`
 import type { serialization as SquareSerialization } from 'square'
+// @ts-ignore -- optional peer dependency `@zoom/rivet`: absent, these imports are `any`
+import type { MeetingsEvents } from '@zoom/rivet/meetings'
+// @ts-ignore -- optional peer dependency `@zoom/rivet`
+import type { UsersEvents } from '@zoom/rivet/users'
 // @ts-ignore -- optional peer dependency `@gitbeaker/core`: absent, these imports are `any`
 import type * as Gitbeaker from '@gitbeaker/core'
 
@@ -52,6 +56,9 @@ export type LinearPayloads = Resolved<LinearWebhookEventTypeMap>
 
 /** `square`'s serialization schemas, whose `Raw` is each webhook event as sent (snake_case); `never` without it. */
 export type SquareSchemas = Resolved<typeof SquareSerialization>
+
+/** `@zoom/rivet`'s meeting, webinar and recording events, and user events (`event` names each); `never` without it. */
+export type ZoomEvent = Resolved<MeetingsEvents> | Resolved<UsersEvents>
 
 /** `@gitbeaker/core`'s webhook event schemas by `X-Gitlab-Event`; each `never` without the package. */
 export interface GitlabPayloads {

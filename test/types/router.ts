@@ -2,7 +2,8 @@
  * Compile-time contract of the router, through the built package (checked by `npm run test:types`, never run): names autocomplete and a
  * misspelled one is an error; `event.data` narrows by name, to the type packages' types (all installed here as
  * devDependencies: stripe, @octokit/openapi-webhooks-types, @slack/types, discord-api-types,
- * @paddle/paddle-node-sdk, @linear/sdk, square, @gitbeaker/core), JSON for the providers without one. test/handlers-peer-types.test.ts compiles a
+ * @paddle/paddle-node-sdk, @linear/sdk, square, @gitbeaker/core, @zoom/rivet), JSON for the providers without
+ * one (and for an event a package does not know). test/handlers-peer-types.test.ts compiles a
  * consumer without the packages.
  */
 import type Stripe from 'stripe'
@@ -12,6 +13,7 @@ import type { APIApplicationCommandInteraction } from 'discord-api-types/v10'
 import type { EntityWebhookPayloadWithIssueData } from '@linear/sdk/webhooks'
 import type { serialization } from 'square'
 import type { WebhookPushEventSchema } from '@gitbeaker/core'
+import type { MeetingStartedEvent } from '@zoom/rivet/meetings'
 import {
   createRouter, type JsonObject, type RoutedEvent, type SlackEventCallback, type WebhookEventName, type WebhookPayload
 } from '@anvil/fastify'
@@ -107,6 +109,11 @@ router.on('square:payment.updated', (event) => {
   expectType<Equal<typeof event.data, serialization.PaymentUpdatedEvent.Raw>>()
   return event.data.data?.object?.payment?.amount_money?.amount
 })
+router.on('zoom:meeting.started', (event) => {
+  expectType<Equal<typeof event.data, MeetingStartedEvent>>()
+  const topic: string = event.data.payload.object.topic
+  return topic
+})
 router.on('gitlab:Push Hook', (event) => {
   expectType<Equal<typeof event.data, WebhookPushEventSchema>>()
   const ref: string = event.data.ref
@@ -124,7 +131,7 @@ router.on('shopify:orders/create', (event) => {
   // @ts-expect-error -- JSON: a field may be any JSON value, so it must be narrowed before use as a string
   total.toUpperCase()
 })
-router.on(['zoom:meeting.started', 'sendgrid:delivered', 'standard-webhooks:user.created', 'anvil:test.ping'], (event) => {
+router.on(['zoom:app_deauthorized', 'sendgrid:delivered', 'standard-webhooks:user.created', 'anvil:test.ping'], (event) => {
   expectType<Equal<typeof event.data, JsonObject>>()
 })
 router.on('twilio:*', (event) => {
