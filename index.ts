@@ -37,6 +37,7 @@ export type { MessageInput, Publish, PublishOptions, PublishResult } from './src
 export type { Endpoint, EndpointInput, EndpointPatch, EndpointWithSecret } from './src/outbound/endpoint-schemas.js'
 export type { Delivery, Message, MessageWithDeliveries, Undelivered } from './src/outbound/delivery-schemas.js'
 export type { RecordedAttempt, DatabaseDeliveryStore, StoredEndpointState } from './src/outbound/outbound-job.js'
+export type { OutboundJobData, DeliveryStore, DeliveryAttempt, EndpointState } from './src/outbound/delivery/delivery-job.js'
 export { migrate } from './src/db/migrate.js'
 export type { MigrateResult } from './src/db/migrate.js'
 export type { DatabaseInput } from './src/db/database.js'
@@ -46,13 +47,12 @@ export { createRouter } from './src/handlers/router.js'
 export type { Router, HandlerRegistry, RouterOptions } from './src/handlers/router.js'
 export type {
   WebhookEventName, WebhookPayload, RoutedEvent, AnyRoutedEvent, EventHandler, AnyEventHandler, ProviderEventTypes,
-  RoutedProvider, JsonObject, JsonValue, FormFields, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
+  RoutedProvider, JsonObject, JsonValue, FormFields, SlackEventCallback, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
   PaddleEventType, LinearEventType, SquareEventType, ZoomEventType, GitlabEventType, SendgridEventType, DiscordEventType
 } from './src/handlers/payloads.js'
 export { createDeliveryWorker } from './src/outbound/delivery/delivery-worker.js'
 export type { DeliveryWorker } from './src/outbound/delivery/delivery-worker.js'
 export type { DeliveryWorkerOptions, EndpointDisabledEvent } from './src/outbound/delivery/delivery-options.js'
-export type { OutboundJobData, DeliveryStore, DeliveryAttempt, EndpointState } from './src/outbound/delivery/delivery-job.js'
 export { signatureHeaders } from './src/outbound/delivery/sign-outbound.js'
 export type { OutboundScheme } from './src/outbound/delivery/sign-outbound.js'
 export { deliveryJobOptions, resolveSchedule, STANDARD_WEBHOOKS_SCHEDULE_MS } from './src/outbound/delivery/delivery-schedule.js'
