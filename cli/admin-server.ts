@@ -4,6 +4,7 @@ import anvilAdmin from '../plugins/admin/admin.js'
 import { openDatabase, type Database } from '../src/db/database.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import type { AdminConfig, CommonConfig, IngressConfig } from './config/load-config.js'
+import { outboundAdminFeature } from './outbound-admin.js'
 import { createApp } from './server.js'
 
 /** What a feature's admin routes may use; the database is open when ANVIL_DATABASE_URL is set. */
@@ -19,7 +20,7 @@ export interface AdminFeatureContext {
 export type AdminFeature = (context: AdminFeatureContext) => FastifyPluginAsync | undefined | Promise<FastifyPluginAsync | undefined>
 
 /** The feature route sets `anvil serve` offers in its admin API: each feature (journal, outgoing webhooks) adds its line. */
-export const ADMIN_FEATURES: AdminFeature[] = []
+export const ADMIN_FEATURES: AdminFeature[] = [outboundAdminFeature]
 
 /**
  * The admin API, when ANVIL_ADMIN_TOKEN is set: on `app`, or on an app of its own for ANVIL_ADMIN_PORT (returned,

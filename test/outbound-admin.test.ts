@@ -242,3 +242,23 @@ t.test('app.anvil carries publish beside the ingress\'s enqueue, whichever plugi
   await twice.register(anvilOutbound, { database: pool, redis: fixture.redis.url })
   await t.rejects(async () => { await twice.register(anvilOutbound, { database: pool, redis: fixture.redis.url }) }, { code: 'FST_ERR_DEC_ALREADY_PRESENT' })
 })
+
+t.test('anvil serve\'s admin API serves the outbound routes when ANVIL_DATABASE_URL is set, and only then', async (t) => {
+  const { default: pino } = await import('pino')
+  const { registerAdmin } = await import('../cli/admin-server.js')
+  const { loadServeConfig } = await import('../cli/config/load-config.js')
+  const { createApp } = await import('../cli/server.js')
+  const log = pino({ level: 'silent' })
+  const env = { WEBHOOK_SECRET: 'whsec_cli_admin_0123456789', REDIS_URL: fixture.redis.url, ANVIL_ADMIN_TOKEN: TOKEN }
+  const withDb = createApp(log)
+  await registerAdmin(withDb, loadServeConfig({ ...env, ANVIL_DATABASE_URL: db.url }), log)
+  const created = await withDb.inject({ method: 'POST', url: '/admin/endpoints', headers: auth, payload: { url: 'https://serve.example/' } })
+  t.equal(created.statusCode, 201)
+  t.match(created.json(), { id: /^ep_/, secret: /^whsec_/ })
+  t.equal((await withDb.inject({ url: '/admin/endpoints' })).statusCode, 401)
+  await withDb.close()
+  const withoutDb = createApp(log)
+  await registerAdmin(withoutDb, loadServeConfig(env), log)
+  t.equal((await withoutDb.inject({ url: '/admin/endpoints', headers: auth })).statusCode, 404, 'no database, no outbound routes')
+  await withoutDb.close()
+})

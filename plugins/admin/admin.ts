@@ -13,8 +13,7 @@ import { compileCheck } from '../../src/shared/validate.js'
 import { Opaque } from '../../src/shared/schemas.js'
 import type { Outbound } from '../../src/outbound/outbound.js'
 import { bearerGuard } from './bearer-guard.js'
-import { outboundEndpointRoutes } from './outbound-endpoint-routes.js'
-import { outboundMessageRoutes } from './outbound-message-routes.js'
+import { outboundAdminRoutes } from './outbound-routes.js'
 import { adminErrorHandler } from './error-handler.js'
 import { typeboxValidatorCompiler } from './validator.js'
 
@@ -59,10 +58,7 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
     admin.get('/openapi.json', { schema: { hide: true } }, async () => admin.swagger())
     for (const routes of options.routes ?? []) await admin.register(routes)
     const outbound = options.outbound ?? (app.hasDecorator('anvilOutbound') ? app.anvilOutbound : undefined)
-    if (outbound !== undefined) {
-      await admin.register(outboundEndpointRoutes, { outbound })
-      await admin.register(outboundMessageRoutes, { outbound })
-    }
+    if (outbound !== undefined) await admin.register(outboundAdminRoutes(outbound))
   }, { prefix: options.prefix ?? DEFAULT_ADMIN_PREFIX })
 }
 
