@@ -28,6 +28,8 @@ export const SETTING_GROUPS = {
   observability: ['metricsPath', 'metricsPort', 'tracing', 'logPayloads'],
   /** `anvil worker` listens too: health probes and metrics. */
   workerHttp: ['host', 'port'],
+  /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
+  forward: ['config', 'allowShortSecrets', 'outboundAllowNets'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
   database: ['databaseUrl', 'dbSchema', 'logLevel']
 } as const satisfies Record<string, readonly SettingKey[]>
@@ -77,4 +79,5 @@ export const addDeadLetterRetentionOptions = (command: Command): Command => addS
 export const addRetentionOptions = (command: Command): Command =>
   addDeadLetterRetentionOptions(addSettings(command, SETTING_GROUPS.jobRetention))
 export const addObservabilityOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.observability)
+export const addForwardOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.forward)
 export const addWorkerHttpOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.workerHttp, WORKER_HTTP)
