@@ -28,6 +28,15 @@ export type { Replayer, ReplayResult, DeadLetter, BulkReplayOptions } from './sr
 export { errors } from './src/shared/errors.js'
 export { default as anvilAdmin } from './plugins/admin/admin.js'
 export type { AnvilAdminOptions } from './plugins/admin/admin.js'
+export { default as anvilOutbound } from './plugins/outbound.js'
+export type { AnvilOutboundOptions } from './plugins/outbound.js'
+export { createOutbound } from './src/outbound/outbound.js'
+export type { Outbound, OutboxStats } from './src/outbound/outbound.js'
+export type { OutboundOptions } from './src/outbound/outbound-options.js'
+export type { MessageInput, Publish, PublishOptions, PublishResult } from './src/outbound/publish.js'
+export type { Endpoint, EndpointInput, EndpointPatch, EndpointWithSecret } from './src/outbound/endpoint-schemas.js'
+export type { Delivery, Message, MessageWithDeliveries, Undelivered } from './src/outbound/delivery-schemas.js'
+export type { OutboundJobData, DeliveryStore, DeliveryAttempt, RecordedAttempt, EndpointState } from './src/outbound/outbound-job.js'
 export { migrate } from './src/db/migrate.js'
 export type { MigrateResult } from './src/db/migrate.js'
 export type { DatabaseInput } from './src/db/database.js'
@@ -37,13 +46,12 @@ export { createRouter } from './src/handlers/router.js'
 export type { Router, HandlerRegistry, RouterOptions } from './src/handlers/router.js'
 export type {
   WebhookEventName, WebhookPayload, RoutedEvent, AnyRoutedEvent, EventHandler, AnyEventHandler, ProviderEventTypes,
-  RoutedProvider, JsonObject, JsonValue, FormFields, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
+  RoutedProvider, JsonObject, JsonValue, FormFields, SlackEventCallback, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
   PaddleEventType, LinearEventType, SquareEventType, ZoomEventType, GitlabEventType, SendgridEventType, DiscordEventType
 } from './src/handlers/payloads.js'
 export { createDeliveryWorker } from './src/outbound/delivery/delivery-worker.js'
 export type { DeliveryWorker } from './src/outbound/delivery/delivery-worker.js'
 export type { DeliveryWorkerOptions, EndpointDisabledEvent } from './src/outbound/delivery/delivery-options.js'
-export type { OutboundJobData, DeliveryStore, DeliveryAttempt, EndpointState } from './src/outbound/delivery/delivery-job.js'
 export { signatureHeaders } from './src/outbound/delivery/sign-outbound.js'
 export type { OutboundScheme } from './src/outbound/delivery/sign-outbound.js'
 export { deliveryJobOptions, resolveSchedule, STANDARD_WEBHOOKS_SCHEDULE_MS } from './src/outbound/delivery/delivery-schedule.js'
