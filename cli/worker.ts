@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { WorkerCommandConfig } from './config/load-config.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { redactUrl } from '../src/redis/connect.js'
-import { createWorker } from '../src/worker/worker.js'
+import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
+import { errors } from '../src/shared/errors.js'
+import { createForwarder } from '../src/outbound/delivery/create-forwarder.js'
 import anvilHealth from '../plugins/health.js'
 import { loadHandler } from './handler-module.js'
 import { Lifecycle } from './lifecycle.js'
@@ -16,13 +18,28 @@ export const REDIS_WAIT_NOTICE_MS = 2000
 export const UNSTARTED_CLOSE_MS = 1000
 
 /**
- * `anvil worker --handler ./module.js`: runs the user's handler on the queue until SIGTERM, with health
- * and metrics on HOST:PORT. The HTTP side starts first, so while Redis is not reachable yet the process
+ * The handler the worker runs: the user's module, the forwarder of the sources that forward (which hands
+ * the other sources' events to the module), or both.
+ */
+async function workerHandler (config: WorkerCommandConfig, handlerPath: string | undefined): Promise<{ handler: WebhookHandler, file?: string, close?: () => Promise<void> }> {
+  const loaded = handlerPath === undefined ? undefined : await loadHandler(handlerPath)
+  const forwarding = (config.sources ?? []).some((source) => source.forward !== undefined)
+  if (!forwarding) {
+    if (loaded === undefined) throw new errors.INVALID_CONFIG('anvil worker needs --handler, or a sources file (ANVIL_CONFIG) whose sources forward')
+    return loaded
+  }
+  const forwarder = createForwarder(config.sources ?? [], { allowNets: config.outboundAllowNets, fallback: loaded?.handler })
+  return { handler: forwarder.handler, file: loaded?.file, close: forwarder.close }
+}
+
+/**
+ * `anvil worker --handler ./module.js`: runs the user's handler (and forwards the events of sources that
+ * forward) on the queue until SIGTERM, with health and metrics on HOST:PORT. The HTTP side starts first, so while Redis is not reachable yet the process
  * stays up, retries, and answers 503 on /health/ready instead of crashing in a loop.
  */
-export async function runWorker (config: WorkerCommandConfig, handlerPath: string): Promise<void> {
+export async function runWorker (config: WorkerCommandConfig, handlerPath: string | undefined): Promise<void> {
   const log = createLogger(config.logLevel, { logPayloads: config.logPayloads })
-  const { handler, file } = await loadHandler(handlerPath)
+  const { handler, file, close: closeForwarder } = await workerHandler(config, handlerPath)
   const redisUrl = config.redisUrl ?? DEFAULT_REDIS_URL
   const life = new Lifecycle(log)
   life.closeOnSignals(config.shutdownTimeoutMs)
@@ -40,6 +57,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       logger: throttleRepeats(log),
       telemetry: tracing?.telemetry
     })
+    if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
     const app = createApp(log)
     await app.register(anvilHealth, { redis: redisUrl, worker })
     const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
@@ -66,7 +84,8 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     await worker.start()
     started = true
     clearTimeout(probe)
-    log.info({ handler: file, queue: config.queueName, concurrency: config.concurrency }, 'anvil worker: started')
+    const forwards = (config.sources ?? []).filter((source) => source.forward !== undefined).map((source) => source.name ?? source.provider)
+    log.info({ handler: file, forwards: forwards.length > 0 ? forwards : undefined, queue: config.queueName, concurrency: config.concurrency }, 'anvil worker: started')
   } catch (err) {
     await life.close()
     throw err

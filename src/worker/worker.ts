@@ -19,8 +19,14 @@ import { startHandler } from './handler-start.js'
 
 export type { AnvilLogger, WorkerOptions } from './worker-options.js'
 
+/** What a handler may use besides the event. */
+export interface HandlerContext {
+  /** Adds a line to the job's log in Redis (BullMQ's `job.log`), kept with the job. */
+  log (line: string): Promise<void>
+}
+
 /** A function of the event, or a router (`createRouter()`), which is one. */
-export type WebhookHandler = (event: WebhookEvent) => unknown
+export type WebhookHandler = (event: WebhookEvent, context: HandlerContext) => unknown
 
 export interface AnvilWorker {
   /** Starts taking jobs and runs a first sweep. Resolves once the worker is connected and running. */
@@ -76,7 +82,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     const attempt = job.attemptsMade + 1
     log.debug?.({ jobId, requestId: job.data.requestId, attempt }, 'anvil worker: job started')
     try {
-      await handler(toEvent(jobId, job.data, attempt, job.opts.attempts ?? 1))
+      await handler(toEvent(jobId, job.data, attempt, job.opts.attempts ?? 1), { log: async (line) => { await job.log(line) } })
     } catch (err) {
       await noteUnrecoverable(job, err)
       throw err
