@@ -7,6 +7,7 @@ import { errors } from '../src/shared/errors.js'
 import { createForwarder } from '../src/outbound/delivery/create-forwarder.js'
 import anvilHealth from '../plugins/health.js'
 import { loadHandler } from './handler-module.js'
+import { startOutgoing } from './outbound-worker.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger, throttleRepeats } from './logging.js'
 import { closeGracefully, createApp, listen, registerMetrics, sampledQueue } from './server.js'
@@ -19,14 +20,14 @@ export const UNSTARTED_CLOSE_MS = 1000
 
 /**
  * The handler the worker runs: the user's module, the forwarder of the sources that forward (which hands
- * the other sources' events to the module), or both.
+ * the other sources' events to the module), or both; none when the process only sends outgoing webhooks.
  */
-async function workerHandler (config: WorkerCommandConfig, handlerPath: string | undefined): Promise<{ handler: WebhookHandler, file?: string, close?: () => Promise<void> }> {
+async function workerHandler (config: WorkerCommandConfig, handlerPath: string | undefined): Promise<{ handler?: WebhookHandler, file?: string, close?: () => Promise<void> }> {
   const loaded = handlerPath === undefined ? undefined : await loadHandler(handlerPath)
   const forwarding = (config.sources ?? []).some((source) => source.forward !== undefined)
   if (!forwarding) {
-    if (loaded === undefined) throw new errors.INVALID_CONFIG('anvil worker needs --handler, or a sources file (ANVIL_CONFIG) whose sources forward')
-    return loaded
+    if (loaded !== undefined || config.databaseUrl !== undefined) return loaded ?? {}
+    throw new errors.INVALID_CONFIG('anvil worker needs --handler, a sources file (ANVIL_CONFIG) whose sources forward, or ANVIL_DATABASE_URL (outgoing webhooks)')
   }
   const forwarder = createForwarder(config.sources ?? [], { allowNets: config.outboundAllowNets, fallback: loaded?.handler })
   return { handler: forwarder.handler, file: loaded?.file, close: forwarder.close }
@@ -45,6 +46,8 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
   life.closeOnSignals(config.shutdownTimeoutMs)
   try {
     const tracing = await setUpTracing(config, 'anvil-worker', log, life)
+    if (config.databaseUrl !== undefined) startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+    if (handler === undefined) return await serveProbes(config, redisUrl, log, life)
     const worker = createWorker(handler, {
       redis: redisUrl,
       queueName: config.queueName,
@@ -90,4 +93,19 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     await life.close()
     throw err
   }
+}
+
+/** The outgoing-only worker: health (Redis) and metrics, no inbound queue. */
+async function serveProbes (config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle): Promise<void> {
+  const app = createApp(log)
+  await app.register(anvilHealth, { redis: redisUrl })
+  const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
+  life.add('http', async () => await closeGracefully(app))
+  if (metricsApp !== undefined) {
+    life.add('metrics server', async () => await closeGracefully(metricsApp))
+    await listen(metricsApp, config.host, config.metricsPort ?? 0)
+  }
+  const port = await listen(app, config.host, config.port)
+  log.info({ host: config.host, port }, 'anvil worker: health and metrics listening')
+  log.info({ outgoing: true }, 'anvil worker: started')
 }

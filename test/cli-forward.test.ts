@@ -58,7 +58,7 @@ t.test('serve + worker, no handler: a signed Stripe event reaches the service, s
 t.test('worker with neither --handler nor a forwarding source: exit 1, one clear line', async (t) => {
   const result = await runCli(['worker'], { env: { REDIS_URL: redis.url } })
   t.equal(result.code, 1)
-  t.match(result.stderr, /anvil worker needs --handler, or a sources file \(ANVIL_CONFIG\) whose sources forward/)
+  t.match(result.stderr, /anvil worker needs --handler, a sources file \(ANVIL_CONFIG\) whose sources forward, or ANVIL_DATABASE_URL/)
 })
 
 t.test('a bad allowlist or forward is refused before anything starts', async (t) => {

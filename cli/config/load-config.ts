@@ -104,6 +104,9 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
   sources?: SourceOptions[]
   /** ANVIL_OUTBOUND_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
   outboundAllowNets?: string
+  /** ANVIL_DATABASE_URL: with it, the worker also dispatches the outbox and delivers outgoing webhooks. */
+  databaseUrl?: string
+  dbSchema?: string
 }
 export type ReplayConfig = CommonConfig & { limit?: number }
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
@@ -254,7 +257,9 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
     host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,
     port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT,
     ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true')),
-    ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags))
+    ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags)),
+    ...optional('databaseUrl', read(SETTINGS.databaseUrl, env, flags)),
+    ...optional('dbSchema', read(SETTINGS.dbSchema, env, flags))
   }
 }
 
