@@ -9,6 +9,8 @@ import { EventType } from './endpoint-schemas.js'
 
 /** Defaults, named once. */
 export const DEFAULT_DISPATCH_POLL_MS = 2000
+export const DEFAULT_DISPATCH_BUSY_POLL_MS = 20
+export const DEFAULT_NOTIFY_INTERVAL_MS = 50
 export const DEFAULT_DISPATCH_LEASE_MS = 60_000
 export const DEFAULT_DISPATCH_BATCH = 100
 /** UseDeploy's dispatch backoff: 30 s, 1 m, 2 m … capped at 15 m, failed after 8 attempts. */
@@ -23,6 +25,8 @@ export const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024
 export const DispatchOptionsSchema = Type.Object({
   /** The backstop poll, for a NOTIFY missed while the listener reconnected. @defaultValue 2000 */
   pollIntervalMs: Type.Optional(Whole(10)),
+  /** After a pass that found work, the next pass comes this soon, until one finds none. @defaultValue 20 */
+  busyPollMs: Type.Optional(Whole(1)),
   /** How long a claim holds a message; a dispatcher that died lets go when it ends. @defaultValue 60000 */
   leaseMs: Type.Optional(Whole(100)),
   /** Messages claimed at once. @defaultValue 100 */
@@ -50,6 +54,11 @@ export const OutboundOptionsSchema = Type.Object({
   maxPayloadBytes: Type.Optional(Whole(1, MAX_PAYLOAD_LIMIT)),
   /** Internal event name → public name; an internal name missing here is never delivered. @defaultValue none (names are public as they are) */
   eventMap: Type.Optional(Type.Record(Type.String(), EventType())),
+  /**
+   * At most one NOTIFY per this many ms from a process's publishes (PostgreSQL serializes the commits of
+   * notifying transactions); 0: one with every message. @defaultValue 50
+   */
+  notifyIntervalMs: Type.Optional(Whole(0, 60_000)),
   /** Refuse endpoint URLs that are not https. @defaultValue false */
   httpsOnly: Type.Optional(Type.Boolean()),
   /** How long a rotated-out secret keeps signing. @defaultValue 86400 (24 h) */

@@ -14,7 +14,7 @@ import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from './delivery/de
 import { deliveryJobOptions, resolveSchedule } from './delivery/delivery-schedule.js'
 import type { DatabaseDeliveryStore } from './outbound-job.js'
 import {
-  DEFAULT_DELIVERY_RETENTION, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
+  DEFAULT_DELIVERY_RETENTION, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_BUSY_POLL_MS, DEFAULT_NOTIFY_INTERVAL_MS, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
   OutboundOptionsSchema, type OutboundOptions
 } from './outbound-options.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
@@ -75,6 +75,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
   const dispatch = options.dispatch ?? {}
   const dispatcher = createDispatcher(database, fanOut, {
     pollIntervalMs: dispatch.pollIntervalMs ?? DEFAULT_DISPATCH_POLL_MS,
+    busyPollMs: dispatch.busyPollMs ?? DEFAULT_DISPATCH_BUSY_POLL_MS,
     leaseMs: dispatch.leaseMs ?? DEFAULT_DISPATCH_LEASE_MS,
     batchSize: dispatch.batchSize ?? DEFAULT_DISPATCH_BATCH,
     retry: {
@@ -94,7 +95,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     deliveries,
     dispatcher,
     resend: createResender(database, fanOut, deliveries, endpoints, maxPayloadBytes),
-    publish: createPublisher(database, { maxPayloadBytes, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }) }),
+    publish: createPublisher(database, { maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }) }),
     async outboxStats () {
       const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(
         `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, count(*) FILTER (WHERE status = 'failed')::int AS failed,
