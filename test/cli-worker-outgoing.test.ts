@@ -30,6 +30,22 @@ t.test('no handler, a database: outgoing only, from publish to a signed delivery
   t.notMatch(worker.output, /whsec_/, 'no secret in the log')
 })
 
+t.test('anvil dev with a database migrates it and sends outgoing webhooks too', async (t) => {
+  const other = await TestDatabase.create()
+  t.teardown(async () => await other.drop())
+  const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })
+  t.teardown(() => receiver.close())
+  const dev = startCli(t, ['dev'], { env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: other.url, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', PORT: '0' } })
+  await dev.log('anvil worker: dispatching and delivering outgoing webhooks')
+  const outbound = createOutbound({ database: other.url, redis: redis.url })
+  t.teardown(async () => await outbound.close())
+  await outbound.endpoints.create({ url: `${receiver.url}/dev` })
+  const { messageId } = await outbound.publish({ type: 'dev.ping', data: {} })
+  await receiver.waitFor(1)
+  t.equal(receiver.received[0]?.headers['webhook-id'], messageId)
+  t.equal(await dev.stop(), 0)
+})
+
 t.test('no handler, no forwarding source and no database: one line saying what it needs', async (t) => {
   const result = await runCli(['worker'], { env: { REDIS_URL: redis.url } })
   t.equal(result.code, 1)

@@ -111,6 +111,10 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
 export type ReplayConfig = CommonConfig & { limit?: number }
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
   secret: string
+  /** With ANVIL_DATABASE_URL, dev migrates it and sends outgoing webhooks too. */
+  databaseUrl?: string
+  dbSchema?: string
+  outboundAllowNets?: string
   /** True when WEBHOOK_SECRET was unset and DEV_SECRET is in use. */
   devSecret: boolean
 }
@@ -295,6 +299,9 @@ export function loadDevConfig (env: Env, flags: Flags = {}): DevConfig {
     ...retention(env, flags, ALL_RETENTION),
     ...observability(env, flags),
     secret: secret ?? DEV_SECRET,
-    devSecret: secret === undefined
+    devSecret: secret === undefined,
+    ...optional('databaseUrl', read(SETTINGS.databaseUrl, env, flags)),
+    ...optional('dbSchema', read(SETTINGS.dbSchema, env, flags)),
+    ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags))
   }
 }
