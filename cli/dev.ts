@@ -118,7 +118,7 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
     if (config.databaseUrl !== undefined) {
       // A laptop's database: brought up to date, then the outgoing side runs here as in `anvil worker`.
       await migrate(config.databaseUrl, config.dbSchema === undefined ? {} : { schema: config.dbSchema })
-      startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+      app.decorate('anvilOutbound', startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life))
     }
     const metricsApp = await registerMetrics(app, config, { redis: redisUrl, queueName: config.queueName, prefix: config.prefix }, log)
     if (metricsApp !== undefined) {
