@@ -48,6 +48,7 @@ CREATE TABLE {{schema}}.replay_runs (
   state text NOT NULL DEFAULT 'running' CHECK (state IN ('running', 'done', 'cancelled')),
   cursor_received_at timestamptz,
   cursor_id text,
+  last_error text,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now()
 );
