@@ -18,7 +18,7 @@ export function createProgram (version: string): Command {
     .version(version)
     .configureOutput({ outputError: (text, write) => write(`anvil: ${text.replace(/^error: /, '')}`) })
 
-  addObservabilityOptions(addRetentionOptions(addSettings(addIngressOptions(addSharedOptions(program.command('serve'))), SETTING_GROUPS.secrets)))
+  addSettings(addObservabilityOptions(addRetentionOptions(addSettings(addIngressOptions(addSharedOptions(program.command('serve'))), SETTING_GROUPS.secrets))), SETTING_GROUPS.admin)
     .description('Receive webhooks: verify, dedupe and enqueue them (needs WEBHOOK_SECRET)')
     .action(async (_flags: unknown, command: Command) => {
       const config = loadServeConfig(process.env, givenFlags(command))

@@ -2,6 +2,7 @@ import type { ServeConfig } from './config/load-config.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger } from './logging.js'
 import { closeGracefully, buildServer, listen, registerMetrics, sampledQueue } from './server.js'
+import { registerAdmin } from './admin-server.js'
 import { setUpTracing } from './tracing.js'
 
 /** `anvil serve`: the ingress alone; workers run elsewhere (`anvil worker`). */
@@ -18,6 +19,14 @@ export async function serve (config: ServeConfig): Promise<void> {
       life.add('metrics server', async () => await closeGracefully(metricsApp))
       const metricsPort = await listen(metricsApp, config.host, config.metricsPort ?? 0)
       log.info({ host: config.host, port: metricsPort, path: config.metricsPath }, 'anvil serve: metrics listening')
+    }
+    const adminApp = await registerAdmin(app, config, log)
+    if (adminApp !== undefined) {
+      life.add('admin server', async () => await closeGracefully(adminApp))
+      const adminPort = await listen(adminApp, config.host, config.admin?.port ?? 0)
+      log.info({ host: config.host, port: adminPort }, 'anvil serve: admin API listening')
+    } else if (config.admin !== undefined) {
+      log.info('anvil serve: admin API on the main port')
     }
     // Closed first (the last added): app.close stops accepting, lets in-flight requests finish, then closes
     // the queue (onClose).

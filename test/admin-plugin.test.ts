@@ -78,3 +78,23 @@ t.test('cursors round-trip, and anything else is a 400 error', async (t) => {
     t.throws(() => decodeCursor(bad, ['string', 'number']), { code: 'ANVIL_ERR_BAD_REQUEST', statusCode: 400 })
   }
 })
+
+t.test('routes: feature route sets register inside the scope, behind the token, with its validator and errors', async (t) => {
+  const app = Fastify()
+  await app.register(anvilAdmin, {
+    token: TOKEN,
+    routes: [async (admin) => {
+      admin.post('/things', { schema: { body: Type.Object({ name: Type.String() }, { additionalProperties: false }) } }, async (request) => request.body)
+    }]
+  })
+  t.teardown(async () => await app.close())
+  const headers = { authorization: `Bearer ${TOKEN}` }
+  t.equal((await app.inject({ method: 'POST', url: '/admin/things', payload: { name: 'a' } })).statusCode, 401)
+  t.same((await app.inject({ method: 'POST', url: '/admin/things', payload: { name: 'a' }, headers })).json(), { name: 'a' })
+  t.same((await app.inject({ method: 'POST', url: '/admin/things', payload: { name: 1 }, headers })).json(), { error: 'name: Expected string', code: 'ANVIL_ERR_BAD_REQUEST' })
+  t.ok((await app.inject({ url: '/admin/openapi.json', headers })).json().paths['/admin/things'] !== undefined, 'in the OpenAPI document')
+  const bad = Fastify()
+  await t.rejects(async () => { await bad.register(anvilAdmin, { token: TOKEN, routes: ['nope'] as never }).ready() },
+    { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /admin routes: each must be a Fastify plugin/ })
+  await bad.close()
+})

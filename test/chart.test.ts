@@ -36,8 +36,8 @@ const envOf = (workload: Manifest): Record<string, any> =>
 
 const valuesFiles = readdirSync(VALUES_DIR).filter((f) => f.endsWith('.yaml')).sort()
 
-t.test('the values files cover defaults, external Redis, HPA, metrics, the optional settings, tracing, sources and extras', async (t) => {
-  t.same(valuesFiles, ['default-values.yaml', 'external-redis-values.yaml', 'extras-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml',
+t.test('the values files cover defaults, the database and admin API, external Redis, HPA, metrics, the optional settings, tracing, sources and extras', async (t) => {
+  t.same(valuesFiles, ['database-admin-values.yaml', 'default-values.yaml', 'external-redis-values.yaml', 'extras-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml',
     'settings-values.yaml', 'sources-values.yaml', 'tracing-values.yaml'])
 })
 
@@ -164,7 +164,7 @@ t.test('retention and stall settings: each on the Deployment that reads it, whol
   }, 'the worker: the dead-letter retention and the stall settings')
   // What the chart renders is what the CLI accepts.
   const { loadServeConfig, loadWorkerConfig } = await import('../cli/config/load-config.js')
-  const envFrom = (workload: Manifest): Record<string, string> => ({ WEBHOOK_SECRET: 'x', ...valuesOf(workload, [...RETENTION_ENV, ...STALL_ENV]) as Record<string, string> })
+  const envFrom = (workload: Manifest): Record<string, string> => ({ WEBHOOK_SECRET: 'whsec_chart_env_0123456', ...valuesOf(workload, [...RETENTION_ENV, ...STALL_ENV]) as Record<string, string> })
   t.match(loadServeConfig(envFrom(named(manifests, 'Deployment', '-server'))).retention, { completedCount: 0, deadAgeSeconds: 1209600 })
   t.match(loadWorkerConfig(envFrom(named(manifests, 'Deployment', '-worker'))), { lockDurationMs: 60000, stalledIntervalMs: 15000 })
 })
@@ -244,10 +244,10 @@ t.test('sources: a ConfigMap with ${NAME} references only, filled from a Secret;
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'sources.yaml'), text)
   const { loadServeConfig } = await import('../cli/config/load-config.js')
-  const served = loadServeConfig({ ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_WEBHOOK_SECRET: 'whsec_from_secret', GITHUB_WEBHOOK_SECRET: 'gh_from_secret' })
+  const served = loadServeConfig({ ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_WEBHOOK_SECRET: 'whsec_from_secret_0123', GITHUB_WEBHOOK_SECRET: 'gh_from_secret_0123456' })
   t.match(served.sources, [
-    { name: 'stripe', provider: 'stripe', path: '/webhooks/stripe', secrets: ['whsec_from_secret'] },
-    { name: 'github', provider: 'github', path: '/webhooks/github', secrets: ['gh_from_secret'] }
+    { name: 'stripe', provider: 'stripe', path: '/webhooks/stripe', secrets: ['whsec_from_secret_0123'] },
+    { name: 'github', provider: 'github', path: '/webhooks/github', secrets: ['gh_from_secret_0123456'] }
   ])
 })
 
@@ -277,12 +277,52 @@ t.test('extraEnv, extraVolumes and extraVolumeMounts reach both components; the 
   t.equal(envOf(server).ANVIL_REQUEST_TIMEOUT_MS.value, '10000')
   t.equal(envOf(server).ANVIL_MAX_IN_FLIGHT_BYTES.value, '33554432')
   const { loadServeConfig } = await import('../cli/config/load-config.js')
-  t.match(loadServeConfig({ WEBHOOK_SECRET: 'x', ANVIL_REQUEST_TIMEOUT_MS: '10000', ANVIL_MAX_IN_FLIGHT_BYTES: '33554432' }),
+  t.match(loadServeConfig({ WEBHOOK_SECRET: 'whsec_chart_env_0123456', ANVIL_REQUEST_TIMEOUT_MS: '10000', ANVIL_MAX_IN_FLIGHT_BYTES: '33554432' }),
     { requestTimeoutMs: 10000, maxInFlightBytes: 33554432 }, 'values the CLI accepts')
   const defaults = await render(join(VALUES_DIR, 'default-values.yaml'))
   for (const name of ['ANVIL_REQUEST_TIMEOUT_MS', 'ANVIL_MAX_IN_FLIGHT_BYTES']) {
     t.equal(envOf(named(defaults, 'Deployment', '-server'))[name], undefined, `${name}: unset by default (the CLI's default)`)
   }
+})
+
+t.test('database and admin API from existing Secrets: the admin port on the Service, off the Ingress; migrate as a hook', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'database-admin-values.yaml'))
+  const server = named(manifests, 'Deployment', '-server')
+  const worker = named(manifests, 'Deployment', '-worker')
+  const databaseUrl = { secretKeyRef: { name: 'anvil-db', key: 'url' } }
+  for (const workload of [server, worker]) {
+    t.same(envOf(workload).ANVIL_DATABASE_URL.valueFrom, databaseUrl, `${workload.metadata.name}: the database URL from its Secret`)
+    t.equal(envOf(workload).ANVIL_DB_SCHEMA.value, 'hooks')
+  }
+  t.same(envOf(server).ANVIL_ADMIN_TOKEN.valueFrom, { secretKeyRef: { name: 'anvil-admin', key: 'admin-token' } })
+  t.equal(envOf(server).ANVIL_ADMIN_PORT.value, '3002')
+  t.equal(envOf(worker).ANVIL_ADMIN_TOKEN, undefined, 'the worker serves no admin API')
+  t.match(containerOf(server).ports, [{ name: 'http' }, { name: 'admin', containerPort: 3002 }])
+  t.match(named(manifests, 'Service', '-server').spec.ports, [{ name: 'http', port: 80 }, { name: 'admin', port: 8080, targetPort: 'admin' }])
+  const ingress = byKind(manifests, 'Ingress')[0]
+  t.same(ingress?.spec.rules[0].http.paths.map((p: any) => p.backend.service.port.name), ['http'], 'the admin port is not on the public Ingress')
+  const job = named(manifests, 'Job', '-migrate')
+  t.match(job.metadata.annotations, { 'helm.sh/hook': 'pre-install,pre-upgrade' })
+  t.same(containerOf(job).args, ['migrate'])
+  t.same(envOf(job).ANVIL_DATABASE_URL.valueFrom, databaseUrl)
+  t.equal(job.spec.template.spec.securityContext.runAsNonRoot, true)
+  t.equal(containerOf(job).securityContext.readOnlyRootFilesystem, true)
+  t.notMatch(JSON.stringify(manifests), /postgres:\/\//, 'no database URL written in a manifest')
+
+  // What the chart renders is what the CLI accepts.
+  const { loadServeConfig, loadMigrateConfig } = await import('../cli/config/load-config.js')
+  const env = { WEBHOOK_SECRET: 'whsec_chart_0123456789', ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_ADMIN_TOKEN: 'admin-token-0123456789', PORT: envOf(server).PORT.value, ANVIL_ADMIN_PORT: '3002', ANVIL_DB_SCHEMA: 'hooks' }
+  t.match(loadServeConfig(env), { admin: { port: 3002 }, dbSchema: 'hooks' })
+  t.match(loadMigrateConfig(env), { dbSchema: 'hooks' })
+
+  const asked = await template('webhookSecret.existingSecret=w', 'admin.existingSecret=a', 'admin.ingress.enabled=true', 'server.ingress.enabled=true')
+  t.equal(asked.code, 0, asked.stderr)
+  t.match(asked.stdout, /- path: \/admin\n\s+pathType: Prefix\n\s+backend:\n\s+service:\n\s+name: anvil-server\n\s+port:\n\s+name: admin/, 'on the Ingress when asked for')
+  const defaults = await render(join(VALUES_DIR, 'default-values.yaml'))
+  t.same(byKind(defaults, 'Job'), [], 'no migrate Job by default')
+  t.notOk(Object.keys(envOf(named(defaults, 'Deployment', '-server'))).some((name) => name.startsWith('ANVIL_ADMIN') || name.startsWith('ANVIL_D')), 'no admin API, no database by default')
+  t.same(named(defaults, 'Service', '-server').spec.ports.map((p: any) => p.name), ['http'])
+  failure(t, await template('webhookSecret.existingSecret=w', 'migrate.enabled=true'), /migrate\.enabled needs database\.existingSecret/)
 })
 
 /** The bundled Redis's --maxmemory, in bytes. */

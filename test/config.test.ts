@@ -77,7 +77,11 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_RETENTION_COMPLETED_COUNT: '0',
     ANVIL_RETENTION_FAILED_AGE_SECONDS: '86400',
     ANVIL_RETENTION_FAILED_COUNT: '500',
-    ANVIL_RETENTION_DEAD_AGE_SECONDS: '0'
+    ANVIL_RETENTION_DEAD_AGE_SECONDS: '0',
+    ANVIL_ADMIN_TOKEN: 'admin-token-0123456789',
+    ANVIL_ADMIN_PORT: '9465',
+    ANVIL_DATABASE_URL: 'postgres://anvil@db.internal/anvil',
+    ANVIL_DB_SCHEMA: 'hooks'
   }
   const serve = loadServeConfig(env)
   t.same(serve, {
@@ -99,7 +103,10 @@ t.test('every environment variable is read and typed', async (t) => {
     metricsPath: '/internal/metrics',
     metricsPort: 9464,
     logPayloads: true,
-    tracing: 'otlp'
+    tracing: 'otlp',
+    admin: { token: 'admin-token-0123456789', port: 9465 },
+    databaseUrl: 'postgres://anvil@db.internal/anvil',
+    dbSchema: 'hooks'
   })
   t.same(loadWorkerConfig(env), {
     redisUrl: 'rediss://user:pw@redis.internal:6380/2', queueName: 'stripe', prefix: '{stripe}', logLevel: 'debug',
@@ -108,8 +115,12 @@ t.test('every environment variable is read and typed', async (t) => {
     host: '::', port: 8080, retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 }
   })
   // What the CLI hands the ingress plugin is accepted by the core's own validation.
-  // The request timeout is the server's (Fastify's), the in-flight cap the plugin's HTTP side: not core options.
-  const { host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, requestTimeoutMs, maxInFlightBytes, ...ingress } = serve
+  // The request timeout is the server's (Fastify's), the in-flight cap the plugin's HTTP side, the admin API its own
+  // plugin's: not core options.
+  const {
+    host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, requestTimeoutMs, maxInFlightBytes, admin, databaseUrl, dbSchema,
+    ...ingress
+  } = serve
   t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))
 })
 
@@ -308,7 +319,7 @@ t.test('the README\'s configuration table has a row for every variable and flag,
     t.ok(row !== undefined && row.split('|').length >= 5, `${name} has a row`)
   }
   for (const setting of Object.values(SETTINGS)) {
-    if (setting.env === undefined) continue
+    if (setting.env === undefined || setting.flag === undefined) continue
     const row = rows.find((line) => line.startsWith(`| \`${setting.env}\` |`)) ?? ''
     t.match(row, `\`${setting.flag}\``, `${setting.env}: its flag ${setting.flag}`)
   }
@@ -333,6 +344,8 @@ t.test('each command has a flag for every setting its loader reads, and reads ev
     const flags = new Proxy<Flags>({}, { get: (target, key: string) => { flagsRead.add(key); return target[key] } })
     load(env, flags)
     envRead.delete('WEBHOOK_SECRET')
+    // Secrets have no flag: they are read from their variable only.
+    for (const setting of Object.values(SETTINGS)) if (setting.flag === undefined && setting.env !== undefined) envRead.delete(setting.env)
     const settingsOnCommand = Object.values(SETTINGS).filter((setting) => command.options.some((option) => option.long === setting.flag))
     t.same([...envRead].sort(), settingsOnCommand.flatMap((setting) => setting.env ?? []).sort(), `${name}: the variables it reads are those of its flags`)
     t.same([...flagsRead].sort(), settingsOnCommand.map((setting) => setting.key).sort(), `${name}: the flags it reads are its own`)

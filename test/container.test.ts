@@ -186,7 +186,7 @@ t.test('docker-compose.yml: Redis with AOF and noeviction; server and worker run
   t.match(redis, /--maxmemory-policy noeviction/)
   t.ok(compose.services.redis.volumes.length > 0, 'a named volume, so the AOF survives the container')
   const files = imageFiles()
-  for (const name of ['server', 'worker']) {
+  for (const name of ['migrate', 'server', 'worker']) {
     const service = compose.services[name]
     await checkRun(t, `compose ${name}`, service.command, Object.keys(service.environment), files)
   }
@@ -195,7 +195,7 @@ t.test('docker-compose.yml: Redis with AOF and noeviction; server and worker run
     .filter(([key, value]) => value === `\${${key}:-}`).map(([key]) => key)
   t.same(optional('server'), ['ANVIL_RETENTION_COMPLETED_AGE_SECONDS', 'ANVIL_RETENTION_COMPLETED_COUNT',
     'ANVIL_RETENTION_FAILED_AGE_SECONDS', 'ANVIL_RETENTION_FAILED_COUNT', 'ANVIL_RETENTION_DEAD_AGE_SECONDS',
-    'ANVIL_REQUEST_TIMEOUT_MS', 'ANVIL_MAX_IN_FLIGHT_BYTES'])
+    'ANVIL_REQUEST_TIMEOUT_MS', 'ANVIL_MAX_IN_FLIGHT_BYTES', 'ANVIL_ADMIN_TOKEN'])
   t.same(optional('worker'), ['ANVIL_RETENTION_FAILED_AGE_SECONDS', 'ANVIL_RETENTION_DEAD_AGE_SECONDS',
     'ANVIL_LOCK_DURATION_MS', 'ANVIL_STALLED_INTERVAL_MS'])
 })
@@ -207,14 +207,21 @@ t.test('the Helm chart: its containers run real commands on paths in the image, 
   // The settings values file renders every optional variable too; the sources one, the variables its ${NAME}s name.
   const deployments: Manifest[] = []
   const referenced = new Set<string>()
-  for (const file of ['default-values.yaml', 'settings-values.yaml', 'sources-values.yaml']) {
+  const jobs: Manifest[] = []
+  for (const file of ['default-values.yaml', 'settings-values.yaml', 'sources-values.yaml', 'database-admin-values.yaml']) {
     const manifests: Manifest[] = await renderChart(helm, join(CHART_VALUES_DIR, file))
     deployments.push(...manifests.filter((m) => m.kind === 'Deployment'))
+    jobs.push(...manifests.filter((m) => m.kind === 'Job'))
     for (const config of manifests.filter((m) => m.kind === 'ConfigMap')) {
       for (const match of String(config.data['sources.yaml']).matchAll(/\$\{(\w+)\}/g)) referenced.add(match[1] as string)
     }
   }
-  t.equal(deployments.length, 6)
+  t.equal(deployments.length, 8)
+  t.equal(jobs.length, 1, 'the migrate hook')
+  for (const job of jobs) {
+    const container = job.spec.template.spec.containers[0]
+    await checkRun(t, job.metadata.name, container.args, container.env.map((e: { name: string }) => e.name), files)
+  }
   t.same([...referenced].sort(), ['GITHUB_WEBHOOK_SECRET', 'STRIPE_WEBHOOK_SECRET'])
   for (const deployment of deployments) {
     const container = deployment.spec.template.spec.containers[0]

@@ -83,7 +83,16 @@ export interface RetentionConfig {
   retention?: Partial<Retention>
 }
 
-export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & ObservabilityConfig & {
+/** `anvil serve`'s admin API (plugins/admin): off unless ANVIL_ADMIN_TOKEN is set. */
+export interface AdminConfig {
+  /** The token, and a port of its own (ANVIL_ADMIN_PORT) or undefined for the main port. */
+  admin?: { token: string, port?: number }
+  /** The PostgreSQL the admin API's features (outgoing webhooks, the journal) use; undefined: none of them. */
+  databaseUrl?: string
+  dbSchema?: string
+}
+
+export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & ObservabilityConfig & AdminConfig & {
   /** ANVIL_ALLOW_SHORT_SECRETS: undefined when unset. */
   allowShortSecrets?: boolean
 }
@@ -195,17 +204,34 @@ function retention (env: Env, flags: Flags, fields: ReadonlyArray<keyof Retentio
   return { retention: set }
 }
 
+function admin (env: Env, flags: Flags, port: number): AdminConfig {
+  const token = read(SETTINGS.adminToken, env, flags)
+  const adminPort = read(SETTINGS.adminPort, env, flags)
+  if (adminPort !== undefined) {
+    const named = nameOf(SETTINGS.adminPort, flags)
+    if (token === undefined) throw new errors.INVALID_CONFIG(`${named} is set but ${SETTINGS.adminToken.env as string} is not: the admin API is off without a token`)
+    if (adminPort === port && port !== 0) throw new errors.INVALID_CONFIG(`${named} must differ from the main port (got ${adminPort})`)
+  }
+  return {
+    admin: token === undefined ? undefined : { token, port: adminPort },
+    databaseUrl: read(SETTINGS.databaseUrl, env, flags),
+    dbSchema: read(SETTINGS.dbSchema, env, flags)
+  }
+}
+
 export function loadServeConfig (env: Env, flags: Flags = {}): ServeConfig {
   const allowShort = read(SETTINGS.allowShortSecrets, env, flags)
   const secret = readSecret(env, allowShort === 'true')
   if (secret === undefined && read(SETTINGS.config, env, flags) === undefined) {
     throw new errors.INVALID_CONFIG('WEBHOOK_SECRET is required: set it to the secret your webhook sender signs with')
   }
+  const ingressConfig = ingress(env, flags, DEFAULT_SERVE_HOST, secret, allowShort === 'true')
   return {
     ...common(env, flags),
-    ...ingress(env, flags, DEFAULT_SERVE_HOST, secret, allowShort === 'true'),
+    ...ingressConfig,
     ...retention(env, flags, ALL_RETENTION),
     ...observability(env, flags),
+    ...admin(env, flags, ingressConfig.port),
     allowShortSecrets: allowShort === undefined ? undefined : allowShort === 'true'
   }
 }

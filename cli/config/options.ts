@@ -28,6 +28,8 @@ export const SETTING_GROUPS = {
   observability: ['metricsPath', 'metricsPort', 'tracing', 'logPayloads'],
   /** `anvil worker` listens too: health probes and metrics. */
   workerHttp: ['host', 'port'],
+  /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
+  admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
   database: ['databaseUrl', 'dbSchema', 'logLevel']
 } as const satisfies Record<string, readonly SettingKey[]>
@@ -44,10 +46,12 @@ export const WORKER_HTTP: DefaultsShown = {
   port: { description: 'port of the health and metrics server' }
 }
 
-export function settingOption (key: SettingKey, shown: DefaultsShown = {}): Option {
+/** Undefined for a setting with no flag (a secret, read from its variable only). */
+export function settingOption (key: SettingKey, shown: DefaultsShown = {}): Option | undefined {
   const setting = SETTINGS[key]
   const own = shown[key] ?? {}
-  const option = new Option(`${setting.flag} ${setting.value}`, own.description ?? setting.description)
+  if (setting.flag === undefined) return undefined
+  const option = new Option(`${setting.flag} ${setting.value ?? '<value>'}`, own.description ?? setting.description)
   if (setting.env !== undefined) option.env(setting.env)
   const value = own.default ?? setting.default
   if (value !== undefined) option.default(value, own.shown ?? setting.defaultShown ?? value)
@@ -55,7 +59,10 @@ export function settingOption (key: SettingKey, shown: DefaultsShown = {}): Opti
 }
 
 export function addSettings (command: Command, keys: readonly SettingKey[], shown: DefaultsShown = {}): Command {
-  for (const key of keys) command.addOption(settingOption(key, shown))
+  for (const key of keys) {
+    const option = settingOption(key, shown)
+    if (option !== undefined) command.addOption(option)
+  }
   return command
 }
 

@@ -1,17 +1,16 @@
 /**
- * The CLI's settings table: every environment variable and flag, what it must be, and how it is read.
- * `read` turns a bad value into one INVALID_CONFIG error that names the variable (or flag), what it should
- * be, and what it got; secrets are never quoted back. The loaders that group settings per command are in
+ * The CLI's settings table: every environment variable and flag, and what it must be (how a row is read:
+ * cli/config/setting.ts); secrets are never quoted back. The loaders that group settings per command are in
  * cli/config/load-config.ts.
  */
-import { Type, type TSchema } from '@sinclair/typebox'
-import { errors } from '../../src/shared/errors.js'
+import { Type } from '@sinclair/typebox'
 import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
 import { SCHEMA_PATTERN } from '../../src/db/database.js'
-import { compileCheck, type Static } from '../../src/shared/validate.js'
 import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, QueueName, RetrySchedule, Whole } from '../../src/shared/schemas.js'
 import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
+import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
+import { define, toInteger, type Setting } from './setting.js'
 import {
   DEFAULT_BODY_LIMIT, DEFAULT_CONCURRENCY, DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_PREFIX,
   DEFAULT_DB_SCHEMA, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_SCHEDULE,
@@ -19,6 +18,7 @@ import {
 } from '../../src/shared/constants.js'
 
 export { DEFAULT_METRICS_PATH }
+export { nameOf, read, type Env, type Flags } from './setting.js'
 export const DEFAULT_PORT = 3000
 /** `anvil serve` runs in containers, where only 0.0.0.0 is reachable from outside. */
 export const DEFAULT_SERVE_HOST = '0.0.0.0'
@@ -43,57 +43,14 @@ export const TRACING_ENV_VARS = [
 export const DEV_SECRET = 'whsec_dev'
 /** `ANVIL_RETRY_SCHEDULE=none`: one attempt, no retries (an empty variable means "use the default"). */
 export const NO_RETRIES = 'none'
-/** Longest "got" quoted back in a message, so a pasted file cannot flood the terminal. */
-const MAX_QUOTED = 80
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
-
-export type Env = Record<string, string | undefined>
-/** Flag values as commander hands them over: strings, keyed by the camel-cased flag name. */
-export type Flags = Record<string, unknown>
-
-interface Setting<S extends TSchema> {
-  /** The environment variable, if the setting has one. */
-  env?: string
-  /** The commander key (camel case), the flag as typed, and its value's name in `--help`. */
-  key: string
-  flag: string
-  value: string
-  /** The flag's line in `--help`. */
-  description: string
-  /** The default as it would be typed, for `--help`; the loaders fall back to the same value. */
-  default?: string
-  /** How `--help` words the default, where the value alone would not say it (`1048576 (1 MiB)`). */
-  defaultShown?: string
-  /** Completes "X must be …". */
-  expected: string
-  parse: (raw: string) => unknown
-  check: (value: unknown) => string | undefined
-  /** A rule TypeBox cannot express, for a value the schema accepted: what is wrong ("must be …"), or undefined. */
-  breaks?: (value: Static<S>) => string | undefined
-  /** How the raw value is quoted back in a message (a URL may hold a password). */
-  show?: (raw: string) => string
-  schema: S
-}
-
-function define<S extends TSchema> (
-  setting: Omit<Setting<S>, 'check' | 'parse'> & { parse?: (raw: string) => unknown }
-): Setting<S> {
-  return { parse: (raw) => raw, ...setting, check: compileCheck(setting.schema) }
-}
-
-/** Digits stay numbers for TypeBox to judge; anything else stays a string, which fails an Integer check. */
-function toInteger (raw: string): unknown {
-  const trimmed = raw.trim()
-  return /^[+-]?\d+$/.test(trimmed) ? Number(trimmed) : raw
-}
 
 function toSchedule (raw: string): unknown {
   if (raw.trim() === NO_RETRIES) return []
   return raw.split(',').map(toInteger)
 }
-
 
 /** A whole number of `unit`; the commander key is the flag camel-cased, as commander names it. */
 function retentionSetting (
@@ -240,6 +197,17 @@ export const SETTINGS = {
     breaks: (url) => databaseUrlProblem(url) === undefined ? undefined : `must be ${DATABASE_URL_EXPECTED}`,
     show: redactUrl
   }),
+  adminToken: define({
+    // No flag: it would show in `ps` and in shell history, as the webhook secret would.
+    env: 'ANVIL_ADMIN_TOKEN', key: 'adminToken', description: 'turns the admin API on; requests send it as a Bearer token',
+    expected: `at least ${MIN_ADMIN_TOKEN_LENGTH} characters, none of them whitespace`, schema: Type.String({ pattern: `^\\S{${MIN_ADMIN_TOKEN_LENGTH},}$` }),
+    show: (raw) => `${raw.length} characters`
+  }),
+  adminPort: define({
+    env: 'ANVIL_ADMIN_PORT', key: 'adminPort', flag: '--admin-port', value: '<port>',
+    description: 'serve the admin API on this port instead of the main one', expected: 'an integer from 0 to 65535',
+    schema: Whole(0, 65535), parse: toInteger
+  }),
   dbSchema: define({
     env: 'ANVIL_DB_SCHEMA', key: 'dbSchema', flag: '--db-schema', value: '<name>', default: DEFAULT_DB_SCHEMA,
     description: "the schema Anvil's tables live in", expected: 'a lower-case SQL identifier (a-z, 0-9, _)',
@@ -269,25 +237,3 @@ export const CONFIG_ENV_VARS: readonly string[] = [
   ...Object.values(SETTINGS).flatMap((setting) => setting.env === undefined ? [] : [setting.env]), 'WEBHOOK_SECRET', 'ANVIL_SEND_SECRET',
   ...TRACING_ENV_VARS
 ]
-
-function quote (text: string): string {
-  return JSON.stringify(text.length > MAX_QUOTED ? text.slice(0, MAX_QUOTED) + '…' : text)
-}
-
-/** How a message names a setting: by its flag when the flag was given, else by its environment variable. */
-export function nameOf<S extends TSchema> (setting: Setting<S>, flags: Flags): string {
-  return typeof flags[setting.key] === 'string' || setting.env === undefined ? setting.flag : setting.env
-}
-
-/** A setting's value, from its flag, else its environment variable (empty counts as unset), else undefined. */
-export function read<S extends TSchema> (setting: Setting<S>, env: Env, flags: Flags): Static<S> | undefined {
-  const flagged = flags[setting.key]
-  const fromFlag = typeof flagged === 'string'
-  const envValue = setting.env === undefined ? undefined : env[setting.env]
-  const raw = fromFlag ? flagged : envValue === '' ? undefined : envValue
-  if (raw === undefined) return undefined
-  const value = setting.parse(raw)
-  const problem = setting.check(value) === undefined ? setting.breaks?.(value as Static<S>) : `must be ${setting.expected}`
-  if (problem !== undefined) throw new errors.INVALID_CONFIG(`${nameOf(setting, flags)} ${problem} (got ${quote(setting.show?.(raw) ?? raw)})`)
-  return value as Static<S>
-}

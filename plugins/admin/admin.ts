@@ -7,21 +7,27 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import { Type, type Static } from '@sinclair/typebox'
+import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
 import { compileCheck } from '../../src/shared/validate.js'
+import { Opaque } from '../../src/shared/schemas.js'
 import { bearerGuard } from './bearer-guard.js'
 import { adminErrorHandler } from './error-handler.js'
 import { typeboxValidatorCompiler } from './validator.js'
 
 export const DEFAULT_ADMIN_PREFIX = '/admin'
-/** A token an attacker could guess in a day of tries is no token: 16 characters at least. */
-export const MIN_ADMIN_TOKEN_LENGTH = 16
+export { MIN_ADMIN_TOKEN_LENGTH }
 
 export const AdminOptionsSchema = Type.Object({
   /** Required: every request needs `Authorization: Bearer <token>`. */
   token: Type.String({ minLength: MIN_ADMIN_TOKEN_LENGTH }),
   /** @defaultValue `'/admin'` */
-  prefix: Type.Optional(Type.String({ pattern: '^/\\S*[^/]$' }))
+  prefix: Type.Optional(Type.String({ pattern: '^/\\S*[^/]$' })),
+  /**
+   * Feature route sets (outgoing webhooks, the journal, the console), each registered inside the admin scope:
+   * behind the token, with its validator, error handler and OpenAPI document. @defaultValue `[]`
+   */
+  routes: Type.Optional(Type.Array(Opaque<FastifyPluginAsync>()))
 }, { additionalProperties: false })
 
 export type AnvilAdminOptions = Static<typeof AdminOptionsSchema>
@@ -31,6 +37,7 @@ const checkOptions = compileCheck(AdminOptionsSchema)
 const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) => {
   const problem = checkOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(`admin ${problem.replace(/^token: .*/, `token: at least ${MIN_ADMIN_TOKEN_LENGTH} characters`)}`)
+  if (options.routes?.some((routes) => typeof routes !== 'function') === true) throw new errors.INVALID_OPTIONS('admin routes: each must be a Fastify plugin (an async function)')
   await app.register(async function adminRoutes (admin: FastifyInstance) {
     admin.setValidatorCompiler(typeboxValidatorCompiler)
     admin.setErrorHandler(adminErrorHandler)
@@ -45,6 +52,7 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
     admin.setNotFoundHandler(async (request, reply) =>
       await reply.code(404).send({ error: `no admin route ${request.method} ${request.url}`, code: 'ANVIL_ERR_NOT_FOUND' }))
     admin.get('/openapi.json', { schema: { hide: true } }, async () => admin.swagger())
+    for (const routes of options.routes ?? []) await admin.register(routes)
   }, { prefix: options.prefix ?? DEFAULT_ADMIN_PREFIX })
 }
 

@@ -52,3 +52,5 @@ export const DEFAULT_DB_SCHEMA = 'anvil'
 export const DEFAULT_DB_CONNECT_TIMEOUT_MS = 5000
 export const DEFAULT_DB_STATEMENT_TIMEOUT_MS = 30000
 export const DEFAULT_DB_POOL_SIZE = 10
+/** An admin token an attacker could guess in a day of tries is no token: 16 characters at least. */
+export const MIN_ADMIN_TOKEN_LENGTH = 16

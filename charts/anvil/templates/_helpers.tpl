@@ -275,3 +275,21 @@ limit, so the fork of an AOF rewrite has room under the limit (values.yaml says 
 {{- div (mul (include "anvil.bytes" (list $limit "redis.resources.limits.memory") | atoi) $percent) 100 -}}
 {{- end -}}
 {{- end -}}
+
+
+{{/* ANVIL_DATABASE_URL from its Secret, and the schema when set; nothing without database.existingSecret. */}}
+{{- define "anvil.databaseEnv" -}}
+{{- with .Values.database.existingSecret }}
+{{- include "anvil.secretEnv" (dict "where" "database" "env" (dict "ANVIL_DATABASE_URL" (dict "name" . "key" $.Values.database.key))) }}
+{{- include "anvil.envIfSet" (list (list "ANVIL_DB_SCHEMA" $.Values.database.schema)) }}
+{{- end }}
+{{- end -}}
+
+{{/* The admin API's token from its Secret and its own port; nothing without admin.existingSecret. */}}
+{{- define "anvil.adminEnv" -}}
+{{- with .Values.admin.existingSecret }}
+{{- include "anvil.secretEnv" (dict "where" "admin" "env" (dict "ANVIL_ADMIN_TOKEN" (dict "name" . "key" $.Values.admin.key))) }}
+- name: ANVIL_ADMIN_PORT
+  value: {{ $.Values.admin.port | quote }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { Logger } from 'pino'
+import anvilAdmin from '../plugins/admin/admin.js'
+import { openDatabase, type Database } from '../src/db/database.js'
+import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
+import type { AdminConfig, CommonConfig, IngressConfig } from './config/load-config.js'
+import { createApp } from './server.js'
+
+/** What a feature's admin routes may use; the database is open when ANVIL_DATABASE_URL is set. */
+export interface AdminFeatureContext {
+  database?: Database
+  redis: string
+  queueName?: string
+  prefix?: string
+  log: Logger
+}
+
+/** A feature's admin routes, or undefined when what it needs is not configured (its routes then answer 404). */
+export type AdminFeature = (context: AdminFeatureContext) => FastifyPluginAsync | undefined | Promise<FastifyPluginAsync | undefined>
+
+/** The feature route sets `anvil serve` offers in its admin API: each feature (journal, outgoing webhooks) adds its line. */
+export const ADMIN_FEATURES: AdminFeature[] = []
+
+/**
+ * The admin API, when ANVIL_ADMIN_TOKEN is set: on `app`, or on an app of its own for ANVIL_ADMIN_PORT (returned,
+ * for the caller to listen on and close). The database is closed with the app that serves the admin API.
+ */
+export async function registerAdmin (
+  app: FastifyInstance, config: CommonConfig & Pick<IngressConfig, 'requestTimeoutMs'> & AdminConfig, log: Logger,
+  features: readonly AdminFeature[] = ADMIN_FEATURES
+): Promise<FastifyInstance | undefined> {
+  if (config.admin === undefined) return undefined
+  const host = config.admin.port === undefined ? app : createApp(log, config.requestTimeoutMs)
+  const database = config.databaseUrl === undefined ? undefined : openDatabase(config.databaseUrl, { schema: config.dbSchema })
+  if (database !== undefined) host.addHook('onClose', async () => await database.close())
+  const context: AdminFeatureContext = {
+    database, redis: config.redisUrl ?? DEFAULT_REDIS_URL, queueName: config.queueName, prefix: config.prefix, log
+  }
+  const routes: FastifyPluginAsync[] = []
+  for (const feature of features) {
+    const made = await feature(context)
+    if (made !== undefined) routes.push(made)
+  }
+  await host.register(anvilAdmin, { token: config.admin.token, routes })
+  return host === app ? undefined : host
+}

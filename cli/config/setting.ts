@@ -1,0 +1,72 @@
+/**
+ * One row of the settings table (cli/config/settings.ts) and how it is read: `read` turns a bad value into one
+ * INVALID_CONFIG error that names the variable (or flag), what it should be, and what it got.
+ */
+import type { TSchema } from '@sinclair/typebox'
+import { errors } from '../../src/shared/errors.js'
+import { compileCheck, type Static } from '../../src/shared/validate.js'
+
+/** Longest "got" quoted back in a message, so a pasted file cannot flood the terminal. */
+const MAX_QUOTED = 80
+
+export type Env = Record<string, string | undefined>
+/** Flag values as commander hands them over: strings, keyed by the camel-cased flag name. */
+export type Flags = Record<string, unknown>
+
+export interface Setting<S extends TSchema> {
+  /** The environment variable, if the setting has one. */
+  env?: string
+  /** The commander key (camel case), the flag as typed, and its value's name in `--help`; no flag for a secret. */
+  key: string
+  flag?: string
+  value?: string
+  /** The flag's line in `--help`. */
+  description: string
+  /** The default as it would be typed, for `--help`; the loaders fall back to the same value. */
+  default?: string
+  /** How `--help` words the default, where the value alone would not say it (`1048576 (1 MiB)`). */
+  defaultShown?: string
+  /** Completes "X must be …". */
+  expected: string
+  parse: (raw: string) => unknown
+  check: (value: unknown) => string | undefined
+  /** A rule TypeBox cannot express, for a value the schema accepted: what is wrong ("must be …"), or undefined. */
+  breaks?: (value: Static<S>) => string | undefined
+  /** How the raw value is quoted back in a message (a URL may hold a password). */
+  show?: (raw: string) => string
+  schema: S
+}
+
+export function define<S extends TSchema> (
+  setting: Omit<Setting<S>, 'check' | 'parse'> & { parse?: (raw: string) => unknown }
+): Setting<S> {
+  return { parse: (raw) => raw, ...setting, check: compileCheck(setting.schema) }
+}
+
+/** Digits stay numbers for TypeBox to judge; anything else stays a string, which fails an Integer check. */
+export function toInteger (raw: string): unknown {
+  const trimmed = raw.trim()
+  return /^[+-]?\d+$/.test(trimmed) ? Number(trimmed) : raw
+}
+
+function quote (text: string): string {
+  return JSON.stringify(text.length > MAX_QUOTED ? text.slice(0, MAX_QUOTED) + '…' : text)
+}
+
+/** How a message names a setting: by its flag when the flag was given, else by its environment variable. */
+export function nameOf<S extends TSchema> (setting: Setting<S>, flags: Flags): string {
+  return (typeof flags[setting.key] === 'string' ? setting.flag : undefined) ?? setting.env ?? setting.flag ?? setting.key
+}
+
+/** A setting's value, from its flag, else its environment variable (empty counts as unset), else undefined. */
+export function read<S extends TSchema> (setting: Setting<S>, env: Env, flags: Flags): Static<S> | undefined {
+  const flagged = setting.flag === undefined ? undefined : flags[setting.key]
+  const fromFlag = typeof flagged === 'string'
+  const envValue = setting.env === undefined ? undefined : env[setting.env]
+  const raw = fromFlag ? flagged : envValue === '' ? undefined : envValue
+  if (raw === undefined) return undefined
+  const value = setting.parse(raw)
+  const problem = setting.check(value) === undefined ? setting.breaks?.(value as Static<S>) : `must be ${setting.expected}`
+  if (problem !== undefined) throw new errors.INVALID_CONFIG(`${nameOf(setting, flags)} ${problem} (got ${quote(setting.show?.(raw) ?? raw)})`)
+  return value as Static<S>
+}
