@@ -1,0 +1,88 @@
+import { Loading, Time, text } from '../components'
+import type { Page } from '../api'
+import { href } from '../router'
+import { useApi } from '../use-api'
+import { PerMinuteChart, type MinuteCount } from './per-minute-chart'
+
+interface Count { key: string | null, count: number }
+interface SignatureFailures { source: string, lastHour: number, dailyBaseline?: number, baseline?: number }
+interface Stats {
+  windowSeconds: number
+  byStatus: Record<string, number>
+  byProvider?: Count[]
+  deadLetters?: { size: number, oldestAgeSeconds: number | null }
+  signatureFailures?: SignatureFailures[]
+  perMinute?: MinuteCount[]
+}
+interface Endpoint { id: string, url: string, enabled: boolean, disabledReason: string | null, failingSince: string | null }
+
+function age (seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '—'
+  if (seconds < 120) return `${seconds} s`
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`
+  return `${Math.round(seconds / 3600)} h`
+}
+
+function StatusCounts ({ title, stats }: { title: string, stats: Stats }) {
+  return (
+    <table>
+      <caption>{title}</caption>
+      <thead><tr><th scope='col'>Status</th><th scope='col'>Events</th></tr></thead>
+      <tbody>
+        {Object.entries(stats.byStatus).map(([status, count]) => (
+          <tr key={status}><th scope='row'><a href={href('/events', { status, since: stats.windowSeconds > 3600 ? '24h' : '1h' })}>{status}</a></th><td>{count}</td></tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
+export function Overview () {
+  const hour = useApi<Stats>('/stats?window=1h')
+  const day = useApi<Stats>('/stats?window=24h')
+  const endpoints = useApi<Page<Endpoint>>('/endpoints?limit=200')
+  const undelivered = useApi<Page<unknown>>('/undelivered?limit=200')
+  return (
+    <>
+      <h1>Overview</h1>
+      <section aria-labelledby='inbound-title'>
+        <h2 id='inbound-title'>Inbound events</h2>
+        <Loading loaded={hour} feature='journal'>{(stats) => (
+          <div class='cards'>
+            <StatusCounts title='Last hour' stats={stats} />
+            {day.data !== undefined && <StatusCounts title='Last 24 hours' stats={day.data} />}
+            <dl class='facts'>
+              <dt>Dead letters</dt><dd data-testid='dead-letter-size'>{stats.deadLetters?.size ?? '—'}</dd>
+              <dt>Oldest dead letter</dt><dd>{age(stats.deadLetters?.oldestAgeSeconds)}</dd>
+            </dl>
+            {stats.signatureFailures !== undefined && (
+              <table>
+                <caption>Signature failures, last hour against the day's hourly baseline</caption>
+                <thead><tr><th scope='col'>Source</th><th scope='col'>Last hour</th><th scope='col'>Baseline</th></tr></thead>
+                <tbody>{stats.signatureFailures.map((row) => (
+                  <tr key={row.source}><th scope='row'>{row.source}</th><td>{row.lastHour}</td><td>{text(row.dailyBaseline ?? row.baseline)}</td></tr>
+                ))}</tbody>
+              </table>
+            )}
+            {stats.perMinute !== undefined && <PerMinuteChart minutes={stats.perMinute} />}
+          </div>
+        )}</Loading>
+      </section>
+      <section aria-labelledby='outbound-title'>
+        <h2 id='outbound-title'>Outgoing webhooks</h2>
+        <Loading loaded={endpoints} feature='outbound'>{(page) => {
+          const failing = page.items.filter((e) => e.enabled && e.failingSince !== null)
+          const disabled = page.items.filter((e) => !e.enabled)
+          return (
+            <dl class='facts'>
+              <dt>Endpoints</dt><dd>{page.items.length}{page.next !== null ? '+' : ''}</dd>
+              <dt>Failing</dt><dd>{failing.length}{failing.map((e) => <div key={e.id}><a href={href('/deliveries', { endpoint: e.id })}>{e.url}</a> since <Time value={e.failingSince} /></div>)}</dd>
+              <dt>Disabled</dt><dd>{disabled.length}{disabled.map((e) => <div key={e.id}>{e.url}: {e.disabledReason ?? 'by an operator'}</div>)}</dd>
+              <dt>Undelivered</dt><dd><a href={href('/undelivered')}>{undelivered.data === undefined ? '—' : `${undelivered.data.items.length}${undelivered.data.next !== null ? '+' : ''}`}</a></dd>
+            </dl>
+          )
+        }}</Loading>
+      </section>
+    </>
+  )
+}
