@@ -164,7 +164,7 @@ t.test('retention and stall settings: each on the Deployment that reads it, whol
   }, 'the worker: the dead-letter retention and the stall settings')
   // What the chart renders is what the CLI accepts.
   const { loadServeConfig, loadWorkerConfig } = await import('../cli/config/load-config.js')
-  const envFrom = (workload: Manifest): Record<string, string> => ({ WEBHOOK_SECRET: 'whsec_chart_0123456789', ...valuesOf(workload, [...RETENTION_ENV, ...STALL_ENV]) as Record<string, string> })
+  const envFrom = (workload: Manifest): Record<string, string> => ({ WEBHOOK_SECRET: 'whsec_chart_env_0123456', ...valuesOf(workload, [...RETENTION_ENV, ...STALL_ENV]) as Record<string, string> })
   t.match(loadServeConfig(envFrom(named(manifests, 'Deployment', '-server'))).retention, { completedCount: 0, deadAgeSeconds: 1209600 })
   t.match(loadWorkerConfig(envFrom(named(manifests, 'Deployment', '-worker'))), { lockDurationMs: 60000, stalledIntervalMs: 15000 })
 })
@@ -244,10 +244,10 @@ t.test('sources: a ConfigMap with ${NAME} references only, filled from a Secret;
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'sources.yaml'), text)
   const { loadServeConfig } = await import('../cli/config/load-config.js')
-  const served = loadServeConfig({ ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_WEBHOOK_SECRET: 'whsec_from_secret', GITHUB_WEBHOOK_SECRET: 'gh_from_secret_0123456789' })
+  const served = loadServeConfig({ ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_WEBHOOK_SECRET: 'whsec_from_secret_0123', GITHUB_WEBHOOK_SECRET: 'gh_from_secret_0123456' })
   t.match(served.sources, [
-    { name: 'stripe', provider: 'stripe', path: '/webhooks/stripe', secrets: ['whsec_from_secret'] },
-    { name: 'github', provider: 'github', path: '/webhooks/github', secrets: ['gh_from_secret_0123456789'] }
+    { name: 'stripe', provider: 'stripe', path: '/webhooks/stripe', secrets: ['whsec_from_secret_0123'] },
+    { name: 'github', provider: 'github', path: '/webhooks/github', secrets: ['gh_from_secret_0123456'] }
   ])
 })
 
@@ -277,7 +277,7 @@ t.test('extraEnv, extraVolumes and extraVolumeMounts reach both components; the 
   t.equal(envOf(server).ANVIL_REQUEST_TIMEOUT_MS.value, '10000')
   t.equal(envOf(server).ANVIL_MAX_IN_FLIGHT_BYTES.value, '33554432')
   const { loadServeConfig } = await import('../cli/config/load-config.js')
-  t.match(loadServeConfig({ WEBHOOK_SECRET: 'whsec_chart_0123456789', ANVIL_REQUEST_TIMEOUT_MS: '10000', ANVIL_MAX_IN_FLIGHT_BYTES: '33554432' }),
+  t.match(loadServeConfig({ WEBHOOK_SECRET: 'whsec_chart_env_0123456', ANVIL_REQUEST_TIMEOUT_MS: '10000', ANVIL_MAX_IN_FLIGHT_BYTES: '33554432' }),
     { requestTimeoutMs: 10000, maxInFlightBytes: 33554432 }, 'values the CLI accepts')
   const defaults = await render(join(VALUES_DIR, 'default-values.yaml'))
   for (const name of ['ANVIL_REQUEST_TIMEOUT_MS', 'ANVIL_MAX_IN_FLIGHT_BYTES']) {

@@ -18,7 +18,7 @@ t.test('serve: a request not complete within ANVIL_REQUEST_TIMEOUT_MS gets 408 a
   const mib = 1024 * 1024
   const cli = startCli(t, ['serve'], {
     env: {
-      REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_slow', HOST: '127.0.0.1', PORT: String(port), ANVIL_QUEUE: 'cli-serve-slow',
+      REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_slow_senders_0123', HOST: '127.0.0.1', PORT: String(port), ANVIL_QUEUE: 'cli-serve-slow',
       ANVIL_REQUEST_TIMEOUT_MS: '1000', ANVIL_MAX_IN_FLIGHT_BYTES: String(4 * mib)
     }
   })
@@ -48,7 +48,7 @@ t.test('serve: a request not complete within ANVIL_REQUEST_TIMEOUT_MS gets 408 a
 
   // Their bytes are given back: a real webhook gets in.
   const body = '{"id":"evt_after_slow"}'
-  const accepted = await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': signAnvil('whsec_slow', body) }, body })
+  const accepted = await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': signAnvil('whsec_slow_senders_0123', body) }, body })
   t.equal(accepted.status, 202)
   const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
   t.match(metrics, /anvil_webhooks_rejected_total\{[^}]*reason="timeout"[^}]*\} 5/, 'the slow bodies counted as timeouts')

@@ -58,7 +58,7 @@ t.test('bad options fail registration with one clear line', async (t) => {
     [{ secret: SECRET, retention: { failedAgeSeconds: 100, deadAgeSeconds: 50 } }, /deadAgeSeconds/],
     [{ secret: SECRET, redis: 'redis+cluster://127.0.0.1:7000', prefix: 'anvil' }, /needs a hash tag such as \{anvil\} on a Redis Cluster/],
     [{ secret: SECRET, redis: 'redis://:p%zz@127.0.0.1:6380' }, /credentials that are not valid percent-encoding/],
-    [{ secret: SECRET, connectTimeoutMs: -1 }, /connectTimeoutMs: Expected integer to be greater or equal to 0/],
+    [{ secret: SECRET, connectTimeoutMs: -1 }, /connectTimeoutMs must be a whole number >= 0/],
     [{ secret: SECRET, maxInFlightBytes: 0 }, /maxInFlightBytes: Expected integer to be greater or equal to 1/],
     [{ secret: SECRET, maxInFlightBytes: 1.5 }, /maxInFlightBytes: Expected integer/]
   ]

@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { Type, type Static } from '@sinclair/typebox'
 import {
   DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_POOL_SIZE, DEFAULT_DB_SCHEMA, DEFAULT_DB_STATEMENT_TIMEOUT_MS
 } from '../shared/constants.js'
@@ -11,12 +12,14 @@ export type DatabaseInput = string | pg.Pool
 /** A schema name Anvil will quote itself: plain lower-case identifiers only. */
 export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/
 
-export interface DatabaseOptions {
+export const DatabaseOptionsSchema = Type.Object({
   /** @defaultValue `'anvil'` */
-  schema?: string
+  schema: Type.Optional(Type.String({ pattern: SCHEMA_PATTERN.source })),
   /** Pool size when Anvil makes the pool. @defaultValue 10 */
-  max?: number
-}
+  max: Type.Optional(Type.Integer({ minimum: 1 }))
+}, { additionalProperties: false })
+
+export type DatabaseOptions = Static<typeof DatabaseOptionsSchema>
 
 export interface Database {
   readonly pool: pg.Pool

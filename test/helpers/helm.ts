@@ -10,7 +10,7 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const CHART = join(ROOT, 'charts', 'anvil')
 export const CHART_VALUES_DIR = join(CHART, 'ci')
 
-export type Manifest = { apiVersion: string, kind: string, metadata: { name: string }, spec?: any } & Record<string, any>
+export type Manifest = { apiVersion: string, kind: string, metadata: { name: string, annotations?: Record<string, string> }, spec?: any } & Record<string, any>
 
 export async function run (file: string, args: string[]): Promise<{ code: number, stdout: string, stderr: string }> {
   return await new Promise((resolve) => {
