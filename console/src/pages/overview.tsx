@@ -5,14 +5,27 @@ import { useApi } from '../use-api'
 import { PerMinuteChart, type MinuteCount } from './per-minute-chart'
 
 interface Count { key: string | null, count: number }
-interface SignatureFailures { source: string, lastHour: number, dailyBaseline?: number, baseline?: number }
+interface SignatureFailures { source: string, lastHour: number, dayBaselinePerHour: number }
 interface Stats {
+  /** `journal`, or `dead-letters` when there is no database and only the dead letters in Redis are known. */
+  source?: string
   windowSeconds: number
   byStatus: Record<string, number>
   byProvider?: Count[]
   deadLetters?: { size: number, oldestAgeSeconds: number | null }
   signatureFailures?: SignatureFailures[]
-  perMinute?: MinuteCount[]
+}
+interface EventItem { status: string, receivedAt: string }
+
+/** The last hour's events (at most the newest 500) counted per minute by status. */
+function perMinute (items: EventItem[], now = Date.now()): MinuteCount[] {
+  const first = Math.floor(now / 60_000) - 59
+  const minutes = Array.from({ length: 60 }, (_, i) => ({ minute: new Date((first + i) * 60_000).toISOString().slice(11, 16), byStatus: {} as Record<string, number> }))
+  for (const item of items) {
+    const slot = minutes[Math.floor(Date.parse(item.receivedAt) / 60_000) - first]
+    if (slot !== undefined) slot.byStatus[item.status] = (slot.byStatus[item.status] ?? 0) + 1
+  }
+  return minutes
 }
 interface Endpoint { id: string, url: string, enabled: boolean, disabledReason: string | null, failingSince: string | null }
 
@@ -42,6 +55,7 @@ export function Overview () {
   const day = useApi<Stats>('/stats?window=24h')
   const endpoints = useApi<Page<Endpoint>>('/endpoints?limit=200')
   const undelivered = useApi<Page<unknown>>('/undelivered?limit=200')
+  const recent = useApi<Page<EventItem>>('/events?since=1h&limit=500')
   return (
     <>
       <h1>Overview</h1>
@@ -49,6 +63,7 @@ export function Overview () {
         <h2 id='inbound-title'>Inbound events</h2>
         <Loading loaded={hour} feature='journal'>{(stats) => (
           <div class='cards'>
+            {stats.source === 'dead-letters' && <p class='notice'>No journal (no database): the counts are those of the dead letters in Redis.</p>}
             <StatusCounts title='Last hour' stats={stats} />
             {day.data !== undefined && <StatusCounts title='Last 24 hours' stats={day.data} />}
             <dl class='facts'>
@@ -60,11 +75,11 @@ export function Overview () {
                 <caption>Signature failures, last hour against the day's hourly baseline</caption>
                 <thead><tr><th scope='col'>Source</th><th scope='col'>Last hour</th><th scope='col'>Baseline</th></tr></thead>
                 <tbody>{stats.signatureFailures.map((row) => (
-                  <tr key={row.source}><th scope='row'>{row.source}</th><td>{row.lastHour}</td><td>{text(row.dailyBaseline ?? row.baseline)}</td></tr>
+                  <tr key={row.source}><th scope='row'>{row.source}</th><td>{row.lastHour}</td><td>{text(row.dayBaselinePerHour)}</td></tr>
                 ))}</tbody>
               </table>
             )}
-            {stats.perMinute !== undefined && <PerMinuteChart minutes={stats.perMinute} />}
+            {recent.data !== undefined && <PerMinuteChart minutes={perMinute(recent.data.items)} partial={recent.data.next !== null} />}
           </div>
         )}</Loading>
       </section>

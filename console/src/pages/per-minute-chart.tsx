@@ -5,11 +5,11 @@ const ORDER = ['done', 'received', 'processing', 'failed', 'dead']
 const WIDTH = 600
 const HEIGHT = 120
 
-export function PerMinuteChart ({ minutes }: { minutes: MinuteCount[] }) {
+export function PerMinuteChart ({ minutes, partial = false }: { minutes: MinuteCount[], partial?: boolean }) {
   const totals = minutes.map((m) => Object.values(m.byStatus).reduce((a, b) => a + b, 0))
   const max = Math.max(1, ...totals)
   const bar = WIDTH / Math.max(1, minutes.length)
-  const summary = `${totals.reduce((a, b) => a + b, 0)} events over ${minutes.length} minutes, at most ${max} in a minute`
+  const summary = `${totals.reduce((a, b) => a + b, 0)}${partial ? ' (the newest)' : ''} events over ${minutes.length} minutes, at most ${max} in a minute`
   return (
     <figure class='chart'>
       <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role='img' aria-label={`Events per minute by status: ${summary}`}>
