@@ -4,25 +4,42 @@
  * for serious violations on the pages it visited.
  */
 import t, { type Test } from 'tap'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
 import { migrate } from '../src/db/migrate.js'
+import { signRequest } from '../src/testing/sign-request.js'
 import { startCli, type Cli } from './helpers/cli.js'
 import { consoleErrors, openBrowser, screenshot, seriousViolations } from './helpers/browser.js'
 import { TestDatabase } from './helpers/pg.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 
 const TOKEN = 'console-admin-token-0123456789'
-const SECRET = 'whsec_console_browser_0123456789'
+const STRIPE_SECRET = 'whsec_console_stripe_0123456789'
+const GITHUB_SECRET = 'console-github-secret-0123456789'
+/** Markup in a payload, which must show as characters and never run. */
+const XSS = ['<script>window.__xss = 1</script>', '"><img src=x onerror="window.__xss = 2">']
+
+const dir = mkdtempSync(join(tmpdir(), 'anvil-console-'))
+const failSwitch = join(dir, 'fail')
+writeFileSync(failSwitch, 'on')
+writeFileSync(join(dir, 'sources.yaml'), [
+  'sources:',
+  '  - { name: stripe, path: /webhooks/stripe, provider: stripe, secrets: ["${STRIPE_SECRET}"] }',
+  '  - { name: github, path: /webhooks/github, provider: github, secrets: ["${GITHUB_SECRET}"] }', ''
+].join('\n'))
 
 const redis = await TestRedis.start()
 const db = await TestDatabase.create()
-t.teardown(async () => { await redis.stop(); await db.drop() })
+t.teardown(async () => { await redis.stop(); await db.drop(); rmSync(dir, { recursive: true, force: true }) })
 await migrate(db.url)
 
 const port = await freePort()
 const base = `http://127.0.0.1:${port}`
 const env = {
-  REDIS_URL: redis.url, WEBHOOK_SECRET: SECRET, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ANVIL_DATABASE_URL: db.url, ANVIL_RETRY_SCHEDULE: 'none'
+  REDIS_URL: redis.url, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ANVIL_DATABASE_URL: db.url, ANVIL_RETRY_SCHEDULE: 'none',
+  ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_SECRET, GITHUB_SECRET, CONSOLE_FAIL_FILE: failSwitch
 }
 const server: Cli = startCli(t, ['serve'], { env: { ...env, PORT: String(port), ANVIL_ADMIN_TOKEN: TOKEN } })
 const worker: Cli = startCli(t, ['worker', '--handler', 'test/fixtures/console-handler.mjs'], { env: { ...env, PORT: String(await freePort()) } })
@@ -30,6 +47,24 @@ t.teardown(async () => { await server.stop(); await worker.stop() })
 await waitFor(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200)
 
 const context: BrowserContext = await openBrowser(t)
+
+/** A Stripe event, signed as Stripe signs it, POSTed to the running server. */
+async function sendStripe (id: string, type: string, data: object): Promise<void> {
+  const signed = signRequest('stripe', { body: { id, object: 'event', type, data: { object: data } }, secret: STRIPE_SECRET })
+  const res = await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: signed.headers, body: signed.body })
+  if (res.status !== 202) throw new Error(`stripe ${id}: ${res.status} ${await res.text()}`)
+}
+
+async function sendGithub (action: string): Promise<void> {
+  const signed = signRequest('github', { body: { action, zen: 'Keep it logically awesome.' }, secret: GITHUB_SECRET, eventType: 'issues' })
+  const res = await fetch(`${base}/webhooks/github`, { method: 'POST', headers: signed.headers, body: signed.body })
+  if (res.status !== 202) throw new Error(`github: ${res.status}`)
+}
+
+async function adminGet<T> (path: string): Promise<T> {
+  const res = await fetch(`${base}/admin${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  return await res.json() as T
+}
 
 async function waitFor (check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -93,4 +128,79 @@ t.test('a state change without the CSRF token is refused, even from the console\
   await page.getByRole('heading', { name: 'Overview' }).waitFor()
   t.pass('still logged in')
   await screenshot(page, 'csrf-refused')
+})
+
+t.test('events arrive; filter by provider and status; the XSS payloads render as text', async (t) => {
+  await sendStripe('evt_console_ok', 'invoice.paid', { amount: 4200 })
+  await sendStripe('evt_console_xss', 'customer.updated', { name: XSS[0], note: XSS[1] })
+  await sendGithub('opened')
+  // fail: true at the top level: the handler fails it while the switch is on.
+  const failing = signRequest('stripe', { body: { id: 'evt_console_fails', object: 'event', type: 'charge.failed', fail: true }, secret: STRIPE_SECRET })
+  t.equal((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: failing.headers, body: failing.body })).status, 202)
+  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done,failed')).items.length >= 4)
+
+  const { page, errors } = await loggedIn()
+  t.teardown(async () => await page.close())
+  let dialogs = 0
+  page.on('dialog', (dialog) => { dialogs++; void dialog.dismiss() })
+  await page.getByRole('link', { name: 'Events' }).click()
+  await page.getByRole('heading', { name: 'Events' }).waitFor()
+  await page.locator('table.events tbody tr').nth(3).waitFor()
+  t.equal(await page.locator('table.events tbody tr').count(), 4, 'every event arrived')
+  await checkAccessible(t, page, 'events')
+
+  await page.getByLabel('Provider').fill('stripe')
+  await page.getByLabel('Status').selectOption('failed')
+  await page.getByRole('button', { name: 'Apply filter' }).click()
+  await page.waitForURL(/#\/events\?provider=stripe&status=failed/)
+  await page.locator('table.events tbody tr').first().waitFor()
+  const rows = await page.locator('table.events tbody tr').allInnerTexts()
+  t.equal(rows.length, 1, 'one failed Stripe event')
+  t.match(rows[0], /failed\s+stripe\s+stripe\s+charge\.failed/)
+  await page.reload()
+  await page.locator('table.events tbody tr').first().waitFor()
+  t.equal(await page.getByLabel('Provider').inputValue(), 'stripe', 'the filter lives in the URL')
+
+  await page.goto(`${base}/admin/console/#/events/${encodeURIComponent((await adminGet<{ items: Array<{ id: string }> }>('/events?type=customer.updated')).items[0]?.id ?? '')}`)
+  const payload = page.getByTestId('payload')
+  await payload.waitFor()
+  const shown = await payload.textContent()
+  for (const markup of XSS) t.ok(shown?.includes(JSON.stringify(markup).slice(1, -1)), `${markup} shows as characters`)
+  t.equal(await page.locator('main img, main script').count(), 0, 'no element made from the payload')
+  t.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined, 'nothing of it ran')
+  t.equal(dialogs, 0)
+  await checkAccessible(t, page, 'one event')
+  t.same(pageErrors(errors), [])
+  await screenshot(page, 'event-xss-as-text')
+})
+
+t.test('open a failed event, replay it, and watch it turn done', async (t) => {
+  const { items } = await adminGet<{ items: Array<{ id: string }> }>('/events?status=failed&type=charge.failed')
+  t.equal(items.length, 1)
+  rmSync(failSwitch)
+  const { page } = await loggedIn()
+  t.teardown(async () => await page.close())
+  await page.goto(`${base}/admin/console/#/events/${encodeURIComponent(items[0]?.id ?? '')}`)
+  await page.getByTestId('event-status').getByText('failed').waitFor()
+  await page.getByRole('button', { name: 'Replay', exact: true }).click()
+  await page.getByText(/^Replayed/).waitFor()
+  await page.getByTestId('event-status').getByText('done').waitFor()
+  t.pass('failed, replayed, done')
+  await screenshot(page, 'event-replayed-done')
+})
+
+t.test('bulk replay a filtered set of 200 and see the progress reach the end', async (t) => {
+  const sends = Array.from({ length: 200 }, (_, i) => async () => await sendStripe(`evt_bulk_${i}`, 'payout.paid', { n: i }))
+  for (let i = 0; i < sends.length; i += 25) await Promise.all(sends.slice(i, i + 25).map(async (send) => await send()))
+  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?type=payout.paid&status=done&limit=500')).items.length === 200)
+  const { page } = await loggedIn()
+  t.teardown(async () => await page.close())
+  await page.goto(`${base}/admin/console/#/events?type=payout.paid`)
+  await page.getByRole('button', { name: 'Replay all matching…' }).click()
+  t.equal(await page.locator('#confirm-text').textContent(), 'Replay 200 events matched by this filter?', 'the count from a dry run')
+  await checkAccessible(t, page, 'bulk replay confirmation')
+  await page.getByRole('button', { name: 'Replay 200 events' }).click()
+  await page.getByText('Replayed 200 of 200: done').waitFor({ timeout: 60_000 })
+  t.equal(await page.locator('#replay-progress').getAttribute('value'), '200')
+  await screenshot(page, 'bulk-replay-done')
 })
