@@ -26,7 +26,7 @@ export function createProgram (version: string): Command {
       await serve(config)
     })
 
-  addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker')))))))
+  addSettings(addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker'))))))), SETTING_GROUPS.workerDatabase)
     .description('Process queued webhooks with your handler module')
     .requiredOption('--handler <path>', 'module exporting the handler or a router (default export, `handler` or `router`), relative to the working directory')
     .action(async (flags: { handler: string }, command: Command) => {

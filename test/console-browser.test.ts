@@ -38,7 +38,7 @@ await migrate(db.url)
 const port = await freePort()
 const base = `http://127.0.0.1:${port}`
 const env = {
-  REDIS_URL: redis.url, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ANVIL_DATABASE_URL: db.url, ANVIL_RETRY_SCHEDULE: 'none',
+  REDIS_URL: redis.url, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ANVIL_DATABASE_URL: db.url, ANVIL_RETRY_SCHEDULE: '600000',
   ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_SECRET, GITHUB_SECRET, CONSOLE_FAIL_FILE: failSwitch
 }
 const server: Cli = startCli(t, ['serve'], { env: { ...env, PORT: String(port), ANVIL_ADMIN_TOKEN: TOKEN } })

@@ -97,7 +97,13 @@ export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & Obser
   allowShortSecrets?: boolean
 }
 /** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
-export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & { host: string, port: number }
+export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & {
+  host: string
+  port: number
+  /** ANVIL_DATABASE_URL: the journal, written around each handler run; undefined: no journal. */
+  databaseUrl?: string
+  dbSchema?: string
+}
 export type ReplayConfig = CommonConfig & { limit?: number }
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
   secret: string
@@ -245,7 +251,9 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
     ...retention(env, flags, DEAD_LETTER_RETENTION),
     ...observability(env, flags),
     host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,
-    port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT
+    port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT,
+    databaseUrl: read(SETTINGS.databaseUrl, env, flags),
+    dbSchema: read(SETTINGS.dbSchema, env, flags)
   }
 }
 
