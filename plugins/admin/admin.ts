@@ -17,6 +17,9 @@ import { compileCheck } from '../../src/shared/validate.js'
 import { Opaque, Whole } from '../../src/shared/schemas.js'
 import { adminGuard } from './admin-guard.js'
 import { consoleRoutes } from './console.js'
+import type { Outbound } from '../../src/outbound/outbound.js'
+import { outboundEndpointRoutes } from './outbound-endpoint-routes.js'
+import { outboundMessageRoutes } from './outbound-message-routes.js'
 import { adminErrorHandler } from './error-handler.js'
 import { SessionKeys } from './session.js'
 import { sessionRoutes } from './session-routes.js'
@@ -51,7 +54,9 @@ export const AdminOptionsSchema = Type.Object({
   /** Serve the console at `<prefix>/console/`. @defaultValue true */
   console: Type.Optional(Type.Boolean()),
   /** Console logins per client address and minute; past it 429. @defaultValue 10 */
-  loginsPerMinute: Type.Optional(Whole(1, 10_000))
+  loginsPerMinute: Type.Optional(Whole(1, 10_000)),
+  /** Serve the outgoing-webhook routes of this service. @defaultValue the `anvilOutbound` plugin's, when it was registered first */
+  outbound: Type.Optional(Opaque<Outbound>())
 }, { additionalProperties: false })
 
 export type AnvilAdminOptions = Static<typeof AdminOptionsSchema>
@@ -83,6 +88,11 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
     admin.get('/openapi.json', { schema: { hide: true } }, async () => admin.swagger())
     await admin.register(sessionRoutes(options.token, sessions, prefix, options.loginsPerMinute ?? DEFAULT_LOGINS_PER_MINUTE))
     if (options.console !== false) await admin.register(consoleRoutes(prefix))
+    const outbound = options.outbound ?? (app.hasDecorator('anvilOutbound') ? app.anvilOutbound : undefined)
+    if (outbound !== undefined) {
+      await admin.register(outboundEndpointRoutes, { outbound })
+      await admin.register(outboundMessageRoutes, { outbound })
+    }
     for (const routes of options.routes ?? []) await admin.register(routes)
   }, { prefix })
 }
