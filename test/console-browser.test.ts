@@ -74,10 +74,20 @@ async function waitFor (check: () => Promise<boolean>): Promise<void> {
   throw new Error('gave up waiting')
 }
 
-/** A page logged in (the session cookie is the context's), with its console errors collected. */
-async function loggedIn (): Promise<{ page: Page, errors: string[] }> {
+/** A new page whose last state is saved as .tap/console/<name>.png when the test ends, pass or fail. */
+async function newPage (t: Test, name: string): Promise<{ page: Page, errors: string[] }> {
   const page = await context.newPage()
   const errors = consoleErrors(page)
+  t.teardown(async () => {
+    await screenshot(page, name)
+    await page.close()
+  })
+  return { page, errors }
+}
+
+/** A page logged in (the session cookie is the context's), with its console errors collected. */
+async function loggedIn (t: Test, name: string): Promise<{ page: Page, errors: string[] }> {
+  const { page, errors } = await newPage(t, name)
   await page.goto(`${base}/admin/console/`)
   if (await page.getByLabel('Admin token').isVisible().catch(() => false)) {
     await page.getByLabel('Admin token').fill(TOKEN)
@@ -95,9 +105,7 @@ async function checkAccessible (t: Test, page: Page, what: string): Promise<void
 }
 
 t.test('log in: a wrong token is refused, the right one opens a HttpOnly SameSite=Strict session', async (t) => {
-  const page = await context.newPage()
-  t.teardown(async () => await page.close())
-  const errors = consoleErrors(page)
+  const { page, errors } = await newPage(t, 'login-overview')
   await page.goto(`${base}/admin/console/`)
   await checkAccessible(t, page, 'login')
   await page.getByLabel('Admin token').fill('wrong-token-0123456789')
@@ -113,12 +121,10 @@ t.test('log in: a wrong token is refused, the right one opens a HttpOnly SameSit
   t.equal(await page.evaluate(() => document.cookie), '', 'the page\'s script cannot read the session')
   await checkAccessible(t, page, 'overview')
   t.same(pageErrors(errors), [], 'no error in the page (a CSP refusal would be one)')
-  await screenshot(page, 'login-overview')
 })
 
 t.test('a state change without the CSRF token is refused, even from the console\'s own origin with its cookie', async (t) => {
-  const { page } = await loggedIn()
-  t.teardown(async () => await page.close())
+  const { page } = await loggedIn(t, 'csrf-refused')
   const answer = await page.evaluate(async () => {
     const res = await fetch('/admin/session', { method: 'DELETE', credentials: 'same-origin' })
     return { status: res.status, body: await res.json() }
@@ -127,7 +133,6 @@ t.test('a state change without the CSRF token is refused, even from the console\
   await page.reload()
   await page.getByRole('heading', { name: 'Overview' }).waitFor()
   t.pass('still logged in')
-  await screenshot(page, 'csrf-refused')
 })
 
 t.test('events arrive; filter by provider and status; the XSS payloads render as text', async (t) => {
@@ -139,8 +144,7 @@ t.test('events arrive; filter by provider and status; the XSS payloads render as
   t.equal((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: failing.headers, body: failing.body })).status, 202)
   await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done,failed')).items.length >= 4)
 
-  const { page, errors } = await loggedIn()
-  t.teardown(async () => await page.close())
+  const { page, errors } = await loggedIn(t, 'events-xss-as-text')
   let dialogs = 0
   page.on('dialog', (dialog) => { dialogs++; void dialog.dismiss() })
   await page.getByRole('link', { name: 'Events' }).click()
@@ -171,30 +175,26 @@ t.test('events arrive; filter by provider and status; the XSS payloads render as
   t.equal(dialogs, 0)
   await checkAccessible(t, page, 'one event')
   t.same(pageErrors(errors), [])
-  await screenshot(page, 'event-xss-as-text')
 })
 
 t.test('open a failed event, replay it, and watch it turn done', async (t) => {
   const { items } = await adminGet<{ items: Array<{ id: string }> }>('/events?status=failed&type=charge.failed')
   t.equal(items.length, 1)
   rmSync(failSwitch)
-  const { page } = await loggedIn()
-  t.teardown(async () => await page.close())
+  const { page } = await loggedIn(t, 'event-replayed-done')
   await page.goto(`${base}/admin/console/#/events/${encodeURIComponent(items[0]?.id ?? '')}`)
   await page.getByTestId('event-status').getByText('failed').waitFor()
   await page.getByRole('button', { name: 'Replay', exact: true }).click()
   await page.getByText(/^Replayed/).waitFor()
   await page.getByTestId('event-status').getByText('done').waitFor()
   t.pass('failed, replayed, done')
-  await screenshot(page, 'event-replayed-done')
 })
 
 t.test('bulk replay a filtered set of 200 and see the progress reach the end', async (t) => {
   const sends = Array.from({ length: 200 }, (_, i) => async () => await sendStripe(`evt_bulk_${i}`, 'payout.paid', { n: i }))
   for (let i = 0; i < sends.length; i += 25) await Promise.all(sends.slice(i, i + 25).map(async (send) => await send()))
   await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?type=payout.paid&status=done&limit=500')).items.length === 200)
-  const { page } = await loggedIn()
-  t.teardown(async () => await page.close())
+  const { page } = await loggedIn(t, 'bulk-replay')
   await page.goto(`${base}/admin/console/#/events?type=payout.paid`)
   await page.getByRole('button', { name: 'Replay all matching…' }).click()
   t.equal(await page.locator('#confirm-text').textContent(), 'Replay 200 events matched by this filter?', 'the count from a dry run')
@@ -202,5 +202,53 @@ t.test('bulk replay a filtered set of 200 and see the progress reach the end', a
   await page.getByRole('button', { name: 'Replay 200 events' }).click()
   await page.getByText('Replayed 200 of 200: done').waitFor({ timeout: 60_000 })
   t.equal(await page.locator('#replay-progress').getAttribute('value'), '200')
-  await screenshot(page, 'bulk-replay-done')
+})
+
+t.test('outgoing: create an endpoint (its secret shown once), edit its types, disable and enable it, rotate its secret, send a test event', async (t) => {
+  const { page, errors } = await loggedIn(t, 'endpoints')
+  await page.getByRole('link', { name: 'Endpoints' }).click()
+  await page.getByRole('heading', { name: 'Endpoints' }).waitFor()
+  await page.getByLabel('URL').fill('https://hooks.example.com/anvil')
+  await page.getByLabel('Event types (comma-separated; empty: all)').fill('invoice.paid, invoice.voided')
+  await page.getByLabel('Description').fill(XSS[1] as string)
+  await page.getByRole('button', { name: 'Create endpoint' }).click()
+  const first = await page.getByTestId('secret').textContent()
+  t.match(first, /^whsec_[A-Za-z0-9+/=]+$/, 'the new secret, shown once')
+  await page.getByRole('button', { name: 'I have copied it' }).click()
+  t.equal(await page.getByTestId('secret').count(), 0, 'and gone once dismissed')
+  const endpoint = page.getByTestId('endpoint').first()
+  t.ok((await endpoint.textContent())?.includes(XSS[1] as string), 'the description shows as characters')
+  await checkAccessible(t, page, 'endpoints')
+
+  await endpoint.getByRole('textbox', { name: 'Event types', exact: true }).fill('invoice.paid')
+  await endpoint.getByRole('button', { name: 'Save types' }).click()
+  await endpoint.getByText('Event types saved').waitFor()
+  await endpoint.getByRole('button', { name: 'Disable' }).click()
+  await endpoint.getByText('Disabled (disabled by an operator)').waitFor()
+  await endpoint.getByRole('button', { name: 'Enable' }).click()
+  await endpoint.getByRole('button', { name: 'Disable' }).waitFor()
+  await endpoint.getByRole('button', { name: 'Rotate secret' }).click()
+  const rotated = await page.getByTestId('secret').textContent()
+  t.match(rotated, /^whsec_/)
+  t.not(rotated, first, 'a new secret')
+  await page.getByRole('button', { name: 'I have copied it' }).click()
+  await endpoint.getByRole('button', { name: 'Send test event' }).click()
+  await endpoint.getByText('Test event sent').waitFor()
+  const [listed] = (await adminGet<{ items: Array<{ eventTypes: string[], enabled: boolean }> }>('/endpoints')).items
+  t.match(listed, { eventTypes: ['invoice.paid'], enabled: true }, 'the API agrees')
+  t.same(pageErrors(errors), [])
+})
+
+t.test('every page: reachable from the navigation, no serious axe-core violation, no error; the overview charts the last hour', async (t) => {
+  const { page, errors } = await loggedIn(t, 'overview')
+  for (const [link, heading] of [['Events', 'Events'], ['Dead letters', 'Dead letters'], ['Endpoints', 'Endpoints'], ['Deliveries', 'Deliveries'], ['Undelivered', 'Undelivered'], ['Overview', 'Overview']]) {
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: link }).click()
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+    await page.locator('[aria-busy="true"]').waitFor({ state: 'detached' })
+    await checkAccessible(t, page, heading)
+  }
+  await page.locator('figure.chart rect').first().waitFor()
+  t.ok(await page.locator('figure.chart rect').count() > 0, 'bars for the minutes with events')
+  t.match(await page.locator('figure.chart figcaption').textContent(), /\d+ (\(the newest\) )?events over 60 minutes/)
+  t.same(pageErrors(errors), [])
 })

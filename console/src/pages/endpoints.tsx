@@ -60,7 +60,7 @@ function EndpointRow ({ endpoint, onChanged, onSecret }: { endpoint: Endpoint, o
   return (
     <li class='endpoint' data-testid='endpoint'>
       <h3>{endpoint.url}</h3>
-      <p>{endpoint.enabled ? 'Enabled' : `Disabled: ${endpoint.disabledReason ?? 'by an operator'}`}
+      <p>{endpoint.enabled ? 'Enabled' : `Disabled (${endpoint.disabledReason ?? 'by an operator'})`}
         {' · '}last delivery {endpoint.lastDeliveryStatus ?? 'none'} <Time value={endpoint.lastDeliveryAt} />
         {endpoint.failingSince !== null && <> · failing since <Time value={endpoint.failingSince} /></>}
         {' · '}<a href={href('/deliveries', { endpoint: endpoint.id })}>Deliveries</a></p>

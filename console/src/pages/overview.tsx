@@ -92,7 +92,7 @@ export function Overview () {
             <dl class='facts'>
               <dt>Endpoints</dt><dd>{page.items.length}{page.next !== null ? '+' : ''}</dd>
               <dt>Failing</dt><dd>{failing.length}{failing.map((e) => <div key={e.id}><a href={href('/deliveries', { endpoint: e.id })}>{e.url}</a> since <Time value={e.failingSince} /></div>)}</dd>
-              <dt>Disabled</dt><dd>{disabled.length}{disabled.map((e) => <div key={e.id}>{e.url}: {e.disabledReason ?? 'by an operator'}</div>)}</dd>
+              <dt>Disabled</dt><dd>{disabled.length}{disabled.map((e) => <div key={e.id}>{e.url} ({e.disabledReason ?? 'by an operator'})</div>)}</dd>
               <dt>Undelivered</dt><dd><a href={href('/undelivered')}>{undelivered.data === undefined ? '—' : `${undelivered.data.items.length}${undelivered.data.next !== null ? '+' : ''}`}</a></dd>
             </dl>
           )
