@@ -241,12 +241,13 @@ t.test('outgoing: create an endpoint (its secret shown once), edit its types, di
 
 t.test('every page: reachable from the navigation, no serious axe-core violation, no error; the overview charts the last hour', async (t) => {
   const { page, errors } = await loggedIn(t, 'overview')
-  for (const [link, heading] of [['Events', 'Events'], ['Dead letters', 'Dead letters'], ['Endpoints', 'Endpoints'], ['Deliveries', 'Deliveries'], ['Undelivered', 'Undelivered'], ['Overview', 'Overview']]) {
+  for (const [link, heading] of [['Events', 'Events'], ['Dead letters', 'Dead letters'], ['Endpoints', 'Endpoints'], ['Deliveries', 'Deliveries'], ['Undelivered', 'Undelivered'], ['Overview', 'Overview']] as const) {
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: link }).click()
     await page.getByRole('heading', { level: 1, name: heading }).waitFor()
-    await page.locator('[aria-busy="true"]').waitFor({ state: 'detached' })
+    await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null)
     await checkAccessible(t, page, heading)
   }
+  t.match(await page.getByTestId('outbox').textContent(), /^\d+ pending \(oldest .+\), \d+ failed$/, 'the outbox backlog')
   await page.locator('figure.chart rect').first().waitFor()
   t.ok(await page.locator('figure.chart rect').count() > 0, 'bars for the minutes with events')
   t.match(await page.locator('figure.chart figcaption').textContent(), /\d+ (\(the newest\) )?events over 60 minutes/)

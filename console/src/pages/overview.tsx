@@ -56,6 +56,7 @@ export function Overview () {
   const endpoints = useApi<Page<Endpoint>>('/endpoints?limit=200')
   const undelivered = useApi<Page<unknown>>('/undelivered?limit=200')
   const recent = useApi<Page<EventItem>>('/events?since=1h&limit=500')
+  const outbox = useApi<{ pending: number, failed: number, oldestPendingSeconds: number }>('/outbox')
   return (
     <>
       <h1>Overview</h1>
@@ -70,7 +71,8 @@ export function Overview () {
               <dt>Dead letters</dt><dd data-testid='dead-letter-size'>{stats.deadLetters?.size ?? '—'}</dd>
               <dt>Oldest dead letter</dt><dd>{age(stats.deadLetters?.oldestAgeSeconds)}</dd>
             </dl>
-            {stats.signatureFailures !== undefined && (
+            {stats.signatureFailures !== undefined && stats.signatureFailures.length === 0 && <p>No signature failures in the last day.</p>}
+            {stats.signatureFailures !== undefined && stats.signatureFailures.length > 0 && (
               <table>
                 <caption>Signature failures, last hour against the day's hourly baseline</caption>
                 <thead><tr><th scope='col'>Source</th><th scope='col'>Last hour</th><th scope='col'>Baseline</th></tr></thead>
@@ -93,6 +95,7 @@ export function Overview () {
               <dt>Endpoints</dt><dd>{page.items.length}{page.next !== null ? '+' : ''}</dd>
               <dt>Failing</dt><dd>{failing.length}{failing.map((e) => <div key={e.id}><a href={href('/deliveries', { endpoint: e.id })}>{e.url}</a> since <Time value={e.failingSince} /></div>)}</dd>
               <dt>Disabled</dt><dd>{disabled.length}{disabled.map((e) => <div key={e.id}>{e.url} ({e.disabledReason ?? 'by an operator'})</div>)}</dd>
+              <dt>Outbox backlog</dt><dd data-testid='outbox'>{outbox.data === undefined ? '—' : `${outbox.data.pending} pending (oldest ${age(outbox.data.oldestPendingSeconds)}), ${outbox.data.failed} failed`}</dd>
               <dt>Undelivered</dt><dd><a href={href('/undelivered')}>{undelivered.data === undefined ? '—' : `${undelivered.data.items.length}${undelivered.data.next !== null ? '+' : ''}`}</a></dd>
             </dl>
           )
