@@ -46,6 +46,14 @@ export { createRouter } from './src/handlers/router.js'
 export type { Router, HandlerRegistry, RouterOptions } from './src/handlers/router.js'
 export type {
   WebhookEventName, WebhookPayload, RoutedEvent, AnyRoutedEvent, EventHandler, AnyEventHandler, ProviderEventTypes,
-  RoutedProvider, JsonObject, JsonValue, FormFields, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
+  RoutedProvider, JsonObject, JsonValue, FormFields, SlackEventCallback, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
   PaddleEventType, LinearEventType, SquareEventType, ZoomEventType, GitlabEventType, SendgridEventType, DiscordEventType
 } from './src/handlers/payloads.js'
+export { createDeliveryWorker } from './src/outbound/delivery/delivery-worker.js'
+export type { DeliveryWorker } from './src/outbound/delivery/delivery-worker.js'
+export type { DeliveryWorkerOptions, EndpointDisabledEvent } from './src/outbound/delivery/delivery-options.js'
+export { signatureHeaders } from './src/outbound/delivery/sign-outbound.js'
+export type { OutboundScheme } from './src/outbound/delivery/sign-outbound.js'
+export { deliveryJobOptions, resolveSchedule, STANDARD_WEBHOOKS_SCHEDULE_MS } from './src/outbound/delivery/delivery-schedule.js'
+export type { RetryScheduleSetting } from './src/outbound/delivery/delivery-schedule.js'
+export { endpointUrlProblem } from './src/outbound/delivery/endpoint-url.js'
