@@ -112,9 +112,16 @@ t.test('log in: a wrong token is refused, the right one opens a HttpOnly SameSit
   await page.getByRole('button', { name: 'Log in' }).click()
   t.equal(await page.getByRole('alert').textContent(), 'Wrong token.')
   t.same(await context.cookies(), [], 'no session for a wrong token')
-  await page.getByLabel('Admin token').fill(TOKEN)
-  await page.getByRole('button', { name: 'Log in' }).click()
+  // By keyboard alone: the field, the token, Enter.
+  await page.getByLabel('Admin token').fill('')
+  await page.getByLabel('Admin token').focus()
+  await page.keyboard.type(TOKEN)
+  await page.keyboard.press('Enter')
   await page.getByRole('heading', { name: 'Overview' }).waitFor()
+  await page.keyboard.press('Tab')
+  t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content', 'the first stop skips to the content')
+  await page.keyboard.press('Tab')
+  t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Overview', 'then the sections')
   const [cookie] = await context.cookies()
   t.match(cookie, { name: 'anvil_admin_session', httpOnly: true, sameSite: 'Strict', path: '/admin' })
   t.notMatch(cookie?.value ?? '', TOKEN, 'the token is not in the cookie')
@@ -139,18 +146,20 @@ t.test('events arrive; filter by provider and status; the XSS payloads render as
   await sendStripe('evt_console_ok', 'invoice.paid', { amount: 4200 })
   await sendStripe('evt_console_xss', 'customer.updated', { name: XSS[0], note: XSS[1] })
   await sendGithub('opened')
-  // fail: true at the top level: the handler fails it while the switch is on.
-  const failing = signRequest('stripe', { body: { id: 'evt_console_fails', object: 'event', type: 'charge.failed', fail: true }, secret: STRIPE_SECRET })
-  t.equal((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: failing.headers, body: failing.body })).status, 202)
-  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done,failed')).items.length >= 4)
+  // At the top level, for the handler to see while the switch is on: fail: true fails (a retry waits), dead: true dead-letters.
+  for (const [id, type, flag] of [['evt_console_fails', 'charge.failed', 'fail'], ['evt_console_dead', 'charge.dispute.created', 'dead']]) {
+    const signed = signRequest('stripe', { body: { id, object: 'event', type, [flag as string]: true }, secret: STRIPE_SECRET })
+    t.equal((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: signed.headers, body: signed.body })).status, 202)
+  }
+  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done,failed,dead')).items.length >= 5)
 
   const { page, errors } = await loggedIn(t, 'events-xss-as-text')
   let dialogs = 0
   page.on('dialog', (dialog) => { dialogs++; void dialog.dismiss() })
   await page.getByRole('link', { name: 'Events' }).click()
   await page.getByRole('heading', { name: 'Events' }).waitFor()
-  await page.locator('table.events tbody tr').nth(3).waitFor()
-  t.equal(await page.locator('table.events tbody tr').count(), 4, 'every event arrived')
+  await page.locator('table.events tbody tr').nth(4).waitFor()
+  t.equal(await page.locator('table.events tbody tr').count(), 5, 'every event arrived')
   await checkAccessible(t, page, 'events')
 
   await page.getByLabel('Provider').fill('stripe')
@@ -202,6 +211,31 @@ t.test('bulk replay a filtered set of 200 and see the progress reach the end', a
   await page.getByRole('button', { name: 'Replay 200 events' }).click()
   await page.getByText('Replayed 200 of 200: done').waitFor({ timeout: 60_000 })
   t.equal(await page.locator('#replay-progress').getAttribute('value'), '200')
+})
+
+t.test('dead letters: shown with their failure, replayed one at a time', async (t) => {
+  const { page, errors } = await loggedIn(t, 'dead-letters')
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Dead letters' }).click()
+  const row = page.locator('tr', { hasText: 'charge.dispute.created' })
+  await row.waitFor()
+  t.match(await row.textContent(), /handler gave up on it: the fail switch is on/, 'with its failure')
+  await row.getByRole('button', { name: /^Replay / }).click()
+  await row.getByText('replayed').waitFor()
+  await waitFor(async () => (await adminGet<{ status: string }>(`/events/${encodeURIComponent('evt_console_dead')}`)).status === 'done')
+  t.pass('the replay ran and the event is done')
+  t.same(pageErrors(errors), [])
+})
+
+t.test('a paced bulk replay can be cancelled: it stops short, and says so', async (t) => {
+  const { page } = await loggedIn(t, 'bulk-replay-cancelled')
+  await page.goto(`${base}/admin/console/#/events?type=payout.paid`)
+  await page.getByRole('button', { name: 'Replay all matching…' }).click()
+  await page.getByLabel('At most this many per second (empty: as fast as it goes)').fill('5')
+  await page.getByRole('button', { name: 'Replay 200 events' }).click()
+  await page.getByRole('button', { name: 'Cancel replay' }).click()
+  await page.getByText(/^Replayed \d+ of 200: cancelled$/).waitFor()
+  const value = Number(await page.locator('#replay-progress').getAttribute('value'))
+  t.ok(value < 200, `stopped at ${value} of 200`)
 })
 
 t.test('outgoing: create an endpoint (its secret shown once), edit its types, disable and enable it, rotate its secret, send a test event', async (t) => {

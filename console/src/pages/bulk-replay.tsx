@@ -10,6 +10,7 @@ type Step = { at: 'idle' } | { at: 'counting' } | { at: 'confirm', matched: numb
 export function BulkReplay ({ filter, onDone }: { filter: Filter, onDone: () => void }) {
   const [step, setStep] = useState<Step>({ at: 'idle' })
   const [error, setError] = useState<Error | null>(null)
+  const [rate, setRate] = useState('')
   const runId = step.at === 'running' && step.run.state === 'running' ? step.run.id : null
   useEffect(() => {
     if (runId === null) return
@@ -28,7 +29,8 @@ export function BulkReplay ({ filter, onDone }: { filter: Filter, onDone: () => 
     setStep({ at: 'confirm', matched })
   })
   const start = act(async () => {
-    const started = await api<{ id: string, matched: number }>('POST', '/events/replay', { filter })
+    const ratePerSecond = rate === '' ? undefined : Number(rate)
+    const started = await api<{ id: string, matched: number }>('POST', '/events/replay', { filter, ...(ratePerSecond === undefined ? {} : { ratePerSecond }) })
     setStep({ at: 'running', run: { id: started.id, matched: started.matched, replayed: 0, state: 'running' } })
   })
   const cancel = act(async () => {
@@ -40,6 +42,8 @@ export function BulkReplay ({ filter, onDone }: { filter: Filter, onDone: () => 
       {step.at === 'confirm' && (
         <div role='alertdialog' aria-labelledby='confirm-text' class='confirm'>
           <p id='confirm-text'>Replay {step.matched} events matched by this filter?</p>
+          <label class='field'><span>At most this many per second (empty: as fast as it goes)</span>
+            <input type='number' min='1' name='ratePerSecond' value={rate} onInput={(e) => setRate((e.target as HTMLInputElement).value)} /></label>
           <button type='button' onClick={start} disabled={step.matched === 0}>Replay {step.matched} events</button>
           <button type='button' onClick={() => setStep({ at: 'idle' })}>Cancel</button>
         </div>
