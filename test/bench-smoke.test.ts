@@ -22,6 +22,14 @@ t.test('bench/verify.mjs runs alone and prints a row per preset next to the raw 
   for (const name of PROVIDER_NAMES) t.match(stdout, new RegExp(`^\\| ${name} \\| -?\\d`, 'm'), name)
 })
 
+t.test('bench/console-page.mjs runs alone and prints a row per request over its own journal, then drops it', async (t) => {
+  const { stdout } = await run(process.execPath, ['bench/console-page.mjs', '--quick'], { timeout: GIVE_UP_MS })
+  t.match(stdout, /^## Console first page/m)
+  for (const query of ['', '?status=failed', '?provider=github&type=issues', '?since=24h', '?status=dead&since=7d', '?text=note%20999']) {
+    t.match(stdout, new RegExp(`^\\| \`/admin/events${query.replace(/[?]/g, '\\?')}\` \\| \\d+ \\| [\\d.]+ `, 'm'), query || 'first page')
+  }
+})
+
 t.test('bench/job-cost.mjs runs alone and prints a row per job: the floor, Anvil, Anvil with the default retention, the what-if', async (t) => {
   const { stdout } = await run(process.execPath, ['bench/job-cost.mjs', '--quick'], { timeout: GIVE_UP_MS })
   t.match(stdout, /^## Cost of one add, by what the job holds/m)
