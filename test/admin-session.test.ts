@@ -34,6 +34,8 @@ t.test('login: the right token sets a signed HttpOnly SameSite=Strict cookie on 
   t.notMatch(setCookie, TOKEN, 'the token is not in the cookie')
   t.match(csrf, /^[A-Za-z0-9_-]{43}$/)
   t.equal((await app.inject({ url: '/admin/openapi.json', headers: { cookie } })).statusCode, 200, 'the cookie opens the API')
+  const proxied = await app.inject({ method: 'POST', url: '/admin/session', payload: { token: TOKEN }, headers: { 'x-forwarded-proto': 'https' } })
+  t.match(String(proxied.headers['set-cookie']), /; Secure/, 'Secure behind a proxy that terminates TLS')
   t.same((await app.inject({ url: '/admin/session', headers: { cookie } })).json().csrfToken, csrf, 'the page can read its CSRF token again')
 })
 

@@ -11,6 +11,12 @@ export const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 export interface Session { nonce: string, expiresAt: number }
 export interface SessionAnswer { csrfToken: string | null, expiresAt: string | null }
 
+/**
+ * Secure when the browser reached us over https, directly or through a proxy that says so. A forged header
+ * can only make the cookie Secure, which harms no one but the forger.
+ */
+const overHttps = (request: FastifyRequest): boolean => request.protocol === 'https' || request.headers['x-forwarded-proto'] === 'https'
+
 const hmac = (key: Buffer | string, text: string): Buffer => createHmac('sha256', key).update(text, 'utf8').digest()
 
 /**
@@ -35,7 +41,7 @@ export class SessionKeys {
   open (request: FastifyRequest, reply: FastifyReply, path: string, now = Date.now()): SessionAnswer {
     const session = { nonce: randomBytes(18).toString('base64url'), expiresAt: now + SESSION_TTL_MS }
     reply.setCookie(SESSION_COOKIE, `${session.expiresAt}.${session.nonce}`, {
-      path, httpOnly: true, sameSite: 'strict', secure: request.protocol === 'https', signed: true, maxAge: SESSION_TTL_MS / 1000
+      path, httpOnly: true, sameSite: 'strict', secure: overHttps(request), signed: true, maxAge: SESSION_TTL_MS / 1000
     })
     return this.answer(session)
   }
