@@ -4,12 +4,10 @@ import anvilAdmin from '../plugins/admin/admin.js'
 import { openDatabase, type Database } from '../src/db/database.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import type { AdminConfig, CommonConfig, IngressConfig } from './config/load-config.js'
+import { outboundAdminFeature } from './outbound-admin.js'
 import { createApp } from './server.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
-import { createOutbound } from '../src/outbound/outbound.js'
-import { outboundEndpointRoutes } from '../plugins/admin/outbound-endpoint-routes.js'
-import { outboundMessageRoutes } from '../plugins/admin/outbound-message-routes.js'
 
 /** What a feature's admin routes may use; the database is open when ANVIL_DATABASE_URL is set. */
 export interface AdminFeatureContext {
@@ -32,19 +30,8 @@ export const journalFeature: AdminFeature = (context) => journalAdminRoutes(open
   prefix: context.prefix
 }))
 
-/** Outgoing webhooks' routes, with a database only; their dispatcher and deliveries run in the workers. */
-export const outboundFeature: AdminFeature = (context) => {
-  if (context.database === undefined) return undefined
-  const outbound = createOutbound({ database: context.database.pool, schema: context.database.schema, redis: context.redis, prefix: context.prefix })
-  return async function outboundRoutes (admin) {
-    admin.addHook('onClose', async () => await outbound.close())
-    await admin.register(outboundEndpointRoutes, { outbound })
-    await admin.register(outboundMessageRoutes, { outbound })
-  }
-}
-
 /** The feature route sets `anvil serve` offers in its admin API: each feature (journal, outgoing webhooks) adds its line. */
-export const ADMIN_FEATURES: AdminFeature[] = [journalFeature, outboundFeature]
+export const ADMIN_FEATURES: AdminFeature[] = [journalFeature, outboundAdminFeature]
 
 /**
  * The admin API, when ANVIL_ADMIN_TOKEN is set: on `app`, or on an app of its own for ANVIL_ADMIN_PORT (returned,

@@ -47,7 +47,7 @@ t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with e
 
   const md = readFileSync(out + '.md', 'utf8')
   t.match(md, /^Commit \S+, \S+\. .+, \d+ cores, Node v\d+\.\d+\.\d+, Redis \d+\.\d+/m, 'the machine')
-  for (const heading of ['Summary', 'Ingress', 'Signature verification', 'Worker drain', 'End to end', 'Redis memory per event', 'CPU profile of the ingress']) {
+  for (const heading of ['Summary', 'Ingress', 'Signature verification', 'Worker drain', 'End to end', 'Redis memory per event', 'Outbound delivery', 'Outbound publish and latency', 'CPU profile of the ingress']) {
     t.match(md, new RegExp(`^## ${heading}$`, 'm'), heading)
   }
   t.match(md, /In-memory queue stub \(NOT a real-Redis figure\)/)
@@ -75,6 +75,14 @@ t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with e
   t.equal(e2e.accepted, e2e.sent, 'every request was accepted')
 
   t.match(memory, { fillingBytes: spread, steadyBytes: spread, completedKept: Number, dedupeKeys: Number })
+
+  const outbound = report.sections['outbound-delivery']
+  t.same(outbound.rows.map((r: { endpoints: number }) => r.endpoints), [1, 10])
+  for (const row of outbound.rows) t.match(row, { anvil: spread, floor: spread, ratio: spread })
+  const publish = report.sections['outbound-publish']
+  t.match(publish, { row: { anvil: spread, floor: spread, ratio: spread }, latency: { total: Number, delivered: Number, p50: Number, p99: Number } })
+  t.equal(publish.latency.delivered, publish.latency.total, 'every published message reached the receiver')
+  t.match(md, /\| outbound publish in a transaction \| .* \| anvil \/ bare INSERT [\d.]+/)
 
   t.ok(Object.keys(profile.areas).length > 0, 'the profile has areas')
   t.ok(profile.top.length > 0, 'the profile has top functions')

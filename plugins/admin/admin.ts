@@ -18,8 +18,7 @@ import { Opaque, Whole } from '../../src/shared/schemas.js'
 import { adminGuard } from './admin-guard.js'
 import { consoleRoutes } from './console.js'
 import type { Outbound } from '../../src/outbound/outbound.js'
-import { outboundEndpointRoutes } from './outbound-endpoint-routes.js'
-import { outboundMessageRoutes } from './outbound-message-routes.js'
+import { outboundAdminRoutes } from './outbound-routes.js'
 import { adminErrorHandler } from './error-handler.js'
 import { SessionKeys } from './session.js'
 import { sessionRoutes } from './session-routes.js'
@@ -89,10 +88,7 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
     await admin.register(sessionRoutes(options.token, sessions, prefix, options.loginsPerMinute ?? DEFAULT_LOGINS_PER_MINUTE))
     if (options.console !== false) await admin.register(consoleRoutes(prefix))
     const outbound = options.outbound ?? (app.hasDecorator('anvilOutbound') ? app.anvilOutbound : undefined)
-    if (outbound !== undefined) {
-      await admin.register(outboundEndpointRoutes, { outbound })
-      await admin.register(outboundMessageRoutes, { outbound })
-    }
+    if (outbound !== undefined) await admin.register(outboundAdminRoutes(outbound))
     for (const routes of options.routes ?? []) await admin.register(routes)
   }, { prefix })
 }
