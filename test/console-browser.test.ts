@@ -5,6 +5,8 @@
  */
 import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
@@ -35,6 +37,17 @@ const db = await TestDatabase.create()
 t.teardown(async () => { await redis.stop(); await db.drop(); rmSync(dir, { recursive: true, force: true }) })
 await migrate(db.url)
 
+// The receiver of the outgoing webhooks: it records what it gets and answers 200.
+const received: Array<{ headers: Record<string, unknown>, body: string }> = []
+const receiver = createServer((request, response) => {
+  let body = ''
+  request.on('data', (chunk: Buffer) => { body += chunk.toString('utf8') })
+  request.on('end', () => { received.push({ headers: request.headers, body }); response.end('ok') })
+})
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+t.teardown(async () => await new Promise((resolve) => receiver.close(resolve)))
+
 const port = await freePort()
 const base = `http://127.0.0.1:${port}`
 const env = {
@@ -42,7 +55,10 @@ const env = {
   ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_SECRET, GITHUB_SECRET, CONSOLE_FAIL_FILE: failSwitch
 }
 const server: Cli = startCli(t, ['serve'], { env: { ...env, PORT: String(port), ANVIL_ADMIN_TOKEN: TOKEN } })
-const worker: Cli = startCli(t, ['worker', '--handler', 'test/fixtures/console-handler.mjs'], { env: { ...env, PORT: String(await freePort()) } })
+// The receiver is on loopback, which the SSRF guard refuses unless allowed.
+const worker: Cli = startCli(t, ['worker', '--handler', 'test/fixtures/console-handler.mjs'], {
+  env: { ...env, PORT: String(await freePort()), ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.1/32' }
+})
 t.teardown(async () => { await server.stop(); await worker.stop() })
 await waitFor(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200)
 
@@ -238,11 +254,11 @@ t.test('a paced bulk replay can be cancelled: it stops short, and says so', asyn
   t.ok(value < 200, `stopped at ${value} of 200`)
 })
 
-t.test('outgoing: create an endpoint (its secret shown once), edit its types, disable and enable it, rotate its secret, send a test event', async (t) => {
+t.test('outgoing: create an endpoint (its secret shown once), edit its types, disable and enable it, rotate its secret, send a test event and see its delivery in the log', async (t) => {
   const { page, errors } = await loggedIn(t, 'endpoints')
   await page.getByRole('link', { name: 'Endpoints' }).click()
   await page.getByRole('heading', { name: 'Endpoints' }).waitFor()
-  await page.getByLabel('URL').fill('https://hooks.example.com/anvil')
+  await page.getByLabel('URL').fill(receiverUrl)
   await page.getByLabel('Event types (comma-separated; empty: all)').fill('invoice.paid, invoice.voided')
   await page.getByLabel('Description').fill(XSS[1] as string)
   await page.getByRole('button', { name: 'Create endpoint' }).click()
@@ -270,6 +286,25 @@ t.test('outgoing: create an endpoint (its secret shown once), edit its types, di
   await endpoint.getByText('Test event sent').waitFor()
   const [listed] = (await adminGet<{ items: Array<{ eventTypes: string[], enabled: boolean }> }>('/endpoints')).items
   t.match(listed, { eventTypes: ['invoice.paid'], enabled: true }, 'the API agrees')
+
+  await endpoint.getByRole('link', { name: 'Deliveries' }).click()
+  await page.getByRole('heading', { level: 1, name: 'Deliveries' }).waitFor()
+  const delivery = page.getByTestId('delivery').first()
+  // The worker dispatches the test message and delivers it; the log fills in as the page is reloaded.
+  for (let i = 0; i < 60 && await delivery.count() === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    await page.reload()
+    await page.getByRole('heading', { level: 1, name: 'Deliveries' }).waitFor()
+    await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null)
+  }
+  t.match(await delivery.innerText(), /success\s+200\s+1\s+\d+ ms/, 'the test event, delivered: success, HTTP 200, attempt 1')
+  t.equal(received.length, 1, 'the receiver got it')
+  t.match(received[0]?.headers, { 'webhook-id': String, 'webhook-signature': /^v1,/ }, 'signed as Standard Webhooks')
+  await checkAccessible(t, page, 'deliveries')
+  await delivery.getByRole('button', { name: /^Send again/ }).click()
+  await delivery.getByText('retry queued').waitFor()
+  await waitFor(async () => received.length === 2)
+  t.equal(received[1]?.headers['webhook-id'], received[0]?.headers['webhook-id'], 'the same message again, by its id')
   t.same(pageErrors(errors), [])
 })
 

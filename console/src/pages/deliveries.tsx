@@ -10,7 +10,7 @@ interface Delivery {
 }
 const FIELDS = ['endpoint', 'status', 'since'] as const
 
-/** The delivery log, filtered by endpoint, status and time; a failed delivery can be retried. */
+/** The delivery log, filtered by endpoint, status and time; a delivery can be sent again (a failed one retried). */
 export function Deliveries ({ route }: { route: Route }) {
   const filter = Object.fromEntries(FIELDS.map((f) => [f, route.params.get(f) ?? undefined])) as Record<(typeof FIELDS)[number], string | undefined>
   const cursor = route.params.get('cursor') ?? undefined
@@ -48,7 +48,7 @@ export function Deliveries ({ route }: { route: Route }) {
               <tr key={d.id} data-testid='delivery'>
                 <td><Time value={d.createdAt} /></td><td><Status value={d.status} /></td><td>{d.httpStatus ?? '—'}</td><td>{d.attempt}</td>
                 <td>{d.durationMs} ms</td><td>{d.messageId}</td><td>{d.endpointId}</td><td>{d.error ?? ''}</td>
-                <td>{retried[d.id] ?? (d.status === 'failed' ? <button type='button' onClick={() => retry(d.id)} aria-label={`Retry delivery ${d.id}`}>Retry</button> : '')}</td>
+                <td>{retried[d.id] ?? <button type='button' onClick={() => retry(d.id)} aria-label={`${d.status === 'failed' ? 'Retry' : 'Send again'}: delivery ${d.id}`}>{d.status === 'failed' ? 'Retry' : 'Send again'}</button>}</td>
               </tr>
             ))}</tbody>
           </table>
