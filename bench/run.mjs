@@ -1,7 +1,8 @@
 // `npm run bench`: every benchmark, each in its own process one after the other, into one report:
 // bench/report-latest.md (and .json, not committed) with the machine, each figure's spread over repeated runs,
 // and the ratios. Run it on a quiet machine; each bench also runs alone (`node bench/<name>.mjs`).
-// Usage: node bench/run.mjs [--quick] [--only ingress,verify,drain,e2e,memory,profile] [--profile] [--out bench/report-latest]
+// Usage: node bench/run.mjs [--quick] [--only ingress,verify,drain,e2e,memory,outbound-delivery,outbound-publish,profile] [--profile]
+//   [--out bench/report-latest]
 //   --quick    a tiny load per bench: shows they run (test/bench-smoke.test.ts), the figures mean nothing
 //   --profile  also the CPU profile of the ingress (off by default: the profiler slows what it watches)
 import { spawn } from 'node:child_process'
@@ -15,7 +16,7 @@ const values = checkedArgs({
   profile: { type: 'boolean', default: false },
   out: { type: 'string', default: new URL('./report-latest', import.meta.url).pathname }
 })
-const BENCHES = ['ingress', 'verify', 'drain', 'e2e', 'memory', 'profile']
+const BENCHES = ['ingress', 'verify', 'drain', 'e2e', 'memory', 'outbound-delivery', 'outbound-publish', 'profile']
 const chosen = values.only !== undefined ? values.only.split(',') : BENCHES.filter((id) => id !== 'profile' || values.profile)
 const unknown = chosen.filter((id) => !BENCHES.includes(id))
 if (unknown.length > 0) {
@@ -74,6 +75,14 @@ function summary () {
   }
   const memory = of('memory')
   if (memory !== undefined) lines.push(`| Redis memory, steady state | ${showSpread(memory.steadyBytes)} bytes/event | |`)
+  for (const r of of('outbound-delivery')?.rows ?? []) {
+    lines.push(`| outbound delivery, ${r.endpoints} endpoint(s) | ${showSpread(r.anvil)} deliveries/s | anvil / raw BullMQ + undici ${showSpread(r.ratio, 2)} (target ≥ 0.9) |`)
+  }
+  const publish = of('outbound-publish')
+  if (publish !== undefined) {
+    lines.push(`| outbound publish in a transaction | ${showSpread(publish.row.anvil)} messages/s | anvil / bare INSERT ${showSpread(publish.row.ratio, 2)} (target ≥ 0.8) |`)
+    lines.push(`| outbound publish → receiver at ${publish.rate}/s | p50 ${publish.latency.p50?.toFixed(1)} ms, p99 ${publish.latency.p99?.toFixed(1)} ms | delivered ${publish.latency.delivered}/${publish.latency.total} |`)
+  }
   return lines.length === 0 ? [] : ['## Summary', '', '| what | figure | ratio |', '|---|---|---|', ...lines, '']
 }
 

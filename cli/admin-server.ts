@@ -4,6 +4,7 @@ import anvilAdmin from '../plugins/admin/admin.js'
 import { openDatabase, type Database } from '../src/db/database.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import type { AdminConfig, CommonConfig, IngressConfig } from './config/load-config.js'
+import { outboundAdminFeature } from './outbound-admin.js'
 import { createApp } from './server.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
@@ -30,7 +31,7 @@ export const journalFeature: AdminFeature = (context) => journalAdminRoutes(open
 }))
 
 /** The feature route sets `anvil serve` offers in its admin API: each feature (journal, outgoing webhooks) adds its line. */
-export const ADMIN_FEATURES: AdminFeature[] = [journalFeature]
+export const ADMIN_FEATURES: AdminFeature[] = [journalFeature, outboundAdminFeature]
 
 /**
  * The admin API, when ANVIL_ADMIN_TOKEN is set: on `app`, or on an app of its own for ANVIL_ADMIN_PORT (returned,

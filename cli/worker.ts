@@ -2,9 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { WorkerCommandConfig } from './config/load-config.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { redactUrl } from '../src/redis/connect.js'
-import { createWorker } from '../src/worker/worker.js'
+import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
+import { errors } from '../src/shared/errors.js'
+import { createForwarder } from '../src/outbound/delivery/create-forwarder.js'
 import anvilHealth from '../plugins/health.js'
 import { loadHandler } from './handler-module.js'
+import { startOutgoing } from './outbound-worker.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger, throttleRepeats } from './logging.js'
 import { closeGracefully, createApp, listen, registerMetrics, sampledQueue } from './server.js'
@@ -16,18 +19,35 @@ export const REDIS_WAIT_NOTICE_MS = 2000
 export const UNSTARTED_CLOSE_MS = 1000
 
 /**
- * `anvil worker --handler ./module.js`: runs the user's handler on the queue until SIGTERM, with health
- * and metrics on HOST:PORT. The HTTP side starts first, so while Redis is not reachable yet the process
+ * The handler the worker runs: the user's module, the forwarder of the sources that forward (which hands
+ * the other sources' events to the module), or both; none when the process only sends outgoing webhooks.
+ */
+async function workerHandler (config: WorkerCommandConfig, handlerPath: string | undefined): Promise<{ handler?: WebhookHandler, file?: string, close?: () => Promise<void> }> {
+  const loaded = handlerPath === undefined ? undefined : await loadHandler(handlerPath)
+  const forwarding = (config.sources ?? []).some((source) => source.forward !== undefined)
+  if (!forwarding) {
+    if (loaded !== undefined || config.databaseUrl !== undefined) return loaded ?? {}
+    throw new errors.INVALID_CONFIG('anvil worker needs --handler, a sources file (ANVIL_CONFIG) whose sources forward, or ANVIL_DATABASE_URL (outgoing webhooks)')
+  }
+  const forwarder = createForwarder(config.sources ?? [], { allowNets: config.outboundAllowNets, fallback: loaded?.handler })
+  return { handler: forwarder.handler, file: loaded?.file, close: forwarder.close }
+}
+
+/**
+ * `anvil worker --handler ./module.js`: runs the user's handler (and forwards the events of sources that
+ * forward) on the queue until SIGTERM, with health and metrics on HOST:PORT. The HTTP side starts first, so while Redis is not reachable yet the process
  * stays up, retries, and answers 503 on /health/ready instead of crashing in a loop.
  */
-export async function runWorker (config: WorkerCommandConfig, handlerPath: string): Promise<void> {
+export async function runWorker (config: WorkerCommandConfig, handlerPath: string | undefined): Promise<void> {
   const log = createLogger(config.logLevel, { logPayloads: config.logPayloads })
-  const { handler, file } = await loadHandler(handlerPath)
+  const { handler, file, close: closeForwarder } = await workerHandler(config, handlerPath)
   const redisUrl = config.redisUrl ?? DEFAULT_REDIS_URL
   const life = new Lifecycle(log)
   life.closeOnSignals(config.shutdownTimeoutMs)
   try {
     const tracing = await setUpTracing(config, 'anvil-worker', log, life)
+    if (config.databaseUrl !== undefined) startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+    if (handler === undefined) return await serveProbes(config, redisUrl, log, life)
     const worker = createWorker(handler, {
       redis: redisUrl,
       queueName: config.queueName,
@@ -38,8 +58,10 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       stalledIntervalMs: config.stalledIntervalMs,
       deadAgeSeconds: config.retention?.deadAgeSeconds,
       logger: throttleRepeats(log),
-      telemetry: tracing?.telemetry
+      telemetry: tracing?.telemetry,
+      journal: config.databaseUrl === undefined ? undefined : { database: config.databaseUrl, schema: config.dbSchema }
     })
+    if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
     const app = createApp(log)
     await app.register(anvilHealth, { redis: redisUrl, worker })
     const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
@@ -66,9 +88,25 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     await worker.start()
     started = true
     clearTimeout(probe)
-    log.info({ handler: file, queue: config.queueName, concurrency: config.concurrency }, 'anvil worker: started')
+    const forwards = (config.sources ?? []).filter((source) => source.forward !== undefined).map((source) => source.name ?? source.provider)
+    log.info({ handler: file, forwards: forwards.length > 0 ? forwards : undefined, queue: config.queueName, concurrency: config.concurrency }, 'anvil worker: started')
   } catch (err) {
     await life.close()
     throw err
   }
+}
+
+/** The outgoing-only worker: health (Redis) and metrics, no inbound queue. */
+async function serveProbes (config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle): Promise<void> {
+  const app = createApp(log)
+  await app.register(anvilHealth, { redis: redisUrl })
+  const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
+  life.add('http', async () => await closeGracefully(app))
+  if (metricsApp !== undefined) {
+    life.add('metrics server', async () => await closeGracefully(metricsApp))
+    await listen(metricsApp, config.host, config.metricsPort ?? 0)
+  }
+  const port = await listen(app, config.host, config.port)
+  log.info({ host: config.host, port }, 'anvil worker: health and metrics listening')
+  log.info({ outgoing: true }, 'anvil worker: started')
 }

@@ -40,7 +40,8 @@ const checkOptions = compileCheck(AnvilHealthOptionsSchema)
 function redisPing (app: FastifyInstance, sampler: QueueSampler | undefined, timeoutMs: number): () => Promise<boolean> {
   if (sampler !== undefined) return async () => await sampler.ping()
   app.addHook('onReady', async () => {
-    if (!app.hasDecorator('anvil')) throw new errors.INVALID_OPTIONS('health needs `redis`, or the anvil plugin on the same app')
+    // `app.anvil` may be the outbound plugin's alone (publish, no ingress).
+    if (!app.hasDecorator('anvil') || !('ping' in app.anvil)) throw new errors.INVALID_OPTIONS('health needs `redis`, or the anvil plugin on the same app')
   })
   return async () => await app.anvil.ping(timeoutMs)
 }

@@ -22,6 +22,14 @@ t.test('bench/verify.mjs runs alone and prints a row per preset next to the raw 
   for (const name of PROVIDER_NAMES) t.match(stdout, new RegExp(`^\\| ${name} \\| -?\\d`, 'm'), name)
 })
 
+t.test('bench/console-page.mjs runs alone and prints a row per request over its own journal, then drops it', async (t) => {
+  const { stdout } = await run(process.execPath, ['bench/console-page.mjs', '--quick'], { timeout: GIVE_UP_MS })
+  t.match(stdout, /^## Console first page/m)
+  for (const query of ['', '?status=failed', '?provider=github&type=issues', '?since=24h', '?status=dead&since=7d', '?text=note%20999']) {
+    t.match(stdout, new RegExp(`^\\| \`/admin/events${query.replace(/[?]/g, '\\?')}\` \\| \\d+ \\| [\\d.]+ `, 'm'), query || 'first page')
+  }
+})
+
 t.test('bench/job-cost.mjs runs alone and prints a row per job: the floor, Anvil, Anvil with the default retention, the what-if', async (t) => {
   const { stdout } = await run(process.execPath, ['bench/job-cost.mjs', '--quick'], { timeout: GIVE_UP_MS })
   t.match(stdout, /^## Cost of one add, by what the job holds/m)
@@ -39,7 +47,7 @@ t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with e
 
   const md = readFileSync(out + '.md', 'utf8')
   t.match(md, /^Commit \S+, \S+\. .+, \d+ cores, Node v\d+\.\d+\.\d+, Redis \d+\.\d+/m, 'the machine')
-  for (const heading of ['Summary', 'Ingress', 'Signature verification', 'Worker drain', 'End to end', 'Redis memory per event', 'CPU profile of the ingress']) {
+  for (const heading of ['Summary', 'Ingress', 'Signature verification', 'Worker drain', 'End to end', 'Redis memory per event', 'Outbound delivery', 'Outbound publish and latency', 'CPU profile of the ingress']) {
     t.match(md, new RegExp(`^## ${heading}$`, 'm'), heading)
   }
   t.match(md, /In-memory queue stub \(NOT a real-Redis figure\)/)
@@ -67,6 +75,14 @@ t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with e
   t.equal(e2e.accepted, e2e.sent, 'every request was accepted')
 
   t.match(memory, { fillingBytes: spread, steadyBytes: spread, completedKept: Number, dedupeKeys: Number })
+
+  const outbound = report.sections['outbound-delivery']
+  t.same(outbound.rows.map((r: { endpoints: number }) => r.endpoints), [1, 10])
+  for (const row of outbound.rows) t.match(row, { anvil: spread, floor: spread, ratio: spread })
+  const publish = report.sections['outbound-publish']
+  t.match(publish, { row: { anvil: spread, floor: spread, ratio: spread }, latency: { total: Number, delivered: Number, p50: Number, p99: Number } })
+  t.equal(publish.latency.delivered, publish.latency.total, 'every published message reached the receiver')
+  t.match(md, /\| outbound publish in a transaction \| .* \| anvil \/ bare INSERT [\d.]+/)
 
   t.ok(Object.keys(profile.areas).length > 0, 'the profile has areas')
   t.ok(profile.top.length > 0, 'the profile has top functions')

@@ -28,7 +28,7 @@ t.test('bad configuration: exit 1, exactly one line on stderr, no stack trace, n
       /^anvil: invalid configuration: ANVIL_IDEMPOTENCY must be signature, payload, header:<name> or body:<field> \(got "header:"\)$/],
     ['bad WORKER_CONCURRENCY', ['worker', '--handler', 'examples/handler.js'], { ...secret, WORKER_CONCURRENCY: '0' },
       'anvil: invalid configuration: WORKER_CONCURRENCY must be an integer from 1 to 10000 (got "0")'],
-    ['worker without --handler', ['worker'], secret, "anvil: required option '--handler <path>' not specified"],
+    ['worker without --handler', ['worker'], secret, 'anvil: invalid configuration: anvil worker needs --handler, a sources file (ANVIL_CONFIG) whose sources forward, or ANVIL_DATABASE_URL (outgoing webhooks)'],
     ['bad ANVIL_METRICS_PATH', ['serve'], { ...secret, ANVIL_METRICS_PATH: 'metrics' },
       'anvil: invalid configuration: ANVIL_METRICS_PATH must be a URL path starting with "/", or "off" (got "metrics")'],
     ['bad --metrics-port', ['worker', '--handler', 'examples/handler.js', '--metrics-port', '-1'], secret,

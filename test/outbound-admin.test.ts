@@ -128,7 +128,7 @@ t.test('deliveries: filtered list, retry as a new job, the undelivered view, rec
   const { messageId } = (await call('POST', '/admin/messages', { type: 'a.b', data: {}, tenant: 'dlv' })).body
   await outbound.dispatcher.dispatchOnce()
   const attempt = (endpointId: string, n: number, success: boolean) => outbound.store.recordAttempt({
-    messageId, endpointId, attempt: n, durationMs: 5, payloadSha256: 'bb', success,
+    messageId, endpointId, attempt: n, durationMs: 5, responseHead: '', payloadSha256: 'bb', success,
     ...(success ? { httpStatus: 200 } : { errorClass: 'TimeoutError', errorMessage: 'timed out after 10000 ms' })
   })
   const first = await attempt(endpoint.id, 1, false)
@@ -195,4 +195,70 @@ t.test('app.anvil.publish in the caller\'s transaction; the pool given is left o
   await t.rejects(async () => { await bad.register(anvilOutbound, { database: pool, redis: fixture.redis.url, dispatch: { batchSize: 0 } }).ready() },
     { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /outbound dispatch.batchSize/ })
   await bad.close()
+})
+
+t.test('metrics: messages published, and the outbox\'s pending count and oldest age on scrape; health and metrics beside outbound alone', async (t) => {
+  const { default: anvilMetrics } = await import('../plugins/metrics/metrics.js')
+  const { default: anvilHealth } = await import('../plugins/health.js')
+  const metered = Fastify()
+  await metered.register(anvilOutbound, { database: pool, redis: fixture.redis.url, queueName: 'metered' })
+  await metered.register(anvilMetrics)
+  t.teardown(async () => await metered.close())
+  await metered.anvil.publish({ type: 'metered.event', data: 1, tenant: 'metered' })
+  await metered.anvil.publish({ type: 'metered.event', data: 2, tenant: 'metered' })
+  await db.query("INSERT INTO anvil.outbox (id, type, public_type, data, created_at) VALUES ('metered-old', 'a', 'a', '1', now() - interval '1 hour')")
+  const text = (await metered.inject({ url: '/metrics' })).body
+  t.match(text, /anvil_outbound_published_total\{event_type="metered.event"\} 2/)
+  const pending = Number(/^anvil_outbox_pending (\d+)/m.exec(text)?.[1])
+  t.ok(pending >= 3, `pending ${pending}`)
+  const oldest = Number(/^anvil_outbox_oldest_pending_seconds ([\d.]+)/m.exec(text)?.[1])
+  t.ok(oldest >= 3600, `oldest ${oldest}`)
+  t.match(text, /^anvil_outbox_failed \d+/m)
+  t.notMatch(text, /anvil_queue_jobs\{/, 'no inbound queue to sample')
+  const healthOnly = Fastify()
+  await healthOnly.register(anvilOutbound, { database: pool, redis: fixture.redis.url })
+  await healthOnly.register(anvilHealth)
+  await t.rejects(async () => { await healthOnly.ready() }, { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /health needs `redis`, or the anvil plugin/ })
+  await healthOnly.close()
+})
+
+t.test('app.anvil carries publish beside the ingress\'s enqueue, whichever plugin is registered first; a second of either fails', async (t) => {
+  const { default: anvil } = await import('../plugins/ingress.js')
+  const ingressOptions = { redis: fixture.redis.url, secret: 'whsec_0123456789abcdef0123' }
+  for (const order of [['ingress', 'outbound'], ['outbound', 'ingress']]) {
+    const both = Fastify()
+    for (const name of order) {
+      if (name === 'ingress') await both.register(anvil, ingressOptions)
+      else await both.register(anvilOutbound, { database: pool, redis: fixture.redis.url })
+    }
+    await both.ready()
+    t.equal(typeof both.anvil.publish, 'function', `${order.join(' then ')}: publish`)
+    t.equal(typeof both.anvil.enqueue, 'function', `${order.join(' then ')}: enqueue`)
+    t.ok(await both.anvil.ping(1000))
+    await both.close()
+  }
+  const twice = Fastify()
+  t.teardown(async () => await twice.close())
+  await twice.register(anvilOutbound, { database: pool, redis: fixture.redis.url })
+  await t.rejects(async () => { await twice.register(anvilOutbound, { database: pool, redis: fixture.redis.url }) }, { code: 'FST_ERR_DEC_ALREADY_PRESENT' })
+})
+
+t.test('anvil serve\'s admin API serves the outbound routes when ANVIL_DATABASE_URL is set, and only then', async (t) => {
+  const { default: pino } = await import('pino')
+  const { registerAdmin } = await import('../cli/admin-server.js')
+  const { loadServeConfig } = await import('../cli/config/load-config.js')
+  const { createApp } = await import('../cli/server.js')
+  const log = pino({ level: 'silent' })
+  const env = { WEBHOOK_SECRET: 'whsec_cli_admin_0123456789', REDIS_URL: fixture.redis.url, ANVIL_ADMIN_TOKEN: TOKEN }
+  const withDb = createApp(log)
+  await registerAdmin(withDb, loadServeConfig({ ...env, ANVIL_DATABASE_URL: db.url }), log)
+  const created = await withDb.inject({ method: 'POST', url: '/admin/endpoints', headers: auth, payload: { url: 'https://serve.example/' } })
+  t.equal(created.statusCode, 201)
+  t.match(created.json(), { id: /^ep_/, secret: /^whsec_/ })
+  t.equal((await withDb.inject({ url: '/admin/endpoints' })).statusCode, 401)
+  await withDb.close()
+  const withoutDb = createApp(log)
+  await registerAdmin(withoutDb, loadServeConfig(env), log)
+  t.equal((await withoutDb.inject({ url: '/admin/endpoints', headers: auth })).statusCode, 404, 'no database, no outbound routes')
+  await withoutDb.close()
 })

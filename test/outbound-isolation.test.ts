@@ -1,6 +1,7 @@
 import t from 'tap'
 import { createCircuitBreaker } from '../src/outbound/delivery/circuit-breaker.js'
 import { createEndpointRateLimit } from '../src/outbound/delivery/endpoint-rate-limit.js'
+import { createEndpointGate } from '../src/outbound/delivery/endpoint-gate.js'
 import { TestRedis } from './helpers/redis.js'
 
 const redis = await TestRedis.start()
@@ -57,4 +58,39 @@ t.test('the per-endpoint rate limit holds across clients', async (t) => {
   const fourth = await b.take('ep_1', 3, now)
   t.ok(fourth !== undefined && fourth > now && fourth <= now + 1000, 'the fourth waits for the next second')
   t.equal(await a.take('ep_2', 3, now), undefined, 'per endpoint')
+})
+
+t.test('a clean read is trusted for a while in this process; a local failure asks Redis again', async (t) => {
+  const a = createCircuitBreaker(client, '{t3}', { ...settings, failureThreshold: 1, cleanCacheMs: 60_000 })
+  const b = createCircuitBreaker(other, '{t3}', { ...settings, failureThreshold: 1 })
+  const now = 5_000_000
+  t.same(await a.admit('ep_1', now), { send: true, probe: false, dirty: false })
+  t.equal(await b.record('ep_1', false, { probe: false, dirty: false }, now), 'opened', 'another process opens it')
+  t.same(await a.admit('ep_1', now + 1), { send: true, probe: false, dirty: false }, 'this one still trusts its clean read')
+  t.equal((await b.admit('ep_1', now + 1)).send, false)
+  await a.record('ep_1', false, { probe: false, dirty: false }, now + 2)
+  t.equal((await a.admit('ep_1', now + 3)).send, false, 'after its own failure it reads Redis: open')
+})
+
+t.test('the per-endpoint bulkhead: a fast endpoint waits its turn, a slow one sends jobs back', async (t) => {
+  const gate = createEndpointGate({ maxInFlight: 2, slowAfterMs: 200, timeoutMs: 10_000 })
+  const first = await gate.enter('ep_1')
+  const second = await gate.enter('ep_1')
+  t.ok('release' in first && 'release' in second, 'up to the cap at once')
+  t.ok('release' in await gate.enter('ep_2'), 'other endpoints are not counted')
+  let entered = false
+  const third = gate.enter('ep_1').then((entry) => { entered = true; return entry })
+  await new Promise((resolve) => setImmediate(resolve))
+  t.notOk(entered, 'over the cap: waits')
+  if ('release' in first) first.release()
+  const admitted = await third
+  t.ok('release' in admitted, 'a release lets the next one in')
+  // Neither of the two in flight comes back: the endpoint is slow past slowAfterMs, and the next job is sent back.
+  const before = Date.now()
+  const fourth = await gate.enter('ep_1')
+  t.ok('retryAt' in fourth, 'slow: told to come back')
+  if ('retryAt' in fourth) t.ok(fourth.retryAt >= before + 9_000, 'about when the oldest delivery times out')
+  if ('release' in second) { second.release(); second.release() }
+  if ('release' in admitted) admitted.release()
+  t.ok('release' in await gate.enter('ep_1'), 'free again once released (a second release is a no-op)')
 })

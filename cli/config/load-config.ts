@@ -97,7 +97,17 @@ export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & Obser
   allowShortSecrets?: boolean
 }
 /** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
-export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & { host: string, port: number }
+export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & {
+  host: string
+  port: number
+  /** The sources file's sources: those with `forward` are forwarded by the worker. */
+  sources?: SourceOptions[]
+  /** ANVIL_OUTBOUND_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
+  outboundAllowNets?: string
+  /** ANVIL_DATABASE_URL: with it, the worker writes the journal around each handler run, dispatches the outbox and delivers outgoing webhooks. */
+  databaseUrl?: string
+  dbSchema?: string
+}
 export type ReplayConfig = CommonConfig & { limit?: number }
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
   secret: string
@@ -245,8 +255,16 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
     ...retention(env, flags, DEAD_LETTER_RETENTION),
     ...observability(env, flags),
     host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,
-    port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT
+    port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT,
+    ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true')),
+    ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags)),
+    ...optional('databaseUrl', read(SETTINGS.databaseUrl, env, flags)),
+    ...optional('dbSchema', read(SETTINGS.dbSchema, env, flags))
   }
+}
+
+function optional<K extends string, V> (key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : { [key]: value } as Record<K, V>
 }
 
 /** `anvil migrate`, and every command that uses PostgreSQL: the database is required there. */

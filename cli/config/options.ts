@@ -28,6 +28,10 @@ export const SETTING_GROUPS = {
   observability: ['metricsPath', 'metricsPort', 'tracing', 'logPayloads'],
   /** `anvil worker` listens too: health probes and metrics. */
   workerHttp: ['host', 'port'],
+  /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
+  forward: ['config', 'allowShortSecrets', 'outboundAllowNets'],
+  /** `anvil worker`: with a database, it also dispatches the outbox and delivers outgoing webhooks. */
+  outgoing: ['databaseUrl', 'dbSchema'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
   admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
@@ -84,4 +88,6 @@ export const addDeadLetterRetentionOptions = (command: Command): Command => addS
 export const addRetentionOptions = (command: Command): Command =>
   addDeadLetterRetentionOptions(addSettings(command, SETTING_GROUPS.jobRetention))
 export const addObservabilityOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.observability)
+export const addForwardOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.forward)
+export const addOutgoingOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.outgoing)
 export const addWorkerHttpOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.workerHttp, WORKER_HTTP)

@@ -9,6 +9,7 @@ import { databaseUrlProblem } from '../../src/db/database-url.js'
 import { SCHEMA_PATTERN } from '../../src/db/database.js'
 import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, QueueName, RetrySchedule, Whole } from '../../src/shared/schemas.js'
 import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
+import { netsProblem } from '../../src/outbound/delivery/cidr.js'
 import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { define, toInteger, type Setting } from './setting.js'
 import {
@@ -190,6 +191,15 @@ export const SETTINGS = {
     env: 'ANVIL_CONFIG', key: 'config', flag: '--config', value: '<file>',
     description: 'JSON or YAML sources file, { "sources": [...] }, one per provider',
     expected: 'the path of a JSON or YAML sources file', schema: Type.String({ minLength: 1 })
+  }),
+  outboundAllowNets: define({
+    env: 'ANVIL_OUTBOUND_ALLOW_NETS', key: 'outboundAllowNets', flag: '--outbound-allow-nets', value: '<cidrs>',
+    description: 'networks outgoing webhooks may reach despite the SSRF guard (loopback, private…), comma-separated',
+    expected: 'comma-separated networks such as 127.0.0.0/8,10.0.0.0/8', schema: Type.String({ minLength: 1 }),
+    breaks: (nets) => {
+      const problem = netsProblem(nets)
+      return problem === undefined ? undefined : `must be comma-separated networks (${problem})`
+    }
   }),
   databaseUrl: define({
     env: 'ANVIL_DATABASE_URL', key: 'databaseUrl', flag: '--database-url', value: '<url>', description: 'PostgreSQL URL',

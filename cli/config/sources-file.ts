@@ -12,6 +12,7 @@ import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import { sourceProperties, weakSecret, type SourceOptions } from '../../src/inbound/source-options.js'
 import { compileCheck } from '../../src/shared/validate.js'
+import { forwardProblem } from '../../src/outbound/delivery/forward-options.js'
 import { SETTINGS } from './settings.js'
 
 /** `${NAME}`: the whole secret comes from the environment variable NAME. */
@@ -91,7 +92,11 @@ export function parseSourcesFile (text: string, file: string, env: Env = {}, all
       const from = ENV_REFERENCE.exec(source.secrets[i] as string)?.[1]
       throw new errors.INVALID_CONFIG(`${file}: sources.${index}.secrets.${i}${from === undefined ? '' : ` (\${${from}})`} ${problem}`)
     }
-    return { ...source, secrets }
+    if (source.forward === undefined) return { ...source, secrets }
+    const forward = { ...source.forward, secret: expandSecret(source.forward.secret, env, `${file}: sources.${index}.forward.secret`) }
+    const problem = forwardProblem(forward, allowShort)
+    if (problem !== undefined) throw new errors.INVALID_CONFIG(`${file}: sources.${index}.forward.${problem}`)
+    return { ...source, secrets, forward }
   })
 }
 

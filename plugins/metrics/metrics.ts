@@ -14,6 +14,7 @@ import { createQueueSampler, SAMPLED_STATES, type QueueSample, type QueueSampler
 import { compileCheck } from '../../src/shared/validate.js'
 import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
 import { instrumentOutbound } from './outbound-metrics.js'
+import { instrumentOutbox, watchOutbox } from './outbox-metrics.js'
 import { Type, type Static } from '@sinclair/typebox'
 import { Opaque } from '../../src/shared/schemas.js'
 
@@ -146,9 +147,11 @@ export function instrument (registry: Registry): () => void {
   ]
   for (const [name, handler] of handlers) subscribe(channels[name].name, handler as (message: unknown) => void)
   const stopOutbound = instrumentOutbound(registry)
+  const stopOutbox = instrumentOutbox(registry)
   return () => {
     for (const [name, handler] of handlers) unsubscribe(channels[name].name, handler as (message: unknown) => void)
     stopOutbound()
+    stopOutbox()
   }
 }
 
@@ -182,7 +185,8 @@ function addQueueGauges (registry: Registry, samplersNow: () => ReadonlySet<Queu
 function samplerFor (app: Parameters<FastifyPluginAsync>[0], option: AnvilMetricsOptions['queue']): QueueSampler | undefined {
   if (option === false) return undefined
   if (option !== undefined) return createQueueSampler(option)
-  if (!app.hasDecorator('anvil')) return undefined
+  // `app.anvil` may be the outbound plugin's alone (publish, no ingress).
+  if (!app.hasDecorator('anvil') || !('ingress' in app.anvil)) return undefined
   const { redis, settings } = app.anvil.ingress.options
   return createQueueSampler({ redis, queueName: settings.queueName, prefix: settings.prefix })
 }
@@ -198,9 +202,11 @@ const anvilMetrics: FastifyPluginAsync<AnvilMetricsOptions> = async (app, option
   if (options.processMetrics ?? options.registry === undefined) collectDefaultMetrics({ register: registry, prefix: 'anvil_' })
   const sampler = samplerFor(app, options.queue)
   const stop = instrumentShared(registry, sampler)
+  const stopOutbox = app.hasDecorator('anvilOutbound') ? watchOutbox(registry, app.anvilOutbound.outboxStats) : undefined
   app.decorate('anvilMetrics', { registry })
   app.addHook('onClose', async () => {
     stop()
+    stopOutbox?.()
     await sampler?.close()
   })
   if (path !== false) {

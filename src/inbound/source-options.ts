@@ -15,6 +15,7 @@ import {
 import { anvilHmacScheme } from '../providers/anvil.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { secretProblem } from '../signing/secret-problem.js'
+import { ForwardSchema, forwardProblem, type ForwardOptions } from '../outbound/delivery/forward-options.js'
 
 /** A route: from `/`, no whitespace. */
 const RoutePath = () => Type.String({ pattern: '^/\\S*$' })
@@ -35,7 +36,9 @@ export const sourceProperties = {
   /** How the dedupe key is made. @defaultValue `'provider'` (the provider's event id); `'signature'` for `anvil` */
   idempotency: Type.Optional(Opaque<IdempotencyStrategy>()),
   /** Names the source in dedupe keys and on jobs; must be unique. @defaultValue the provider's name */
-  name: Type.Optional(SourceName())
+  name: Type.Optional(SourceName()),
+  /** The worker forwards each verified event to this URL, signed with Anvil's outgoing signature. @defaultValue none */
+  forward: Type.Optional(ForwardSchema)
 }
 
 export const SourceSchema = Type.Object(sourceProperties, { additionalProperties: false })
@@ -73,6 +76,7 @@ export interface ResolvedSource {
   scheme: SignatureScheme
   deriveKey: KeyDeriver
   publicUrl?: string
+  forward?: ForwardOptions
 }
 
 /** The routes the options describe (already checked against their schema); at least one. */
@@ -91,7 +95,11 @@ export function resolveSources (opts: EndpointOptions): ResolvedSource[] {
       seen.add(source[key])
     }
   }
-  opts.sources.forEach((source, index) => checkSecrets(source.provider, source.secrets, `sources.${index}.secrets`, allowShort))
+  opts.sources.forEach((source, index) => {
+    checkSecrets(source.provider, source.secrets, `sources.${index}.secrets`, allowShort)
+    const problem = source.forward === undefined ? undefined : forwardProblem(source.forward, allowShort)
+    if (problem !== undefined) throw new errors.INVALID_OPTIONS(`sources.${index}.forward.${problem}`)
+  })
   return resolved
 }
 
@@ -151,6 +159,7 @@ function resolveSource (source: SourceOptions, index: number): ResolvedSource {
     path: source.path,
     scheme,
     deriveKey: createKeyDeriver(source.idempotency ?? (provider === DEFAULT_PROVIDER ? 'signature' : 'provider')),
-    publicUrl: source.publicUrl
+    publicUrl: source.publicUrl,
+    ...(source.forward === undefined ? {} : { forward: source.forward })
   }
 }

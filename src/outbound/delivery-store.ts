@@ -1,5 +1,6 @@
 import { inTransaction, type Database } from '../db/database.js'
-import type { DeliveryAttempt, DeliveryStore, EndpointState, RecordedAttempt } from './outbound-job.js'
+import type { DeliveryAttempt } from './delivery/delivery-job.js'
+import type { DatabaseDeliveryStore, RecordedAttempt, StoredEndpointState } from './outbound-job.js'
 
 export const DEFAULT_SECRET_CACHE_MS = 5000
 /** The log keeps the start of a response: enough to read an error page, never a whole download. */
@@ -19,15 +20,15 @@ export function cutUtf8 (text: string, bytes: number): string {
 }
 
 /** What the delivery worker reads and writes in PostgreSQL (INTERFACE.md). */
-export function createDeliveryStore (db: Database, options: DeliveryStoreOptions = {}): DeliveryStore {
+export function createDeliveryStore (db: Database, options: DeliveryStoreOptions = {}): DatabaseDeliveryStore {
   const cacheMs = options.secretCacheMs ?? DEFAULT_SECRET_CACHE_MS
-  const cache = new Map<string, { until: number, state: Promise<EndpointState | undefined> }>()
+  const cache = new Map<string, { until: number, state: Promise<StoredEndpointState | undefined> }>()
   const endpoints = db.table('endpoints')
   const secrets = db.table('endpoint_secrets')
   const deliveries = db.table('deliveries')
 
-  async function read (endpointId: string): Promise<EndpointState | undefined> {
-    const { rows } = await db.pool.query<{ enabled: boolean, scheme: EndpointState['scheme'], rate_limit: number | null, secrets: string[] | null }>(
+  async function read (endpointId: string): Promise<StoredEndpointState | undefined> {
+    const { rows } = await db.pool.query<{ enabled: boolean, scheme: StoredEndpointState['scheme'], rate_limit: number | null, secrets: string[] | null }>(
       `SELECT e.enabled, e.scheme, e.rate_limit,
          (SELECT array_agg(s.secret ORDER BY s.created_at DESC) FROM ${secrets} s
           WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets
@@ -36,7 +37,7 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
     return row === undefined ? undefined : { enabled: row.enabled, scheme: row.scheme, rateLimit: row.rate_limit, secrets: row.secrets ?? [] }
   }
 
-  async function loadEndpoint (endpointId: string): Promise<EndpointState | undefined> {
+  async function loadEndpoint (endpointId: string): Promise<StoredEndpointState | undefined> {
     const now = Date.now()
     const hit = cache.get(endpointId)
     if (hit !== undefined && hit.until > now) return await hit.state
@@ -59,7 +60,7 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
              response_head, payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
           [attempt.messageId, attempt.endpointId, attempt.attempt, attempt.success ? 'success' : 'failed', attempt.httpStatus ?? null,
             Math.max(0, Math.round(attempt.durationMs)), attempt.errorClass ?? null, attempt.errorMessage ?? null,
-            attempt.responseHead === undefined ? null : cutUtf8(attempt.responseHead, RESPONSE_HEAD_BYTES), attempt.payloadSha256])
+            attempt.responseHead === '' ? null : cutUtf8(attempt.responseHead, RESPONSE_HEAD_BYTES), attempt.payloadSha256])
         const updated = await client.query<{ failing_since: Date | null }>(
           `UPDATE ${endpoints} SET last_delivery_at = now(), last_delivery_status = $2,
              failing_since = CASE WHEN $2 = 'success' THEN NULL ELSE coalesce(failing_since, now()) END

@@ -16,6 +16,8 @@ export interface DispatchRetry {
 
 export interface DispatcherSettings {
   pollIntervalMs: number
+  /** After a pass that found work, the next one comes this soon, until a pass finds none. */
+  busyPollMs: number
   leaseMs: number
   batchSize: number
   retry: DispatchRetry
@@ -54,6 +56,7 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
   let running: Promise<void> | undefined
   let again = false
   let timer: NodeJS.Timeout | undefined
+  let followUp: NodeJS.Timeout | undefined
   let listener: pg.PoolClient | undefined
 
   async function claim (limit = settings.batchSize): Promise<ClaimedMessage[]> {
@@ -98,13 +101,23 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
       again = true
       return
     }
+    clearTimeout(followUp)
     running = (async () => {
+      let found = 0
       do {
         again = false
-        while (!closed && await dispatchOnce() === settings.batchSize);
+        let claimed = 0
+        do {
+          claimed = await dispatchOnce()
+          found += claimed
+        } while (!closed && claimed === settings.batchSize)
       } while (again && !closed)
+      return found
     })()
-      .catch((err: Error) => log.warn({ err: err.message }, 'anvil outbound: dispatch pass failed; the next poll tries again'))
+      .then((found) => {
+        // Busy: more is likely on its way, and its publisher may not NOTIFY (one per interval).
+        if (found > 0 && !closed) followUp = setTimeout(wake, settings.busyPollMs).unref()
+      }, (err: Error) => log.warn({ err: err.message }, 'anvil outbound: dispatch pass failed; the next poll tries again'))
       .finally(() => { running = undefined })
   }
 
@@ -156,6 +169,7 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
     async close () {
       closed = true
       clearInterval(timer)
+      clearTimeout(followUp)
       await running
       await stopListening()
     }

@@ -1,7 +1,7 @@
 /** The shapes of an endpoint: what a caller gives (create, patch) and what Anvil answers. */
 import { Type, type Static } from '@sinclair/typebox'
 import { Whole } from '../shared/schemas.js'
-import { MAX_ENDPOINT_URL_BYTES } from './endpoint-url.js'
+import { MAX_ENDPOINT_URL_LENGTH } from './delivery/endpoint-url.js'
 
 /** Event type names: `invoice.paid`, `user/created`, `order:shipped`; printable, no spaces. */
 export const EVENT_TYPE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$'
@@ -12,7 +12,7 @@ export const Tenant = () => Type.String({ minLength: 1, maxLength: 200 })
 export const Scheme = () => Type.Union([Type.Literal('standard-webhooks'), Type.Literal('stripe')])
 
 const fields = {
-  url: Type.String({ minLength: 1, maxLength: MAX_ENDPOINT_URL_BYTES }),
+  url: Type.String({ minLength: 1, maxLength: MAX_ENDPOINT_URL_LENGTH }),
   /** The tenant whose messages this endpoint receives. @defaultValue none (messages published without a tenant) */
   tenant: Type.Optional(Tenant()),
   /** The public event types it receives. @defaultValue `[]` (every type) */

@@ -6,7 +6,7 @@ import { compileCheck } from '../shared/validate.js'
 import {
   EndpointInputSchema, EndpointPatchSchema, type Endpoint, type EndpointInput, type EndpointPatch, type EndpointWithSecret
 } from './endpoint-schemas.js'
-import { endpointUrlProblem } from './endpoint-url.js'
+import { endpointUrlProblem } from './delivery/endpoint-url.js'
 import { newId, newSecret } from './ids.js'
 import { iso, pageSize, toPage, type Page } from './page.js'
 
@@ -70,7 +70,7 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
 
   function check (problem: string | undefined, input: { url?: string, eventTypes?: string[] }): void {
     if (problem !== undefined) throw new errors.INVALID_ENDPOINT(problem)
-    const urlProblem = input.url === undefined ? undefined : endpointUrlProblem(input.url, options.httpsOnly)
+    const urlProblem = input.url === undefined ? undefined : endpointUrlProblem(input.url, { httpsOnly: options.httpsOnly })
     if (urlProblem !== undefined) throw new errors.INVALID_ENDPOINT(`url ${urlProblem}`)
     const unknown = options.knownTypes === undefined ? undefined : input.eventTypes?.find((type) => !options.knownTypes?.has(type))
     if (unknown !== undefined) throw new errors.INVALID_ENDPOINT(`eventTypes: ${JSON.stringify(unknown)} is not a public event type of the event map`)

@@ -1,6 +1,8 @@
 import type { JobsOptions, Queue } from 'bullmq'
 import type { Database } from '../db/database.js'
-import { OUTBOUND_JOB_NAME, outboundJobId, type EndpointScheme, type OutboundJobData } from './outbound-job.js'
+import { OUTBOUND_JOB_NAME, type OutboundJobData } from './delivery/delivery-job.js'
+import type { OutboundScheme } from './delivery/sign-outbound.js'
+import { outboundJobId } from './outbound-job.js'
 
 /** What fan-out needs of an outbox row. */
 export interface OutboxMessage {
@@ -35,10 +37,10 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
     if (message.publicType === null) return []
     const type = message.publicType
     const { rows } = target.endpointId === undefined
-      ? await db.pool.query<{ id: string, url: string, scheme: EndpointScheme }>(
+      ? await db.pool.query<{ id: string, url: string, scheme: OutboundScheme }>(
         `SELECT id, url, scheme FROM ${endpoints} WHERE enabled AND tenant IS NOT DISTINCT FROM $1
          AND (cardinality(event_types) = 0 OR $2 = ANY (event_types)) ORDER BY id`, [message.tenant, type])
-      : await db.pool.query<{ id: string, url: string, scheme: EndpointScheme }>(
+      : await db.pool.query<{ id: string, url: string, scheme: OutboundScheme }>(
         `SELECT id, url, scheme FROM ${endpoints} WHERE id = $1`, [target.endpointId])
     if (rows.length === 0) return []
     const body = envelope(message, type)

@@ -1,42 +1,13 @@
 /**
- * What the database side of outgoing webhooks hands the delivery side: the job in Redis (never a secret) and
- * the store the delivery worker reads secrets from and writes each attempt to (INTERFACE.md).
+ * The database side's additions to the job and store contract of src/outbound/delivery/delivery-job.ts
+ * (INTERFACE.md): deterministic job ids, and the store as the database implements it.
  */
-export const DEFAULT_OUTBOUND_QUEUE_NAME = 'outbound'
-export const OUTBOUND_JOB_NAME = 'deliver'
-
-export const ENDPOINT_SCHEMES = ['standard-webhooks', 'stripe'] as const
-export type EndpointScheme = typeof ENDPOINT_SCHEMES[number]
-
-export interface OutboundJobData {
-  messageId: string
-  endpointId: string
-  /** The public event type. */
-  eventType: string
-  url: string
-  /** The envelope `{ id, type, timestamp, data }` as sent, built once at dispatch. */
-  body: string
-  scheme: EndpointScheme
-}
+import type { DeliveryAttempt, DeliveryStore, EndpointState } from './delivery/delivery-job.js'
+import type { OutboundScheme } from './delivery/sign-outbound.js'
 
 /** `${messageId}.${endpointId}`: the same pair is one job, so a re-dispatch never delivers twice. */
 export function outboundJobId (messageId: string, endpointId: string, suffix?: string): string {
   return suffix === undefined ? `${messageId}.${endpointId}` : `${messageId}.${endpointId}.${suffix}`
-}
-
-export interface DeliveryAttempt {
-  messageId: string
-  endpointId: string
-  /** 1 for the first try. */
-  attempt: number
-  httpStatus?: number
-  durationMs: number
-  errorClass?: string
-  errorMessage?: string
-  /** The start of the response body; cut to 4 KiB again when stored. */
-  responseHead?: string
-  payloadSha256: string
-  success: boolean
 }
 
 export interface RecordedAttempt {
@@ -45,19 +16,14 @@ export interface RecordedAttempt {
   failingSince: Date | null
 }
 
-export interface EndpointState {
-  enabled: boolean
-  scheme: EndpointScheme
-  /** Deliveries per second; null is no limit. */
-  rateLimit: number | null
-  /** Live secrets, newest first. */
-  secrets: string[]
+/** What the database knows of an endpoint at delivery time. */
+export interface StoredEndpointState extends EndpointState {
+  scheme: OutboundScheme
 }
 
-export interface DeliveryStore {
-  /** The endpoint's live secrets, newest first, cached briefly; [] when the endpoint is gone. */
-  loadSecrets (endpointId: string): Promise<string[]>
-  loadEndpoint (endpointId: string): Promise<EndpointState | undefined>
+/** The delivery store with every optional member there, as PostgreSQL provides it. */
+export interface DatabaseDeliveryStore extends DeliveryStore {
+  loadEndpoint (endpointId: string): Promise<StoredEndpointState | undefined>
   /** Writes the attempt and the endpoint's last delivery in one transaction. */
   recordAttempt (attempt: DeliveryAttempt): Promise<RecordedAttempt>
   /** True when this call disabled it (false: already disabled, or gone). */

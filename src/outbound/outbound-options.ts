@@ -4,19 +4,19 @@ import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
 import { Opaque, Prefix, QueueName, Whole } from '../shared/schemas.js'
 import type { AnvilLogger } from '../worker/worker-options.js'
+import { RetryScheduleSettingSchema } from './delivery/delivery-schedule.js'
 import { EventType } from './endpoint-schemas.js'
 
 /** Defaults, named once. */
 export const DEFAULT_DISPATCH_POLL_MS = 2000
+export const DEFAULT_DISPATCH_BUSY_POLL_MS = 20
+export const DEFAULT_NOTIFY_INTERVAL_MS = 50
 export const DEFAULT_DISPATCH_LEASE_MS = 60_000
 export const DEFAULT_DISPATCH_BATCH = 100
 /** UseDeploy's dispatch backoff: 30 s, 1 m, 2 m … capped at 15 m, failed after 8 attempts. */
 export const DEFAULT_DISPATCH_RETRY = Object.freeze({ baseMs: 30_000, maxMs: 15 * 60_000, attempts: 8 })
-/** Now and the nine Standard Webhooks retries; the delivery worker's backoff strategy reads the type. */
-export const DEFAULT_DELIVERY_JOB_OPTIONS: JobsOptions = Object.freeze({
-  attempts: 10,
-  backoff: { type: 'anvil-outbound' },
-  // Kept a day after success, so a re-dispatch of the same message finds the job and adds nothing.
+/** A delivery job is kept a day after success, so a re-dispatch of the same message finds it and adds nothing. */
+export const DEFAULT_DELIVERY_RETENTION: JobsOptions = Object.freeze({
   removeOnComplete: { age: 24 * 60 * 60 },
   removeOnFail: { age: 7 * 24 * 60 * 60 }
 })
@@ -25,6 +25,8 @@ export const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024
 export const DispatchOptionsSchema = Type.Object({
   /** The backstop poll, for a NOTIFY missed while the listener reconnected. @defaultValue 2000 */
   pollIntervalMs: Type.Optional(Whole(10)),
+  /** After a pass that found work, the next pass comes this soon, until one finds none. @defaultValue 20 */
+  busyPollMs: Type.Optional(Whole(1)),
   /** How long a claim holds a message; a dispatcher that died lets go when it ends. @defaultValue 60000 */
   leaseMs: Type.Optional(Whole(100)),
   /** Messages claimed at once. @defaultValue 100 */
@@ -52,6 +54,11 @@ export const OutboundOptionsSchema = Type.Object({
   maxPayloadBytes: Type.Optional(Whole(1, MAX_PAYLOAD_LIMIT)),
   /** Internal event name → public name; an internal name missing here is never delivered. @defaultValue none (names are public as they are) */
   eventMap: Type.Optional(Type.Record(Type.String(), EventType())),
+  /**
+   * At most one NOTIFY per this many ms from a process's publishes (PostgreSQL serializes the commits of
+   * notifying transactions); 0: one with every message. @defaultValue 50
+   */
+  notifyIntervalMs: Type.Optional(Whole(0, 60_000)),
   /** Refuse endpoint URLs that are not https. @defaultValue false */
   httpsOnly: Type.Optional(Type.Boolean()),
   /** How long a rotated-out secret keeps signing. @defaultValue 86400 (24 h) */
@@ -60,7 +67,9 @@ export const OutboundOptionsSchema = Type.Object({
   secretCacheMs: Type.Optional(Whole(0)),
   /** @defaultValue every field's default */
   dispatch: Type.Optional(DispatchOptionsSchema),
-  /** BullMQ options of each delivery job (its retries are the delivery worker's). @defaultValue `DEFAULT_DELIVERY_JOB_OPTIONS` */
+  /** The delivery retries; must be the delivery worker's `retrySchedule`, since each job's attempts come from it. @defaultValue `'standard-webhooks'` */
+  retrySchedule: Type.Optional(RetryScheduleSettingSchema),
+  /** More BullMQ options for each delivery job, over the schedule's and the retention. @defaultValue none */
   deliveryJobOptions: Type.Optional(Opaque<JobsOptions>()),
   /** @defaultValue silent */
   logger: Type.Optional(Opaque<AnvilLogger>())

@@ -10,9 +10,11 @@ import { createDeliveryStore } from './delivery-store.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import { createEndpointStore, type EndpointStore } from './endpoint-store.js'
 import { createFanOut } from './fan-out.js'
-import { DEFAULT_OUTBOUND_QUEUE_NAME, type DeliveryStore, type OutboundJobData } from './outbound-job.js'
+import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from './delivery/delivery-job.js'
+import { deliveryJobOptions, resolveSchedule } from './delivery/delivery-schedule.js'
+import type { DatabaseDeliveryStore } from './outbound-job.js'
 import {
-  DEFAULT_DELIVERY_JOB_OPTIONS, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
+  DEFAULT_DELIVERY_RETENTION, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_BUSY_POLL_MS, DEFAULT_NOTIFY_INTERVAL_MS, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
   OutboundOptionsSchema, type OutboundOptions
 } from './outbound-options.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
@@ -29,7 +31,7 @@ export interface Outbound {
   readonly database: Database
   readonly queue: Queue<OutboundJobData>
   /** For the delivery worker: secrets, the attempt log, disabling (INTERFACE.md). */
-  readonly store: DeliveryStore
+  readonly store: DatabaseDeliveryStore
   readonly endpoints: EndpointStore
   readonly deliveries: DeliveryLog
   readonly dispatcher: Dispatcher
@@ -65,10 +67,15 @@ export function createOutbound (options: OutboundOptions): Outbound {
     async remove (id) { store.forget(id); await rawEndpoints.remove(id) },
     async rotateSecret (id, grace = options.secretGraceSeconds) { store.forget(id); return await rawEndpoints.rotateSecret(id, grace) }
   }
-  const fanOut = createFanOut(database, queue, options.deliveryJobOptions ?? DEFAULT_DELIVERY_JOB_OPTIONS)
+  const fanOut = createFanOut(database, queue, {
+    ...deliveryJobOptions(resolveSchedule(options.retrySchedule)),
+    ...DEFAULT_DELIVERY_RETENTION,
+    ...options.deliveryJobOptions
+  })
   const dispatch = options.dispatch ?? {}
   const dispatcher = createDispatcher(database, fanOut, {
     pollIntervalMs: dispatch.pollIntervalMs ?? DEFAULT_DISPATCH_POLL_MS,
+    busyPollMs: dispatch.busyPollMs ?? DEFAULT_DISPATCH_BUSY_POLL_MS,
     leaseMs: dispatch.leaseMs ?? DEFAULT_DISPATCH_LEASE_MS,
     batchSize: dispatch.batchSize ?? DEFAULT_DISPATCH_BATCH,
     retry: {
@@ -88,7 +95,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     deliveries,
     dispatcher,
     resend: createResender(database, fanOut, deliveries, endpoints, maxPayloadBytes),
-    publish: createPublisher(database, { maxPayloadBytes, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }) }),
+    publish: createPublisher(database, { maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }) }),
     async outboxStats () {
       const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(
         `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, count(*) FILTER (WHERE status = 'failed')::int AS failed,

@@ -32,6 +32,8 @@ export interface PublishResult {
 
 export interface PublisherOptions {
   maxPayloadBytes: number
+  /** At most one NOTIFY per this many ms from this publisher; 0 sends one with every message. */
+  notifyIntervalMs: number
   /** Internal name → public name; without a map every name is public as it is. */
   eventMap?: Readonly<Record<string, string>>
 }
@@ -61,15 +63,21 @@ export function serializeData (data: unknown, maxBytes: number): string {
 
 /**
  * Writes a message to the outbox, in the caller's transaction when a client is given. The NOTIFY is part of
- * the same statement, so PostgreSQL sends it on commit and never for a rollback.
+ * the same statement, so PostgreSQL sends it on commit and never for a rollback. PostgreSQL serializes the
+ * commits of transactions that NOTIFY, so a busy publisher sends one per `notifyIntervalMs`: the dispatcher
+ * it wakes keeps polling while it finds work, and its poll is the backstop for a notifying transaction that
+ * rolled back.
  */
 export function createPublisher (db: Database, options: PublisherOptions): Publish {
   const outbox = db.table('outbox')
   const channel = outboxChannel(db.schema)
-  const sql = `WITH inserted AS (
+  const insert = `WITH inserted AS (
       INSERT INTO ${outbox} (id, type, public_type, tenant, data, status) VALUES ($1, $2, $3, $4, $5, $6)
-      ON CONFLICT (id) DO NOTHING RETURNING id, status)
-    SELECT pg_notify($7, id), id FROM inserted WHERE status = 'pending'`
+      ON CONFLICT (id) DO NOTHING RETURNING id, status)`
+  // An empty payload: PostgreSQL folds the notifications of one transaction into one.
+  const withNotify = `${insert} SELECT pg_notify($7, ''), id FROM inserted WHERE status = 'pending'`
+  const withoutNotify = `${insert} SELECT id FROM inserted WHERE status = 'pending'`
+  let notifiedAt = -Infinity
   return async (message, { client = db.pool } = {}) => {
     const problem = checkMessage(message)
     if (problem !== undefined) throw new errors.INVALID_MESSAGE(problem)
@@ -77,8 +85,11 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
     const publicType = options.eventMap === undefined ? message.type : Object.hasOwn(options.eventMap, message.type) ? options.eventMap[message.type] ?? null : null
     const id = message.id ?? newId('msg')
     // An event with no public name is kept for the record, already done: nothing to deliver.
-    const { rows } = await client.query<{ id: string }>(sql,
-      [id, message.type, publicType, message.tenant ?? null, data, publicType === null ? 'dispatched' : 'pending', channel])
+    const values = [id, message.type, publicType, message.tenant ?? null, data, publicType === null ? 'dispatched' : 'pending']
+    const now = performance.now()
+    const notify = publicType !== null && now - notifiedAt >= options.notifyIntervalMs
+    if (notify) notifiedAt = now
+    const { rows } = await client.query<{ id: string }>(notify ? withNotify : withoutNotify, notify ? [...values, channel] : values)
     // A row back means a new message (a repeated id, or an undeliverable event, gives none).
     if (rows.length > 0 && outboxChannels.published.hasSubscribers) {
       outboxChannels.published.publish({ eventType: publicType ?? message.type, tenant: message.tenant ?? null })

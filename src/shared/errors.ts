@@ -23,6 +23,8 @@ export const errors = {
   DATABASE_UNAVAILABLE: createError('ANVIL_ERR_DATABASE_UNAVAILABLE', 'Database unavailable: %s', 503),
   MIGRATION_CHANGED: createError('ANVIL_ERR_MIGRATION_CHANGED', 'Migration %s was changed after it was applied', 500),
   UNAUTHORIZED: createError('ANVIL_ERR_UNAUTHORIZED', 'Missing or wrong admin token', 401, Error, NO_STACK),
+  CSRF: createError('ANVIL_ERR_CSRF', 'Missing or wrong CSRF token (x-csrf-token)', 403, Error, NO_STACK),
+  RATE_LIMITED: createError('ANVIL_ERR_RATE_LIMITED', 'Too many attempts, retry in %s', 429, Error, NO_STACK),
   NOT_FOUND: createError('ANVIL_ERR_NOT_FOUND', '%s', 404),
   BAD_REQUEST: createError('ANVIL_ERR_BAD_REQUEST', '%s', 400),
   OUTBOUND_ADDRESS_REFUSED: createError('ANVIL_ERR_OUTBOUND_ADDRESS_REFUSED', 'Outbound connection to %s refused: a loopback, private, link-local or reserved address that is not allowlisted', 403, Error, NO_STACK),

@@ -22,8 +22,14 @@ import { journalIdOf } from '../journal/event-row.js'
 
 export type { AnvilLogger, WorkerOptions } from './worker-options.js'
 
+/** What a handler may use besides the event. */
+export interface HandlerContext {
+  /** Adds a line to the job's log in Redis (BullMQ's `job.log`), kept with the job. */
+  log (line: string): Promise<void>
+}
+
 /** A function of the event, or a router (`createRouter()`), which is one. */
-export type WebhookHandler = (event: WebhookEvent) => unknown
+export type WebhookHandler = (event: WebhookEvent, context: HandlerContext) => unknown
 
 export interface AnvilWorker {
   /** Starts taking jobs and runs a first sweep. Resolves once the worker is connected and running. */
@@ -84,8 +90,9 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     const maxAttempts = job.opts.attempts ?? 1
     const event = toEvent(jobId, job.data, attempt, maxAttempts)
     try {
-      if (journal === undefined) await handler(event)
-      else await runJournaled(journal, handler, event, { jobId, data: job.data, attempt, maxAttempts })
+      const context = { log: async (line: string) => { await job.log(line) } }
+      if (journal === undefined) await handler(event, context)
+      else await runJournaled(journal, (journaled) => handler(journaled, context), event, { jobId, data: job.data, attempt, maxAttempts })
     } catch (err) {
       await noteUnrecoverable(job, err)
       throw err

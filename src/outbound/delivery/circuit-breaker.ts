@@ -11,6 +11,11 @@ export interface CircuitSettings {
   openMs: number
   /** How long a probe may take before another job may probe: longer than a delivery's timeout. */
   probeLeaseMs: number
+  /**
+   * How long this process trusts a clean read (no failure, not open) without asking Redis again, so a
+   * healthy endpoint costs no round trip per delivery; a circuit another process opens is seen this late.
+   */
+  cleanCacheMs?: number
 }
 
 /** Whether a job may send now; when not, the time (ms since the epoch) to try again. */
@@ -34,10 +39,19 @@ export function createCircuitBreaker (client: RedisClient, keyPrefix: string, se
   const keyOf = (endpointId: string): string => `${keyPrefix}:outbound:circuit:${endpointId}`
   const probeKeyOf = (endpointId: string): string => `${keyOf(endpointId)}:probe`
   const spread = (): number => Math.floor(Math.random() * SPREAD_MS)
+  const cleanCacheMs = settings.cleanCacheMs ?? 0
+  /** Endpoints read clean, until when. */
+  const clean = new Map<string, number>()
 
   return {
     async admit (endpointId, now = Date.now()) {
+      if ((clean.get(endpointId) ?? 0) > now) return { send: true, probe: false, dirty: false }
       const [failures, openUntil] = await client.hmget(keyOf(endpointId), 'failures', 'openUntil')
+      if (openUntil === null && failures === null && cleanCacheMs > 0) {
+        // Bounded: the cache is cleared whole when it grows past what any worker has endpoints in flight.
+        if (clean.size > 10_000) clean.clear()
+        clean.set(endpointId, now + cleanCacheMs)
+      }
       if (openUntil === null) return { send: true, probe: false, dirty: failures !== null }
       const until = Number(openUntil)
       if (now < until) return { send: false, retryAt: until + spread() }
@@ -49,6 +63,7 @@ export function createCircuitBreaker (client: RedisClient, keyPrefix: string, se
 
     async record (endpointId, success, admission, now = Date.now()) {
       const key = keyOf(endpointId)
+      if (!success) clean.delete(endpointId)
       if (success) {
         // A success on a clean circuit writes nothing: the common case costs the one HMGET of admit.
         if (!admission.dirty) return undefined

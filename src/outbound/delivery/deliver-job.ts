@@ -7,6 +7,7 @@ import { DelayedError, UnrecoverableError, type Job } from 'bullmq'
 import { sha256Hex } from '../../signing/crypto.js'
 import type { AnvilLogger } from '../../worker/worker-options.js'
 import type { CircuitBreaker } from './circuit-breaker.js'
+import type { EndpointGate } from './endpoint-gate.js'
 import type { EndpointRateLimit } from './endpoint-rate-limit.js'
 import type { DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
 import type { EndpointDisabledEvent } from './delivery-options.js'
@@ -29,6 +30,7 @@ export interface DeliverDeps {
   httpsOnly: boolean
   circuit?: CircuitBreaker
   rateLimit?: EndpointRateLimit
+  gate?: EndpointGate
   disableAfterMs: number
   onEndpointDisabled?: (event: EndpointDisabledEvent) => void
   onAttempt?: (attempt: DeliveryAttempt) => void
@@ -60,18 +62,26 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   }
   const { secrets, rateLimit } = state as NonNullable<typeof state>
 
-  if (rateLimit !== null && deps.rateLimit !== undefined) {
-    const retryAt = await deps.rateLimit.take(endpointId, rateLimit)
-    if (retryAt !== undefined) await wait(job, token, retryAt)
+  const entry = deps.gate === undefined ? { release () {} } : await deps.gate.enter(endpointId)
+  if ('retryAt' in entry) await wait(job, token, entry.retryAt)
+  let result: SendResult
+  let admission: { send: true, probe: boolean, dirty: boolean }
+  try {
+    if (rateLimit !== null && deps.rateLimit !== undefined) {
+      const retryAt = await deps.rateLimit.take(endpointId, rateLimit)
+      if (retryAt !== undefined) await wait(job, token, retryAt)
+    }
+    const admitted = deps.circuit === undefined ? { send: true as const, probe: false, dirty: false } : await deps.circuit.admit(endpointId)
+    if (!admitted.send) await wait(job, token, admitted.retryAt)
+    admission = admitted as typeof admission
+    const timestamp = Math.floor(Date.now() / 1000)
+    const headers = { ...BASE_HEADERS, ...signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets }) }
+    result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
+  } finally {
+    (entry as { release: () => void }).release()
   }
-  const admission = deps.circuit === undefined ? { send: true as const, probe: false, dirty: false } : await deps.circuit.admit(endpointId)
-  if (!admission.send) await wait(job, token, admission.retryAt)
 
-  const timestamp = Math.floor(Date.now() / 1000)
-  const headers = { ...BASE_HEADERS, ...signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets }) }
-  const result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
-
-  if (admission.send && deps.circuit !== undefined) {
+  if (deps.circuit !== undefined) {
     const change = await deps.circuit.record(endpointId, result.success, admission).catch((err: Error) => {
       deps.log.warn({ endpointId, err: err.message }, 'anvil delivery: circuit state not written')
       return undefined

@@ -16,6 +16,10 @@ export const DEFAULT_FAILURE_THRESHOLD = 5
 export const DEFAULT_CIRCUIT_OPEN_MS = 30_000
 /** An endpoint that has only failed for five days is disabled (Svix's 120 h). */
 export const DEFAULT_DISABLE_AFTER_MS = 5 * 24 * 3_600_000
+/** An endpoint whose oldest delivery in flight is older than this is slow: jobs over its cap are put back. */
+export const SLOW_ENDPOINT_AFTER_MS = 1000
+/** How long a clean circuit read is trusted without asking Redis again. */
+export const CIRCUIT_CLEAN_CACHE_MS = 1000
 
 export interface EndpointDisabledEvent { endpointId: string, reason: string }
 
@@ -30,6 +34,11 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   prefix: Type.Optional(Prefix()),
   /** Deliveries in flight at once. @defaultValue 10 */
   concurrency: Type.Optional(Whole(1, 10_000)),
+  /**
+   * Deliveries to one endpoint in flight at once in this process, so a hanging endpoint cannot take every
+   * slot before its circuit opens; set it to `concurrency` for a single busy endpoint. @defaultValue half of `concurrency`, rounded up
+   */
+  maxInFlightPerEndpoint: Type.Optional(Whole(1, 10_000)),
   /** One POST, connection to last byte read, gives up after this long. @defaultValue 10000 */
   timeoutMs: Type.Optional(Whole(1, 300_000)),
   /** Bytes of each answer kept in the delivery log; the rest is never read. @defaultValue 4096 */

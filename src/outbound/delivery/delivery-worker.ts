@@ -10,9 +10,10 @@ import { checkClusterPrefix, connect, disconnect } from '../../redis/connect.js'
 import type { AnvilLogger } from '../../worker/worker-options.js'
 import { createCircuitBreaker } from './circuit-breaker.js'
 import { createEndpointRateLimit } from './endpoint-rate-limit.js'
+import { createEndpointGate } from './endpoint-gate.js'
 import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from './delivery-job.js'
 import {
-  checkDeliveryWorkerOptions, DEFAULT_CIRCUIT_OPEN_MS, DEFAULT_DELIVERY_CONCURRENCY, DEFAULT_DELIVERY_TIMEOUT_MS,
+  checkDeliveryWorkerOptions, CIRCUIT_CLEAN_CACHE_MS, DEFAULT_CIRCUIT_OPEN_MS, SLOW_ENDPOINT_AFTER_MS, DEFAULT_DELIVERY_CONCURRENCY, DEFAULT_DELIVERY_TIMEOUT_MS,
   DEFAULT_DISABLE_AFTER_MS, DEFAULT_FAILURE_THRESHOLD, DEFAULT_RESPONSE_CAP_BYTES, type DeliveryWorkerOptions
 } from './delivery-options.js'
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
@@ -39,6 +40,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
   checkClusterPrefix(options.redis, prefix)
   const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS
   const schedule = resolveSchedule(options.retrySchedule)
+  const concurrency = options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY
   const connection = connect(options.redis, 'worker', (err) => log.warn({ err: err.message }, 'anvil delivery: Redis error'))
   const dispatcher = createGuardedDispatcher({ allowNets: options.allowNets, connectTimeoutMs: timeoutMs, lookup: options.lookup })
   const circuit = options.circuit === false
@@ -46,7 +48,8 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     : createCircuitBreaker(connection.client, prefix, {
       failureThreshold: options.circuit?.failureThreshold ?? DEFAULT_FAILURE_THRESHOLD,
       openMs: options.circuit?.openMs ?? DEFAULT_CIRCUIT_OPEN_MS,
-      probeLeaseMs: timeoutMs + PROBE_LEASE_MARGIN_MS
+      probeLeaseMs: timeoutMs + PROBE_LEASE_MARGIN_MS,
+      cleanCacheMs: CIRCUIT_CLEAN_CACHE_MS
     })
   const deps: DeliverDeps = {
     store: options.store,
@@ -54,6 +57,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     httpsOnly: options.httpsOnly ?? false,
     circuit,
     rateLimit: createEndpointRateLimit(connection.client, prefix),
+    gate: createEndpointGate({ maxInFlight: options.maxInFlightPerEndpoint ?? Math.ceil(concurrency / 2), slowAfterMs: SLOW_ENDPOINT_AFTER_MS, timeoutMs }),
     disableAfterMs: options.disableAfterMs ?? DEFAULT_DISABLE_AFTER_MS,
     onEndpointDisabled: options.onEndpointDisabled,
     onAttempt: options.onAttempt,
@@ -65,7 +69,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
       connection: connection.client,
       prefix,
       autorun: false,
-      concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
+      concurrency,
       settings: {
         backoffStrategy: (attemptsMade: number, type?: string, err?: Error) => type === OUTBOUND_BACKOFF_TYPE
           ? nextDelay(schedule, attemptsMade, {

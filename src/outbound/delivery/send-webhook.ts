@@ -13,7 +13,7 @@ export type DeliveryErrorClass =
 export interface SendRequest {
   url: string
   headers: Record<string, string>
-  body: string
+  body: string | Buffer
 }
 
 export interface SendOptions {

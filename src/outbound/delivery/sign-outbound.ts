@@ -16,14 +16,15 @@ export interface SignInput {
   type: string
   /** Unix seconds of this attempt. */
   timestamp: number
-  body: string
+  /** The bytes sent: the envelope JSON, or a forwarded event's raw payload. */
+  body: string | Buffer
   secrets: readonly string[]
 }
 
 /** Standard Webhooks: HMAC-SHA256 over `id.timestamp.body` with the key after `whsec_`, base64. */
 function standardHeaders (input: SignInput): Record<string, string> {
-  const signed = `${input.id}.${input.timestamp}.${input.body}`
-  const signatures = input.secrets.map((secret) => 'v1,' + createHmac('sha256', standardKey(secret)).update(signed).digest('base64'))
+  const prefix = `${input.id}.${input.timestamp}.`
+  const signatures = input.secrets.map((secret) => 'v1,' + createHmac('sha256', standardKey(secret)).update(prefix).update(input.body).digest('base64'))
   return {
     'webhook-id': input.id,
     'webhook-timestamp': String(input.timestamp),
@@ -33,8 +34,8 @@ function standardHeaders (input: SignInput): Record<string, string> {
 
 /** Stripe's shape: HMAC-SHA256 over `t.body` with the whole secret string as the key, hex. */
 function stripeHeaders (input: SignInput): Record<string, string> {
-  const signed = `${input.timestamp}.${input.body}`
-  const signatures = input.secrets.map((secret) => 'v1=' + createHmac('sha256', secret).update(signed).digest('hex'))
+  const prefix = `${input.timestamp}.`
+  const signatures = input.secrets.map((secret) => 'v1=' + createHmac('sha256', secret).update(prefix).update(input.body).digest('hex'))
   return {
     'x-webhook-signature': [`t=${input.timestamp}`, ...signatures].join(','),
     'x-webhook-event': input.type,

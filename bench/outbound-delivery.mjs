@@ -1,0 +1,178 @@
+// Outbound delivery: deliveries/s of Anvil's delivery worker (`createDeliveryWorker`: endpoint lookup, circuit
+// breaker check, Standard Webhooks signature, SSRF-guarded undici POST, answer capped) against a floor, a raw
+// BullMQ Worker doing a plain undici POST of the same body to the same receiver at the same concurrency, at 1
+// and 10 endpoints. Then the isolation case: one endpoint hanging for the whole timeout beside nine healthy
+// ones, at a fixed offered rate, with the circuit breaker and without; the healthy deliveries' p50/p99.
+// The receiver runs in its own process; the delivery log is a no-op store (this measures the engine, not
+// PostgreSQL). Usage: node bench/outbound-delivery.mjs [--jobs 5000] [--runs 3] [--concurrency 10]
+//   [--endpoints 1,10] [--rate 200] [--seconds 20] [--hang-timeout 10000] [--quick]
+import { Queue, Worker } from 'bullmq'
+import { Redis } from 'ioredis'
+import { Agent, request } from 'undici'
+import { createDeliveryWorker, deliveryJobOptions, resolveSchedule } from '../dist/index.js'
+import { benchArgs, emitSection, quantile, showSpread, spread, startRedis, startServer } from './lib.mjs'
+
+const values = benchArgs({
+  jobs: { type: 'string', default: '5000' },
+  runs: { type: 'string', default: '3' },
+  concurrency: { type: 'string', default: '10' },
+  endpoints: { type: 'string', default: '1,10' },
+  rate: { type: 'string', default: '200' },
+  seconds: { type: 'string', default: '20' },
+  'hang-timeout': { type: 'string', default: '10000' }
+})
+const quick = values.quick
+const jobs = quick ? 200 : Number(values.jobs)
+const runs = quick ? 1 : Number(values.runs)
+const concurrency = Number(values.concurrency)
+const endpointCounts = values.endpoints.split(',').map(Number)
+const rate = quick ? 50 : Number(values.rate)
+const seconds = quick ? 2 : Number(values.seconds)
+const hangTimeoutMs = quick ? 500 : Number(values['hang-timeout'])
+const PREFIX = '{anvil}'
+const SECRET = 'whsec_' + Buffer.alloc(32, 7).toString('base64')
+const GIVE_UP_MS = 300_000
+
+const redis = await startRedis()
+const receiver = await startServer({ module: new URL('./servers/outbound-receiver.mjs', import.meta.url).pathname })
+
+/** Secrets from memory, attempts dropped: the engine's own cost, without a database. */
+const store = {
+  loadSecrets: async () => [SECRET],
+  loadEndpoint: async () => ({ enabled: true, rateLimit: null, secrets: [SECRET] }),
+  recordAttempt: async () => ({ failingSince: null })
+}
+
+const body = (i) => JSON.stringify({ id: `msg_${i}`, type: 'invoice.paid', timestamp: new Date().toISOString(), data: { invoice: `in_${i}`, amount: 1000 + i, currency: 'eur' } })
+const jobData = (i, endpoints, path = (e) => `/ep_${e}`) => {
+  const e = i % endpoints
+  return { messageId: `msg_${i}`, endpointId: `ep_${e}`, eventType: 'invoice.paid', url: receiver.url + path(e), body: body(i), scheme: 'standard-webhooks' }
+}
+
+async function fill (queue, endpoints) {
+  await redis.client.flushall()
+  const options = deliveryJobOptions(resolveSchedule())
+  for (let i = 0; i < jobs; i += 500) {
+    await queue.addBulk(Array.from({ length: Math.min(500, jobs - i) }, (_, k) => ({ name: 'deliver', data: jobData(i + k, endpoints), opts: { ...options, removeOnComplete: true } })))
+  }
+}
+
+/** Runs one side over a filled queue; deliveries/s from the first completion to the last. */
+async function drain (side, queueName) {
+  let first = 0
+  let last = 0
+  let completed = 0
+  let failed = 0
+  let done
+  const finished = new Promise((resolve) => { done = resolve })
+  const onCompleted = () => {
+    const now = performance.now()
+    if (completed === 0) first = now
+    if (++completed === jobs) { last = now; done() }
+  }
+  let close
+  if (side === 'anvil') {
+    const worker = createDeliveryWorker({ redis: redis.url, store, queueName, prefix: PREFIX, concurrency, allowNets: '127.0.0.0/8' })
+    worker.worker.on('completed', onCompleted)
+    worker.worker.on('failed', () => { failed++ })
+    await worker.start()
+    close = () => worker.close()
+  } else {
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null })
+    const dispatcher = new Agent()
+    const worker = new Worker(queueName, async (job) => {
+      const response = await request(job.data.url, { method: 'POST', body: job.data.body, headers: { 'content-type': 'application/json' }, dispatcher })
+      await response.body.dump()
+      if (response.statusCode >= 300) throw new Error(`HTTP ${response.statusCode}`)
+    }, { connection, prefix: PREFIX, concurrency })
+    worker.on('completed', onCompleted)
+    worker.on('failed', () => { failed++ })
+    close = async () => { await worker.close(); await dispatcher.close(); connection.disconnect() }
+  }
+  let timer
+  try {
+    const expired = new Promise((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`outbound: ${side} completed ${completed} of ${jobs}`)), GIVE_UP_MS) })
+    await Promise.race([finished, expired])
+  } finally {
+    clearTimeout(timer)
+    await close()
+  }
+  if (failed > 0) throw new Error(`outbound: ${failed} deliveries failed on ${side}`)
+  return (jobs - 1) / ((last - first) / 1000)
+}
+
+/** One endpoint of ten hangs; jobs offered at `rate`/s for `seconds`; the healthy endpoints' enqueue → completed latency. */
+async function isolation (circuit) {
+  await redis.client.flushall()
+  const queueName = 'isolation'
+  const queue = new Queue(queueName, { connection: { url: redis.url }, prefix: PREFIX })
+  const latencies = []
+  const worker = createDeliveryWorker({
+    redis: redis.url, store, queueName, prefix: PREFIX, concurrency, allowNets: '127.0.0.0/8', timeoutMs: hangTimeoutMs,
+    retrySchedule: [60_000], circuit: circuit ? { failureThreshold: 3, openMs: 60_000 } : false
+  })
+  worker.worker.on('completed', (job) => {
+    if (job.data.endpointId !== 'ep_0') latencies.push(job.finishedOn - job.timestamp)
+  })
+  await worker.start()
+  const total = rate * seconds
+  const started = performance.now()
+  const options = { attempts: 2, backoff: { type: 'anvil-outbound' }, removeOnComplete: true, removeOnFail: true }
+  for (let i = 0; i < total; i++) {
+    // Open loop: each job goes at its time, whatever the worker does.
+    const due = started + (i * 1000) / rate
+    const wait = due - performance.now()
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+    await queue.add('deliver', jobData(i, 10, (e) => e === 0 ? '/hang' : `/ep_${e}`), options)
+  }
+  const healthy = total - Math.ceil(total / 10)
+  const deadline = Date.now() + GIVE_UP_MS
+  while (latencies.length < healthy && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  await worker.close()
+  await queue.close()
+  const sorted = [...latencies].sort((a, b) => a - b)
+  return { healthy, delivered: sorted.length, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted.at(-1) }
+}
+
+const rows = []
+const isolationRows = []
+try {
+  for (const endpoints of endpointCounts) {
+    const rates = { anvil: [], floor: [] }
+    for (let run = 0; run < runs; run++) {
+      for (const side of run % 2 === 0 ? ['anvil', 'floor'] : ['floor', 'anvil']) {
+        const queueName = `outbound_${side}`
+        const queue = new Queue(queueName, { connection: { url: redis.url }, prefix: PREFIX })
+        await fill(queue, endpoints)
+        await queue.close()
+        rates[side].push(await drain(side, queueName))
+      }
+    }
+    const row = { endpoints, anvil: spread(rates.anvil), floor: spread(rates.floor), ratio: spread(rates.anvil.map((a, i) => a / rates.floor[i])) }
+    rows.push(row)
+    console.error(`outbound: ${endpoints} endpoint(s): anvil ${Math.round(row.anvil.median)}/s, floor ${Math.round(row.floor.median)}/s, ratio ${row.ratio.median.toFixed(2)}`)
+  }
+  for (const circuit of [true, false]) {
+    const result = await isolation(circuit)
+    isolationRows.push({ circuit, ...result })
+    console.error(`outbound isolation (circuit ${circuit ? 'on' : 'off'}): healthy p50 ${result.p50} ms, p99 ${result.p99} ms, ${result.delivered}/${result.healthy}`)
+  }
+} finally {
+  await receiver.stop()
+  await redis.stop()
+}
+
+const markdown = [
+  `${jobs} deliveries per drain at concurrency ${concurrency}, to a receiver in its own process answering 204. **anvil**: \`createDeliveryWorker\``,
+  '(endpoint lookup from memory, circuit check in Redis, Standard Webhooks signature, SSRF-guarded undici POST, answer capped; the',
+  'delivery log a no-op). **floor**: a raw BullMQ `Worker` doing an undici POST of the same body. Deliveries/s from the first completion',
+  `to the last; ${runs} paired run(s), order alternated, median [min–max]; the ratio is per run (target ≥ 0.9).`, '',
+  '| endpoints | anvil deliveries/s | floor deliveries/s | anvil / floor |',
+  '|---|---|---|---|'
+]
+for (const r of rows) markdown.push(`| ${r.endpoints} | ${showSpread(r.anvil)} | ${showSpread(r.floor)} | ${showSpread(r.ratio, 2)} |`)
+markdown.push('', `Isolation: ten endpoints, one never answering (timeout ${hangTimeoutMs} ms), ${rate} jobs/s offered for ${seconds} s at concurrency`,
+  `${concurrency}; enqueue → completed of the nine healthy endpoints' deliveries (target p99 < 1 s with the circuit breaker).`, '',
+  '| circuit breaker | healthy delivered | p50 ms | p99 ms | max ms |', '|---|---|---|---|---|')
+for (const r of isolationRows) markdown.push(`| ${r.circuit ? 'on (3 failures, 60 s open)' : 'off'} | ${r.delivered}/${r.healthy} | ${r.p50} | ${r.p99} | ${r.max} |`)
+emitSection({ id: 'outbound-delivery', title: 'Outbound delivery', markdown, data: { jobs, runs, concurrency, rows, isolationRows } }, values)

@@ -1,0 +1,20 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { Logger } from 'pino'
+import type { Database } from '../src/db/database.js'
+import { createOutbound } from '../src/outbound/outbound.js'
+import { outboundAdminRoutes } from '../plugins/admin/outbound-routes.js'
+
+/**
+ * `anvil serve`'s outgoing-webhook admin routes (an entry of ADMIN_FEATURES, typed by shape so this file does
+ * not import admin-server.ts back), on when ANVIL_DATABASE_URL is set. The service shares the admin API's pool
+ * (left open: the server closes it) and its Redis.
+ */
+export function outboundAdminFeature (context: { database?: Database, redis: string, prefix?: string, log: Logger }): FastifyPluginAsync | undefined {
+  const { database, redis, prefix, log } = context
+  if (database === undefined) return undefined
+  return async function outboundFeature (admin) {
+    const outbound = createOutbound({ database: database.pool, schema: database.schema, redis, ...(prefix === undefined ? {} : { prefix }), logger: log })
+    admin.addHook('onClose', async () => await outbound.close())
+    await admin.register(outboundAdminRoutes(outbound))
+  }
+}

@@ -1,0 +1,34 @@
+import type { Logger } from 'pino'
+import { createDeliveryWorker } from '../src/outbound/delivery/delivery-worker.js'
+import { createOutbound } from '../src/outbound/outbound.js'
+import type { Lifecycle } from './lifecycle.js'
+
+export interface OutgoingConfig {
+  databaseUrl: string
+  dbSchema?: string
+  redisUrl: string
+  prefix?: string
+  outboundAllowNets?: string
+}
+
+/**
+ * The outgoing side of `anvil worker` (ANVIL_DATABASE_URL set): the outbox dispatcher and the delivery worker
+ * on the database's store. Closed by the lifecycle, delivery first, so attempts in flight are still recorded.
+ */
+export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): void {
+  const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
+  const outbound = createOutbound({
+    database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log
+  })
+  life.add('outbox', async () => await outbound.close())
+  const delivery = createDeliveryWorker({
+    redis: config.redisUrl, store: outbound.store, ...prefix, logger: log,
+    ...(config.outboundAllowNets === undefined ? {} : { allowNets: config.outboundAllowNets }),
+    onEndpointDisabled: (event) => log.warn(event, 'anvil worker: endpoint disabled')
+  })
+  life.add('delivery', async () => await delivery.close())
+  // Not awaited: with PostgreSQL or Redis away the probes must still answer (not ready) while both reconnect.
+  Promise.all([outbound.dispatcher.start(), delivery.start()])
+    .then(() => log.info({ queue: outbound.queue.name }, 'anvil worker: dispatching and delivering outgoing webhooks'))
+    .catch((err: Error) => log.error({ err: err.message }, 'anvil worker: the outgoing side did not start'))
+}

@@ -1,0 +1,12 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { Outbound } from '../../src/outbound/outbound.js'
+import { outboundEndpointRoutes } from './outbound-endpoint-routes.js'
+import { outboundMessageRoutes } from './outbound-message-routes.js'
+
+/** The outgoing-webhook admin routes of a service, as a route set for `anvilAdmin`'s scope. */
+export function outboundAdminRoutes (outbound: Outbound): FastifyPluginAsync {
+  return async function outboundRoutes (admin) {
+    await admin.register(outboundEndpointRoutes, { outbound })
+    await admin.register(outboundMessageRoutes, { outbound })
+  }
+}

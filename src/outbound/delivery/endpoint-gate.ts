@@ -1,0 +1,67 @@
+/**
+ * A bulkhead per endpoint, in this process: at most `maxInFlight` deliveries to one endpoint at once, so an
+ * endpoint that hangs holds a bounded share of the worker's slots before its circuit opens (which takes
+ * whole timeouts). A job over the cap waits here while the endpoint is answering quickly; once its oldest
+ * delivery has been out longer than `slowAfterMs`, the job is told to come back when that one times out.
+ */
+export interface GateSettings {
+  maxInFlight: number
+  slowAfterMs: number
+  timeoutMs: number
+}
+
+export type GateEntry = { release: () => void } | { retryAt: number }
+
+interface EndpointLoad { starts: number[], waiters: Array<() => void> }
+
+/** Delayed jobs of one slow endpoint come back spread over this much. */
+const SPREAD_MS = 1000
+
+export interface EndpointGate {
+  enter (endpointId: string): Promise<GateEntry>
+}
+
+export function createEndpointGate (settings: GateSettings): EndpointGate {
+  const loads = new Map<string, EndpointLoad>()
+
+  function release (endpointId: string, load: EndpointLoad, start: number): void {
+    const index = load.starts.indexOf(start)
+    if (index !== -1) load.starts.splice(index, 1)
+    const next = load.waiters.shift()
+    if (next !== undefined) next()
+    else if (load.starts.length === 0) loads.delete(endpointId)
+  }
+
+  return {
+    async enter (endpointId) {
+      for (;;) {
+        let load = loads.get(endpointId)
+        if (load === undefined) {
+          load = { starts: [], waiters: [] }
+          loads.set(endpointId, load)
+        }
+        const now = Date.now()
+        if (load.starts.length < settings.maxInFlight) {
+          // A start time shared by two deliveries is still one entry each: indexOf removes one.
+          const start = now
+          load.starts.push(start)
+          const current = load
+          let released = false
+          return { release: () => { if (!released) { released = true; release(endpointId, current, start) } } }
+        }
+        const oldest = Math.min(...load.starts)
+        if (now - oldest >= settings.slowAfterMs) return { retryAt: oldest + settings.timeoutMs + Math.floor(Math.random() * SPREAD_MS) }
+        const current = load
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            const at = current.waiters.indexOf(wake)
+            if (at !== -1) current.waiters.splice(at, 1)
+            resolve()
+          }, settings.slowAfterMs - (now - oldest))
+          const wake = (): void => { clearTimeout(timer); resolve() }
+          current.waiters.push(wake)
+        })
+      }
+    }
+  }
+}

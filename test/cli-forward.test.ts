@@ -1,0 +1,75 @@
+/** Forward mode from the command line: `anvil serve` + `anvil worker` with a sources file that forwards, and no handler. */
+import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Webhook } from 'standardwebhooks'
+import { signRequest } from '../src/testing/sign-request.js'
+import { runCli, startCli, tempDir } from './helpers/cli.js'
+import { freePort, TestRedis } from './helpers/redis.js'
+import { startReceiver } from './helpers/receiver.js'
+
+const redis = await TestRedis.start()
+t.teardown(() => redis.stop())
+const STRIPE_SECRET = 'whsec_' + randomBytes(24).toString('hex')
+const FORWARD_SECRET = 'whsec_' + randomBytes(32).toString('base64')
+
+t.test('serve + worker, no handler: a signed Stripe event reaches the service, signed by Anvil', async (t) => {
+  const verified: unknown[] = []
+  const receiver = await startReceiver((req, res) => {
+    try {
+      verified.push({ event: new Webhook(FORWARD_SECRET).verify(req.body, req.headers as Record<string, string>), id: req.headers['anvil-event-id'], type: req.headers['anvil-event-type'] })
+    } catch {
+      res.statusCode = 401
+    }
+    res.end()
+  })
+  t.teardown(() => receiver.close())
+  const dir = tempDir(t)
+  const config = join(dir, 'sources.yaml')
+  writeFileSync(config, [
+    'sources:',
+    '  - path: /stripe',
+    '    provider: stripe',
+    '    secrets: ["${STRIPE_SECRET}"]',
+    '    forward:',
+    `      url: ${receiver.url}/hooks`,
+    '      secret: ${FORWARD_SECRET}',
+    ''
+  ].join('\n'))
+  const env = { REDIS_URL: redis.url, ANVIL_CONFIG: config, STRIPE_SECRET, FORWARD_SECRET, ANVIL_QUEUE: 'cli-forward', HOST: '127.0.0.1' }
+  const port = await freePort()
+  const serve = startCli(t, ['serve'], { env: { ...env, PORT: String(port) } })
+  await serve.log('anvil serve: listening', { port })
+  const worker = startCli(t, ['worker'], { env: { ...env, PORT: '0', ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8' } })
+  await worker.log('anvil worker: started')
+
+  const event = { id: 'evt_cli_forward', object: 'event', type: 'customer.created', data: { object: { id: 'cus_1' } } }
+  const signed = signRequest('stripe', { body: event, secret: STRIPE_SECRET })
+  const response = await fetch(`http://127.0.0.1:${port}/stripe`, { method: 'POST', headers: signed.headers, body: signed.body })
+  t.equal(response.status, 202)
+  await receiver.waitFor(1)
+  t.same(verified, [{ event, id: 'evt_cli_forward', type: 'customer.created' }])
+  t.notOk(worker.output.includes(FORWARD_SECRET) || serve.output.includes(FORWARD_SECRET), 'the forward secret is never printed')
+  t.equal(await worker.stop('SIGTERM'), 0)
+  t.equal(await serve.stop('SIGTERM'), 0)
+})
+
+t.test('worker with neither --handler nor a forwarding source: exit 1, one clear line', async (t) => {
+  const result = await runCli(['worker'], { env: { REDIS_URL: redis.url } })
+  t.equal(result.code, 1)
+  t.match(result.stderr, /anvil worker needs --handler, a sources file \(ANVIL_CONFIG\) whose sources forward, or ANVIL_DATABASE_URL/)
+})
+
+t.test('a bad allowlist or forward is refused before anything starts', async (t) => {
+  const nets = await runCli(['worker'], { env: { REDIS_URL: redis.url, ANVIL_OUTBOUND_ALLOW_NETS: '10.0.0.0/40' } })
+  t.equal(nets.code, 1)
+  t.match(nets.stderr, /ANVIL_OUTBOUND_ALLOW_NETS must be comma-separated networks/)
+  const dir = tempDir(t)
+  const config = join(dir, 'sources.json')
+  writeFileSync(config, JSON.stringify({ sources: [{ path: '/s', provider: 'stripe', secrets: [STRIPE_SECRET], forward: { url: 'https://user:pw@example.com/', secret: FORWARD_SECRET } }] }))
+  const forward = await runCli(['worker'], { env: { REDIS_URL: redis.url, ANVIL_CONFIG: config } })
+  t.equal(forward.code, 1)
+  t.match(forward.stderr, /sources\.0\.forward\.url must not carry credentials/)
+  t.notOk(forward.stderr.includes(FORWARD_SECRET))
+})
