@@ -40,3 +40,12 @@ export type {
   RoutedProvider, JsonObject, JsonValue, FormFields, SlackEventCallback, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
   PaddleEventType, LinearEventType, SquareEventType, ZoomEventType, GitlabEventType, SendgridEventType, DiscordEventType
 } from './src/handlers/payloads.js'
+export { createDeliveryWorker } from './src/outbound/delivery/delivery-worker.js'
+export type { DeliveryWorker } from './src/outbound/delivery/delivery-worker.js'
+export type { DeliveryWorkerOptions, EndpointDisabledEvent } from './src/outbound/delivery/delivery-options.js'
+export type { OutboundJobData, DeliveryStore, DeliveryAttempt, EndpointState } from './src/outbound/delivery/delivery-job.js'
+export { signatureHeaders } from './src/outbound/delivery/sign-outbound.js'
+export type { OutboundScheme } from './src/outbound/delivery/sign-outbound.js'
+export { deliveryJobOptions, resolveSchedule, STANDARD_WEBHOOKS_SCHEDULE_MS } from './src/outbound/delivery/delivery-schedule.js'
+export type { RetryScheduleSetting } from './src/outbound/delivery/delivery-schedule.js'
+export { endpointUrlProblem } from './src/outbound/delivery/endpoint-url.js'

@@ -25,6 +25,7 @@ export const errors = {
   UNAUTHORIZED: createError('ANVIL_ERR_UNAUTHORIZED', 'Missing or wrong admin token', 401, Error, NO_STACK),
   NOT_FOUND: createError('ANVIL_ERR_NOT_FOUND', '%s', 404),
   BAD_REQUEST: createError('ANVIL_ERR_BAD_REQUEST', '%s', 400),
+  OUTBOUND_ADDRESS_REFUSED: createError('ANVIL_ERR_OUTBOUND_ADDRESS_REFUSED', 'Outbound connection to %s refused: a loopback, private, link-local or reserved address that is not allowlisted', 403, Error, NO_STACK),
   ROUTER_STARTED: createError('ANVIL_ERR_ROUTER_STARTED', 'Cannot add a handler for %s: the router is in use by a started worker (or has dispatched an event); register every handler before starting it', 500)
 } as const
 
