@@ -132,7 +132,7 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
   } else {
     await job.log(JSON.stringify(attempt))
   }
-  deps.onAttempt?.(attempt)
+  callHook(deps, 'onAttempt', () => deps.onAttempt?.(attempt))
   publishOutbound('delivered', () => ({ endpointId, eventType, outcome: result.success ? 'success' : result.errorClass ?? 'failed', durationMs: result.durationMs }))
   return recorded
 }
@@ -142,5 +142,14 @@ async function disable (deps: DeliverDeps, endpointId: string, reason: string): 
   if (!disabled) return
   deps.log.warn({ endpointId, reason }, 'anvil delivery: endpoint disabled')
   publishOutbound('endpointDisabled', () => ({ endpointId, reason }))
-  deps.onEndpointDisabled?.({ endpointId, reason })
+  callHook(deps, 'onEndpointDisabled', () => deps.onEndpointDisabled?.({ endpointId, reason }))
+}
+
+/** A user's hook that throws is logged, never taken for the delivery's failure. */
+function callHook (deps: DeliverDeps, name: string, hook: () => unknown): void {
+  try {
+    hook()
+  } catch (err) {
+    deps.log.error({ hook: name, err: (err as Error).message }, 'anvil delivery: hook threw')
+  }
 }
