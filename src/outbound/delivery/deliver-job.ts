@@ -45,7 +45,7 @@ function refusedLocally (errorClass: string, errorMessage: string): SendResult {
   return { success: false, durationMs: 0, errorClass: errorClass as SendResult['errorClass'], errorMessage, responseHead: '' }
 }
 
-export async function deliverJob (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<{ httpStatus?: number }> {
+export async function deliverJob (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<void> {
   const data = job.data
   const { endpointId } = data
   const state = deps.store.loadEndpoint !== undefined
@@ -92,7 +92,8 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
     }
   }
   const recorded = await note(job, deps, result)
-  if (result.success) return { httpStatus: result.httpStatus }
+  // Nothing returned: BullMQ would store a return value with every completed job.
+  if (result.success) return
 
   if (result.httpStatus === 410) {
     await disable(deps, endpointId, 'the endpoint answered 410 Gone')
