@@ -39,6 +39,14 @@ t.test('bench/job-cost.mjs runs alone and prints a row per job: the floor, Anvil
   t.match(stdout, /^\| anvil, no repeated header values \| /m)
 })
 
+t.test('bench/outbound-delivery.mjs runs alone and prints the throughput rows and the isolation rows', { timeout: GIVE_UP_MS }, async (t) => {
+  const { stdout } = await run(process.execPath, ['bench/outbound-delivery.mjs', '--quick'], { timeout: GIVE_UP_MS })
+  t.match(stdout, /^## Outbound delivery/m)
+  for (const endpoints of [1, 10]) t.match(stdout, new RegExp(`^\\| ${endpoints} \\| \\d+ \\| \\d+ \\| [\\d.]+ \\|$`, 'm'), `${endpoints} endpoint(s)`)
+  t.match(stdout, /^\| on \(3 failures, 60 s open\) \| \d+\/\d+ \| \d+ \| \d+ \| \d+ \|$/m)
+  t.match(stdout, /^\| off \(the per-endpoint cap alone\) \| \d+\/\d+ \|/m)
+})
+
 t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with every section', { timeout: GIVE_UP_MS }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'anvil-bench-smoke-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
