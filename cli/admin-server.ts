@@ -6,6 +6,8 @@ import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import type { AdminConfig, CommonConfig, IngressConfig } from './config/load-config.js'
 import { outboundAdminFeature } from './outbound-admin.js'
 import { createApp } from './server.js'
+import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
+import { openEventLog } from '../src/journal/open-event-log.js'
 
 /** What a feature's admin routes may use; the database is open when ANVIL_DATABASE_URL is set. */
 export interface AdminFeatureContext {
@@ -19,8 +21,17 @@ export interface AdminFeatureContext {
 /** A feature's admin routes, or undefined when what it needs is not configured (its routes then answer 404). */
 export type AdminFeature = (context: AdminFeatureContext) => FastifyPluginAsync | undefined | Promise<FastifyPluginAsync | undefined>
 
+/** The journal's routes: on the journal with a database, on the dead letters in Redis without one. */
+export const journalFeature: AdminFeature = (context) => journalAdminRoutes(openEventLog({
+  redis: context.redis,
+  database: context.database?.pool,
+  schema: context.database?.schema,
+  queueName: context.queueName,
+  prefix: context.prefix
+}))
+
 /** The feature route sets `anvil serve` offers in its admin API: each feature (journal, outgoing webhooks) adds its line. */
-export const ADMIN_FEATURES: AdminFeature[] = [outboundAdminFeature]
+export const ADMIN_FEATURES: AdminFeature[] = [journalFeature, outboundAdminFeature]
 
 /**
  * The admin API, when ANVIL_ADMIN_TOKEN is set: on `app`, or on an app of its own for ANVIL_ADMIN_PORT (returned,

@@ -59,7 +59,8 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       stalledIntervalMs: config.stalledIntervalMs,
       deadAgeSeconds: config.retention?.deadAgeSeconds,
       logger: throttleRepeats(log),
-      telemetry: tracing?.telemetry
+      telemetry: tracing?.telemetry,
+      journal: config.databaseUrl === undefined ? undefined : { database: config.databaseUrl, schema: config.dbSchema }
     })
     if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
     const app = createApp(log)

@@ -22,6 +22,14 @@ t.test('bench/verify.mjs runs alone and prints a row per preset next to the raw 
   for (const name of PROVIDER_NAMES) t.match(stdout, new RegExp(`^\\| ${name} \\| -?\\d`, 'm'), name)
 })
 
+t.test('bench/console-page.mjs runs alone and prints a row per request over its own journal, then drops it', async (t) => {
+  const { stdout } = await run(process.execPath, ['bench/console-page.mjs', '--quick'], { timeout: GIVE_UP_MS })
+  t.match(stdout, /^## Console first page/m)
+  for (const query of ['', '?status=failed', '?provider=github&type=issues', '?since=24h', '?status=dead&since=7d', '?text=note%20999']) {
+    t.match(stdout, new RegExp(`^\\| \`/admin/events${query.replace(/[?]/g, '\\?')}\` \\| \\d+ \\| [\\d.]+ `, 'm'), query || 'first page')
+  }
+})
+
 t.test('bench/job-cost.mjs runs alone and prints a row per job: the floor, Anvil, Anvil with the default retention, the what-if', async (t) => {
   const { stdout } = await run(process.execPath, ['bench/job-cost.mjs', '--quick'], { timeout: GIVE_UP_MS })
   t.match(stdout, /^## Cost of one add, by what the job holds/m)
@@ -29,6 +37,14 @@ t.test('bench/job-cost.mjs runs alone and prints a row per job: the floor, Anvil
   t.match(stdout, /^\| anvil \| [\d.]+ \| [\d.]+ \| \d+ \|$/m)
   t.match(stdout, /^\| anvil, default retention on the job \| [\d.]+ \| [\d.]+ \| \d+ \|$/m)
   t.match(stdout, /^\| anvil, no repeated header values \| /m)
+})
+
+t.test('bench/outbound-delivery.mjs runs alone and prints the throughput rows and the isolation rows', { timeout: GIVE_UP_MS }, async (t) => {
+  const { stdout } = await run(process.execPath, ['bench/outbound-delivery.mjs', '--quick'], { timeout: GIVE_UP_MS })
+  t.match(stdout, /^## Outbound delivery/m)
+  for (const endpoints of [1, 10]) t.match(stdout, new RegExp(`^\\| ${endpoints} \\| \\d+ \\| \\d+ \\| [\\d.]+ \\|$`, 'm'), `${endpoints} endpoint(s)`)
+  t.match(stdout, /^\| on \(3 failures, 60 s open\) \| \d+\/\d+ \| \d+ \| \d+ \| \d+ \|$/m)
+  t.match(stdout, /^\| off \(the per-endpoint cap alone\) \| \d+\/\d+ \|/m)
 })
 
 t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with every section', { timeout: GIVE_UP_MS }, async (t) => {

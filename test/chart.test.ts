@@ -302,7 +302,7 @@ t.test('database and admin API from existing Secrets: the admin port on the Serv
   const ingress = byKind(manifests, 'Ingress')[0]
   t.same(ingress?.spec.rules[0].http.paths.map((p: any) => p.backend.service.port.name), ['http'], 'the admin port is not on the public Ingress')
   const job = named(manifests, 'Job', '-migrate')
-  t.match(job.metadata.annotations, { 'helm.sh/hook': 'pre-install,pre-upgrade' })
+  t.match(job, { metadata: { annotations: { 'helm.sh/hook': 'pre-install,pre-upgrade' } } })
   t.same(containerOf(job).args, ['migrate'])
   t.same(envOf(job).ANVIL_DATABASE_URL.valueFrom, databaseUrl)
   t.equal(job.spec.template.spec.securityContext.runAsNonRoot, true)

@@ -41,17 +41,17 @@ for (const name of [...Object.keys(dependencies), ...Object.keys(dependencies).m
 }
 
 /** skipLibCheck off: the declarations themselves must compile without the peers. */
-const tsconfig = (file: string, skipLibCheck: boolean): string => {
+const tsconfig = (file: string, skipLibCheck: boolean, cwd = dir): string => {
   const name = `tsconfig.${file}.json`
-  writeFileSync(join(dir, name), JSON.stringify({
+  writeFileSync(join(cwd, name), JSON.stringify({
     compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck, types: ['node'] },
     files: [file]
   }))
   return name
 }
-const tsc = async (file: string, skipLibCheck = false): Promise<{ code: number, output: string }> => {
+const tsc = async (file: string, skipLibCheck = false, cwd = dir): Promise<{ code: number, output: string }> => {
   try {
-    const { stdout } = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', tsconfig(file, skipLibCheck)], { cwd: dir })
+    const { stdout } = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', tsconfig(file, skipLibCheck, cwd)], { cwd })
     return { code: 0, output: stdout }
   } catch (err) {
     const { code, stdout } = err as { code: number, stdout: string }
@@ -86,4 +86,18 @@ router.on('stripe:charge.succeeded', (event) => { expectType<Equal<typeof event.
 `)
   const result = await tsc('without.ts')
   t.equal(result.output.trim(), 'without.ts(21,62): error TS2344: Type \'false\' does not satisfy the constraint \'true\'.', 'only the line meant to fail fails')
+})
+
+t.test('with the packages installed (devDependencies): every import of peer-types.d.ts resolves, none silently `any`', async (t) => {
+  // skipLibCheck never checks a .d.ts, so the file is checked as a .ts, without its @ts-ignore lines, from a
+  // folder that resolves this repository's node_modules: a renamed or missing export is an error here.
+  const here = join(root, 'node_modules/.cache/anvil-peer-imports')
+  mkdirSync(here, { recursive: true })
+  t.teardown(() => rmSync(here, { recursive: true, force: true }))
+  const source = readFileSync(join(root, 'src/handlers/peer-types.d.ts'), 'utf8')
+  const stripped = source.split('\n').filter((line) => !line.startsWith('// @ts-ignore')).join('\n')
+  t.not(stripped, source, 'the ignores were there to strip')
+  writeFileSync(join(here, 'peer-types.ts'), stripped)
+  const result = await tsc('peer-types.ts', true, here)
+  t.equal(result.code, 0, result.output)
 })

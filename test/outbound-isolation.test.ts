@@ -89,7 +89,7 @@ t.test('the per-endpoint bulkhead: a fast endpoint waits its turn, a slow one se
   const before = Date.now()
   const fourth = await gate.enter('ep_1')
   t.ok('retryAt' in fourth, 'slow: told to come back')
-  if ('retryAt' in fourth) t.ok(fourth.retryAt >= before + 9_000, 'about when the oldest delivery times out')
+  if ('retryAt' in fourth) t.ok(fourth.retryAt >= before + 150 && fourth.retryAt <= Date.now() + 11_000, 'later, by about how long the endpoint has sat on its oldest')
   if ('release' in second) { second.release(); second.release() }
   if ('release' in admitted) admitted.release()
   t.ok('release' in await gate.enter('ep_1'), 'free again once released (a second release is a no-op)')

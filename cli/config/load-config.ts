@@ -104,7 +104,7 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
   sources?: SourceOptions[]
   /** ANVIL_OUTBOUND_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
   outboundAllowNets?: string
-  /** ANVIL_DATABASE_URL: with it, the worker also dispatches the outbox and delivers outgoing webhooks. */
+  /** ANVIL_DATABASE_URL: with it, the worker writes the journal around each handler run, dispatches the outbox and delivers outgoing webhooks. */
   databaseUrl?: string
   dbSchema?: string
 }

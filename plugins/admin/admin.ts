@@ -1,35 +1,59 @@
 /**
- * The admin HTTP API, under `/admin`: Bearer-token auth (compared in constant time), TypeBox-checked input,
- * errors as `{ error, code }`, and an OpenAPI document at `/admin/openapi.json`. Off unless a token is given.
- * Feature routes (outgoing webhooks, the journal) register inside this scope when their service is configured.
+ * The admin HTTP API, under `/admin`: Bearer-token auth (compared in constant time) or the console's session
+ * cookie with a CSRF token, TypeBox-checked input, errors as `{ error, code }`, a strict Content-Security-Policy,
+ * and an OpenAPI document at `/admin/openapi.json`. Off unless a token is given. The console is served at
+ * `/admin/console/`. Feature routes (outgoing webhooks, the journal) register inside this scope (`routes`).
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
+import cookie from '@fastify/cookie'
+import helmet from '@fastify/helmet'
+import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import { Type, type Static } from '@sinclair/typebox'
 import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
 import { compileCheck } from '../../src/shared/validate.js'
-import { Opaque } from '../../src/shared/schemas.js'
+import { Opaque, Whole } from '../../src/shared/schemas.js'
+import { adminGuard } from './admin-guard.js'
+import { consoleRoutes } from './console.js'
 import type { Outbound } from '../../src/outbound/outbound.js'
-import { bearerGuard } from './bearer-guard.js'
 import { outboundAdminRoutes } from './outbound-routes.js'
 import { adminErrorHandler } from './error-handler.js'
+import { SessionKeys } from './session.js'
+import { sessionRoutes } from './session-routes.js'
 import { typeboxValidatorCompiler } from './validator.js'
 
 export const DEFAULT_ADMIN_PREFIX = '/admin'
+export const DEFAULT_LOGINS_PER_MINUTE = 10
 export { MIN_ADMIN_TOKEN_LENGTH }
 
+/** The console runs only its own bundled script and styles, and talks to this origin only. */
+export const CONSOLE_CSP = {
+  defaultSrc: ["'none'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:'],
+  connectSrc: ["'self'"],
+  baseUri: ["'none'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"]
+}
+
 export const AdminOptionsSchema = Type.Object({
-  /** Required: every request needs `Authorization: Bearer <token>`. */
+  /** Required: every request needs `Authorization: Bearer <token>`, or a console session opened with it. */
   token: Type.String({ minLength: MIN_ADMIN_TOKEN_LENGTH }),
   /** @defaultValue `'/admin'` */
   prefix: Type.Optional(Type.String({ pattern: '^/\\S*[^/]$' })),
   /**
-   * Feature route sets (outgoing webhooks, the journal, the console), each registered inside the admin scope:
-   * behind the token, with its validator, error handler and OpenAPI document. @defaultValue `[]`
+   * Feature route sets (outgoing webhooks, the journal), each registered inside the admin scope: behind the
+   * token, with its validator, error handler and OpenAPI document. @defaultValue `[]`
    */
   routes: Type.Optional(Type.Array(Opaque<FastifyPluginAsync>())),
+  /** Serve the console at `<prefix>/console/`. @defaultValue true */
+  console: Type.Optional(Type.Boolean()),
+  /** Console logins per client address and minute; past it 429. @defaultValue 10 */
+  loginsPerMinute: Type.Optional(Whole(1, 10_000)),
   /** Serve the outgoing-webhook routes of this service. @defaultValue the `anvilOutbound` plugin's, when it was registered first */
   outbound: Type.Optional(Opaque<Outbound>())
 }, { additionalProperties: false })
@@ -42,10 +66,15 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
   const problem = checkOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(`admin ${problem.replace(/^token: .*/, `token: at least ${MIN_ADMIN_TOKEN_LENGTH} characters`)}`)
   if (options.routes?.some((routes) => typeof routes !== 'function') === true) throw new errors.INVALID_OPTIONS('admin routes: each must be a Fastify plugin (an async function)')
+  const prefix = options.prefix ?? DEFAULT_ADMIN_PREFIX
+  const sessions = new SessionKeys(options.token)
   await app.register(async function adminRoutes (admin: FastifyInstance) {
     admin.setValidatorCompiler(typeboxValidatorCompiler)
     admin.setErrorHandler(adminErrorHandler)
-    admin.addHook('onRequest', bearerGuard(options.token))
+    await admin.register(cookie, { secret: sessions.cookieSecret })
+    await admin.register(helmet, { contentSecurityPolicy: { useDefaults: false, directives: CONSOLE_CSP } })
+    await admin.register(rateLimit, { global: false })
+    admin.addHook('onRequest', adminGuard(options.token, sessions))
     await admin.register(swagger, {
       openapi: {
         info: { title: 'Anvil admin API', version: '1' },
@@ -56,10 +85,12 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
     admin.setNotFoundHandler(async (request, reply) =>
       await reply.code(404).send({ error: `no admin route ${request.method} ${request.url}`, code: 'ANVIL_ERR_NOT_FOUND' }))
     admin.get('/openapi.json', { schema: { hide: true } }, async () => admin.swagger())
-    for (const routes of options.routes ?? []) await admin.register(routes)
+    await admin.register(sessionRoutes(options.token, sessions, prefix, options.loginsPerMinute ?? DEFAULT_LOGINS_PER_MINUTE))
+    if (options.console !== false) await admin.register(consoleRoutes(prefix))
     const outbound = options.outbound ?? (app.hasDecorator('anvilOutbound') ? app.anvilOutbound : undefined)
     if (outbound !== undefined) await admin.register(outboundAdminRoutes(outbound))
-  }, { prefix: options.prefix ?? DEFAULT_ADMIN_PREFIX })
+    for (const routes of options.routes ?? []) await admin.register(routes)
+  }, { prefix })
 }
 
 const plugin: FastifyPluginAsync<AnvilAdminOptions> = fp(anvilAdmin, { name: '@anvil/fastify-admin', fastify: '5.x' })

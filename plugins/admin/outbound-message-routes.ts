@@ -47,4 +47,12 @@ export async function outboundMessageRoutes (admin: FastifyInstance, { outbound 
       response: { 200: PageOf(UndeliveredSchema) }
     }
   }, async (request) => await outbound.deliveries.undelivered(request.query))
+
+  // The outbox backlog, for the console's overview: messages not yet turned into deliveries.
+  admin.get('/outbox', {
+    schema: {
+      tags: ['messages'],
+      response: { 200: Type.Object({ pending: Type.Integer(), failed: Type.Integer(), oldestPendingSeconds: Type.Integer() }) }
+    }
+  }, async () => await outbound.outboxStats())
 }

@@ -23,8 +23,8 @@ import type { serialization as SquareSerialization } from 'square'
 import type { MeetingsEvents } from '@zoom/rivet/meetings'
 // @ts-ignore -- optional peer dependency `@zoom/rivet`
 import type { UsersEvents } from '@zoom/rivet/users'
-// @ts-ignore -- optional peer dependency `@gitbeaker/core`: absent, these imports are `any`
-import type * as Gitbeaker from '@gitbeaker/core'
+// @ts-ignore -- optional peer dependency `@gitbeaker/core`: absent (or without one of these), these imports are `any`. One line: the ignore covers only the next.
+import type { WebhookCommitNoteEventSchema, WebhookDeploymentEventSchema, WebhookEmojiEventSchema, WebhookFeatureFlagEventSchema, WebhookGroupMemberEventSchema, WebhookIssueEventSchema, WebhookIssueNoteEventSchema, WebhookJobEventSchema, WebhookMergeRequestEventSchema, WebhookMergeRequestNoteEventSchema, WebhookPipelineEventSchema, WebhookPushEventSchema, WebhookReleaseEventSchema, WebhookSnippetNoteEventSchema, WebhookSubGroupEventSchema, WebhookTagEventSchema, WebhookWikiEventSchema } from '@gitbeaker/core'
 
 /**
  * A type nothing real is assignable to, but `any` is. The test is made on a wrapping object: an unresolved
@@ -60,22 +60,24 @@ export type SquareSchemas = Resolved<typeof SquareSerialization>
 /** `@zoom/rivet`'s meeting, webinar and recording events, and user events (`event` names each); `never` without it. */
 export type ZoomEvent = Resolved<MeetingsEvents> | Resolved<UsersEvents>
 
+type GitlabNote = Resolved<WebhookCommitNoteEventSchema> | Resolved<WebhookMergeRequestNoteEventSchema> | Resolved<WebhookIssueNoteEventSchema> | Resolved<WebhookSnippetNoteEventSchema>
+
 /** `@gitbeaker/core`'s webhook event schemas by `X-Gitlab-Event`; each `never` without the package. */
 export interface GitlabPayloads {
-  'Push Hook': Resolved<Gitbeaker.WebhookPushEventSchema>
-  'Tag Push Hook': Resolved<Gitbeaker.WebhookTagEventSchema>
-  'Issue Hook': Resolved<Gitbeaker.WebhookIssueEventSchema>
-  'Confidential Issue Hook': Resolved<Gitbeaker.WebhookIssueEventSchema>
-  'Note Hook': Resolved<Gitbeaker.WebhookCommitNoteEventSchema | Gitbeaker.WebhookMergeRequestNoteEventSchema | Gitbeaker.WebhookIssueNoteEventSchema | Gitbeaker.WebhookSnippetNoteEventSchema>
-  'Confidential Note Hook': Resolved<Gitbeaker.WebhookCommitNoteEventSchema | Gitbeaker.WebhookMergeRequestNoteEventSchema | Gitbeaker.WebhookIssueNoteEventSchema | Gitbeaker.WebhookSnippetNoteEventSchema>
-  'Merge Request Hook': Resolved<Gitbeaker.WebhookMergeRequestEventSchema>
-  'Wiki Page Hook': Resolved<Gitbeaker.WebhookWikiEventSchema>
-  'Pipeline Hook': Resolved<Gitbeaker.WebhookPipelineEventSchema>
-  'Job Hook': Resolved<Gitbeaker.WebhookJobEventSchema>
-  'Deployment Hook': Resolved<Gitbeaker.WebhookDeploymentEventSchema>
-  'Feature Flag Hook': Resolved<Gitbeaker.WebhookFeatureFlagEventSchema>
-  'Release Hook': Resolved<Gitbeaker.WebhookReleaseEventSchema>
-  'Emoji Hook': Resolved<Gitbeaker.WebhookEmojiEventSchema>
-  'Member Hook': Resolved<Gitbeaker.WebhookGroupMemberEventSchema>
-  'Subgroup Hook': Resolved<Gitbeaker.WebhookSubGroupEventSchema>
+  'Push Hook': Resolved<WebhookPushEventSchema>
+  'Tag Push Hook': Resolved<WebhookTagEventSchema>
+  'Issue Hook': Resolved<WebhookIssueEventSchema>
+  'Confidential Issue Hook': Resolved<WebhookIssueEventSchema>
+  'Note Hook': GitlabNote
+  'Confidential Note Hook': GitlabNote
+  'Merge Request Hook': Resolved<WebhookMergeRequestEventSchema>
+  'Wiki Page Hook': Resolved<WebhookWikiEventSchema>
+  'Pipeline Hook': Resolved<WebhookPipelineEventSchema>
+  'Job Hook': Resolved<WebhookJobEventSchema>
+  'Deployment Hook': Resolved<WebhookDeploymentEventSchema>
+  'Feature Flag Hook': Resolved<WebhookFeatureFlagEventSchema>
+  'Release Hook': Resolved<WebhookReleaseEventSchema>
+  'Emoji Hook': Resolved<WebhookEmojiEventSchema>
+  'Member Hook': Resolved<WebhookGroupMemberEventSchema>
+  'Subgroup Hook': Resolved<WebhookSubGroupEventSchema>
 }

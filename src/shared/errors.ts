@@ -23,12 +23,17 @@ export const errors = {
   DATABASE_UNAVAILABLE: createError('ANVIL_ERR_DATABASE_UNAVAILABLE', 'Database unavailable: %s', 503),
   MIGRATION_CHANGED: createError('ANVIL_ERR_MIGRATION_CHANGED', 'Migration %s was changed after it was applied', 500),
   UNAUTHORIZED: createError('ANVIL_ERR_UNAUTHORIZED', 'Missing or wrong admin token', 401, Error, NO_STACK),
+  CSRF: createError('ANVIL_ERR_CSRF', 'Missing or wrong CSRF token (x-csrf-token)', 403, Error, NO_STACK),
+  RATE_LIMITED: createError('ANVIL_ERR_RATE_LIMITED', 'Too many attempts, retry in %s', 429, Error, NO_STACK),
   NOT_FOUND: createError('ANVIL_ERR_NOT_FOUND', '%s', 404),
   BAD_REQUEST: createError('ANVIL_ERR_BAD_REQUEST', '%s', 400),
+  OUTBOUND_ADDRESS_REFUSED: createError('ANVIL_ERR_OUTBOUND_ADDRESS_REFUSED', 'Outbound connection to %s refused: a loopback, private, link-local or reserved address that is not allowlisted', 403, Error, NO_STACK),
   INVALID_ENDPOINT: createError('ANVIL_ERR_INVALID_ENDPOINT', 'Invalid endpoint: %s', 400),
   INVALID_MESSAGE: createError('ANVIL_ERR_INVALID_MESSAGE', 'Invalid message: %s', 400),
   PAYLOAD_TOO_LARGE: createError('ANVIL_ERR_PAYLOAD_TOO_LARGE', 'Message data is %s bytes, over the %s-byte limit', 413),
-  OUTBOUND_ADDRESS_REFUSED: createError('ANVIL_ERR_OUTBOUND_ADDRESS_REFUSED', 'Outbound connection to %s refused: a loopback, private, link-local or reserved address that is not allowlisted', 403, Error, NO_STACK),
+  INVALID_FILTER: createError('ANVIL_ERR_INVALID_FILTER', 'Invalid filter: %s', 400, Error, NO_STACK),
+  EVENT_NOT_FOUND: createError('ANVIL_ERR_EVENT_NOT_FOUND', 'No event with id %s in the journal', 404, Error, NO_STACK),
+  REPLAY_RUN_NOT_FOUND: createError('ANVIL_ERR_REPLAY_RUN_NOT_FOUND', 'No replay run with id %s', 404, Error, NO_STACK),
   ROUTER_STARTED: createError('ANVIL_ERR_ROUTER_STARTED', 'Cannot add a handler for %s: the router is in use by a started worker (or has dispatched an event); register every handler before starting it', 500)
 } as const
 

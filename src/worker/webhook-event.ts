@@ -1,5 +1,8 @@
 import { strictLazyJson } from '../shared/json.js'
 import type { WebhookJobData } from '../queue/job-data.js'
+import type { EffectFields, JournalDb } from '../journal/effect-scope.js'
+
+export type { JournalDb }
 
 /** The event a handler receives. */
 export interface WebhookEvent {
@@ -35,6 +38,15 @@ export interface WebhookEvent {
   replayOf?: string
   /** The id of the request that brought the event, as in the ingress's log lines (a replay keeps it). */
   requestId?: string
+  /**
+   * With a journal (`journal: { database }`): a `pg` client in this event's transaction, begun on first use
+   * and committed with the mark `done`; a throw rolls it back.
+   */
+  db?: JournalDb
+  /** With a journal: runs `fn` once per `action` for this event, whatever the retries and concurrent runs; returns its stored result. */
+  once?: EffectFields['once']
+  /** With a journal: `{eventId}:{action}`, the idempotency key for an effect outside the database (a downstream API's). */
+  effectKey?: EffectFields['effectKey']
 }
 
 export function toEvent (id: string, data: WebhookJobData, attempt: number, maxAttempts: number): WebhookEvent {

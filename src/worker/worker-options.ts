@@ -4,6 +4,7 @@ import type { RedisInput } from '../redis/connect.js'
 import type { Telemetry } from '../queue/telemetry.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
 import { Opaque, Prefix, QueueName, Whole } from '../shared/schemas.js'
+import { JournalOptionsSchema } from '../journal/journal-options.js'
 
 /** The subset of a logger Anvil calls; pino and Fastify's logger fit. */
 export interface AnvilLogger {
@@ -40,7 +41,12 @@ export const workerSettings = {
    * BullMQ telemetry (e.g. `new BullMQOtel()`): a `process` span per attempt, the child of the span that
    * enqueued the job (the webhook's request, when the ingress is traced too). @defaultValue off
    */
-  telemetry: Type.Optional(Opaque<Telemetry>())
+  telemetry: Type.Optional(Opaque<Telemetry>()),
+  /**
+   * The event journal in PostgreSQL: each event's row is written before its handler runs, its outcome after,
+   * and the handler's event gets `db`, `once` and `effectKey`. @defaultValue off
+   */
+  journal: Type.Optional(JournalOptionsSchema)
 }
 
 const connectionProperties = {

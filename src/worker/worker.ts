@@ -1,7 +1,7 @@
 import { Worker, type Job, type MinimalJob } from 'bullmq'
 import {
   DEFAULT_CONCURRENCY, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS,
-  DEFAULT_SWEEP_INTERVAL_MS
+  DEFAULT_SWEEP_INTERVAL_MS, STALLED_MESSAGE
 } from '../shared/constants.js'
 import { labelsOf, publish } from '../shared/diagnostics.js'
 import { deadLetter, noteUnrecoverable, pruneDeadLetters, sweepFailed, type DeadLetterData } from './dead-letter.js'
@@ -16,6 +16,9 @@ import { DEFAULT_KEEP_JOBS } from '../queue/queue-settings.js'
 import { checkTelemetry } from '../queue/telemetry.js'
 import { checkWorkerOptions, type AnvilLogger, type WorkerOptions } from './worker-options.js'
 import { startHandler } from './handler-start.js'
+import { openJournal, type Journal } from '../journal/journal.js'
+import { runJournaled } from '../journal/run-journaled.js'
+import { journalIdOf } from '../journal/event-row.js'
 
 export type { AnvilLogger, WorkerOptions } from './worker-options.js'
 
@@ -37,6 +40,8 @@ export interface AnvilWorker {
   sweep (): Promise<number>
   readonly worker: Worker<WebhookJobData>
   readonly running: boolean
+  /** The journal, when `journal` was given. */
+  readonly journal?: Journal
 }
 
 const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
@@ -72,6 +77,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   const deadAgeSeconds = options.deadAgeSeconds ?? DEFAULT_RETENTION.deadAgeSeconds
   const onRedisError = (err: Error): void => log.warn({ err: err.message }, 'anvil worker: Redis error')
 
+  const journal = options.journal === undefined ? undefined : openJournal(options.journal)
   const queues = openQueues<WebhookJobData, DeadLetterData>(options.redis, 'worker', { queueName, prefix }, onRedisError)
   const { connection, main, dead } = queues
 
@@ -81,8 +87,12 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     const jobId = job.id as string
     const attempt = job.attemptsMade + 1
     log.debug?.({ jobId, requestId: job.data.requestId, attempt }, 'anvil worker: job started')
+    const maxAttempts = job.opts.attempts ?? 1
+    const event = toEvent(jobId, job.data, attempt, maxAttempts)
     try {
-      await handler(toEvent(jobId, job.data, attempt, job.opts.attempts ?? 1), { log: async (line) => { await job.log(line) } })
+      const context = { log: async (line: string) => { await job.log(line) } }
+      if (journal === undefined) await handler(event, context)
+      else await runJournaled(journal, (journaled) => handler(journaled, context), event, { jobId, data: job.data, attempt, maxAttempts })
     } catch (err) {
       await noteUnrecoverable(job, err)
       throw err
@@ -123,6 +133,11 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     log.warn({ jobId: job.id, requestId: job.data.requestId, attempt: job.attemptsMade, err: err.message, stack }, 'anvil worker: attempt failed')
     publish('failed', () => ({ ...labelsOf(job.data), jobId: job.id as string, attempt: job.attemptsMade }))
     void deadLetterIfFinal(job, err)
+    // A job failed without its processor (it stalled out) was never marked by it.
+    if (journal !== undefined && job.finishedOn !== undefined && job.failedReason === STALLED_MESSAGE) {
+      journal.finished({ id: journalIdOf(job.data), jobId: job.id as string, attempt: job.attemptsMade, status: 'dead', lastError: err.message, errorClass: 'stalled' })
+        .catch((err: Error) => log.warn({ jobId: job.id, err: err.message }, 'anvil worker: journal write failed'))
+    }
   })
   // Taken back from a worker that died or was forced to stop: it runs again (its next start line has the requestId).
   worker.on('stalled', (jobId) => log.warn({ jobId }, 'anvil worker: stalled job taken back'))
@@ -148,6 +163,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   }
 
   let timer: NodeJS.Timeout | undefined
+  let pruneTimer: NodeJS.Timeout | undefined
   let running = false
   let closing: Promise<void> | undefined
 
@@ -166,8 +182,18 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     timer.unref()
   }
 
+  function schedulePrune (): void {
+    if (journal === undefined || journal.retentionIntervalMs === 0 || closing !== undefined) return
+    pruneTimer = setTimeout(() => {
+      journal.prune().catch((err: Error) => log.warn({ err: err.message }, 'anvil worker: journal retention failed'))
+        .finally(schedulePrune)
+    }, journal.retentionIntervalMs)
+    pruneTimer.unref()
+  }
+
   return {
     worker,
+    journal,
     get running () { return running && worker.isRunning() },
     async start () {
       if (running) return
@@ -180,10 +206,12 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
         await sweep().catch((err: Error) => log.warn({ err: err.message }, 'anvil worker: sweep failed'))
         scheduleSweep()
       }
+      schedulePrune()
     },
     close () {
       closing ??= (async () => {
         clearTimeout(timer)
+        clearTimeout(pruneTimer)
         const graceful = worker.close().then(() => true, (err: Error) => {
           log.warn({ err: err.message }, 'anvil worker: close failed')
           return true
@@ -195,6 +223,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
         }
         running = false
         await queues.close()
+        await journal?.close()
       })()
       return closing
     },

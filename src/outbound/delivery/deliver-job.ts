@@ -45,7 +45,7 @@ function refusedLocally (errorClass: string, errorMessage: string): SendResult {
   return { success: false, durationMs: 0, errorClass: errorClass as SendResult['errorClass'], errorMessage, responseHead: '' }
 }
 
-export async function deliverJob (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<{ httpStatus?: number }> {
+export async function deliverJob (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<void> {
   const data = job.data
   const { endpointId } = data
   const state = deps.store.loadEndpoint !== undefined
@@ -92,7 +92,8 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
     }
   }
   const recorded = await note(job, deps, result)
-  if (result.success) return { httpStatus: result.httpStatus }
+  // Nothing returned: BullMQ would store a return value with every completed job.
+  if (result.success) return
 
   if (result.httpStatus === 410) {
     await disable(deps, endpointId, 'the endpoint answered 410 Gone')
@@ -132,7 +133,7 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
   } else {
     await job.log(JSON.stringify(attempt))
   }
-  deps.onAttempt?.(attempt)
+  callHook(deps, 'onAttempt', () => deps.onAttempt?.(attempt))
   publishOutbound('delivered', () => ({ endpointId, eventType, outcome: result.success ? 'success' : result.errorClass ?? 'failed', durationMs: result.durationMs }))
   return recorded
 }
@@ -142,5 +143,14 @@ async function disable (deps: DeliverDeps, endpointId: string, reason: string): 
   if (!disabled) return
   deps.log.warn({ endpointId, reason }, 'anvil delivery: endpoint disabled')
   publishOutbound('endpointDisabled', () => ({ endpointId, reason }))
-  deps.onEndpointDisabled?.({ endpointId, reason })
+  callHook(deps, 'onEndpointDisabled', () => deps.onEndpointDisabled?.({ endpointId, reason }))
+}
+
+/** A user's hook that throws is logged, never taken for the delivery's failure. */
+function callHook (deps: DeliverDeps, name: string, hook: () => unknown): void {
+  try {
+    hook()
+  } catch (err) {
+    deps.log.error({ hook: name, err: (err as Error).message }, 'anvil delivery: hook threw')
+  }
 }

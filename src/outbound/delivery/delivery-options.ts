@@ -17,7 +17,7 @@ export const DEFAULT_CIRCUIT_OPEN_MS = 30_000
 /** An endpoint that has only failed for five days is disabled (Svix's 120 h). */
 export const DEFAULT_DISABLE_AFTER_MS = 5 * 24 * 3_600_000
 /** An endpoint whose oldest delivery in flight is older than this is slow: jobs over its cap are put back. */
-export const SLOW_ENDPOINT_AFTER_MS = 1000
+export const SLOW_ENDPOINT_AFTER_MS = 500
 /** How long a clean circuit read is trusted without asking Redis again. */
 export const CIRCUIT_CLEAN_CACHE_MS = 1000
 

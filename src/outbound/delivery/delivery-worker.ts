@@ -41,6 +41,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
   const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS
   const schedule = resolveSchedule(options.retrySchedule)
   const concurrency = options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY
+  const maxInFlight = options.maxInFlightPerEndpoint ?? Math.ceil(concurrency / 2)
   const connection = connect(options.redis, 'worker', (err) => log.warn({ err: err.message }, 'anvil delivery: Redis error'))
   const dispatcher = createGuardedDispatcher({ allowNets: options.allowNets, connectTimeoutMs: timeoutMs, lookup: options.lookup })
   const circuit = options.circuit === false
@@ -57,7 +58,8 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     httpsOnly: options.httpsOnly ?? false,
     circuit,
     rateLimit: createEndpointRateLimit(connection.client, prefix),
-    gate: createEndpointGate({ maxInFlight: options.maxInFlightPerEndpoint ?? Math.ceil(concurrency / 2), slowAfterMs: SLOW_ENDPOINT_AFTER_MS, timeoutMs }),
+    // A cap at or above the concurrency can never bind: no gate then.
+    gate: maxInFlight >= concurrency ? undefined : createEndpointGate({ maxInFlight, slowAfterMs: SLOW_ENDPOINT_AFTER_MS, timeoutMs }),
     disableAfterMs: options.disableAfterMs ?? DEFAULT_DISABLE_AFTER_MS,
     onEndpointDisabled: options.onEndpointDisabled,
     onAttempt: options.onAttempt,

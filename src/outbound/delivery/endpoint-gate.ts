@@ -2,7 +2,7 @@
  * A bulkhead per endpoint, in this process: at most `maxInFlight` deliveries to one endpoint at once, so an
  * endpoint that hangs holds a bounded share of the worker's slots before its circuit opens (which takes
  * whole timeouts). A job over the cap waits here while the endpoint is answering quickly; once its oldest
- * delivery has been out longer than `slowAfterMs`, the job is told to come back when that one times out.
+ * delivery has been out longer than `slowAfterMs`, the job is told to come back later (the slower, the later).
  */
 export interface GateSettings {
   maxInFlight: number
@@ -50,7 +50,9 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
           return { release: () => { if (!released) { released = true; release(endpointId, current, start) } } }
         }
         const oldest = Math.min(...load.starts)
-        if (now - oldest >= settings.slowAfterMs) return { retryAt: oldest + settings.timeoutMs + Math.floor(Math.random() * SPREAD_MS) }
+        const age = now - oldest
+        // Back after about as long as the endpoint has been sitting on its oldest delivery, at most a timeout.
+        if (age >= settings.slowAfterMs) return { retryAt: now + Math.min(settings.timeoutMs, age) + Math.floor(Math.random() * SPREAD_MS) }
         const current = load
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {

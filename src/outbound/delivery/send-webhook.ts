@@ -96,7 +96,9 @@ export async function sendWebhook (req: SendRequest, options: SendOptions): Prom
     const status = response.statusCode
     let responseHead = ''
     try {
-      responseHead = await readHead(response.body, options.responseCapBytes)
+      // An empty answer (204, Content-Length: 0) needs no reader.
+      if (status === 204 || response.headers['content-length'] === '0') await response.body.dump()
+      else responseHead = await readHead(response.body, options.responseCapBytes)
     } catch (err) {
       // The status arrived: a 2xx whose body then stalls still counts as delivered, anything else as its status says.
       if (!(status >= 200 && status < 300)) throw err

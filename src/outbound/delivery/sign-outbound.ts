@@ -3,7 +3,7 @@
  * the old or the new secret verifies during a rotation. Standard Webhooks by default; the Stripe-shaped
  * scheme (`X-Webhook-Signature: t=…,v1=…`) per endpoint.
  */
-import { createHmac } from 'node:crypto'
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto'
 import { standardKey } from '../../providers/standard-webhooks.js'
 
 export type OutboundScheme = 'standard-webhooks' | 'stripe'
@@ -21,10 +21,25 @@ export interface SignInput {
   secrets: readonly string[]
 }
 
+/** Keys made once per secret (decoding and importing a key on every delivery showed in profiles); bounded. */
+const keys = new Map<string, KeyObject>()
+const MAX_CACHED_KEYS = 10_000
+
+function keyOf (scheme: OutboundScheme, secret: string): KeyObject {
+  const id = scheme + ':' + secret
+  let key = keys.get(id)
+  if (key === undefined) {
+    if (keys.size >= MAX_CACHED_KEYS) keys.clear()
+    key = createSecretKey(scheme === 'stripe' ? Buffer.from(secret, 'utf8') : standardKey(secret))
+    keys.set(id, key)
+  }
+  return key
+}
+
 /** Standard Webhooks: HMAC-SHA256 over `id.timestamp.body` with the key after `whsec_`, base64. */
 function standardHeaders (input: SignInput): Record<string, string> {
   const prefix = `${input.id}.${input.timestamp}.`
-  const signatures = input.secrets.map((secret) => 'v1,' + createHmac('sha256', standardKey(secret)).update(prefix).update(input.body).digest('base64'))
+  const signatures = input.secrets.map((secret) => 'v1,' + createHmac('sha256', keyOf('standard-webhooks', secret)).update(prefix).update(input.body).digest('base64'))
   return {
     'webhook-id': input.id,
     'webhook-timestamp': String(input.timestamp),
@@ -35,7 +50,7 @@ function standardHeaders (input: SignInput): Record<string, string> {
 /** Stripe's shape: HMAC-SHA256 over `t.body` with the whole secret string as the key, hex. */
 function stripeHeaders (input: SignInput): Record<string, string> {
   const prefix = `${input.timestamp}.`
-  const signatures = input.secrets.map((secret) => 'v1=' + createHmac('sha256', secret).update(prefix).update(input.body).digest('hex'))
+  const signatures = input.secrets.map((secret) => 'v1=' + createHmac('sha256', keyOf('stripe', secret)).update(prefix).update(input.body).digest('hex'))
   return {
     'x-webhook-signature': [`t=${input.timestamp}`, ...signatures].join(','),
     'x-webhook-event': input.type,

@@ -1,0 +1,56 @@
+// Every call the console makes goes through here: the admin API, same origin, the session cookie, and the
+// CSRF token on anything that changes state. The console calls only the documented API.
+
+/** The admin prefix: the page is served at `<prefix>/console/`. */
+export const ADMIN_BASE = location.pathname.replace(/\/console\/.*$/, '')
+
+export class ApiError extends Error {
+  constructor (readonly status: number, message: string, readonly code: string | undefined) {
+    super(message)
+  }
+
+  /** A feature that is not configured has no routes: the API answers 404 "no admin route". */
+  get notConfigured (): boolean {
+    return this.status === 404 && this.message.startsWith('no admin route')
+  }
+}
+
+let csrfToken: string | null = null
+const listeners = new Set<() => void>()
+
+export function setCsrf (token: string | null): void {
+  csrfToken = token
+}
+
+/** Called when the session ends (401): the app shows the login again. */
+export function onLoggedOut (listener: () => void): () => void {
+  listeners.add(listener)
+  return () => listeners.delete(listener)
+}
+
+export async function api<T = unknown> (method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {}
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken
+  const response = await fetch(ADMIN_BASE + path, {
+    method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  if (response.status === 204) return undefined as T
+  const data = await response.json().catch(() => null) as { error?: string, code?: string } | null
+  if (!response.ok) {
+    const error = new ApiError(response.status, data?.error ?? response.statusText, data?.code)
+    if (response.status === 401 && path !== '/session') for (const listener of listeners) listener()
+    throw error
+  }
+  return data as T
+}
+
+/** A query string of the set values only. */
+export function query (params: Record<string, string | undefined>): string {
+  const search = new URLSearchParams()
+  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(key, value)
+  const text = search.toString()
+  return text === '' ? '' : `?${text}`
+}
+
+export interface Page<T> { items: T[], next: string | null }

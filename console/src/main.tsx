@@ -1,0 +1,60 @@
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { api, onLoggedOut, setCsrf } from './api'
+import { href, useRoute, type Route } from './router'
+import { Login } from './pages/login'
+import { Overview } from './pages/overview'
+import { Events } from './pages/events'
+import { EventPage } from './pages/event'
+import { DeadLetters } from './pages/dead-letters'
+import { Endpoints } from './pages/endpoints'
+import { Deliveries } from './pages/deliveries'
+import { UndeliveredPage } from './pages/undelivered'
+import './style.css'
+
+const NAV = [['/', 'Overview'], ['/events', 'Events'], ['/dead-letters', 'Dead letters'], ['/endpoints', 'Endpoints'], ['/deliveries', 'Deliveries'], ['/undelivered', 'Undelivered']] as const
+
+function Page ({ route }: { route: Route }) {
+  const event = /^\/events\/(.+)$/.exec(route.path)
+  if (event !== null && event[1] !== 'replay') return <EventPage id={decodeURIComponent(event[1] as string)} />
+  switch (route.path) {
+    case '/events': return <Events route={route} />
+    case '/dead-letters': return <DeadLetters route={route} />
+    case '/endpoints': return <Endpoints />
+    case '/deliveries': return <Deliveries route={route} />
+    case '/undelivered': return <UndeliveredPage />
+    default: return <Overview />
+  }
+}
+
+function App () {
+  const route = useRoute()
+  const [session, setSession] = useState<'unknown' | 'in' | 'out'>('unknown')
+  useEffect(() => {
+    // A page reloaded within a session asks for its CSRF token again (the cookie itself is HttpOnly).
+    api<{ csrfToken: string | null }>('GET', '/session').then(
+      (answer) => { setCsrf(answer.csrfToken); setSession('in') },
+      () => setSession('out')
+    )
+    return onLoggedOut(() => { setCsrf(null); setSession('out') })
+  }, [])
+  if (session === 'unknown') return <p aria-busy='true'>Loading…</p>
+  if (session === 'out') return <Login onLogin={() => setSession('in')} />
+  const section = '/' + (route.path.split('/')[1] ?? '')
+  const logout = (): void => { api('DELETE', '/session').finally(() => { setCsrf(null); setSession('out') }) }
+  return (
+    <>
+      <header>
+        <a class='skip' href='#main'>Skip to content</a>
+        <strong>Anvil</strong>
+        <nav aria-label='Sections'>
+          {NAV.map(([path, label]) => <a key={path} href={href(path)} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
+        </nav>
+        <button type='button' onClick={logout}>Log out</button>
+      </header>
+      <main id='main' tabIndex={-1}><Page route={route} /></main>
+    </>
+  )
+}
+
+render(<App />, document.getElementById('app') as HTMLElement)

@@ -1,0 +1,118 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api } from '../api'
+import { ErrorNote, Loading, Status, Time, text } from '../components'
+import { href } from '../router'
+import { useApi } from '../use-api'
+import type { EventItem } from './events'
+
+interface Change { path: string, before?: unknown, after?: unknown }
+interface EventDetail extends EventItem {
+  payload: string
+  payloadEncoding: 'utf8' | 'base64'
+  json?: unknown
+  contentType: string | null
+  headers: Record<string, string>
+  effects: Array<{ action: string, key: string, result: unknown, createdAt: string }>
+  deliveries?: number
+  replays?: number
+  previousDelivery?: { receivedAt: unknown, payloadChanged: boolean, changes: Change[], headers: Change[] }
+}
+
+/** Header names whose values are credentials: never shown, even if the server sent them. */
+const CREDENTIAL = /authorization|cookie|signature|secret|token|api[-_]?key|password/i
+const DONE = 'done'
+
+function Payload ({ event }: { event: EventDetail }) {
+  const [raw, setRaw] = useState(false)
+  const pretty = event.json !== undefined && !raw ? JSON.stringify(event.json, null, 2) : event.payload
+  return (
+    <section aria-labelledby='payload-title'>
+      <h2 id='payload-title'>Payload</h2>
+      {event.json !== undefined && (
+        <label class='toggle'><input type='checkbox' checked={raw} onChange={() => setRaw(!raw)} /> Raw bytes{event.payloadEncoding === 'base64' ? ' (base64)' : ''}</label>
+      )}
+      {/* Text only: a payload holding markup shows as characters. */}
+      <pre class='payload' data-testid='payload' tabIndex={0}>{pretty}</pre>
+    </section>
+  )
+}
+
+function Diff ({ diff }: { diff: NonNullable<EventDetail['previousDelivery']> }) {
+  return (
+    <section aria-labelledby='diff-title'>
+      <h2 id='diff-title'>Changed since the previous delivery of this id</h2>
+      {diff.changes.length === 0 && diff.payloadChanged && <p>The bytes changed (not JSON on both sides).</p>}
+      <table>
+        <thead><tr><th scope='col'>Field</th><th scope='col'>Before</th><th scope='col'>After</th></tr></thead>
+        <tbody>{[...diff.changes, ...diff.headers.map((c) => ({ ...c, path: `header ${c.path}` }))].map((c) => (
+          <tr key={c.path}><th scope='row'>{c.path}</th><td><code>{text(c.before)}</code></td><td><code>{text(c.after)}</code></td></tr>
+        ))}</tbody>
+      </table>
+    </section>
+  )
+}
+
+export function EventPage ({ id }: { id: string }) {
+  const path = `/events/${encodeURIComponent(id)}`
+  const event = useApi<EventDetail>(path)
+  const [replay, setReplay] = useState<{ state: 'sent' | 'error', message: string } | null>(null)
+  const [watching, setWatching] = useState(false)
+  // After a replay, look again each second (for a minute at most) until it is done, so the page shows it turn done.
+  useEffect(() => {
+    if (!watching) return
+    const timer = setInterval(event.reload, 1000)
+    const stop = setTimeout(() => setWatching(false), 60_000)
+    return () => { clearInterval(timer); clearTimeout(stop) }
+  }, [watching])
+  useEffect(() => {
+    if (watching && event.data?.status === DONE) setWatching(false)
+  }, [event.data])
+  const doReplay = (): void => {
+    setReplay(null)
+    api<Record<string, unknown>>('POST', `${path}/replay`).then(
+      (answer) => { setReplay({ state: 'sent', message: `Replayed: ${text(answer.jobId ?? answer.id ?? 'queued')}` }); setWatching(true); event.reload() },
+      (error: Error) => setReplay({ state: 'error', message: error.message })
+    )
+  }
+  return (
+    <>
+      <p><a href={href('/events')}>← Events</a></p>
+      <h1>Event <code>{id}</code></h1>
+      <Loading loaded={event} feature='journal'>{(e) => (
+        <>
+          <dl class='facts'>
+            <dt>Status</dt><dd data-testid='event-status'><Status value={e.status} /></dd>
+            <dt>Source</dt><dd>{e.source}</dd>
+            <dt>Provider</dt><dd>{e.provider ?? '—'}</dd>
+            <dt>Type</dt><dd>{e.eventType ?? '—'}</dd>
+            <dt>Received</dt><dd><Time value={e.receivedAt} /></dd>
+            <dt>Attempts</dt><dd>{e.attempts}</dd>
+            <dt>Last error</dt><dd>{e.errorClass !== undefined ? `${e.errorClass}: ` : ''}{e.lastError ?? '—'}</dd>
+          </dl>
+          <div class='actions'>
+            <button type='button' onClick={doReplay}>Replay</button>
+            {replay !== null && <p role='status' class={replay.state === 'error' ? 'error' : 'ok'}>{replay.message}</p>}
+          </div>
+          <Payload event={e} />
+          <section aria-labelledby='headers-title'>
+            <h2 id='headers-title'>Headers</h2>
+            <table><tbody>{Object.entries(e.headers).map(([name, value]) => (
+              <tr key={name}><th scope='row'>{name}</th><td><code>{CREDENTIAL.test(name) ? '[redacted]' : value}</code></td></tr>
+            ))}</tbody></table>
+          </section>
+          <section aria-labelledby='effects-title'>
+            <h2 id='effects-title'>Effects</h2>
+            {e.effects.length === 0 ? <p>None recorded.</p> : (
+              <table>
+                <thead><tr><th scope='col'>Action</th><th scope='col'>Key</th><th scope='col'>Result</th><th scope='col'>At</th></tr></thead>
+                <tbody>{e.effects.map((f) => <tr key={f.key}><td>{f.action}</td><td>{f.key}</td><td><code>{text(f.result)}</code></td><td><Time value={f.createdAt} /></td></tr>)}</tbody>
+              </table>
+            )}
+          </section>
+          {e.previousDelivery !== undefined && <Diff diff={e.previousDelivery} />}
+        </>
+      )}</Loading>
+      {event.error !== undefined && event.data !== undefined && <ErrorNote error={event.error} />}
+    </>
+  )
+}

@@ -1,0 +1,93 @@
+import { useState } from 'preact/hooks'
+import { query, type Page } from '../api'
+import { Field, Loading, Status, Time } from '../components'
+import { href, navigate, type Route } from '../router'
+import { useApi } from '../use-api'
+import { BulkReplay } from './bulk-replay'
+
+export interface EventItem {
+  id: string, source: string, provider: string | null, eventType: string | null, status: string,
+  attempts: number, receivedAt: string, lastError?: string, errorClass?: string
+}
+
+/** The journal's filter (GET /admin/events and POST /admin/events/replay take the same fields). */
+export const FILTER_FIELDS = ['provider', 'source', 'type', 'status', 'errorClass', 'since', 'until', 'text'] as const
+export type Filter = Partial<Record<(typeof FILTER_FIELDS)[number], string>>
+const STATUSES = ['', 'received', 'processing', 'done', 'failed', 'dead']
+const PRESETS = [['Last hour', '1h'], ['24 h', '24h'], ['7 days', '7d']] as const
+
+export function filterOf (params: URLSearchParams): Filter {
+  const filter: Filter = {}
+  for (const field of FILTER_FIELDS) {
+    const value = params.get(field)
+    if (value !== null && value !== '') filter[field] = value
+  }
+  return filter
+}
+
+function FilterForm ({ filter }: { filter: Filter }) {
+  const [draft, setDraft] = useState<Filter>(filter)
+  const set = (field: keyof Filter) => (e: Event) => setDraft({ ...draft, [field]: (e.target as HTMLInputElement).value })
+  const input = (field: keyof Filter, label: string) => (
+    <Field label={label}><input name={field} value={draft[field] ?? ''} onInput={set(field)} /></Field>
+  )
+  return (
+    <form class='filters' aria-label='Filter events' onSubmit={(e) => { e.preventDefault(); navigate('/events', draft) }}>
+      {input('provider', 'Provider')}
+      {input('source', 'Source')}
+      {input('type', 'Event type')}
+      <Field label='Status'>
+        <select name='status' value={draft.status ?? ''} onChange={set('status')}>
+          {STATUSES.map((s) => <option key={s} value={s}>{s === '' ? 'any' : s}</option>)}
+        </select>
+      </Field>
+      {input('errorClass', 'Error class')}
+      {input('since', 'Received since (2h, ISO time)')}
+      {input('until', 'Received until')}
+      {input('text', 'Payload contains')}
+      <div class='presets' role='group' aria-label='Received within'>
+        {PRESETS.map(([label, since]) => (
+          <button type='button' key={since} aria-pressed={draft.since === since} onClick={() => navigate('/events', { ...draft, since, until: undefined })}>{label}</button>
+        ))}
+      </div>
+      <button type='submit'>Apply filter</button>
+      <a href={href('/events')}>Clear</a>
+    </form>
+  )
+}
+
+export function Events ({ route }: { route: Route }) {
+  const filter = filterOf(route.params)
+  const cursor = route.params.get('cursor') ?? undefined
+  const events = useApi<Page<EventItem>>(`/events${query({ ...filter, cursor })}`)
+  return (
+    <>
+      <h1>Events</h1>
+      {/* Keyed by the URL's filter, so a link or the back button resets the form. */}
+      <FilterForm key={JSON.stringify(filter)} filter={filter} />
+      <Loading loaded={events} feature='journal'>{(page) => (
+        <>
+          <BulkReplay filter={filter} onDone={events.reload} />
+          <table class='events'>
+            <caption>{page.items.length} events{cursor !== undefined ? ' (a later page)' : ''}</caption>
+            <thead><tr>
+              <th scope='col'>Received</th><th scope='col'>Status</th><th scope='col'>Provider</th><th scope='col'>Source</th>
+              <th scope='col'>Type</th><th scope='col'>Attempts</th><th scope='col'>Error</th><th scope='col'>Id</th>
+            </tr></thead>
+            <tbody>{page.items.map((e) => (
+              <tr key={e.id}>
+                <td><Time value={e.receivedAt} /></td><td><Status value={e.status} /></td><td>{e.provider ?? '—'}</td><td>{e.source}</td>
+                <td>{e.eventType ?? '—'}</td><td>{e.attempts}</td><td>{e.errorClass ?? e.lastError ?? ''}</td>
+                <td><a href={href(`/events/${encodeURIComponent(e.id)}`)}>{e.id}</a></td>
+              </tr>
+            ))}</tbody>
+          </table>
+          <nav aria-label='Pages' class='pager'>
+            {cursor !== undefined && <a href={href('/events', filter)}>First page</a>}
+            {page.next !== null && <a href={href('/events', { ...filter, cursor: page.next })}>Next page</a>}
+          </nav>
+        </>
+      )}</Loading>
+    </>
+  )
+}

@@ -1,0 +1,118 @@
+/**
+ * Which events a list, a count or a replay takes: the same filter for the journal (as SQL) and for the dead
+ * letters in Redis (as a predicate), from the admin API, the CLI or code. A bad filter is ANVIL_ERR_INVALID_FILTER.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { errors } from '../shared/errors.js'
+import { compileCheck } from '../shared/validate.js'
+import { EVENT_STATUSES, type EventStatus } from './event-row.js'
+
+const STATUS = `(${EVENT_STATUSES.join('|')})`
+/** `2h`, `30m`, `7d`: that long before now. */
+const DURATION = /^(\d{1,9})(s|m|h|d|w)$/
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
+const TIME_RULE = 'must be an ISO 8601 time (2026-01-31T12:00:00Z) or a duration before now (30m, 2h, 7d)'
+const Text = (description: string) => Type.String({ minLength: 1, maxLength: 500, description })
+
+export const EventFilterSchema = Type.Object({
+  provider: Type.Optional(Text('the preset that verified it: stripe, github, …')),
+  source: Type.Optional(Text('the source name')),
+  type: Type.Optional(Text('the event type, exactly')),
+  status: Type.Optional(Type.String({
+    pattern: `^${STATUS}(,${STATUS})*$`, description: 'one status or several, comma-separated',
+    errorMessage: `must be one of ${EVENT_STATUSES.join(', ')}, or several of them comma-separated`
+  })),
+  errorClass: Type.Optional(Text('the last error\'s class: its code, else its name (journal); the failure reason (dead letters)')),
+  since: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'received at or after: an ISO time or a duration before now (2h)' })),
+  until: Type.Optional(Type.String({ minLength: 1, maxLength: 40, description: 'received before: an ISO time or a duration before now' })),
+  text: Type.Optional(Text('bytes the payload contains (case-sensitive)'))
+}, { additionalProperties: false })
+
+export type EventFilter = Static<typeof EventFilterSchema>
+
+/** A filter checked and with its times resolved. */
+export interface ResolvedFilter {
+  provider?: string
+  source?: string
+  type?: string
+  statuses?: EventStatus[]
+  errorClass?: string
+  since?: Date
+  until?: Date
+  text?: string
+}
+
+const checkFilter = compileCheck(EventFilterSchema)
+
+function timeOf (name: string, value: string | undefined, now: number): Date | undefined {
+  if (value === undefined) return undefined
+  const duration = DURATION.exec(value)
+  if (duration !== null) return new Date(now - Number(duration[1]) * (UNIT_MS[duration[2] as string] as number))
+  // Date.parse takes many shapes; only ISO 8601 dates and times are meant.
+  const ms = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ? Date.parse(value) : Number.NaN
+  if (Number.isNaN(ms)) throw new errors.INVALID_FILTER(`${name} ${TIME_RULE} (got ${JSON.stringify(value)})`)
+  return new Date(ms)
+}
+
+/** Checks a filter (from JSON, a query string or flags) and resolves its times against `now`. */
+export function resolveFilter (filter: unknown, now = Date.now()): ResolvedFilter {
+  const problem = checkFilter(filter ?? {})
+  if (problem !== undefined) throw new errors.INVALID_FILTER(problem)
+  const f = (filter ?? {}) as EventFilter
+  const resolved: ResolvedFilter = {
+    provider: f.provider,
+    source: f.source,
+    type: f.type,
+    statuses: f.status === undefined ? undefined : [...new Set(f.status.split(',') as EventStatus[])],
+    errorClass: f.errorClass,
+    since: timeOf('since', f.since, now),
+    until: timeOf('until', f.until, now),
+    text: f.text
+  }
+  if (resolved.since !== undefined && resolved.until !== undefined && resolved.since >= resolved.until) {
+    throw new errors.INVALID_FILTER('since must be before until')
+  }
+  return resolved
+}
+
+/** The filter as a SQL condition on `webhook_events` (aliased `alias`), its values numbered from `$first`. */
+export function filterSql (filter: ResolvedFilter, first = 1, alias = 'e'): { where: string, values: unknown[] } {
+  const conditions: string[] = []
+  const values: unknown[] = []
+  const add = (sql: (param: string) => string, value: unknown): void => {
+    values.push(value)
+    conditions.push(sql(`$${first + values.length - 1}`))
+  }
+  if (filter.provider !== undefined) add((p) => `${alias}.provider = ${p}`, filter.provider)
+  if (filter.source !== undefined) add((p) => `${alias}.source = ${p}`, filter.source)
+  if (filter.type !== undefined) add((p) => `${alias}.event_type = ${p}`, filter.type)
+  if (filter.statuses !== undefined) add((p) => `${alias}.status = ANY(${p}::text[])`, filter.statuses)
+  if (filter.errorClass !== undefined) add((p) => `${alias}.error_class = ${p}`, filter.errorClass)
+  if (filter.since !== undefined) add((p) => `${alias}.received_at >= ${p}`, filter.since)
+  if (filter.until !== undefined) add((p) => `${alias}.received_at < ${p}`, filter.until)
+  if (filter.text !== undefined) add((p) => `position(convert_to(${p}, 'UTF8') in ${alias}.payload) > 0`, filter.text)
+  return { where: conditions.length === 0 ? 'TRUE' : conditions.join(' AND '), values }
+}
+
+/** What a dead letter in Redis offers the filter. */
+export interface FilterableLetter {
+  source: string
+  provider?: string
+  eventType?: string
+  receivedAt: number
+  payload: Buffer
+  /** Why it failed for good: exhausted, unrecoverable or stalled. */
+  reason: string
+}
+
+/** The same filter over a dead letter in Redis (whose status is always `dead`). */
+export function matchesLetter (filter: ResolvedFilter, letter: FilterableLetter): boolean {
+  return (filter.provider === undefined || letter.provider === filter.provider) &&
+    (filter.source === undefined || letter.source === filter.source) &&
+    (filter.type === undefined || letter.eventType === filter.type) &&
+    (filter.statuses === undefined || filter.statuses.includes('dead')) &&
+    (filter.errorClass === undefined || letter.reason === filter.errorClass) &&
+    (filter.since === undefined || letter.receivedAt >= filter.since.getTime()) &&
+    (filter.until === undefined || letter.receivedAt < filter.until.getTime()) &&
+    (filter.text === undefined || letter.payload.includes(filter.text))
+}

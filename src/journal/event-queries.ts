@@ -1,0 +1,145 @@
+/** Reading the journal: a page of events, a count, one event with its effects, and a cursor to the next page. */
+import type { Database } from '../db/database.js'
+import { decodeCursor, encodeCursor } from '../shared/cursor.js'
+import { errors } from '../shared/errors.js'
+import { filterSql, type ResolvedFilter } from './event-filter.js'
+import type { EventStatus } from './event-row.js'
+import { deliveryDiff, type DeliveryDiff } from './delivery-diff.js'
+
+export const DEFAULT_PAGE_SIZE = 50
+export const MAX_PAGE_SIZE = 500
+
+/** An event in a list: the shape scripts rely on. */
+export interface EventItem {
+  id: string
+  source: string
+  provider: string | null
+  eventType: string | null
+  status: EventStatus
+  attempts: number
+  receivedAt: string
+  lastError?: string
+  errorClass?: string
+}
+
+export interface EventPage { items: EventItem[], next: string | null }
+
+export interface EventEffect { action: string, key: string, result: unknown, createdAt: string }
+
+export interface EventDetail extends EventItem {
+  /** The payload as received: as text when it is UTF-8, else base64 (`payloadEncoding` says which). */
+  payload: string
+  payloadEncoding: 'utf8' | 'base64'
+  /** The JSON view, when the payload is JSON. */
+  json?: unknown
+  contentType: string | null
+  headers: Record<string, string>
+  signature: string | null
+  requestId: string | null
+  jobId: string | null
+  processedAt: string | null
+  deliveries: number
+  replays: number
+  effects: EventEffect[]
+  /** How this delivery differs from the previous one of the same id, when there was one that differs. */
+  previousDelivery?: DeliveryDiff
+}
+
+interface ItemRow {
+  id: string
+  source: string
+  provider: string | null
+  event_type: string | null
+  status: EventStatus
+  attempts: number
+  received_at: Date
+  received_at_text: string
+  last_error: string | null
+  error_class: string | null
+}
+
+export function toItem (row: ItemRow): EventItem {
+  const item: EventItem = {
+    id: row.id,
+    source: row.source,
+    provider: row.provider,
+    eventType: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    receivedAt: row.received_at.toISOString()
+  }
+  if (row.last_error !== null) item.lastError = row.last_error
+  if (row.error_class !== null) item.errorClass = row.error_class
+  return item
+}
+
+const ITEM_COLUMNS = 'e.id, e.source, e.provider, e.event_type, e.status, e.attempts, e.received_at, e.received_at::text AS received_at_text, e.last_error, e.error_class'
+
+/** Newest first; the cursor holds the last row's received_at (to the microsecond) and id. */
+export async function listEvents (db: Database, filter: ResolvedFilter, page: { limit?: number, cursor?: string } = {}): Promise<EventPage> {
+  const limit = Math.min(page.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+  const { where, values } = filterSql(filter)
+  let after = ''
+  if (page.cursor !== undefined && page.cursor !== '') {
+    const [at, id] = decodeCursor(page.cursor, ['string', 'string'])
+    values.push(at, id)
+    after = ` AND (e.received_at, e.id) < ($${values.length - 1}::timestamptz, $${values.length})`
+  }
+  values.push(limit + 1)
+  const { rows } = await db.pool.query<ItemRow>(
+    `SELECT ${ITEM_COLUMNS} FROM ${db.table('webhook_events')} e WHERE ${where}${after} ORDER BY e.received_at DESC, e.id DESC LIMIT $${values.length}`, values)
+  const more = rows.length > limit
+  const shown = rows.slice(0, limit)
+  const last = shown.at(-1)
+  return { items: shown.map(toItem), next: more && last !== undefined ? encodeCursor([last.received_at_text, last.id]) : null }
+}
+
+export async function countEvents (db: Database, filter: ResolvedFilter, extra = 'TRUE'): Promise<number> {
+  const { where, values } = filterSql(filter)
+  const { rows } = await db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${db.table('webhook_events')} e WHERE ${where} AND ${extra}`, values)
+  return Number(rows[0]?.n ?? 0)
+}
+
+interface DetailRow extends ItemRow {
+  payload: Buffer
+  payload_json: unknown
+  content_type: string | null
+  headers: Record<string, string>
+  signature: string | null
+  request_id: string | null
+  job_id: string | null
+  processed_at: Date | null
+  deliveries: number
+  replay_generation: number
+  previous_delivery: Record<string, unknown> | null
+}
+
+export async function getEvent (db: Database, id: string): Promise<EventDetail> {
+  const { rows } = await db.pool.query<DetailRow>(`SELECT ${ITEM_COLUMNS}, e.payload, e.payload_json, e.content_type, e.headers, e.signature,
+    e.request_id, e.job_id, e.processed_at, e.deliveries, e.replay_generation, e.previous_delivery
+    FROM ${db.table('webhook_events')} e WHERE e.id = $1`, [id])
+  const row = rows[0]
+  if (row === undefined) throw new errors.EVENT_NOT_FOUND(id)
+  const effects = await db.pool.query<{ action: string, key: string, result: unknown, created_at: Date }>(
+    `SELECT action, key, result, created_at FROM ${db.table('webhook_effects')} WHERE event_id = $1 ORDER BY created_at, key`, [id])
+  const text = row.payload.toString('utf8')
+  const utf8 = Buffer.from(text, 'utf8').equals(row.payload)
+  const detail: EventDetail = {
+    ...toItem(row),
+    payload: utf8 ? text : row.payload.toString('base64'),
+    payloadEncoding: utf8 ? 'utf8' : 'base64',
+    contentType: row.content_type,
+    headers: row.headers,
+    signature: row.signature,
+    requestId: row.request_id,
+    jobId: row.job_id,
+    processedAt: row.processed_at?.toISOString() ?? null,
+    deliveries: row.deliveries,
+    replays: row.replay_generation,
+    effects: effects.rows.map((e) => ({ action: e.action, key: e.key, result: e.result, createdAt: e.created_at.toISOString() }))
+  }
+  if (row.payload_json !== null) detail.json = row.payload_json
+  const diff = row.previous_delivery === null ? undefined : deliveryDiff(row.previous_delivery, row)
+  if (diff !== undefined) detail.previousDelivery = diff
+  return detail
+}

@@ -1,0 +1,138 @@
+/**
+ * Replay from the journal: an event's row goes back to `received` with 0 attempts and a new replay
+ * generation, and its job (id from the id and the generation) is added in the same transaction. The status
+ * check is the claim: of concurrent replays of one event, one moves it and adds a job; the others find it
+ * `received` and add nothing. An event that is `received` or `processing` is already on its way.
+ */
+import type pg from 'pg'
+import type { Queue } from 'bullmq'
+import { inTransaction, type Database } from '../db/database.js'
+import { JOB_NAME, REPLAY_JOB_PREFIX } from '../shared/constants.js'
+import { labelsOf, publish } from '../shared/diagnostics.js'
+import { errors } from '../shared/errors.js'
+import type { WebhookJobData } from '../queue/job-data.js'
+import { DEFAULT_QUEUE_SETTINGS, jobOptions, type Retention } from '../queue/queue-settings.js'
+import { filterSql, type ResolvedFilter } from './event-filter.js'
+
+export interface ReplayTarget {
+  db: Database
+  queue: Queue<WebhookJobData>
+  retention: Retention
+}
+
+export interface EventReplayResult {
+  id: string
+  /** The job the event is (now, or already) on. */
+  jobId: string | null
+  /** False when the event was already `received` or `processing`: no job was added. */
+  replayed: boolean
+}
+
+/** Events a replay may take: not those already queued or running. */
+export const REPLAYABLE = "e.status NOT IN ('received', 'processing')"
+
+interface ReplayRow {
+  id: string
+  source: string
+  provider: string | null
+  event_type: string | null
+  dedupe_key: string
+  payload: Buffer
+  content_type: string | null
+  headers: Record<string, string>
+  signature: string | null
+  request_id: string | null
+  received_at: Date
+  received_at_text: string
+  retry_schedule: number[]
+  job_id: string
+}
+
+const RESET = `status = 'received', attempts = 0, processed_at = NULL, updated_at = now(),
+  replay_generation = e.replay_generation + 1,
+  job_id = '${REPLAY_JOB_PREFIX}j' || (e.replay_generation + 1) || '_' || md5(e.id)`
+const RETURNING = `RETURNING e.id, e.source, e.provider, e.event_type, e.dedupe_key, e.payload, e.content_type, e.headers,
+  e.signature, e.request_id, e.received_at, e.received_at::text AS received_at_text, e.retry_schedule, e.job_id`
+
+const orUndefined = <T>(value: T | null): T | undefined => value ?? undefined
+
+/** The job the ingress made, rebuilt from the row: the same key, bytes, headers and schedule. */
+function jobDataOf (row: ReplayRow): WebhookJobData {
+  return {
+    v: 1,
+    source: row.source,
+    key: row.dedupe_key,
+    payload: row.payload.toString('base64'),
+    contentType: orUndefined(row.content_type),
+    signature: orUndefined(row.signature),
+    // The journal's id is the event id when there was one, else the key.
+    eventId: row.id === row.dedupe_key ? undefined : row.id,
+    eventType: orUndefined(row.event_type),
+    provider: orUndefined(row.provider),
+    headers: row.headers,
+    receivedAt: row.received_at.getTime(),
+    retry: row.retry_schedule,
+    requestId: orUndefined(row.request_id)
+  }
+}
+
+async function addJobs (target: ReplayTarget, rows: ReplayRow[]): Promise<void> {
+  if (rows.length === 0) return
+  await target.queue.addBulk(rows.map((row) => {
+    const data = jobDataOf(row)
+    const opts = jobOptions({ ...DEFAULT_QUEUE_SETTINGS, retrySchedule: data.retry, retention: target.retention })
+    return { name: JOB_NAME, data, opts: { ...opts, jobId: row.job_id } }
+  }))
+  for (const row of rows) publish('replayed', () => ({ ...labelsOf(jobDataOf(row)), deadLetterId: `journal:${row.id}`, jobId: row.job_id }))
+}
+
+export async function replayEvent (target: ReplayTarget, id: string): Promise<EventReplayResult> {
+  const events = target.db.table('webhook_events')
+  return await inTransaction(target.db.pool, async (client) => {
+    const { rows } = await client.query<ReplayRow>(`UPDATE ${events} e SET ${RESET} WHERE e.id = $1 AND ${REPLAYABLE} ${RETURNING}`, [id])
+    const row = rows[0]
+    if (row === undefined) {
+      const found = await client.query<{ job_id: string | null }>(`SELECT job_id FROM ${events} WHERE id = $1`, [id])
+      if (found.rows[0] === undefined) throw new errors.EVENT_NOT_FOUND(id)
+      return { id, jobId: found.rows[0].job_id, replayed: false }
+    }
+    await addJobs(target, rows)
+    return { id, jobId: row.job_id, replayed: true }
+  })
+}
+
+/** Where a bulk replay is: the last (received_at, id) it took, oldest first. */
+export interface ReplayCursor { receivedAt: string, id: string }
+
+/**
+ * Replays up to `limit` events matching the filter after the cursor, oldest first, in one transaction (with
+ * `within`, for the run's own bookkeeping). Rows another replay holds are skipped.
+ */
+export async function replayPage (
+  target: ReplayTarget, filter: ResolvedFilter, cursor: ReplayCursor | undefined, limit: number,
+  within?: (client: pg.PoolClient, replayed: number, cursor: ReplayCursor | undefined) => Promise<boolean>
+): Promise<{ replayed: number, cursor: ReplayCursor | undefined, stopped: boolean }> {
+  const events = target.db.table('webhook_events')
+  const { where, values } = filterSql(filter, 4)
+  const stop = new Error('replay stopped')
+  return await inTransaction(target.db.pool, async (client) => {
+    // RETURNING keeps no order: the outer SELECT sorts, so the last row is the cursor. Ids compare bytewise
+    // (COLLATE "C") so that the cursor's order never depends on the database's collation.
+    const { rows } = await client.query<ReplayRow>(`WITH picked AS (
+        SELECT e.id FROM ${events} e WHERE ${where} AND ${REPLAYABLE}
+          AND (e.received_at, e.id COLLATE "C") > ($1::timestamptz, $2::text COLLATE "C")
+        ORDER BY e.received_at, e.id COLLATE "C" LIMIT $3 FOR UPDATE SKIP LOCKED),
+      moved AS (UPDATE ${events} e SET ${RESET} FROM picked WHERE e.id = picked.id ${RETURNING})
+      SELECT * FROM moved ORDER BY received_at, id COLLATE "C"`,
+    [cursor?.receivedAt ?? '-infinity', cursor?.id ?? '', limit, ...values])
+    const last = rows.at(-1)
+    const next = last === undefined ? cursor : { receivedAt: last.received_at_text, id: last.id }
+    // Stopped: thrown, so the rows moved above are rolled back with the rest.
+    if (within !== undefined && !await within(client, rows.length, next)) throw stop
+    await addJobs(target, rows)
+    return { replayed: rows.length, cursor: next, stopped: false }
+  }).catch((err: unknown) => {
+    if (err === stop) return { replayed: 0, cursor, stopped: true }
+    throw err
+  })
+}

@@ -1,0 +1,28 @@
+/** The `journal` option of the worker (and the admin API): the schema, whose `Static<>` is its type. */
+import { Type, type Static } from '@sinclair/typebox'
+import type { DatabaseInput } from '../db/database.js'
+import { Opaque, Whole } from '../shared/schemas.js'
+
+/** Journal rows older than this are deleted. */
+export const DEFAULT_JOURNAL_RETENTION_DAYS = 30
+/** How often the worker deletes expired rows. */
+export const DEFAULT_JOURNAL_RETENTION_INTERVAL_MS = 60 * 60 * 1000
+/** Rows a retention pass deletes per statement, so no statement holds its locks for long. */
+export const DEFAULT_JOURNAL_DELETE_BATCH = 1000
+/** Events one journal write carries at most. */
+export const DEFAULT_JOURNAL_WRITE_BATCH = 200
+
+export const JournalOptionsSchema = Type.Object({
+  /** A PostgreSQL URL (Anvil makes a pool and ends it) or a `pg.Pool` (left open). Migrate it first (`anvil migrate`). */
+  database: Opaque<DatabaseInput>(),
+  /** The schema the journal's tables are in. @defaultValue `'anvil'` */
+  schema: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$', errorMessage: 'must be a lower-case SQL identifier (a-z, 0-9, _)' })),
+  /** Rows older than this many days are deleted by the worker; 0 keeps them. @defaultValue 30 */
+  retentionDays: Type.Optional(Whole(0)),
+  /** How often the worker deletes expired rows; 0 never (another worker does). @defaultValue 3600000 (an hour) */
+  retentionIntervalMs: Type.Optional(Whole(0)),
+  /** Events one journal write carries at most. @defaultValue 200 */
+  writeBatch: Type.Optional(Whole(1, 10_000))
+}, { additionalProperties: false })
+
+export type JournalOptions = Static<typeof JournalOptionsSchema>

@@ -1,0 +1,123 @@
+/**
+ * The worker's side of the journal: the row is written (or moved to `processing`) before the handler runs,
+ * and its outcome after. Both writes are batched across the jobs running at once (src/journal/write-batcher.ts).
+ */
+import type { Database } from '../db/database.js'
+import type { WebhookJobData } from '../queue/job-data.js'
+import { jsonView, pgText, type EventStatus } from './event-row.js'
+import { WriteBatcher } from './write-batcher.js'
+
+export interface StartedEvent {
+  id: string
+  jobId: string
+  attempt: number
+  data: WebhookJobData
+}
+
+export interface FinishedEvent {
+  id: string
+  jobId: string
+  attempt: number
+  status: Extract<EventStatus, 'done' | 'failed' | 'dead'>
+  lastError?: string
+  errorClass?: string
+}
+
+export interface JournalWriter {
+  /** Resolves once the row exists and says `processing`: only then may the handler run. */
+  started (event: StartedEvent): Promise<void>
+  finished (event: FinishedEvent): Promise<void>
+}
+
+/** The longest error message kept on a row. */
+const MAX_ERROR_LENGTH = 2000
+
+/**
+ * A new delivery of an id (another dedupe key: the provider sent it again, re-signed) keeps what the last one
+ * was in `previous_delivery`, for the diff; a retry or a replay of the same delivery does not.
+ */
+function startSql (events: string): string {
+  return `INSERT INTO ${events} AS e (id, source, provider, event_type, dedupe_key, payload, payload_json, content_type,
+      headers, signature, request_id, received_at, status, attempts, job_id, retry_schedule)
+    SELECT v.id, v.source, v.provider, v.event_type, v.dedupe_key, v.payload, v.payload_json::jsonb, v.content_type,
+      v.headers::jsonb, v.signature, v.request_id, v.received_at, 'processing', v.attempts, v.job_id, v.retry::integer[]
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::text[],
+      $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[], $14::text[], $15::text[])
+      AS v(id, source, provider, event_type, dedupe_key, payload, payload_json, content_type, headers, signature,
+        request_id, received_at, attempts, job_id, retry)
+    ON CONFLICT (id) DO UPDATE SET
+      status = 'processing', attempts = EXCLUDED.attempts, job_id = EXCLUDED.job_id, updated_at = now(),
+      deliveries = e.deliveries + (e.dedupe_key <> EXCLUDED.dedupe_key)::int,
+      previous_delivery = CASE WHEN e.dedupe_key <> EXCLUDED.dedupe_key THEN jsonb_build_object(
+        'payload', encode(e.payload, 'base64'), 'headers', e.headers, 'signature', e.signature,
+        'receivedAt', e.received_at, 'jobId', e.job_id, 'requestId', e.request_id) ELSE e.previous_delivery END,
+      dedupe_key = EXCLUDED.dedupe_key, payload = EXCLUDED.payload, payload_json = EXCLUDED.payload_json,
+      content_type = EXCLUDED.content_type, headers = EXCLUDED.headers, signature = EXCLUDED.signature,
+      request_id = EXCLUDED.request_id, received_at = EXCLUDED.received_at, retry_schedule = EXCLUDED.retry_schedule`
+}
+
+/** Only the job that holds the row may finish it: a late outcome of an earlier job never overwrites a replay's. */
+function finishSql (events: string): string {
+  return `UPDATE ${events} AS e SET status = v.status, attempts = v.attempts, last_error = v.last_error,
+      error_class = v.error_class, processed_at = CASE WHEN v.status = 'done' THEN now() ELSE e.processed_at END,
+      updated_at = now()
+    FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[])
+      AS v(id, job_id, attempts, status, last_error, error_class)
+    WHERE e.id = v.id AND e.job_id = v.job_id`
+}
+
+/** The SQL that marks one event done inside the handler's transaction (same guard as the batched one). */
+export function doneSql (events: string): string {
+  return `UPDATE ${events} SET status = 'done', attempts = $3, last_error = NULL, error_class = NULL,
+    processed_at = now(), updated_at = now() WHERE id = $1 AND job_id = $2`
+}
+
+/** Batches of distinct ids, in id order: one statement may not upsert a row twice, and a fixed order cannot deadlock. */
+function rounds<T extends { id: string }> (items: T[]): T[][] {
+  const sorted = [...items].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  const out: T[][] = []
+  let previous: string | undefined
+  let n = 0
+  for (const item of sorted) {
+    // The n-th occurrence of an id goes to the n-th round; sorted input keeps each round sorted.
+    n = item.id === previous ? n + 1 : 0
+    previous = item.id
+    ;(out[n] ??= []).push(item)
+  }
+  return out
+}
+
+function startValues (items: StartedEvent[]): unknown[] {
+  const columns: unknown[][] = Array.from({ length: 15 }, () => [])
+  for (const { id, jobId, attempt, data } of items) {
+    const payload = Buffer.from(data.payload, 'base64')
+    const row = [
+      pgText(id), pgText(data.source), pgText(data.provider), pgText(data.eventType), pgText(data.key), payload,
+      jsonView(payload), pgText(data.contentType), JSON.stringify(data.headers), pgText(data.signature),
+      pgText(data.requestId), new Date(data.receivedAt), attempt, jobId, `{${data.retry.join(',')}}`
+    ]
+    row.forEach((value, i) => columns[i]?.push(value))
+  }
+  return columns
+}
+
+export function createJournalWriter (db: Database, maxBatch: number): JournalWriter {
+  const events = db.table('webhook_events')
+  const start = startSql(events)
+  const finish = finishSql(events)
+  const starts = new WriteBatcher<StartedEvent>(async (items) => {
+    for (const round of rounds(items)) await db.pool.query(start, startValues(round))
+  }, maxBatch)
+  const finishes = new WriteBatcher<FinishedEvent>(async (items) => {
+    for (const round of rounds(items)) {
+      await db.pool.query(finish, [
+        round.map((i) => i.id), round.map((i) => i.jobId), round.map((i) => i.attempt), round.map((i) => i.status),
+        round.map((i) => pgText(i.lastError?.slice(0, MAX_ERROR_LENGTH)) ?? null), round.map((i) => pgText(i.errorClass) ?? null)
+      ])
+    }
+  }, maxBatch)
+  return {
+    started: async (event) => await starts.add(event),
+    finished: async (event) => await finishes.add(event)
+  }
+}

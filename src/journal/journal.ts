@@ -1,0 +1,43 @@
+/** The journal as the worker uses it: its database, the batched writer, a handler's effect scope, retention. */
+import { openDatabase, type Database } from '../db/database.js'
+import { errors } from '../shared/errors.js'
+import { compileCheck } from '../shared/validate.js'
+import { createJournalWriter, type JournalWriter } from './journal-writer.js'
+import { effectScope, type EffectScope } from './effect-scope.js'
+import { deleteExpired } from './retention.js'
+import {
+  DEFAULT_JOURNAL_RETENTION_DAYS, DEFAULT_JOURNAL_RETENTION_INTERVAL_MS, DEFAULT_JOURNAL_WRITE_BATCH, JournalOptionsSchema,
+  type JournalOptions
+} from './journal-options.js'
+
+export interface Journal extends JournalWriter {
+  readonly db: Database
+  scope (eventId: string, jobId: string): EffectScope
+  /** One retention pass now; returns how many events it deleted. */
+  prune (): Promise<number>
+  readonly retentionIntervalMs: number
+  close (): Promise<void>
+}
+
+const checkOptions = compileCheck(JournalOptionsSchema)
+
+/** The first problem with the journal options as one line, or undefined. */
+export function journalOptionsProblem (options: unknown): string | undefined {
+  return checkOptions(options)
+}
+
+export function openJournal (options: JournalOptions): Journal {
+  const problem = checkOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(`journal.${problem}`)
+  const db = openDatabase(options.database, { schema: options.schema })
+  const writer = createJournalWriter(db, options.writeBatch ?? DEFAULT_JOURNAL_WRITE_BATCH)
+  const days = options.retentionDays ?? DEFAULT_JOURNAL_RETENTION_DAYS
+  return {
+    ...writer,
+    db,
+    scope: (eventId, jobId) => effectScope(db, eventId, jobId),
+    prune: async () => await deleteExpired(db, days),
+    retentionIntervalMs: days === 0 ? 0 : options.retentionIntervalMs ?? DEFAULT_JOURNAL_RETENTION_INTERVAL_MS,
+    close: async () => await db.close()
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * A real Chromium for the console's tests: Debian's /usr/bin/chromium (`.ci/run` installs it), driven by
+ * playwright-core, headless, with a fresh profile each time. Screenshots go under .tap/console/, the tests'
+ * output folder; axe-core finds the accessibility violations of a page.
+ */
+import type { Test } from 'tap'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import { AxeBuilder } from '@axe-core/playwright'
+import { ROOT } from './cli.js'
+
+export const CHROMIUM = process.env.ANVIL_TEST_CHROMIUM ?? '/usr/bin/chromium'
+export const CHROMIUM_FLAGS = [
+  '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'
+]
+export const SCREENSHOT_DIR = join(ROOT, '.tap', 'console')
+
+/** A browser with a fresh --user-data-dir, closed (and its profile removed) at the test's end. */
+export async function openBrowser (t: Test): Promise<BrowserContext> {
+  const profile = mkdtempSync(join(tmpdir(), 'anvil-chromium-'))
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1280, height: 800 }
+  })
+  t.teardown(async () => {
+    await context.close()
+    rmSync(profile, { recursive: true, force: true })
+  })
+  return context
+}
+
+/** The page's last state, as a PNG under .tap/console/<name>.png. */
+export async function screenshot (page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true })
+  const path = join(SCREENSHOT_DIR, `${name.replace(/[^a-z0-9-]+/gi, '-').toLowerCase()}.png`)
+  await page.screenshot({ path, fullPage: true })
+  return path
+}
+
+/** axe-core's serious and critical violations on the page, as "rule: target" lines. */
+export async function seriousViolations (page: Page): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).analyze()
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .flatMap((v) => v.nodes.map((node) => `${v.id}: ${node.target.join(' ')}`))
+}
+
+/** Every message the page logged as an error (a CSP refusal among them). */
+export function consoleErrors (page: Page): string[] {
+  const errors: string[] = []
+  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()) })
+  page.on('pageerror', (error) => errors.push(error.message))
+  return errors
+}
