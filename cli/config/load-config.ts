@@ -267,6 +267,33 @@ export function loadReplayConfig (env: Env, flags: Flags = {}): ReplayConfig {
   return { ...common(env, flags), limit: read(SETTINGS.limit, env, flags) }
 }
 
+/**
+ * `anvil events` and `anvil replay --filter`: the admin API when ANVIL_ADMIN_URL (--url) is set, with
+ * ANVIL_ADMIN_TOKEN; else the journal in PostgreSQL (ANVIL_DATABASE_URL) or, without it, the dead letters in Redis.
+ */
+export interface JournalCliConfig extends CommonConfig {
+  admin?: { url: string, token: string }
+  databaseUrl?: string
+  dbSchema?: string
+  /** `events list --limit`. */
+  limit?: number
+}
+
+export function loadJournalConfig (env: Env, flags: Flags = {}): JournalCliConfig {
+  const url = read(SETTINGS.adminUrl, env, flags)
+  const token = read(SETTINGS.adminToken, env, flags)
+  if (url !== undefined && token === undefined) {
+    throw new errors.INVALID_CONFIG(`${nameOf(SETTINGS.adminUrl, flags)} needs ${SETTINGS.adminToken.env as string}: the admin API's token`)
+  }
+  return {
+    ...common(env, flags),
+    admin: url === undefined || token === undefined ? undefined : { url: url.replace(/\/+$/, ''), token },
+    databaseUrl: read(SETTINGS.databaseUrl, env, flags),
+    dbSchema: read(SETTINGS.dbSchema, env, flags),
+    limit: read(SETTINGS.limit, env, flags)
+  }
+}
+
 /** `anvil dev` accepts short secrets (its own DEV_SECRET among them): it is for a laptop, not for traffic. */
 export function loadDevConfig (env: Env, flags: Flags = {}): DevConfig {
   const secret = readSecret(env, true)

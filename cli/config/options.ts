@@ -30,6 +30,8 @@ export const SETTING_GROUPS = {
   workerHttp: ['host', 'port'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
   admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema'],
+  /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
+  journal: ['adminUrl', 'databaseUrl', 'dbSchema'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
   database: ['databaseUrl', 'dbSchema', 'logLevel']
 } as const satisfies Record<string, readonly SettingKey[]>

@@ -203,6 +203,11 @@ export const SETTINGS = {
     expected: `at least ${MIN_ADMIN_TOKEN_LENGTH} characters, none of them whitespace`, schema: Type.String({ pattern: `^\\S{${MIN_ADMIN_TOKEN_LENGTH},}$` }),
     show: (raw) => `${raw.length} characters`
   }),
+  adminUrl: define({
+    env: 'ANVIL_ADMIN_URL', key: 'url', flag: '--url', value: '<url>',
+    description: 'the admin API to talk to (token: ANVIL_ADMIN_TOKEN), e.g. http://127.0.0.1:3000/admin; unset: Redis and PostgreSQL directly',
+    expected: 'an http:// or https:// URL', schema: Type.String({ pattern: '^https?://\\S+$' }), show: redactUrl
+  }),
   adminPort: define({
     env: 'ANVIL_ADMIN_PORT', key: 'adminPort', flag: '--admin-port', value: '<port>',
     description: 'serve the admin API on this port instead of the main one', expected: 'an integer from 0 to 65535',
