@@ -54,7 +54,7 @@ export function createProgram (version: string): Command {
       if (filtered) {
         const rate = flags.rate === undefined ? undefined : Number(flags.rate)
         if (rate !== undefined && !(Number.isInteger(rate) && rate >= 1)) command.error(`--rate must be a whole number of events a second, at least 1 (got ${JSON.stringify(flags.rate)})`)
-        const config = loadJournalConfig(process.env, given)
+        const config = loadReplayConfig(process.env, given)
         const { parseFilterFlags, replayMatching } = await import('./events.js')
         await replayMatching(config, parseFilterFlags(flags.filter), { dryRun: flags.dryRun === true, rate })
         return

@@ -38,7 +38,10 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       stalledIntervalMs: config.stalledIntervalMs,
       deadAgeSeconds: config.retention?.deadAgeSeconds,
       logger: throttleRepeats(log),
-      telemetry: tracing?.telemetry
+      telemetry: tracing?.telemetry,
+      journal: config.journal === undefined
+        ? undefined
+        : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
     })
     const app = createApp(log)
     await app.register(anvilHealth, { redis: redisUrl, worker })

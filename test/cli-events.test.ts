@@ -9,7 +9,7 @@ import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
 import { deadLetters, runCli, startCli } from './helpers/cli.js'
-import { openQueue } from './helpers/journal.js'
+import { addJob, jobData, openQueue } from './helpers/journal.js'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
@@ -123,4 +123,19 @@ t.test('without a database: events list and replay --filter work on the dead let
   t.match(JSON.parse(one.stdout), { deadLetterId: ids[0], replayedNow: true })
   const rest = await runCli(['replay', '--filter', 'status=dead'], { env })
   t.match(JSON.parse(rest.stdout), { matched: 1, replayed: 1, state: 'done' })
+})
+
+t.test('anvil worker journals its events when ANVIL_DATABASE_URL is set', async (t) => {
+  const queueName = 'cli-worker-journal'
+  const cli = startCli(t, ['worker', '--handler', 'test/fixtures/record-handler.mjs', '--queue', queueName], {
+    env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', ANVIL_JOURNAL_RETENTION_DAYS: '7' }
+  })
+  await cli.log('anvil worker: started')
+  const queue = openQueue(redis.url, queueName)
+  t.teardown(() => queue.close())
+  await addJob(queue, jobData({ eventId: 'evt_cli_ok', body: { id: 'evt_cli_ok', n: 1 } }))
+  await addJob(queue, jobData({ eventId: 'evt_cli_dead', body: { id: 'evt_cli_dead', n: 10 } }))
+  await waitFor('both rows', async () => (await db.query(
+    "SELECT 1 FROM anvil.webhook_events WHERE (id = 'evt_cli_ok' AND status = 'done') OR (id = 'evt_cli_dead' AND status = 'dead')")).length === 2, 30_000)
+  t.equal(await cli.stop(), 0)
 })

@@ -51,6 +51,10 @@ async function process (queueName: string): Promise<void> {
   await addJob(queue, jobData({ eventId: 'evt_bad', eventType: 'invoice.payment_failed', provider: 'stripe' }))
   await waitFor('both processed', async () => (await db.query(
     "SELECT 1 FROM anvil.webhook_events WHERE (id = 'evt_ok' AND deliveries = 2 AND status = 'done') OR (id = 'evt_bad' AND status = 'dead')")).length === 2)
+  // The dead letter is written by the worker's failed listener, after the row is marked.
+  const dead = openQueue(redis.url, `${queueName}.dead`)
+  t.teardown(() => dead.close())
+  await waitFor('the dead letter', async () => await dead.count() === 1)
 }
 
 t.test('every journal route is 401 without the token', async (t) => {

@@ -63,6 +63,8 @@ export interface IngressConfig {
 export interface WorkerConfig {
   concurrency: number
   shutdownTimeoutMs: number
+  /** The event journal: on when ANVIL_DATABASE_URL is set. */
+  journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number }
 }
 
 /**
@@ -98,7 +100,7 @@ export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & Obser
 }
 /** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
 export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & { host: string, port: number }
-export type ReplayConfig = CommonConfig & { limit?: number }
+export type ReplayConfig = JournalCliConfig
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
   secret: string
   /** True when WEBHOOK_SECRET was unset and DEV_SECRET is in use. */
@@ -173,9 +175,13 @@ function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | 
 }
 
 function worker (env: Env, flags: Flags): WorkerConfig {
+  const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
+  const journal = { dbSchema: read(SETTINGS.dbSchema, env, flags), retentionDays: read(SETTINGS.journalRetentionDays, env, flags) }
   return {
     concurrency: read(SETTINGS.concurrency, env, flags) ?? DEFAULT_CONCURRENCY,
-    shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs, env, flags) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
+    shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs, env, flags) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
+    // Without a database there is no journal, and its retention has nothing to delete.
+    journal: databaseUrl === undefined ? undefined : { databaseUrl, ...journal }
   }
 }
 
@@ -263,8 +269,9 @@ export function loadMigrateConfig (env: Env, flags: Flags = {}): DatabaseConfig 
   return { databaseUrl, dbSchema: read(SETTINGS.dbSchema, env, flags), logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL }
 }
 
+/** `anvil replay`: by id or --all on the dead letters, or --filter through the journal's settings. */
 export function loadReplayConfig (env: Env, flags: Flags = {}): ReplayConfig {
-  return { ...common(env, flags), limit: read(SETTINGS.limit, env, flags) }
+  return loadJournalConfig(env, flags)
 }
 
 /**

@@ -218,6 +218,11 @@ export const SETTINGS = {
     description: "the schema Anvil's tables live in", expected: 'a lower-case SQL identifier (a-z, 0-9, _)',
     schema: Type.String({ pattern: SCHEMA_PATTERN.source })
   }),
+  journalRetentionDays: define({
+    env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
+    description: 'with ANVIL_DATABASE_URL: the worker deletes journal rows older than this, 0 keeps them',
+    expected: 'a whole number of days, at least 0', schema: Whole(0, 36_500), parse: toInteger
+  }),
   limit: define({
     key: 'limit', flag: '--limit', value: '<n>', description: 'with --all: at most this many',
     expected: 'an integer of at least 1', schema: Whole(1), parse: toInteger
