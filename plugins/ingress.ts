@@ -10,6 +10,7 @@ import { BodyBudget } from './body-budget.js'
 import { clientGone, watchRequestTimeouts } from './client-gone.js'
 import { ingressProperties, resolveIngressOptions, type ResolvedIngress, type ResolvedSource } from '../src/inbound/ingress-options.js'
 import type { EnqueueResult } from '../src/queue/webhook-queue.js'
+import type { Publish } from '../src/outbound/publish.js'
 import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/presets.js'
 import { compileCheck } from '../src/shared/validate.js'
 import { Whole } from '../src/shared/schemas.js'
@@ -40,6 +41,8 @@ export interface AnvilDecorator {
   /** True when Redis answers a PING within `timeoutMs` (default: `enqueueTimeoutMs`). */
   ping (timeoutMs?: number): Promise<boolean>
   readonly ingress: Ingress
+  /** Writes a message to the outbox, in the caller's transaction when given one; there when `anvilOutbound` is registered. */
+  publish: Publish
 }
 
 declare module 'fastify' {
@@ -105,11 +108,14 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
   watchRequestTimeouts(app.server)
   const ingress = new Ingress(resolved, (err) => redisLog.warn({ err: err.message }, 'anvil: Redis error'))
   try {
-    app.decorate('anvil', {
-      enqueue: async (payload, opts) => await ingress.enqueue(payload, opts),
-      ping: async (timeoutMs) => await ingress.queue.ping(timeoutMs),
+    const decorator = {
+      enqueue: async (payload: Buffer | string | object, opts?: EnqueueOptions) => await ingress.enqueue(payload, opts),
+      ping: async (timeoutMs?: number) => await ingress.queue.ping(timeoutMs),
       ingress
-    } satisfies AnvilDecorator)
+    } satisfies Omit<AnvilDecorator, 'publish'>
+    // anvilOutbound, registered first, made `app.anvil` for its publish: join it (a second ingress still fails).
+    if (app.hasDecorator('anvil') && !('ingress' in app.anvil)) Object.assign(app.anvil, decorator)
+    else app.decorate('anvil', decorator as AnvilDecorator)
     const route = { resolved, ingress, budget, redisLog, maxInFlightBytes }
     for (const source of resolved.sources) await app.register(sourceRoute(source, route))
   } catch (err) {

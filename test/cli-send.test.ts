@@ -1,14 +1,16 @@
 /**
  * `anvil send`, as users run it, against real `anvil serve`, `anvil worker` and `anvil dev` processes: the
  * answers (202; replayed: true on --redeliver; 401 with a wrong secret), one clear line for each mistake, a
- * router module as `anvil worker --handler`, and the send lines `anvil dev` prints for its sources. Helpers:
- * test/helpers/cli.ts.
+ * router module as `anvil worker --handler`, and the send lines `anvil dev` prints for its sources. The
+ * command runs as a process where its exit code and output are the point; the other cases call the same
+ * functions (planSend, send) in this process, against the same servers, sparing a Node start each.
+ * Helpers: test/helpers/cli.ts.
  */
 import t from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fixture, generateKeyPair } from '../testing/index.js'
-import { planSend, type SendFlags } from '../cli/send.js'
+import { planSend, send as sendInProcess, type SendFlags } from '../cli/send.js'
 import { CLI, parseJson, ROOT, runCli, shell, startCli, tempDir } from './helpers/cli.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 
@@ -19,8 +21,20 @@ const STRIPE_SECRET = 'whsec_send_test_0123456789'
 const dir = tempDir(t)
 writeFileSync(join(dir, 'sources.yaml'), 'sources:\n  - { path: /webhooks/stripe, provider: stripe, secrets: ["${STRIPE_SECRET}"] }\n')
 
-// The ingress, and the example's typed Stripe router as the worker's handler module.
+// `anvil dev`'s sources, for the send lines it prints.
+const discord = generateKeyPair('discord')
+const devDir = tempDir(t)
+writeFileSync(join(devDir, 'sources.yaml'), [
+  'sources:',
+  '  - { path: /webhooks/github, provider: github, secrets: ["gh-dev-secret-0123456789"] }',
+  `  - { path: /webhooks/discord, provider: discord, secrets: ["${discord.publicKey}"] }`,
+  '  - { path: /webhooks/twilio, provider: twilio, secrets: ["tw-dev-secret-0123456789"], publicUrl: "https://hooks.example.com/twilio" }'
+].join('\n') + '\n')
+
+// The ingress, the example's typed Stripe router as the worker's handler module, and `anvil dev`, started
+// together so that their start-ups overlap.
 const port = await freePort()
+const devPort = await freePort()
 const url = `http://127.0.0.1:${port}/webhooks/stripe`
 const serve = startCli(t, ['serve', '--config', join(dir, 'sources.yaml'), '--port', String(port)], {
   env: { REDIS_URL: redis.url, STRIPE_SECRET, HOST: '127.0.0.1', ANVIL_QUEUE: 'cli-send' }
@@ -28,13 +42,26 @@ const serve = startCli(t, ['serve', '--config', join(dir, 'sources.yaml'), '--po
 const worker = startCli(t, ['worker', '--handler', 'dist/examples/stripe-handlers.js'], {
   cwd: ROOT, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-send', HOST: '127.0.0.1', PORT: '0' }
 })
-await serve.log('anvil serve: listening', { port })
-await worker.log('anvil worker: started')
+const dev = startCli(t, ['dev', '--config', 'sources.yaml', '--port', String(devPort)], {
+  cwd: devDir, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-send-dev' }
+})
+await Promise.all([serve.log('anvil serve: listening', { port }), worker.log('anvil worker: started')])
 t.teardown(async () => { await worker.stop(); await serve.stop() })
 
-const send = async (args: string[], env: Record<string, string> = { ANVIL_SEND_SECRET: STRIPE_SECRET }): Promise<{ code: number | null, answers: Array<Record<string, any>>, stderr: string }> => {
+type Answers = Array<Record<string, any>>
+const STRIPE_ENV = { ANVIL_SEND_SECRET: STRIPE_SECRET }
+
+/** `anvil send` as a process: its exit code, its answers (one JSON line each) and its stderr. */
+async function send (args: string[], env: Record<string, string> = STRIPE_ENV): Promise<{ code: number | null, answers: Answers, stderr: string }> {
   const result = await runCli(['send', ...args], { cwd: dir, env })
   return { code: result.code, answers: result.stdout.split('\n').filter(Boolean).map((line) => parseJson(line) ?? {}), stderr: result.stderr }
+}
+
+/** The command's work, in this process: whether every answer was a 2xx, and the answers. */
+async function sendHere (target: string, flags: SendFlags, env: Record<string, string> = STRIPE_ENV): Promise<{ ok: boolean, answers: Answers }> {
+  const lines: string[] = []
+  const ok = await sendInProcess(planSend(target, flags, env), (line) => lines.push(line))
+  return { ok, answers: lines.map((line) => parseJson(line) ?? {}) }
 }
 
 t.test('send --event: 202, and the router module in `anvil worker` handles the typed event', async (t) => {
@@ -46,18 +73,18 @@ t.test('send --event: 202, and the router module in `anvil worker` handles the t
 })
 
 t.test('send --redeliver: the same event re-signed is replayed: true, with the same job', async (t) => {
-  const { code, answers } = await send([url, '--provider', 'stripe', '--event', 'invoice.paid', '--redeliver'])
-  t.equal(code, 0)
+  const { ok, answers } = await sendHere(url, { provider: 'stripe', event: 'invoice.paid', redeliver: true })
+  t.equal(ok, true)
   t.match(answers, [{ status: 202, delivery: 'first', answer: { replayed: false } }, { status: 202, delivery: 'redelivery', answer: { replayed: true } }])
   t.equal(answers[1]?.answer.jobId, answers[0]?.answer.jobId)
 })
 
 t.test('send --times 2 --file: a file as the body, sent twice (its id is the same: the second is a duplicate)', async (t) => {
   writeFileSync(join(dir, 'event.json'), JSON.stringify(fixture('stripe', 'charge.refunded').body))
-  const { code, answers } = await send([url, '--provider', 'stripe', '--file', 'event.json', '--times', '2'])
-  t.equal(code, 0)
+  const { ok, answers } = await sendHere(url, { provider: 'stripe', file: join(dir, 'event.json'), times: '2' })
+  t.equal(ok, true)
   t.match(answers, [{ status: 202, answer: { replayed: false } }, { status: 202, answer: { replayed: true } }])
-  const fresh = await send([url, '--provider', 'stripe', '--event', 'payment_intent.succeeded', '--times', '2'])
+  const fresh = await sendHere(url, { provider: 'stripe', event: 'payment_intent.succeeded', times: '2' })
   t.not(fresh.answers[0]?.answer.jobId, fresh.answers[1]?.answer.jobId, 'samples get fresh ids each time')
 })
 
@@ -66,26 +93,22 @@ t.test('send with a wrong secret: the 401 answer is printed, exit 1; the secret 
   t.equal(wrong.code, 1)
   t.match(wrong.answers, [{ status: 401, answer: { code: 'ANVIL_ERR_SIGNATURE_INVALID' } }])
   writeFileSync(join(dir, 'secret'), STRIPE_SECRET)
-  t.equal((await send([url, '--provider', 'stripe', '--event', 'invoice.paid', '--secret-file', 'secret'], {})).answers[0]?.status, 202)
+  t.equal((await sendHere(url, { provider: 'stripe', event: 'invoice.paid', secretFile: join(dir, 'secret') }, {})).answers[0]?.status, 202)
 })
 
 t.test('send: each mistake is one clear line and exit 1', async (t) => {
-  // Two through the command (the exit path); the other checks in process, on the same function.
-  const unused = `http://127.0.0.1:${await freePort()}/webhooks`
-  const [provider, unreachable] = await Promise.all([
-    send([url, '--provider', 'strype', '--event', 'invoice.paid']),
-    send([unused, '--provider', 'stripe', '--event', 'invoice.paid'])
-  ])
+  // One through the command (the exit path); the others in this process, on the same functions.
+  const provider = await send([url, '--provider', 'strype', '--event', 'invoice.paid'])
   t.same([provider.code, provider.stderr], [1, 'anvil: invalid configuration: --provider must be one of anvil, stripe, github, shopify, slack, twilio, standard-webhooks, paddle, linear, square, zoom, gitlab, discord, sendgrid (got "strype")\n'])
-  t.same([unreachable.code, unreachable.stderr], [1, `anvil: invalid configuration: cannot reach ${unused}: ECONNREFUSED\n`])
-  const env = { ANVIL_SEND_SECRET: STRIPE_SECRET }
+  const unused = `http://127.0.0.1:${await freePort()}/webhooks`
+  await t.rejects(sendHere(unused, { provider: 'stripe', event: 'invoice.paid' }), { code: 'ANVIL_ERR_INVALID_CONFIG', message: `Invalid configuration: cannot reach ${unused}: ECONNREFUSED` })
   const cases: Array<[string, SendFlags, Record<string, string>, string]> = [
-    [url, { provider: 'stripe', event: 'invoice.payed' }, env, '--event: no stripe sample "invoice.payed"; there are checkout.session.completed, payment_intent.succeeded, invoice.paid, customer.subscription.updated, charge.refunded'],
-    [url, { provider: 'stripe', file: join(dir, 'missing.json') }, env, `cannot read --file ${join(dir, 'missing.json')}: ENOENT`],
+    [url, { provider: 'stripe', event: 'invoice.payed' }, STRIPE_ENV, '--event: no stripe sample "invoice.payed"; there are checkout.session.completed, payment_intent.succeeded, invoice.paid, customer.subscription.updated, charge.refunded'],
+    [url, { provider: 'stripe', file: join(dir, 'missing.json') }, STRIPE_ENV, `cannot read --file ${join(dir, 'missing.json')}: ENOENT`],
     [url, { provider: 'stripe', event: 'invoice.paid' }, {}, 'a secret is required: set ANVIL_SEND_SECRET (or give --secret-file or --secret)'],
-    [url, { provider: 'stripe' }, env, 'give either --event <name> (a built-in sample) or --file <body>'],
-    [url, { provider: 'stripe', event: 'invoice.paid', times: '0' }, env, '--times must be a whole number from 1 to 1000 (got "0")'],
-    ['ftp://example.com', { provider: 'stripe', event: 'invoice.paid' }, env, 'the URL must be http:// or https:// (got "ftp://example.com")']
+    [url, { provider: 'stripe' }, STRIPE_ENV, 'give either --event <name> (a built-in sample) or --file <body>'],
+    [url, { provider: 'stripe', event: 'invoice.paid', times: '0' }, STRIPE_ENV, '--times must be a whole number from 1 to 1000 (got "0")'],
+    ['ftp://example.com', { provider: 'stripe', event: 'invoice.paid' }, STRIPE_ENV, 'the URL must be http:// or https:// (got "ftp://example.com")']
   ]
   for (const [target, flags, environment, message] of cases) {
     t.throws(() => planSend(target, flags, environment), { code: 'ANVIL_ERR_INVALID_CONFIG', message: `Invalid configuration: ${message}` }, message)
@@ -93,28 +116,26 @@ t.test('send: each mistake is one clear line and exit 1', async (t) => {
 })
 
 t.test('anvil dev prints a ready `anvil send` line per source; each works as printed', async (t) => {
-  const discord = generateKeyPair('discord')
-  const devDir = tempDir(t)
-  writeFileSync(join(devDir, 'sources.yaml'), [
-    'sources:',
-    '  - { path: /webhooks/github, provider: github, secrets: ["gh-dev-secret"] }',
-    `  - { path: /webhooks/discord, provider: discord, secrets: ["${discord.publicKey}"] }`,
-    '  - { path: /webhooks/twilio, provider: twilio, secrets: ["tw-dev-secret"], publicUrl: "https://hooks.example.com/twilio" }'
-  ].join('\n') + '\n')
-  const devPort = await freePort()
-  const dev = startCli(t, ['dev', '--config', 'sources.yaml', '--port', String(devPort)], {
-    cwd: devDir, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-send-dev' }
-  })
-  const printed = async (provider: string): Promise<string> => (await dev.line((line) => line.includes(`anvil send `) && line.includes(`--provider ${provider} `))).trim()
+  const printed = async (provider: string): Promise<string> => (await dev.line((line) => line.includes('anvil send ') && line.includes(`--provider ${provider} `))).trim()
   const lines = { github: await printed('github'), discord: await printed('discord'), twilio: await printed('twilio') }
   t.equal(lines.github, `anvil send http://127.0.0.1:${devPort}/webhooks/github --provider github --event 'push'`)
+  t.equal(lines.discord, `anvil send http://127.0.0.1:${devPort}/webhooks/discord --provider discord --event 'APPLICATION_COMMAND'`)
   t.equal(lines.twilio, `anvil send http://127.0.0.1:${devPort}/webhooks/twilio --provider twilio --event 'incoming_message' --public-url https://hooks.example.com/twilio`)
-  writeFileSync(join(devDir, 'discord.pem'), discord.privateKeyPem)
-  const run = async (line: string, secret: string): Promise<Record<string, any> | undefined> =>
-    parseJson(await shell(`cd ${devDir} && ${line.replace(/^anvil /, `node ${CLI} `)}`, { ANVIL_SEND_SECRET: secret }))
-  t.match(await run(lines.github, 'gh-dev-secret'), { status: 202, answer: { replayed: false } })
-  t.match(await run(lines.twilio, 'tw-dev-secret'), { status: 202 })
-  t.match(await run(lines.discord, discord.privateKeyPem), { status: 200, answer: { type: 5 } }, 'a deferred interaction response')
+  // One line through a shell, exactly as printed; the other two read into the command's flags, in this process.
+  const github = parseJson(await shell(`cd ${devDir} && ${lines.github.replace(/^anvil /, `node ${CLI} `)}`, { ANVIL_SEND_SECRET: 'gh-dev-secret-0123456789' }))
+  t.match(github, { status: 202, answer: { replayed: false } })
+  t.match((await sendHere(...printedFlags(lines.twilio), { ANVIL_SEND_SECRET: 'tw-dev-secret-0123456789' })).answers, [{ status: 202 }])
+  t.match((await sendHere(...printedFlags(lines.discord), { ANVIL_SEND_SECRET: discord.privateKeyPem })).answers, [{ status: 200, answer: { type: 5 } }], 'a deferred interaction response')
   await dev.log('anvil dev: event', { eventType: 'push' })
   t.equal(await dev.stop('SIGTERM'), 0)
 })
+
+/** A printed `anvil send <url> --provider p --event 'name' [--public-url u]` line as the command's arguments. */
+function printedFlags (line: string): [string, SendFlags] {
+  const words = line.split(' ').map((word) => word.replace(/^'(.*)'$/, '$1'))
+  const flag = (name: string): string | undefined => {
+    const at = words.indexOf(name)
+    return at < 0 ? undefined : words[at + 1]
+  }
+  return [words[2] as string, { provider: flag('--provider'), event: flag('--event'), publicUrl: flag('--public-url') }]
+}

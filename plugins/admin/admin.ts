@@ -11,7 +11,10 @@ import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
 import { compileCheck } from '../../src/shared/validate.js'
 import { Opaque } from '../../src/shared/schemas.js'
+import type { Outbound } from '../../src/outbound/outbound.js'
 import { bearerGuard } from './bearer-guard.js'
+import { outboundEndpointRoutes } from './outbound-endpoint-routes.js'
+import { outboundMessageRoutes } from './outbound-message-routes.js'
 import { adminErrorHandler } from './error-handler.js'
 import { typeboxValidatorCompiler } from './validator.js'
 
@@ -27,7 +30,9 @@ export const AdminOptionsSchema = Type.Object({
    * Feature route sets (outgoing webhooks, the journal, the console), each registered inside the admin scope:
    * behind the token, with its validator, error handler and OpenAPI document. @defaultValue `[]`
    */
-  routes: Type.Optional(Type.Array(Opaque<FastifyPluginAsync>()))
+  routes: Type.Optional(Type.Array(Opaque<FastifyPluginAsync>())),
+  /** Serve the outgoing-webhook routes of this service. @defaultValue the `anvilOutbound` plugin's, when it was registered first */
+  outbound: Type.Optional(Opaque<Outbound>())
 }, { additionalProperties: false })
 
 export type AnvilAdminOptions = Static<typeof AdminOptionsSchema>
@@ -53,6 +58,11 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
       await reply.code(404).send({ error: `no admin route ${request.method} ${request.url}`, code: 'ANVIL_ERR_NOT_FOUND' }))
     admin.get('/openapi.json', { schema: { hide: true } }, async () => admin.swagger())
     for (const routes of options.routes ?? []) await admin.register(routes)
+    const outbound = options.outbound ?? (app.hasDecorator('anvilOutbound') ? app.anvilOutbound : undefined)
+    if (outbound !== undefined) {
+      await admin.register(outboundEndpointRoutes, { outbound })
+      await admin.register(outboundMessageRoutes, { outbound })
+    }
   }, { prefix: options.prefix ?? DEFAULT_ADMIN_PREFIX })
 }
 

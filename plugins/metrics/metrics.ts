@@ -13,6 +13,7 @@ import { DEFAULT_METRICS_PATH } from '../../src/shared/constants.js'
 import { createQueueSampler, SAMPLED_STATES, type QueueSample, type QueueSampler, QueueSamplerOptionsSchema } from '../../src/queue/queue-sampler.js'
 import { compileCheck } from '../../src/shared/validate.js'
 import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
+import { instrumentOutbound } from './outbound-metrics.js'
 import { Type, type Static } from '@sinclair/typebox'
 import { Opaque } from '../../src/shared/schemas.js'
 
@@ -144,8 +145,10 @@ export function instrument (registry: Registry): () => void {
     ['replayed', (m: EventLabels) => replayed.inc(m)]
   ]
   for (const [name, handler] of handlers) subscribe(channels[name].name, handler as (message: unknown) => void)
+  const stopOutbound = instrumentOutbound(registry)
   return () => {
     for (const [name, handler] of handlers) unsubscribe(channels[name].name, handler as (message: unknown) => void)
+    stopOutbound()
   }
 }
 

@@ -1,12 +1,16 @@
 /**
  * The router's types: which event names exist (`<provider>:<eventType>`, `<provider>:*`) and what `event.data`
- * is for each. Stripe's and GitHub's payloads come from their packages when installed (optional peers,
- * ./peer-types.d.ts), and are JSON otherwise; the other providers' payloads are JSON.
+ * is for each: a maintained type package's type where the package is installed (optional peers,
+ * ./peer-payloads.ts), JSON otherwise.
  */
 import type { WebhookEvent } from '../worker/webhook-event.js'
-import type { GithubEventOperations, GithubEventType } from './generated/github-event-types.js'
+import type { GithubEventType } from './generated/github-event-types.js'
 import type { StripeEventType } from './generated/stripe-event-types.js'
-import type { GithubOperations, StripeEvent } from './peer-types.js'
+import type { LinearPayloads, PaddleEvent, SlackEvent, StripeEvent, ZoomEvent } from './peer-types.js'
+import type {
+  DiscordEventBody, DiscordPayload, FormFields, GithubPayload, GitlabPayload, JsonObject, LinearPayload, PaddlePayload, SlackPayload,
+  SquarePayload, StripePayload, ZoomPayload
+} from './peer-payloads.js'
 import type {
   DiscordEventType, GitlabEventType, LinearEventType, PaddleEventType, SendgridEventType, ShopifyTopic, SlackEventType,
   SquareEventType, ZoomEventType
@@ -16,28 +20,30 @@ export type {
   DiscordEventType, GitlabEventType, LinearEventType, PaddleEventType, SendgridEventType, ShopifyTopic, SlackEventType,
   SquareEventType, StripeEventType, ZoomEventType, GithubEventType
 }
+export type { FormFields, JsonObject, JsonValue, SlackEventCallback } from './peer-payloads.js'
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject
-export interface JsonObject { [key: string]: JsonValue }
+/** The entities `@linear/sdk` knows, when installed (`keyof never` would be every key). */
+type LinearPackageEventType = [LinearPayloads] extends [never] ? never : keyof LinearPayloads & string
 
 /**
  * Each provider's event types, as the router names them. `anvil` and `standard-webhooks` carry whatever type
- * the sender chose; Twilio sends none (use `twilio:*`). Stripe's include the installed SDK's newer ones.
+ * the sender chose; Twilio sends none (use `twilio:*`). With a type package installed, its newer event types
+ * are names too.
  */
 export interface ProviderEventTypes {
   anvil: string
   stripe: StripeEventType | StripeEvent['type']
   github: GithubEventType
   shopify: ShopifyTopic
-  slack: SlackEventType
+  slack: SlackEventType | SlackEvent['type']
   twilio: never
   'standard-webhooks': string
-  paddle: PaddleEventType
-  linear: LinearEventType
+  paddle: PaddleEventType | `${PaddleEvent['event_type']}`
+  linear: LinearEventType | LinearPackageEventType
   square: SquareEventType
-  zoom: ZoomEventType
+  zoom: ZoomEventType | ZoomEvent['event']
   gitlab: GitlabEventType
-  discord: DiscordEventType
+  discord: DiscordEventType | `${DiscordEventBody['type']}`
   sendgrid: SendgridEventType
 }
 
@@ -48,22 +54,19 @@ export type WebhookEventName = {
   [P in RoutedProvider]: `${P}:${ProviderEventTypes[P]}` | `${P}:*`
 }[RoutedProvider]
 
-type StripePayload<T> = [Extract<StripeEvent, { type: T }>] extends [never] ? JsonObject : Extract<StripeEvent, { type: T }>
-
-type GithubBody<K> = [GithubOperations] extends [never]
-  ? JsonObject
-  : K extends keyof GithubOperations ? GithubOperations[K]['requestBody']['content']['application/json'] : JsonObject
-
-type GithubPayload<T> = T extends GithubEventType ? GithubBody<GithubEventOperations[T]> : JsonObject
-
-/** Twilio posts form fields. */
-export type FormFields = Record<string, string>
-
+/** Shopify and SendGrid publish no maintained webhook payload types: their payloads are JSON. */
 type PayloadOf<P, T> =
   P extends 'stripe' ? StripePayload<T>
     : P extends 'github' ? GithubPayload<T>
-      : P extends 'twilio' ? FormFields
-        : JsonObject
+      : P extends 'slack' ? SlackPayload<T>
+        : P extends 'discord' ? DiscordPayload<T>
+          : P extends 'paddle' ? PaddlePayload<T>
+            : P extends 'linear' ? LinearPayload<T>
+              : P extends 'square' ? SquarePayload<T>
+                : P extends 'gitlab' ? GitlabPayload<T>
+                  : P extends 'zoom' ? ZoomPayload<T>
+                    : P extends 'twilio' ? FormFields
+                      : JsonObject
 
 /**
  * `event.data` for handlers of `N` (a name, or a union of names): `WebhookPayload<'stripe:charge.succeeded'>`

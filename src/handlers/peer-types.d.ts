@@ -2,13 +2,29 @@
  * The optional peer dependencies, imported for their types only. This file is a hand-written `.d.ts` (the
  * build copies it to dist) because tsc drops a `@ts-ignore` from the declarations it emits: without the
  * package installed, the ignored import is the error type (an `any`), each alias below falls back to
- * `never`, and src/handlers/payloads.ts turns that into JSON payloads. test/handlers-peer-types.test.ts compiles a consumer
- * with and without the packages.
+ * `never`, and src/handlers/peer-payloads.ts turns that into JSON payloads. test/handlers-peer-types.test.ts
+ * compiles a consumer with and without the packages.
  */
 // @ts-ignore -- optional peer dependency `stripe`: absent, this import is `any`
 import type StripeSdk from 'stripe'
 // @ts-ignore -- optional peer dependency `@octokit/openapi-webhooks-types`: absent, this import is `any`
 import type { operations as GithubWebhookOperations } from '@octokit/openapi-webhooks-types'
+// @ts-ignore -- optional peer dependency `@slack/types`: absent, this import is `any`
+import type { SlackEvent as SlackEventsApiEvent } from '@slack/types'
+// @ts-ignore -- optional peer dependency `discord-api-types`: absent, these imports are `any`
+import type { APIInteraction, APIWebhookEvent } from 'discord-api-types/v10'
+// @ts-ignore -- optional peer dependency `@paddle/paddle-node-sdk`: absent, this import is `any`
+import type { IEvents as PaddleNotificationEvents } from '@paddle/paddle-node-sdk'
+// @ts-ignore -- optional peer dependency `@linear/sdk` (an ES module: `@linear/sdk/webhooks` needs NodeNext or Bundler resolution)
+import type { LinearWebhookEventTypeMap } from '@linear/sdk/webhooks'
+// @ts-ignore -- optional peer dependency `square`: absent, this import is `any`
+import type { serialization as SquareSerialization } from 'square'
+// @ts-ignore -- optional peer dependency `@zoom/rivet`: absent, these imports are `any`
+import type { MeetingsEvents } from '@zoom/rivet/meetings'
+// @ts-ignore -- optional peer dependency `@zoom/rivet`
+import type { UsersEvents } from '@zoom/rivet/users'
+// @ts-ignore -- optional peer dependency `@gitbeaker/core`: absent, these imports are `any`
+import type * as Gitbeaker from '@gitbeaker/core'
 
 /**
  * A type nothing real is assignable to, but `any` is. The test is made on a wrapping object: an unresolved
@@ -24,3 +40,42 @@ export type StripeEvent = Resolved<StripeSdk.Event>
 
 /** `@octokit/openapi-webhooks-types`' webhook operations; `never` without it. */
 export type GithubOperations = Resolved<GithubWebhookOperations>
+
+/** `@slack/types`' `SlackEvent`: the inner `event` of an Events API callback; `never` without it. */
+export type SlackEvent = Resolved<SlackEventsApiEvent>
+
+/** `discord-api-types`' interactions (`APIInteraction`) and webhook events (`APIWebhookEvent`); `never` without it. */
+export type DiscordInteraction = Resolved<APIInteraction>
+export type DiscordWebhookEvent = Resolved<APIWebhookEvent>
+
+/** `@paddle/paddle-node-sdk`'s notification bodies as sent (snake_case, `IEvents`); `never` without it. */
+export type PaddleEvent = Resolved<PaddleNotificationEvents>
+
+/** `@linear/sdk/webhooks`' payload type by `Linear-Event`; `never` without it. */
+export type LinearPayloads = Resolved<LinearWebhookEventTypeMap>
+
+/** `square`'s serialization schemas, whose `Raw` is each webhook event as sent (snake_case); `never` without it. */
+export type SquareSchemas = Resolved<typeof SquareSerialization>
+
+/** `@zoom/rivet`'s meeting, webinar and recording events, and user events (`event` names each); `never` without it. */
+export type ZoomEvent = Resolved<MeetingsEvents> | Resolved<UsersEvents>
+
+/** `@gitbeaker/core`'s webhook event schemas by `X-Gitlab-Event`; each `never` without the package. */
+export interface GitlabPayloads {
+  'Push Hook': Resolved<Gitbeaker.WebhookPushEventSchema>
+  'Tag Push Hook': Resolved<Gitbeaker.WebhookTagEventSchema>
+  'Issue Hook': Resolved<Gitbeaker.WebhookIssueEventSchema>
+  'Confidential Issue Hook': Resolved<Gitbeaker.WebhookIssueEventSchema>
+  'Note Hook': Resolved<Gitbeaker.WebhookCommitNoteEventSchema | Gitbeaker.WebhookMergeRequestNoteEventSchema | Gitbeaker.WebhookIssueNoteEventSchema | Gitbeaker.WebhookSnippetNoteEventSchema>
+  'Confidential Note Hook': Resolved<Gitbeaker.WebhookCommitNoteEventSchema | Gitbeaker.WebhookMergeRequestNoteEventSchema | Gitbeaker.WebhookIssueNoteEventSchema | Gitbeaker.WebhookSnippetNoteEventSchema>
+  'Merge Request Hook': Resolved<Gitbeaker.WebhookMergeRequestEventSchema>
+  'Wiki Page Hook': Resolved<Gitbeaker.WebhookWikiEventSchema>
+  'Pipeline Hook': Resolved<Gitbeaker.WebhookPipelineEventSchema>
+  'Job Hook': Resolved<Gitbeaker.WebhookJobEventSchema>
+  'Deployment Hook': Resolved<Gitbeaker.WebhookDeploymentEventSchema>
+  'Feature Flag Hook': Resolved<Gitbeaker.WebhookFeatureFlagEventSchema>
+  'Release Hook': Resolved<Gitbeaker.WebhookReleaseEventSchema>
+  'Emoji Hook': Resolved<Gitbeaker.WebhookEmojiEventSchema>
+  'Member Hook': Resolved<Gitbeaker.WebhookGroupMemberEventSchema>
+  'Subgroup Hook': Resolved<Gitbeaker.WebhookSubGroupEventSchema>
+}

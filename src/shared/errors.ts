@@ -28,6 +28,10 @@ export const errors = {
   INVALID_FILTER: createError('ANVIL_ERR_INVALID_FILTER', 'Invalid filter: %s', 400, Error, NO_STACK),
   EVENT_NOT_FOUND: createError('ANVIL_ERR_EVENT_NOT_FOUND', 'No event with id %s in the journal', 404, Error, NO_STACK),
   REPLAY_RUN_NOT_FOUND: createError('ANVIL_ERR_REPLAY_RUN_NOT_FOUND', 'No replay run with id %s', 404, Error, NO_STACK),
+  OUTBOUND_ADDRESS_REFUSED: createError('ANVIL_ERR_OUTBOUND_ADDRESS_REFUSED', 'Outbound connection to %s refused: a loopback, private, link-local or reserved address that is not allowlisted', 403, Error, NO_STACK),
+  INVALID_ENDPOINT: createError('ANVIL_ERR_INVALID_ENDPOINT', 'Invalid endpoint: %s', 400),
+  INVALID_MESSAGE: createError('ANVIL_ERR_INVALID_MESSAGE', 'Invalid message: %s', 400),
+  PAYLOAD_TOO_LARGE: createError('ANVIL_ERR_PAYLOAD_TOO_LARGE', 'Message data is %s bytes, over the %s-byte limit', 413),
   ROUTER_STARTED: createError('ANVIL_ERR_ROUTER_STARTED', 'Cannot add a handler for %s: the router is in use by a started worker (or has dispatched an event); register every handler before starting it', 500)
 } as const
 

@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import type { Outbound } from '../../src/outbound/outbound.js'
+import { DeliverySchema, MessageWithDeliveriesSchema, UndeliveredSchema } from '../../src/outbound/delivery-schemas.js'
+import { MessageInputSchema, type MessageInput } from '../../src/outbound/publish.js'
+import { IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
+
+/** `/messages`, `/deliveries` and `/undelivered`: publish, look up, retry. */
+export async function outboundMessageRoutes (admin: FastifyInstance, { outbound }: { outbound: Outbound }): Promise<void> {
+  admin.post<{ Body: MessageInput }>('/messages', {
+    schema: { tags: ['messages'], body: MessageInputSchema, response: { 202: Type.Object({ messageId: Type.String() }) } }
+  }, async (request, reply) => await reply.code(202).send(await outbound.publish(request.body)))
+
+  admin.get<{ Params: { id: string } }>('/messages/:id', {
+    schema: { tags: ['messages'], params: IdParams, response: { 200: MessageWithDeliveriesSchema } }
+  }, async (request) => await outbound.deliveries.message(request.params.id))
+
+  admin.get<{ Querystring: { endpoint?: string, status?: 'success' | 'failed', since?: string, limit?: number, cursor?: string } }>('/deliveries', {
+    schema: {
+      tags: ['deliveries'],
+      querystring: Type.Object({
+        endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        status: Type.Optional(Type.Union([Type.Literal('success'), Type.Literal('failed')])),
+        /** ISO 8601: attempts at or after it. */
+        since: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+        ...PageQuery
+      }, { additionalProperties: false }),
+      response: { 200: PageOf(DeliverySchema) }
+    }
+  }, async (request) => {
+    const { since, ...query } = request.query
+    return await outbound.deliveries.list(since === undefined ? query : { ...query, since: isoTime(since, 'since') })
+  })
+
+  admin.post<{ Params: { id: string } }>('/deliveries/:id/retry', {
+    schema: {
+      tags: ['deliveries'],
+      params: IdParams,
+      response: { 202: Type.Object({ messageId: Type.String(), endpointId: Type.String(), jobId: Type.String() }) }
+    }
+  }, async (request, reply) => await reply.code(202).send(await outbound.resend.retry(request.params.id)))
+
+  admin.get<{ Querystring: { endpoint?: string, limit?: number, cursor?: string } }>('/undelivered', {
+    schema: {
+      tags: ['deliveries'],
+      querystring: Type.Object({ endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...PageQuery }, { additionalProperties: false }),
+      response: { 200: PageOf(UndeliveredSchema) }
+    }
+  }, async (request) => await outbound.deliveries.undelivered(request.query))
+}

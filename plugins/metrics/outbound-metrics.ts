@@ -1,0 +1,59 @@
+/**
+ * The outgoing side's metrics, from the delivery worker's diagnostics channels (src/outbound/delivery/
+ * delivery-channels.ts), labelled by endpoint and event type. `instrument` in metrics.ts calls this.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { Gauge, type Registry } from 'prom-client'
+import {
+  outboundChannels, type CircuitMessage, type DeliveredMessage, type EndpointDisabledMessage
+} from '../../src/outbound/delivery/delivery-channels.js'
+import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
+
+/** A delivery takes up to its timeout (10 s by default). */
+export const DELIVERY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+const endpoint = (m: { endpointId: string }): string => m.endpointId
+const byOutcome: LabelsOf<DeliveredMessage, 'endpoint' | 'event_type' | 'outcome'> = {
+  names: ['endpoint', 'event_type', 'outcome'], values: [endpoint, (m) => m.eventType, (m) => m.outcome]
+}
+const byEvent: LabelsOf<DeliveredMessage, 'endpoint' | 'event_type'> = { names: ['endpoint', 'event_type'], values: [endpoint, (m) => m.eventType] }
+const byEndpoint: LabelsOf<EndpointDisabledMessage, 'endpoint'> = { names: ['endpoint'], values: [endpoint] }
+
+function createInstruments (registry: Registry) {
+  return {
+    deliveries: new TalliedCounter(registry, 'anvil_outbound_deliveries_total', 'Delivery attempts, by outcome (success or the error class)', byOutcome),
+    duration: new TalliedHistogram(registry, 'anvil_outbound_delivery_duration_seconds', 'Delivery attempt duration', DELIVERY_BUCKETS_SECONDS, byEvent),
+    disabled: new TalliedCounter(registry, 'anvil_outbound_endpoint_disabled_total', 'Endpoints disabled (410, or only failures for too long)', byEndpoint),
+    circuit: new Gauge({
+      name: 'anvil_outbound_circuit_open', help: 'Endpoint circuits this process saw open (1) or closed (0)', labelNames: ['endpoint'], registers: [registry]
+    })
+  }
+}
+
+const instrumentsOf = new WeakMap<Registry, ReturnType<typeof createInstruments>>()
+
+/** Builds the metrics on a registry (once) and subscribes them; returns the unsubscribe. */
+export function instrumentOutbound (registry: Registry): () => void {
+  let metrics = instrumentsOf.get(registry)
+  if (metrics !== undefined && registry.getSingleMetric('anvil_outbound_circuit_open') !== metrics.circuit) metrics = undefined
+  if (metrics === undefined) {
+    metrics = createInstruments(registry)
+    instrumentsOf.set(registry, metrics)
+  }
+  const { deliveries, duration, disabled, circuit } = metrics
+  const onDelivered = (m: DeliveredMessage): void => {
+    deliveries.inc(m)
+    duration.observe(m, m.durationMs / 1000)
+  }
+  const onDisabled = (m: EndpointDisabledMessage): void => disabled.inc(m)
+  const onCircuit = (m: CircuitMessage): void => circuit.set({ endpoint: m.endpointId }, m.open ? 1 : 0)
+  const handlers: Array<[string, (message: never) => void]> = [
+    [outboundChannels.delivered.name as string, onDelivered],
+    [outboundChannels.endpointDisabled.name as string, onDisabled],
+    [outboundChannels.circuit.name as string, onCircuit]
+  ]
+  for (const [name, handler] of handlers) subscribe(name, handler as (message: unknown) => void)
+  return () => {
+    for (const [name, handler] of handlers) unsubscribe(name, handler as (message: unknown) => void)
+  }
+}

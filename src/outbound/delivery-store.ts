@@ -1,0 +1,80 @@
+import { inTransaction, type Database } from '../db/database.js'
+import type { DeliveryAttempt, DeliveryStore, EndpointState, RecordedAttempt } from './outbound-job.js'
+
+export const DEFAULT_SECRET_CACHE_MS = 5000
+/** The log keeps the start of a response: enough to read an error page, never a whole download. */
+export const RESPONSE_HEAD_BYTES = 4096
+
+export interface DeliveryStoreOptions {
+  /** How long a process reuses an endpoint's secrets before reading them again. @defaultValue 5000 */
+  secretCacheMs?: number
+}
+
+/** A string cut to at most `bytes` of UTF-8, never in the middle of a character. */
+export function cutUtf8 (text: string, bytes: number): string {
+  const buffer = Buffer.from(text, 'utf8')
+  if (buffer.length <= bytes) return text
+  // A cut inside a character decodes to U+FFFD at the end: drop it.
+  return buffer.subarray(0, bytes).toString('utf8').replace(/\uFFFD+$/, '')
+}
+
+/** What the delivery worker reads and writes in PostgreSQL (INTERFACE.md). */
+export function createDeliveryStore (db: Database, options: DeliveryStoreOptions = {}): DeliveryStore {
+  const cacheMs = options.secretCacheMs ?? DEFAULT_SECRET_CACHE_MS
+  const cache = new Map<string, { until: number, state: Promise<EndpointState | undefined> }>()
+  const endpoints = db.table('endpoints')
+  const secrets = db.table('endpoint_secrets')
+  const deliveries = db.table('deliveries')
+
+  async function read (endpointId: string): Promise<EndpointState | undefined> {
+    const { rows } = await db.pool.query<{ enabled: boolean, scheme: EndpointState['scheme'], rate_limit: number | null, secrets: string[] | null }>(
+      `SELECT e.enabled, e.scheme, e.rate_limit,
+         (SELECT array_agg(s.secret ORDER BY s.created_at DESC) FROM ${secrets} s
+          WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets
+       FROM ${endpoints} e WHERE e.id = $1`, [endpointId])
+    const row = rows[0]
+    return row === undefined ? undefined : { enabled: row.enabled, scheme: row.scheme, rateLimit: row.rate_limit, secrets: row.secrets ?? [] }
+  }
+
+  async function loadEndpoint (endpointId: string): Promise<EndpointState | undefined> {
+    const now = Date.now()
+    const hit = cache.get(endpointId)
+    if (hit !== undefined && hit.until > now) return await hit.state
+    const state = read(endpointId)
+    cache.set(endpointId, { until: now + cacheMs, state })
+    // A failed read is not cached.
+    state.catch(() => cache.delete(endpointId))
+    return await state
+  }
+
+  return {
+    loadEndpoint,
+    async loadSecrets (endpointId) {
+      return (await loadEndpoint(endpointId))?.secrets ?? []
+    },
+    async recordAttempt (attempt: DeliveryAttempt): Promise<RecordedAttempt> {
+      return await inTransaction(db.pool, async (client) => {
+        const { rows } = await client.query<{ id: string }>(
+          `INSERT INTO ${deliveries} (message_id, endpoint_id, attempt, status, http_status, duration_ms, error_class, error,
+             response_head, payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+          [attempt.messageId, attempt.endpointId, attempt.attempt, attempt.success ? 'success' : 'failed', attempt.httpStatus ?? null,
+            Math.max(0, Math.round(attempt.durationMs)), attempt.errorClass ?? null, attempt.errorMessage ?? null,
+            attempt.responseHead === undefined ? null : cutUtf8(attempt.responseHead, RESPONSE_HEAD_BYTES), attempt.payloadSha256])
+        const updated = await client.query<{ failing_since: Date | null }>(
+          `UPDATE ${endpoints} SET last_delivery_at = now(), last_delivery_status = $2,
+             failing_since = CASE WHEN $2 = 'success' THEN NULL ELSE coalesce(failing_since, now()) END
+           WHERE id = $1 RETURNING failing_since`, [attempt.endpointId, attempt.success ? 'success' : 'failed'])
+        return { deliveryId: String(rows[0]?.id), failingSince: updated.rows[0]?.failing_since ?? null }
+      })
+    },
+    async disableEndpoint (endpointId, reason) {
+      cache.delete(endpointId)
+      const { rowCount } = await db.pool.query(
+        `UPDATE ${endpoints} SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND enabled`, [endpointId, reason])
+      return rowCount === 1
+    },
+    forget (endpointId) {
+      cache.delete(endpointId)
+    }
+  }
+}

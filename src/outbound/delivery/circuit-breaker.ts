@@ -1,0 +1,69 @@
+/**
+ * A circuit breaker per endpoint, kept in Redis so every worker process sees the same state. After
+ * `failureThreshold` consecutive failures it opens: the endpoint's jobs are put back as delayed until
+ * `openMs` has passed, so they hold no worker slot. Then one job (holding a lease) is let through as a
+ * probe: its success closes the circuit, its failure opens it again.
+ */
+import type { RedisClient } from '../../redis/connect.js'
+
+export interface CircuitSettings {
+  failureThreshold: number
+  openMs: number
+  /** How long a probe may take before another job may probe: longer than a delivery's timeout. */
+  probeLeaseMs: number
+}
+
+/** Whether a job may send now; when not, the time (ms since the epoch) to try again. */
+export type Admission = { send: true, probe: boolean, dirty: boolean } | { send: false, retryAt: number }
+
+/** A change of state this call made: the gauge and the log follow it. */
+export type CircuitChange = 'opened' | 'closed' | undefined
+
+/** State outlives no endpoint for long: an endpoint not seen for a week starts closed. */
+const STATE_TTL_MS = 7 * 24 * 3_600_000
+/** Jobs waiting on an open circuit come back spread over this much, not all at once. */
+const SPREAD_MS = 1000
+
+export interface CircuitBreaker {
+  admit (endpointId: string, now?: number): Promise<Admission>
+  /** Records an outcome of a job `admit` let through. */
+  record (endpointId: string, success: boolean, admission: { probe: boolean, dirty: boolean }, now?: number): Promise<CircuitChange>
+}
+
+export function createCircuitBreaker (client: RedisClient, keyPrefix: string, settings: CircuitSettings): CircuitBreaker {
+  const keyOf = (endpointId: string): string => `${keyPrefix}:outbound:circuit:${endpointId}`
+  const probeKeyOf = (endpointId: string): string => `${keyOf(endpointId)}:probe`
+  const spread = (): number => Math.floor(Math.random() * SPREAD_MS)
+
+  return {
+    async admit (endpointId, now = Date.now()) {
+      const [failures, openUntil] = await client.hmget(keyOf(endpointId), 'failures', 'openUntil')
+      if (openUntil === null) return { send: true, probe: false, dirty: failures !== null }
+      const until = Number(openUntil)
+      if (now < until) return { send: false, retryAt: until + spread() }
+      // Half-open: one job probes; the rest wait for its outcome.
+      const leased = await client.set(probeKeyOf(endpointId), '1', 'PX', settings.probeLeaseMs, 'NX')
+      if (leased === 'OK') return { send: true, probe: true, dirty: true }
+      return { send: false, retryAt: now + Math.min(settings.openMs, settings.probeLeaseMs) + spread() }
+    },
+
+    async record (endpointId, success, admission, now = Date.now()) {
+      const key = keyOf(endpointId)
+      if (success) {
+        // A success on a clean circuit writes nothing: the common case costs the one HMGET of admit.
+        if (!admission.dirty) return undefined
+        const [[, wasOpen]] = await client.multi().hget(key, 'openUntil').del(key).del(probeKeyOf(endpointId)).exec() as [[unknown, string | null]]
+        return wasOpen === null ? undefined : 'closed'
+      }
+      if (admission.probe) {
+        await client.multi().hset(key, 'openUntil', now + settings.openMs).pexpire(key, STATE_TTL_MS).del(probeKeyOf(endpointId)).exec()
+        return undefined
+      }
+      const [[, failures]] = await client.multi().hincrby(key, 'failures', 1).pexpire(key, STATE_TTL_MS).exec() as [[unknown, number]]
+      if (failures < settings.failureThreshold) return undefined
+      // HSETNX: of the workers that see the threshold crossed, one opens the circuit (and says so).
+      const opened = await client.hsetnx(key, 'openUntil', now + settings.openMs)
+      return opened === 1 ? 'opened' : undefined
+    }
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * One attempt of one delivery job: load the secrets, wait (as a delayed job) while the endpoint's circuit is
+ * open or its rate is spent, sign, POST, write the attempt, then decide: success, retry (BullMQ's backoff,
+ * with the receiver's Retry-After), or fail for good and maybe disable the endpoint.
+ */
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq'
+import { sha256Hex } from '../../signing/crypto.js'
+import type { AnvilLogger } from '../../worker/worker-options.js'
+import type { CircuitBreaker } from './circuit-breaker.js'
+import type { EndpointRateLimit } from './endpoint-rate-limit.js'
+import type { DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
+import type { EndpointDisabledEvent } from './delivery-options.js'
+import { publishOutbound } from './delivery-channels.js'
+import { endpointUrlProblem } from './endpoint-url.js'
+import { sendWebhook, type SendOptions, type SendResult } from './send-webhook.js'
+import { signatureHeaders } from './sign-outbound.js'
+
+/** A failed attempt that may be retried; the backoff strategy reads `retryAfterMs`. */
+export class DeliveryFailure extends Error {
+  constructor (message: string, readonly retryAfterMs?: number) {
+    super(message)
+    this.name = 'DeliveryFailure'
+  }
+}
+
+export interface DeliverDeps {
+  store: DeliveryStore
+  send: SendOptions
+  httpsOnly: boolean
+  circuit?: CircuitBreaker
+  rateLimit?: EndpointRateLimit
+  disableAfterMs: number
+  onEndpointDisabled?: (event: EndpointDisabledEvent) => void
+  onAttempt?: (attempt: DeliveryAttempt) => void
+  log: AnvilLogger
+}
+
+/** Headers every delivery carries besides its signature. */
+const BASE_HEADERS = { 'content-type': 'application/json', 'user-agent': 'anvil-webhooks' }
+
+/** An attempt that never reached the network (a bad URL, a gone endpoint). */
+function refusedLocally (errorClass: string, errorMessage: string): SendResult {
+  return { success: false, durationMs: 0, errorClass: errorClass as SendResult['errorClass'], errorMessage, responseHead: '' }
+}
+
+export async function deliverJob (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<{ httpStatus?: number }> {
+  const data = job.data
+  const { endpointId } = data
+  const state = deps.store.loadEndpoint !== undefined
+    ? await deps.store.loadEndpoint(endpointId)
+    : { enabled: true, rateLimit: null, secrets: await deps.store.loadSecrets(endpointId) }
+  const urlProblem = endpointUrlProblem(data.url, { httpsOnly: deps.httpsOnly })
+  const refusal = state === undefined || state.secrets.length === 0
+    ? refusedLocally('endpoint_gone', 'the endpoint no longer exists or has no secret')
+    : !state.enabled ? refusedLocally('endpoint_disabled', 'the endpoint is disabled')
+        : urlProblem !== undefined ? refusedLocally('invalid_url', `the endpoint URL ${urlProblem}`) : undefined
+  if (refusal !== undefined) {
+    await note(job, deps, refusal)
+    throw new UnrecoverableError(refusal.errorMessage)
+  }
+  const { secrets, rateLimit } = state as NonNullable<typeof state>
+
+  if (rateLimit !== null && deps.rateLimit !== undefined) {
+    const retryAt = await deps.rateLimit.take(endpointId, rateLimit)
+    if (retryAt !== undefined) await wait(job, token, retryAt)
+  }
+  const admission = deps.circuit === undefined ? { send: true as const, probe: false, dirty: false } : await deps.circuit.admit(endpointId)
+  if (!admission.send) await wait(job, token, admission.retryAt)
+
+  const timestamp = Math.floor(Date.now() / 1000)
+  const headers = { ...BASE_HEADERS, ...signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets }) }
+  const result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
+
+  if (admission.send && deps.circuit !== undefined) {
+    const change = await deps.circuit.record(endpointId, result.success, admission).catch((err: Error) => {
+      deps.log.warn({ endpointId, err: err.message }, 'anvil delivery: circuit state not written')
+      return undefined
+    })
+    if (change !== undefined) {
+      deps.log.warn({ endpointId }, `anvil delivery: circuit ${change}`)
+      publishOutbound('circuit', () => ({ endpointId, open: change === 'opened' }))
+    }
+  }
+  const recorded = await note(job, deps, result)
+  if (result.success) return { httpStatus: result.httpStatus }
+
+  if (result.httpStatus === 410) {
+    await disable(deps, endpointId, 'the endpoint answered 410 Gone')
+    throw new UnrecoverableError('HTTP 410: the endpoint is gone and was disabled')
+  }
+  const failingSince = recorded?.failingSince
+  if (deps.disableAfterMs > 0 && failingSince instanceof Date && Date.now() - failingSince.getTime() >= deps.disableAfterMs) {
+    await disable(deps, endpointId, `only failures since ${failingSince.toISOString()}`)
+    throw new UnrecoverableError(`${result.errorMessage ?? 'failed'}; the endpoint has only failed for too long and was disabled`)
+  }
+  throw new DeliveryFailure(`${result.errorClass ?? 'failed'}: ${result.errorMessage ?? ''}`, result.retryAfterMs)
+}
+
+/** Puts the job back as delayed: it holds no worker slot while its endpoint cannot take it. */
+async function wait (job: Job<OutboundJobData>, token: string | undefined, retryAt: number): Promise<never> {
+  await job.moveToDelayed(retryAt, token)
+  throw new DelayedError()
+}
+
+/** Writes the attempt (the delivery log, else the job's log), then tells the hooks and the metrics. */
+async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult): Promise<{ failingSince?: Date | null } | undefined> {
+  const { messageId, endpointId, eventType, body } = job.data
+  const attempt: DeliveryAttempt = {
+    messageId,
+    endpointId,
+    attempt: job.attemptsMade + 1,
+    ...(result.httpStatus === undefined ? {} : { httpStatus: result.httpStatus }),
+    durationMs: result.durationMs,
+    ...(result.errorClass === undefined ? {} : { errorClass: result.errorClass, errorMessage: result.errorMessage }),
+    responseHead: result.responseHead,
+    payloadSha256: sha256Hex(body),
+    success: result.success
+  }
+  let recorded: { failingSince?: Date | null } | undefined
+  if (deps.store.recordAttempt !== undefined) {
+    recorded = (await deps.store.recordAttempt(attempt)) ?? undefined
+  } else {
+    await job.log(JSON.stringify(attempt))
+  }
+  deps.onAttempt?.(attempt)
+  publishOutbound('delivered', () => ({ endpointId, eventType, outcome: result.success ? 'success' : result.errorClass ?? 'failed', durationMs: result.durationMs }))
+  return recorded
+}
+
+async function disable (deps: DeliverDeps, endpointId: string, reason: string): Promise<void> {
+  const disabled = await deps.store.disableEndpoint?.(endpointId, reason) ?? false
+  if (!disabled) return
+  deps.log.warn({ endpointId, reason }, 'anvil delivery: endpoint disabled')
+  publishOutbound('endpointDisabled', () => ({ endpointId, reason }))
+  deps.onEndpointDisabled?.({ endpointId, reason })
+}

@@ -1,0 +1,111 @@
+/**
+ * The delivery worker: a BullMQ Worker on the outbound queue that signs and POSTs each job through the
+ * SSRF-guarded dispatcher, retries on the outbound schedule, and keeps one bad endpoint from slowing the rest.
+ */
+import { Worker, type Job } from 'bullmq'
+import { DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../../shared/constants.js'
+import { errors } from '../../shared/errors.js'
+import { within } from '../../shared/within.js'
+import { checkClusterPrefix, connect, disconnect } from '../../redis/connect.js'
+import type { AnvilLogger } from '../../worker/worker-options.js'
+import { createCircuitBreaker } from './circuit-breaker.js'
+import { createEndpointRateLimit } from './endpoint-rate-limit.js'
+import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from './delivery-job.js'
+import {
+  checkDeliveryWorkerOptions, DEFAULT_CIRCUIT_OPEN_MS, DEFAULT_DELIVERY_CONCURRENCY, DEFAULT_DELIVERY_TIMEOUT_MS,
+  DEFAULT_DISABLE_AFTER_MS, DEFAULT_FAILURE_THRESHOLD, DEFAULT_RESPONSE_CAP_BYTES, type DeliveryWorkerOptions
+} from './delivery-options.js'
+import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
+import { createGuardedDispatcher } from './guarded-dispatcher.js'
+import { deliverJob, DeliveryFailure, type DeliverDeps } from './deliver-job.js'
+
+export interface DeliveryWorker {
+  /** Starts taking jobs; resolves once the worker is connected. */
+  start (): Promise<void>
+  /** Waits for deliveries in flight up to the shutdown timeout; closes what it created. */
+  close (): Promise<void>
+  readonly worker: Worker<OutboundJobData>
+}
+
+const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
+/** A probe holds its lease a little longer than its POST may take. */
+const PROBE_LEASE_MARGIN_MS = 5000
+
+export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryWorker {
+  const problem = checkDeliveryWorkerOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  const log = options.logger ?? silent
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  checkClusterPrefix(options.redis, prefix)
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS
+  const schedule = resolveSchedule(options.retrySchedule)
+  const connection = connect(options.redis, 'worker', (err) => log.warn({ err: err.message }, 'anvil delivery: Redis error'))
+  const dispatcher = createGuardedDispatcher({ allowNets: options.allowNets, connectTimeoutMs: timeoutMs, lookup: options.lookup })
+  const circuit = options.circuit === false
+    ? undefined
+    : createCircuitBreaker(connection.client, prefix, {
+      failureThreshold: options.circuit?.failureThreshold ?? DEFAULT_FAILURE_THRESHOLD,
+      openMs: options.circuit?.openMs ?? DEFAULT_CIRCUIT_OPEN_MS,
+      probeLeaseMs: timeoutMs + PROBE_LEASE_MARGIN_MS
+    })
+  const deps: DeliverDeps = {
+    store: options.store,
+    send: { dispatcher, timeoutMs, responseCapBytes: options.responseCapBytes ?? DEFAULT_RESPONSE_CAP_BYTES },
+    httpsOnly: options.httpsOnly ?? false,
+    circuit,
+    rateLimit: createEndpointRateLimit(connection.client, prefix),
+    disableAfterMs: options.disableAfterMs ?? DEFAULT_DISABLE_AFTER_MS,
+    onEndpointDisabled: options.onEndpointDisabled,
+    onAttempt: options.onAttempt,
+    log
+  }
+
+  const worker = new Worker<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME,
+    async (job: Job<OutboundJobData>, token?: string) => await deliverJob(job, token, deps), {
+      connection: connection.client,
+      prefix,
+      autorun: false,
+      concurrency: options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY,
+      settings: {
+        backoffStrategy: (attemptsMade: number, type?: string, err?: Error) => type === OUTBOUND_BACKOFF_TYPE
+          ? nextDelay(schedule, attemptsMade, {
+            jitter: options.jitter,
+            retryAfterMs: err instanceof DeliveryFailure ? err.retryAfterMs : undefined,
+            retryAfterMaxMs: options.retryAfterMaxMs
+          })
+          : -1
+      }
+    })
+  worker.on('error', (err) => log.warn({ err: err.message }, 'anvil delivery: worker error'))
+  worker.on('failed', (job, err) => {
+    if (job === undefined) return
+    const final = job.finishedOn !== undefined
+    log[final ? 'error' : 'warn']({ jobId: job.id, endpointId: job.data.endpointId, attempt: job.attemptsMade, err: err.message },
+      final ? 'anvil delivery: failed for good' : 'anvil delivery: attempt failed')
+  })
+
+  let closing: Promise<void> | undefined
+  return {
+    worker,
+    async start () {
+      worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil delivery: stopped'))
+      await worker.waitUntilReady()
+    },
+    close () {
+      closing ??= (async () => {
+        const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
+        const graceful = worker.close().then(() => true, () => true)
+        if (!await within(graceful, shutdownTimeoutMs, () => false, { ref: true })) {
+          // Aborting the POSTs in flight ends their jobs (as failed attempts, retried later), which lets the close finish.
+          log.warn({ timeoutMs: shutdownTimeoutMs }, 'anvil delivery: shutdown timeout, aborting deliveries in flight')
+          await dispatcher.destroy()
+          await graceful
+        } else {
+          await dispatcher.close()
+        }
+        await disconnect(connection)
+      })()
+      return closing
+    }
+  }
+}

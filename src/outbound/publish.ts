@@ -1,0 +1,88 @@
+import type pg from 'pg'
+import { Type, type Static } from '@sinclair/typebox'
+import type { Database } from '../db/database.js'
+import { errors } from '../shared/errors.js'
+import { compileCheck } from '../shared/validate.js'
+import { EventType, Tenant } from './endpoint-schemas.js'
+import { MESSAGE_ID_PATTERN, newId } from './ids.js'
+import { outboxChannels } from './outbox-channels.js'
+
+export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024
+
+export const MessageInputSchema = Type.Object({
+  /** The internal event name; the event map, when there is one, gives its public name. */
+  type: EventType(),
+  /** Anything JSON can hold. */
+  data: Type.Unknown(),
+  /** Only this tenant's endpoints receive it. @defaultValue none (endpoints without a tenant) */
+  tenant: Type.Optional(Tenant()),
+  /** The message id; the same id twice is one message. @defaultValue a new `msg_…` id */
+  id: Type.Optional(Type.String({ pattern: MESSAGE_ID_PATTERN, errorMessage: 'must be 1 to 128 of A-Z a-z 0-9 _ . ~ -' }))
+}, { additionalProperties: false })
+export type MessageInput = Static<typeof MessageInputSchema>
+
+export interface PublishOptions {
+  /** The caller's client inside its transaction: the message is written (and announced) only if it commits. */
+  client?: pg.ClientBase | pg.Pool
+}
+
+export interface PublishResult {
+  messageId: string
+}
+
+export interface PublisherOptions {
+  maxPayloadBytes: number
+  /** Internal name → public name; without a map every name is public as it is. */
+  eventMap?: Readonly<Record<string, string>>
+}
+
+export type Publish = (message: MessageInput, options?: PublishOptions) => Promise<PublishResult>
+
+/** The NOTIFY channel dispatchers of one schema listen on. PostgreSQL cuts names at 63 bytes. */
+export function outboxChannel (schema: string): string {
+  return `anvil_outbox_${schema}`.slice(0, 63)
+}
+
+const checkMessage = compileCheck(MessageInputSchema)
+
+/** The data as the JSON every delivery will send, or a clear refusal. */
+export function serializeData (data: unknown, maxBytes: number): string {
+  let json: string | undefined
+  try {
+    json = JSON.stringify(data)
+  } catch (err) {
+    throw new errors.INVALID_MESSAGE(`data is not JSON: ${(err as Error).message}`)
+  }
+  if (json === undefined) throw new errors.INVALID_MESSAGE(`data is not JSON: ${typeof data}`)
+  const size = Buffer.byteLength(json, 'utf8')
+  if (size > maxBytes) throw new errors.PAYLOAD_TOO_LARGE(size, maxBytes)
+  return json
+}
+
+/**
+ * Writes a message to the outbox, in the caller's transaction when a client is given. The NOTIFY is part of
+ * the same statement, so PostgreSQL sends it on commit and never for a rollback.
+ */
+export function createPublisher (db: Database, options: PublisherOptions): Publish {
+  const outbox = db.table('outbox')
+  const channel = outboxChannel(db.schema)
+  const sql = `WITH inserted AS (
+      INSERT INTO ${outbox} (id, type, public_type, tenant, data, status) VALUES ($1, $2, $3, $4, $5, $6)
+      ON CONFLICT (id) DO NOTHING RETURNING id, status)
+    SELECT pg_notify($7, id), id FROM inserted WHERE status = 'pending'`
+  return async (message, { client = db.pool } = {}) => {
+    const problem = checkMessage(message)
+    if (problem !== undefined) throw new errors.INVALID_MESSAGE(problem)
+    const data = serializeData(message.data, options.maxPayloadBytes)
+    const publicType = options.eventMap === undefined ? message.type : Object.hasOwn(options.eventMap, message.type) ? options.eventMap[message.type] ?? null : null
+    const id = message.id ?? newId('msg')
+    // An event with no public name is kept for the record, already done: nothing to deliver.
+    const { rows } = await client.query<{ id: string }>(sql,
+      [id, message.type, publicType, message.tenant ?? null, data, publicType === null ? 'dispatched' : 'pending', channel])
+    // A row back means a new message (a repeated id, or an undeliverable event, gives none).
+    if (rows.length > 0 && outboxChannels.published.hasSubscribers) {
+      outboxChannels.published.publish({ eventType: publicType ?? message.type, tenant: message.tenant ?? null })
+    }
+    return { messageId: id }
+  }
+}

@@ -1,0 +1,60 @@
+import t from 'tap'
+import { createCircuitBreaker } from '../src/outbound/delivery/circuit-breaker.js'
+import { createEndpointRateLimit } from '../src/outbound/delivery/endpoint-rate-limit.js'
+import { TestRedis } from './helpers/redis.js'
+
+const redis = await TestRedis.start()
+const client = redis.client()
+const other = redis.client()
+t.teardown(async () => {
+  client.disconnect()
+  other.disconnect()
+  await redis.stop()
+})
+
+const settings = { failureThreshold: 3, openMs: 30_000, probeLeaseMs: 15_000 }
+
+t.test('the circuit opens after consecutive failures, shared by processes, and a probe closes it', async (t) => {
+  const a = createCircuitBreaker(client, '{t1}', settings)
+  const b = createCircuitBreaker(other, '{t1}', settings)
+  const now = 1_000_000
+  const first = await a.admit('ep_1', now)
+  t.same(first, { send: true, probe: false, dirty: false })
+  t.equal(await a.record('ep_1', true, { probe: false, dirty: false }, now), undefined)
+  t.equal(await client.exists('{t1}:outbound:circuit:ep_1'), 0, 'a clean success writes nothing')
+
+  t.equal(await a.record('ep_1', false, { probe: false, dirty: false }, now), undefined)
+  t.equal(await b.record('ep_1', false, { probe: false, dirty: true }, now), undefined)
+  // A success between failures resets the count: only consecutive failures open it.
+  t.equal(await a.record('ep_1', true, { probe: false, dirty: true }, now), undefined)
+  for (let i = 0; i < 2; i++) t.equal(await a.record('ep_1', false, { probe: false, dirty: true }, now), undefined)
+  t.equal(await b.record('ep_1', false, { probe: false, dirty: true }, now), 'opened', 'the third consecutive failure, in another process')
+  t.equal(await a.record('ep_1', false, { probe: false, dirty: true }, now), undefined, 'opened once')
+
+  const waiting = await a.admit('ep_1', now + 1000)
+  t.equal(waiting.send, false, 'open: jobs wait')
+  if (!waiting.send) t.ok(waiting.retryAt >= now + 30_000 && waiting.retryAt < now + 31_000, 'until the circuit half-opens')
+  t.same(await a.admit('ep_2', now), { send: true, probe: false, dirty: false }, 'other endpoints are untouched')
+
+  const probe = await b.admit('ep_1', now + 30_000)
+  t.same(probe, { send: true, probe: true, dirty: true }, 'half-open: one probe')
+  const second = await a.admit('ep_1', now + 30_001)
+  t.equal(second.send, false, 'while the probe is out, the others wait')
+  t.equal(await b.record('ep_1', false, { probe: true, dirty: true }, now + 31_000), undefined, 'a failed probe re-opens')
+  t.equal((await a.admit('ep_1', now + 32_000)).send, false)
+  const probeAgain = await a.admit('ep_1', now + 61_000)
+  t.same(probeAgain, { send: true, probe: true, dirty: true })
+  t.equal(await a.record('ep_1', true, { probe: true, dirty: true }, now + 61_500), 'closed', 'a successful probe closes it')
+  t.same(await b.admit('ep_1', now + 62_000), { send: true, probe: false, dirty: false })
+})
+
+t.test('the per-endpoint rate limit holds across clients', async (t) => {
+  const a = createEndpointRateLimit(client, '{t2}')
+  const b = createEndpointRateLimit(other, '{t2}')
+  const now = Date.now()
+  const taken = [await a.take('ep_1', 3, now), await b.take('ep_1', 3, now), await a.take('ep_1', 3, now)]
+  t.same(taken, [undefined, undefined, undefined], 'three per second pass')
+  const fourth = await b.take('ep_1', 3, now)
+  t.ok(fourth !== undefined && fourth > now && fourth <= now + 1000, 'the fourth waits for the next second')
+  t.equal(await a.take('ep_2', 3, now), undefined, 'per endpoint')
+})

@@ -1,0 +1,49 @@
+/**
+ * Outgoing webhooks as a TypeScript user meets them, through the package's own name: the plugin's options,
+ * `app.anvil.publish`, `app.anvilOutbound` and `createOutbound`.
+ */
+import Fastify from 'fastify'
+import pg from 'pg'
+import {
+  anvilAdmin, anvilOutbound, createOutbound, type AnvilOutboundOptions, type Endpoint, type EndpointWithSecret, type Outbound,
+  type PublishResult
+} from '@anvil/fastify'
+import { expectType } from './assert.js'
+
+const app = Fastify()
+const pool = new pg.Pool()
+
+await app.register(anvilOutbound, {
+  database: pool,
+  redis: 'redis://127.0.0.1:6379',
+  schema: 'anvil',
+  prefix: '{anvil}',
+  queueName: 'outbound',
+  maxPayloadBytes: 65536,
+  eventMap: { 'internal.paid': 'order.paid' },
+  httpsOnly: true,
+  secretGraceSeconds: 3600,
+  secretCacheMs: 1000,
+  dispatch: { pollIntervalMs: 1000, leaseMs: 30000, batchSize: 50, retryBaseMs: 1000, retryMaxMs: 60000, attempts: 8 },
+  runDispatcher: true,
+  migrate: true
+})
+await app.register(anvilOutbound, { database: 'postgres://localhost/app' })
+// @ts-expect-error the database is required
+await app.register(anvilOutbound, { redis: 'redis://127.0.0.1:6379' })
+// @ts-expect-error an unknown dispatch option
+await app.register(anvilOutbound, { database: pool, dispatch: { leaseSeconds: 30 } })
+await app.register(anvilAdmin, { token: 'a-token-of-16-chars-or-more' })
+expectType<boolean | undefined>()(({} as AnvilOutboundOptions).httpsOnly)
+
+expectType<Promise<PublishResult>>()(app.anvil.publish({ type: 'order.paid', data: { id: 1 }, tenant: 't', id: 'm1' }))
+const client = await pool.connect()
+expectType<Promise<PublishResult>>()(app.anvil.publish({ type: 'order.paid', data: null }, { client }))
+// @ts-expect-error data is required
+void app.anvil.publish({ type: 'order.paid' })
+expectType<Outbound>()(app.anvilOutbound)
+expectType<Promise<EndpointWithSecret>>()(app.anvilOutbound.endpoints.create({ url: 'https://example.com/hook', eventTypes: ['order.paid'] }))
+expectType<Promise<Endpoint>>()(app.anvilOutbound.endpoints.update('ep_1', { rateLimit: null }))
+
+const outbound = createOutbound({ database: pool, redis: 'redis://127.0.0.1:6379' })
+expectType<Promise<string[]>>()(outbound.store.loadSecrets('ep_1'))
