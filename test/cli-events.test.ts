@@ -5,24 +5,15 @@
  */
 import t from 'tap'
 import Fastify from 'fastify'
-import { TestDatabase } from './helpers/pg.js'
-import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
 import { deadLetters, runCli, startCli } from './helpers/cli.js'
-import { addJob, jobData, openQueue } from './helpers/journal.js'
+import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
-import { migrate } from '../src/db/migrate.js'
 
 const TOKEN = 'admin-token-0123456789'
-const redis = await TestRedis.start()
-const db = await TestDatabase.create()
-t.teardown(async () => {
-  await db.drop()
-  await redis.stop()
-})
-await migrate(db.url)
+const { redis, db } = await journalFixture(t)
 
 async function seedFailed (prefix: string, count: number, provider = 'stripe'): Promise<void> {
   await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, payload_json, received_at, status, attempts, error_class, last_error, job_id)

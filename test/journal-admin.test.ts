@@ -4,27 +4,18 @@
  */
 import t from 'tap'
 import Fastify from 'fastify'
-import { TestDatabase } from './helpers/pg.js'
-import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
-import { addJob, jobData, openQueue } from './helpers/journal.js'
+import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
-import { migrate } from '../src/db/migrate.js'
 import { createWorker } from '../src/worker/worker.js'
 import { channels } from '../src/shared/diagnostics.js'
 import type { EventLogOptions } from '../src/journal/event-log.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
-const redis = await TestRedis.start()
-const db = await TestDatabase.create()
-t.teardown(async () => {
-  await db.drop()
-  await redis.stop()
-})
-await migrate(db.url)
+const { redis, db } = await journalFixture(t)
 
 async function adminApp (options: Partial<EventLogOptions> & { queueName: string }) {
   const app = Fastify()

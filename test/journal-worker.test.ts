@@ -5,21 +5,12 @@
  */
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TestDatabase } from './helpers/pg.js'
-import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
-import { addJob, jobData, openQueue } from './helpers/journal.js'
-import { migrate } from '../src/db/migrate.js'
+import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import type { WorkerOptions } from '../src/worker/worker-options.js'
 
-const redis = await TestRedis.start()
-const db = await TestDatabase.create()
-t.teardown(async () => {
-  await db.drop()
-  await redis.stop()
-})
-await migrate(db.url)
+const { redis, db } = await journalFixture(t)
 await db.query('CREATE TABLE public.charges (event_id text, amount int)')
 
 interface Row { id: string, status: string, attempts: number, last_error: string | null, error_class: string | null, job_id: string, payload: Buffer, payload_json: unknown, headers: Record<string, string>, processed_at: Date | null, deliveries: number }
