@@ -59,6 +59,8 @@ t.test('every journal route is 401 without the token', async (t) => {
     t.equal(res.statusCode, 401, `${method} ${url}`)
     t.same(res.json(), { error: 'Missing or wrong admin token', code: 'ANVIL_ERR_UNAUTHORIZED' })
   }
+  const doc = (await app.inject({ url: '/admin/openapi.json', headers: auth })).json()
+  t.ok(['/admin/events', '/admin/events/{id}', '/admin/events/replay', '/admin/dead-letters', '/admin/stats'].every((path) => path in doc.paths), 'the routes are in the OpenAPI document')
 })
 
 t.test('list, show (payload, headers, attempts, effects, the diff against the previous delivery), replay, dead letters, stats', async (t) => {
