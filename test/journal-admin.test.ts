@@ -10,6 +10,7 @@ import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
 import { createWorker } from '../src/worker/worker.js'
+import { createReplayer } from '../src/worker/replay.js'
 import { channels } from '../src/shared/diagnostics.js'
 import type { EventLogOptions } from '../src/journal/event-log.js'
 
@@ -99,6 +100,12 @@ t.test('list, show (payload, headers, attempts, effects, the diff against the pr
   t.equal(replay.statusCode, 200)
   t.match(replay.json(), { id: 'evt_bad', replayed: true })
   t.match((await app.inject({ method: 'POST', url: '/admin/events/evt_bad/replay', headers: auth })).json(), { replayed: false })
+  // Its dead letter in Redis is marked replayed too: a dead-letter replay does not run it a second time.
+  const replayer = createReplayer({ redis: redis.url, queueName: 'admin-journal' })
+  t.teardown(() => replayer.close())
+  const [letter] = await replayer.listDeadLetters({ includeReplayed: true })
+  t.equal(letter?.data.replayedAs, replay.json().jobId)
+  t.match(await replayer.replayDeadLetter(letter?.id ?? ''), { replayedNow: false, jobId: replay.json().jobId })
 })
 
 t.test('bulk replay: a dry run is { matched }; a run is 202 { id, matched }, its GET and DELETE give { id, matched, replayed, state }', async (t) => {
