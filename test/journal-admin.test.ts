@@ -47,6 +47,8 @@ async function process (queueName: string): Promise<void> {
   const dead = openQueue(redis.url, `${queueName}.dead`)
   t.teardown(() => dead.close())
   await waitFor('the dead letter', async () => await dead.count() === 1)
+  // Stopped, so that a replay's job stays queued while the test looks at it.
+  await worker.close()
 }
 
 t.test('every journal route is 401 without the token', async (t) => {
