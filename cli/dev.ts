@@ -111,7 +111,10 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
       concurrency: config.concurrency,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
       deadAgeSeconds: config.retention?.deadAgeSeconds,
-      telemetry: tracing?.telemetry
+      telemetry: tracing?.telemetry,
+      journal: config.journal === undefined
+        ? undefined
+        : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
     })
     const metricsApp = await registerMetrics(app, config, { redis: redisUrl, queueName: config.queueName, prefix: config.prefix }, log)
     if (metricsApp !== undefined) {

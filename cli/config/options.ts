@@ -34,6 +34,10 @@ export const SETTING_GROUPS = {
   outgoing: ['databaseUrl', 'dbSchema'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
   admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema'],
+  /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
+  journal: ['adminUrl', 'databaseUrl', 'dbSchema'],
+  /** `worker` and `dev`: the event journal, on when ANVIL_DATABASE_URL is set. */
+  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
   database: ['databaseUrl', 'dbSchema', 'logLevel']
 } as const satisfies Record<string, readonly SettingKey[]>
@@ -82,7 +86,7 @@ export function givenFlags (command: Command): Flags {
 
 export const addSharedOptions = (command: Command, shown?: DefaultsShown): Command => addSettings(command, SETTING_GROUPS.shared, shown)
 export const addIngressOptions = (command: Command, shown?: DefaultsShown): Command => addSettings(command, SETTING_GROUPS.ingress, shown)
-export const addWorkerOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.worker)
+export const addWorkerOptions = (command: Command): Command => addSettings(addSettings(command, SETTING_GROUPS.worker), SETTING_GROUPS.workerJournal)
 export const addStallOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.stall)
 export const addDeadLetterRetentionOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.deadLetterRetention)
 export const addRetentionOptions = (command: Command): Command =>
