@@ -50,6 +50,15 @@ export type {
   RoutedProvider, JsonObject, JsonValue, FormFields, SlackEventCallback, StripeEventType, GithubEventType, ShopifyTopic, SlackEventType,
   PaddleEventType, LinearEventType, SquareEventType, ZoomEventType, GitlabEventType, SendgridEventType, DiscordEventType
 } from './src/handlers/payloads.js'
+export { openEventLog } from './src/journal/open-event-log.js'
+export type { EventLog, EventLogOptions, PageRequest } from './src/journal/event-log.js'
+export type { JournalOptions } from './src/journal/journal-options.js'
+export type { EventFilter } from './src/journal/event-filter.js'
+export type { EventItem, EventDetail, EventPage, EventEffect } from './src/journal/event-queries.js'
+export type { EventReplayResult } from './src/journal/event-replay.js'
+export type { ReplayRunStatus, ReplayRunState } from './src/journal/replay-runs.js'
+export type { JournalDb } from './src/journal/effect-scope.js'
+export { journalAdminRoutes } from './plugins/journal/admin-routes.js'
 export { createDeliveryWorker } from './src/outbound/delivery/delivery-worker.js'
 export type { DeliveryWorker } from './src/outbound/delivery/delivery-worker.js'
 export type { DeliveryWorkerOptions, EndpointDisabledEvent } from './src/outbound/delivery/delivery-options.js'

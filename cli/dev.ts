@@ -113,7 +113,10 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
       concurrency: config.concurrency,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
       deadAgeSeconds: config.retention?.deadAgeSeconds,
-      telemetry: tracing?.telemetry
+      telemetry: tracing?.telemetry,
+      journal: config.journal === undefined
+        ? undefined
+        : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
     })
     if (config.databaseUrl !== undefined) {
       // A laptop's database: brought up to date, then the outgoing side runs here as in `anvil worker`.

@@ -4,12 +4,15 @@
  * then imports its module.
  */
 import { Command } from 'commander'
-import { loadDevConfig, loadMigrateConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
+import { loadDevConfig, loadJournalConfig, loadMigrateConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
 import {
-  DEV_DEFAULTS, addDeadLetterRetentionOptions, addForwardOptions, addOutgoingOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
+  DEV_DEFAULTS, addDeadLetterRetentionOptions, addForwardOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
   SETTING_GROUPS, addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags
 } from './config/options.js'
 import type { SendFlags } from './send.js'
+
+/** Commander's accumulator for a repeatable option. */
+const collect = (value: string, previous: string[]): string[] => [...previous, value]
 
 /** `version` is what `--version` prints (cli/anvil.ts reads it from the package). */
 export function createProgram (version: string): Command {
@@ -26,7 +29,7 @@ export function createProgram (version: string): Command {
       await serve(config)
     })
 
-  addOutgoingOptions(addForwardOptions(addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker')))))))))
+  addForwardOptions(addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker'))))))))
     .description('Process queued webhooks with your handler module, and forward the events of sources that forward')
     .option('--handler <path>', 'module exporting the handler or a router (default export, `handler` or `router`), relative to the working directory; optional when every source forwards')
     .action(async (flags: { handler?: string }, command: Command) => {
@@ -35,17 +38,58 @@ export function createProgram (version: string): Command {
       await runWorker(config, flags.handler)
     })
 
-  addSettings(addSharedOptions(program.command('replay')), ['limit'])
-    .description('Replay dead letters onto the queue; prints one JSON line per replay')
+  addSettings(addSharedOptions(program.command('replay')), ['limit', ...SETTING_GROUPS.journal])
+    .description('Replay dead letters by id or --all (one JSON line per replay), or the events a --filter matches (the journal with ANVIL_DATABASE_URL, else the dead letters)')
     .argument('[id]', 'the dead letter to replay')
     .option('--all', 'replay every dead letter not yet replayed, oldest first')
-    .action(async (id: string | undefined, flags: { all?: boolean }, command: Command) => {
+    .option('--filter <key=value>', 'replay the events matching: provider, source, type, status, error, since, until, text (repeatable)', collect, [])
+    .option('--dry-run', 'with --filter: print how many events would be replayed, and replay none')
+    .option('--rate <n>', 'with --filter: at most this many events a second')
+    .action(async (id: string | undefined, flags: { all?: boolean, filter: string[], dryRun?: boolean, rate?: string }, command: Command) => {
       const given = givenFlags(command)
-      if ((id === undefined) === (flags.all !== true)) command.error('give either a dead-letter id or --all')
+      const filtered = flags.filter.length > 0
+      if ([id !== undefined, flags.all === true, filtered].filter(Boolean).length !== 1) command.error('give a dead-letter id, --all, or --filter')
       if (id !== undefined && given.limit !== undefined) command.error('--limit goes with --all, not with an id')
+      if (!filtered && (flags.dryRun === true || flags.rate !== undefined)) command.error('--dry-run and --rate go with --filter')
+      if (filtered) {
+        const rate = flags.rate === undefined ? undefined : Number(flags.rate)
+        if (rate !== undefined && !(Number.isInteger(rate) && rate >= 1)) command.error(`--rate must be a whole number of events a second, at least 1 (got ${JSON.stringify(flags.rate)})`)
+        const config = loadReplayConfig(process.env, given)
+        const { parseFilterFlags, replayMatching } = await import('./events.js')
+        await replayMatching(config, parseFilterFlags(flags.filter), { dryRun: flags.dryRun === true, rate })
+        return
+      }
       const config = loadReplayConfig(process.env, given)
       const { replay } = await import('./replay.js')
       await replay(config, id === undefined ? { all: true } : { id })
+    })
+
+  const events = program.command('events').description('The event journal (or, without ANVIL_DATABASE_URL, the dead letters): list and show events')
+  addSettings(addSettings(addSharedOptions(events.command('list')), SETTING_GROUPS.journal), ['limit'], { limit: { description: 'at most this many events (default 50, at most 500)' } })
+    .description('Events, newest first, as a table (or NDJSON with --json)')
+    .option('--status <status>', 'received, processing, done, failed or dead (comma-separated for several)')
+    .option('--provider <name>', 'the provider, e.g. stripe')
+    .option('--source <name>', 'the source name')
+    .option('--type <eventType>', 'the event type, exactly')
+    .option('--error <class>', 'the last error class: its code, else its name (e.g. ECONNREFUSED, TypeError)')
+    .option('--since <time>', 'received since: an ISO time or a duration before now (30m, 2h, 7d)')
+    .option('--until <time>', 'received before: an ISO time or a duration before now')
+    .option('--text <text>', 'the payload contains this text')
+    .option('--json', 'one JSON object per line')
+    .action(async (flags: Record<string, string | boolean | undefined>, command: Command) => {
+      const config = loadJournalConfig(process.env, givenFlags(command))
+      const { listEvents } = await import('./events.js')
+      const pick = (name: string): string | undefined => typeof flags[name] === 'string' ? flags[name] : undefined
+      const filter = { provider: pick('provider'), source: pick('source'), type: pick('type'), status: pick('status'), errorClass: pick('error'), since: pick('since'), until: pick('until'), text: pick('text') }
+      await listEvents(config, Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)), { json: flags.json === true, limit: config.limit })
+    })
+  addSettings(addSharedOptions(events.command('show')), SETTING_GROUPS.journal)
+    .description('One event as JSON: payload, headers, attempts, effects, and the diff against its previous delivery')
+    .argument('<id>', 'the event id (or, without a database, the dead letter id)')
+    .action(async (id: string, _flags: unknown, command: Command) => {
+      const config = loadJournalConfig(process.env, givenFlags(command))
+      const { showEvent } = await import('./events.js')
+      await showEvent(config, id)
     })
 
   program.command('send')
@@ -74,7 +118,7 @@ export function createProgram (version: string): Command {
       await runMigrate(config)
     })
 
-  addSettings(addOutgoingOptions(addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'), DEV_DEFAULTS), DEV_DEFAULTS))))), ['outboundAllowNets'])
+  addSettings(addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'), DEV_DEFAULTS), DEV_DEFAULTS)))), ['outboundAllowNets'])
     .description('Server and a worker in one process, with a private redis-server when none runs')
     .option('--handler <path>', 'your handler module (as for `anvil worker`); default: one that logs each event')
     .action(async (flags: { handler?: string }, command: Command) => {

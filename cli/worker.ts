@@ -60,7 +60,9 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       deadAgeSeconds: config.retention?.deadAgeSeconds,
       logger: throttleRepeats(log),
       telemetry: tracing?.telemetry,
-      journal: config.databaseUrl === undefined ? undefined : { database: config.databaseUrl, schema: config.dbSchema }
+      journal: config.journal === undefined
+        ? undefined
+        : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
     })
     if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
     const app = createApp(log)

@@ -40,7 +40,7 @@ t.test('bad configuration: exit 1, exactly one line on stderr, no stack trace, n
     ['worker: dead letters that would not outlive failed jobs', ['worker', '--handler', 'examples/handler.js', '--retention-dead-age-seconds', '30'],
       { ...secret, ANVIL_RETENTION_FAILED_AGE_SECONDS: '60' },
       'anvil: invalid configuration: --retention-dead-age-seconds must be 0 or more than ANVIL_RETENTION_FAILED_AGE_SECONDS (60 s), so dead letters outlive failed jobs (got "30")'],
-    ['replay with neither an id nor --all', ['replay'], secret, 'anvil: give either a dead-letter id or --all'],
+    ['replay with neither an id, --all nor --filter', ['replay'], secret, 'anvil: give a dead-letter id, --all, or --filter'],
     ['replay --limit that is not a number', ['replay', '--all', '--limit', 'ten'], secret,
       'anvil: invalid configuration: --limit must be an integer of at least 1 (got "ten")']
   ]

@@ -81,7 +81,8 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_ADMIN_TOKEN: 'admin-token-0123456789',
     ANVIL_ADMIN_PORT: '9465',
     ANVIL_DATABASE_URL: 'postgres://anvil@db.internal/anvil',
-    ANVIL_DB_SCHEMA: 'hooks'
+    ANVIL_DB_SCHEMA: 'hooks',
+    ANVIL_JOURNAL_RETENTION_DAYS: '30'
   }
   const serve = loadServeConfig(env)
   t.same(serve, {
@@ -113,7 +114,8 @@ t.test('every environment variable is read and typed', async (t) => {
     concurrency: 4, shutdownTimeoutMs: 2500, lockDurationMs: 5000, stalledIntervalMs: 1000,
     metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true, tracing: 'otlp',
     host: '::', port: 8080, retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 },
-    databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks'
+    databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks',
+    journal: { databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', retentionDays: 30 }
   })
   // What the CLI hands the ingress plugin is accepted by the core's own validation.
   // The request timeout is the server's (Fastify's), the in-flight cap the plugin's HTTP side, the admin API its own

@@ -4,27 +4,19 @@
  */
 import t from 'tap'
 import Fastify from 'fastify'
-import { TestDatabase } from './helpers/pg.js'
-import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
-import { addJob, jobData, openQueue } from './helpers/journal.js'
+import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
-import { migrate } from '../src/db/migrate.js'
 import { createWorker } from '../src/worker/worker.js'
+import { createReplayer } from '../src/worker/replay.js'
 import { channels } from '../src/shared/diagnostics.js'
 import type { EventLogOptions } from '../src/journal/event-log.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
-const redis = await TestRedis.start()
-const db = await TestDatabase.create()
-t.teardown(async () => {
-  await db.drop()
-  await redis.stop()
-})
-await migrate(db.url)
+const { redis, db } = await journalFixture(t)
 
 async function adminApp (options: Partial<EventLogOptions> & { queueName: string }) {
   const app = Fastify()
@@ -51,6 +43,12 @@ async function process (queueName: string): Promise<void> {
   await addJob(queue, jobData({ eventId: 'evt_bad', eventType: 'invoice.payment_failed', provider: 'stripe' }))
   await waitFor('both processed', async () => (await db.query(
     "SELECT 1 FROM anvil.webhook_events WHERE (id = 'evt_ok' AND deliveries = 2 AND status = 'done') OR (id = 'evt_bad' AND status = 'dead')")).length === 2)
+  // The dead letter is written by the worker's failed listener, after the row is marked.
+  const dead = openQueue(redis.url, `${queueName}.dead`)
+  t.teardown(() => dead.close())
+  await waitFor('the dead letter', async () => await dead.count() === 1)
+  // Stopped, so that a replay's job stays queued while the test looks at it.
+  await worker.close()
 }
 
 t.test('every journal route is 401 without the token', async (t) => {
@@ -64,6 +62,8 @@ t.test('every journal route is 401 without the token', async (t) => {
     t.equal(res.statusCode, 401, `${method} ${url}`)
     t.same(res.json(), { error: 'Missing or wrong admin token', code: 'ANVIL_ERR_UNAUTHORIZED' })
   }
+  const doc = (await app.inject({ url: '/admin/openapi.json', headers: auth })).json()
+  t.ok(['/admin/events', '/admin/events/{id}', '/admin/events/replay', '/admin/dead-letters', '/admin/stats'].every((path) => path in doc.paths), 'the routes are in the OpenAPI document')
 })
 
 t.test('list, show (payload, headers, attempts, effects, the diff against the previous delivery), replay, dead letters, stats', async (t) => {
@@ -102,6 +102,12 @@ t.test('list, show (payload, headers, attempts, effects, the diff against the pr
   t.equal(replay.statusCode, 200)
   t.match(replay.json(), { id: 'evt_bad', replayed: true })
   t.match((await app.inject({ method: 'POST', url: '/admin/events/evt_bad/replay', headers: auth })).json(), { replayed: false })
+  // Its dead letter in Redis is marked replayed too: a dead-letter replay does not run it a second time.
+  const replayer = createReplayer({ redis: redis.url, queueName: 'admin-journal' })
+  t.teardown(() => replayer.close())
+  const [letter] = await replayer.listDeadLetters({ includeReplayed: true })
+  t.equal(letter?.data.replayedAs, replay.json().jobId)
+  t.match(await replayer.replayDeadLetter(letter?.id ?? ''), { replayedNow: false, jobId: replay.json().jobId })
 })
 
 t.test('bulk replay: a dry run is { matched }; a run is 202 { id, matched }, its GET and DELETE give { id, matched, replayed, state }', async (t) => {

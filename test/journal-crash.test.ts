@@ -5,23 +5,14 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import { TestDatabase } from './helpers/pg.js'
-import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
 import { tempDir } from './helpers/cli.js'
-import { addJob, jobData, openQueue } from './helpers/journal.js'
+import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js'
 import { startScript } from './fixtures/script.js'
-import { migrate } from '../src/db/migrate.js'
 import { createWorker } from '../src/worker/worker.js'
 import { readFileSync } from 'node:fs'
 
-const redis = await TestRedis.start()
-const db = await TestDatabase.create()
-t.teardown(async () => {
-  await db.drop()
-  await redis.stop()
-})
-await migrate(db.url)
+const { redis, db } = await journalFixture(t)
 
 const statusOf = async (id: string): Promise<string | undefined> =>
   (await db.query<{ status: string }>('SELECT status FROM anvil.webhook_events WHERE id = $1', [id]))[0]?.status

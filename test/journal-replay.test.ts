@@ -3,22 +3,13 @@
  * concurrency), bulk replay paced, cancelled and resumed over 10,000 failed events, dry runs, and retention.
  */
 import t from 'tap'
-import { TestDatabase } from './helpers/pg.js'
-import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
-import { openQueue } from './helpers/journal.js'
-import { migrate } from '../src/db/migrate.js'
+import { openQueue, journalFixture } from './helpers/journal.js'
 import { openDatabase } from '../src/db/database.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
 import { deleteExpired } from '../src/journal/retention.js'
 
-const redis = await TestRedis.start()
-const db = await TestDatabase.create()
-t.teardown(async () => {
-  await db.drop()
-  await redis.stop()
-})
-await migrate(db.url)
+const { redis, db } = await journalFixture(t)
 
 interface Seed { id: string, source?: string, provider?: string, type?: string, status?: string, errorClass?: string, receivedAt?: string, body?: string }
 

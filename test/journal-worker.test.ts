@@ -5,21 +5,12 @@
  */
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TestDatabase } from './helpers/pg.js'
-import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
-import { addJob, jobData, openQueue } from './helpers/journal.js'
-import { migrate } from '../src/db/migrate.js'
+import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import type { WorkerOptions } from '../src/worker/worker-options.js'
 
-const redis = await TestRedis.start()
-const db = await TestDatabase.create()
-t.teardown(async () => {
-  await db.drop()
-  await redis.stop()
-})
-await migrate(db.url)
+const { redis, db } = await journalFixture(t)
 await db.query('CREATE TABLE public.charges (event_id text, amount int)')
 
 interface Row { id: string, status: string, attempts: number, last_error: string | null, error_class: string | null, job_id: string, payload: Buffer, payload_json: unknown, headers: Record<string, string>, processed_at: Date | null, deliveries: number }
@@ -141,4 +132,26 @@ t.test('a given pool is left open; bad journal options are one line', async (t) 
   t.throws(() => createWorker(() => {}, { redis: redis.url, journal: { database: db.url, retentionDays: -1 } }), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /journal\.retentionDays/ })
   t.throws(() => createWorker(() => {}, { redis: redis.url, journal: { database: 'mysql://x' } }), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /postgres/ })
   t.throws(() => createWorker(() => {}, { redis: redis.url, journal: { database: db.url, extra: 1 } as never }), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /extra/ })
+})
+
+t.test('a router\'s handlers get db, once and effectKey too', async (t) => {
+  const { createRouter } = await import('../src/handlers/router.js')
+  const seen: unknown[] = []
+  const router = createRouter().on('stripe:invoice.paid', async (event) => {
+    seen.push(await event.once?.('notify', () => event.effectKey?.('notify')))
+  })
+  const { worker, queue } = start('journal-router', router)
+  await worker.start()
+  await addJob(queue, jobData({ eventId: 'evt_routed' }))
+  await waitFor('done', async () => (await row('evt_routed'))?.status === 'done')
+  t.same(seen, ['evt_routed:notify'])
+})
+
+t.test('the worker deletes rows past the retention on its own timer', async (t) => {
+  await db.query(`INSERT INTO anvil.webhook_events (id, source, dedupe_key, payload, received_at, status)
+    VALUES ('evt_ancient', 'stripe', 'k_ancient', '\\x7b7d', now() - interval '3 days', 'done'), ('evt_recent', 'stripe', 'k_recent', '\\x7b7d', now(), 'done')`)
+  const { worker } = start('journal-retention', () => {}, { journal: { database: db.url, retentionDays: 2, retentionIntervalMs: 50 } })
+  await worker.start()
+  await waitFor('the old row to go', async () => await row('evt_ancient') === undefined)
+  t.ok(await row('evt_recent'), 'the recent one stays')
 })

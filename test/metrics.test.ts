@@ -57,6 +57,7 @@ t.test('ingress counters, latency histogram and queue gauges on GET /metrics', a
   t.equal(sample(m, 'anvil_ingress_duration_seconds_count', { ...ROUTE, status_code: '413' }), 1)
   t.equal(sample(m, 'anvil_queue_jobs', { queue: 'metrics-ingress', state: 'waiting' }), 1, 'sampled from BullMQ')
   t.equal(sample(m, 'anvil_dead_letters', { queue: 'metrics-ingress' }), 0)
+  t.equal(sample(m, 'anvil_dead_letters_oldest_age_seconds', { queue: 'metrics-ingress' }), 0, 'no dead letter: 0')
   t.ok(sample(m, 'anvil_process_resident_memory_bytes') !== undefined || sample(m, 'anvil_nodejs_heap_size_used_bytes') !== undefined,
     'process metrics, prefixed')
   t.ok([...m.keys()].every((series) => series.startsWith('anvil_')), 'every name is prefixed anvil_')
@@ -90,6 +91,8 @@ t.test('worker counters: processed, failed attempts, dead-lettered, replayed; re
   t.equal(sample(m, 'anvil_job_attempts_failed_total', labels), 2, 'the flaky first attempt and the dead one')
   t.equal(sample(m, 'anvil_received_to_handled_seconds_count', labels), 2)
   t.equal(sample(m, 'anvil_dead_letters', { queue: queueName }), 1)
+  const age = sample(m, 'anvil_dead_letters_oldest_age_seconds', { queue: queueName }) ?? -1
+  t.ok(age >= 0 && age < 600, `the oldest dead letter's age (${age} s)`)
 
   const replayer = createReplayer({ redis: redis.url, queueName })
   t.teardown(() => replayer.close())

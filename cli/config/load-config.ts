@@ -63,6 +63,8 @@ export interface IngressConfig {
 export interface WorkerConfig {
   concurrency: number
   shutdownTimeoutMs: number
+  /** The event journal: on when ANVIL_DATABASE_URL is set. */
+  journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number }
 }
 
 /**
@@ -108,7 +110,7 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
   databaseUrl?: string
   dbSchema?: string
 }
-export type ReplayConfig = CommonConfig & { limit?: number }
+export type ReplayConfig = JournalCliConfig
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
   secret: string
   /** With ANVIL_DATABASE_URL, dev migrates it and sends outgoing webhooks too. */
@@ -187,9 +189,13 @@ function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | 
 }
 
 function worker (env: Env, flags: Flags): WorkerConfig {
+  const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
+  const journal = { dbSchema: read(SETTINGS.dbSchema, env, flags), retentionDays: read(SETTINGS.journalRetentionDays, env, flags) }
   return {
     concurrency: read(SETTINGS.concurrency, env, flags) ?? DEFAULT_CONCURRENCY,
-    shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs, env, flags) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
+    shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs, env, flags) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
+    // Without a database there is no journal, and its retention has nothing to delete.
+    journal: databaseUrl === undefined ? undefined : { databaseUrl, ...journal }
   }
 }
 
@@ -285,8 +291,36 @@ export function loadMigrateConfig (env: Env, flags: Flags = {}): DatabaseConfig 
   return { databaseUrl, dbSchema: read(SETTINGS.dbSchema, env, flags), logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL }
 }
 
+/** `anvil replay`: by id or --all on the dead letters, or --filter through the journal's settings. */
 export function loadReplayConfig (env: Env, flags: Flags = {}): ReplayConfig {
-  return { ...common(env, flags), limit: read(SETTINGS.limit, env, flags) }
+  return loadJournalConfig(env, flags)
+}
+
+/**
+ * `anvil events` and `anvil replay --filter`: the admin API when ANVIL_ADMIN_URL (--url) is set, with
+ * ANVIL_ADMIN_TOKEN; else the journal in PostgreSQL (ANVIL_DATABASE_URL) or, without it, the dead letters in Redis.
+ */
+export interface JournalCliConfig extends CommonConfig {
+  admin?: { url: string, token: string }
+  databaseUrl?: string
+  dbSchema?: string
+  /** `events list --limit`. */
+  limit?: number
+}
+
+export function loadJournalConfig (env: Env, flags: Flags = {}): JournalCliConfig {
+  const url = read(SETTINGS.adminUrl, env, flags)
+  const token = read(SETTINGS.adminToken, env, flags)
+  if (url !== undefined && token === undefined) {
+    throw new errors.INVALID_CONFIG(`${nameOf(SETTINGS.adminUrl, flags)} needs ${SETTINGS.adminToken.env as string}: the admin API's token`)
+  }
+  return {
+    ...common(env, flags),
+    admin: url === undefined || token === undefined ? undefined : { url: url.replace(/\/+$/, ''), token },
+    databaseUrl: read(SETTINGS.databaseUrl, env, flags),
+    dbSchema: read(SETTINGS.dbSchema, env, flags),
+    limit: read(SETTINGS.limit, env, flags)
+  }
 }
 
 /** `anvil dev` accepts short secrets (its own DEV_SECRET among them): it is for a laptop, not for traffic. */

@@ -30,10 +30,12 @@ export const SETTING_GROUPS = {
   workerHttp: ['host', 'port'],
   /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
   forward: ['config', 'allowShortSecrets', 'outboundAllowNets'],
-  /** `anvil worker`: with a database, it also dispatches the outbox and delivers outgoing webhooks. */
-  outgoing: ['databaseUrl', 'dbSchema'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
   admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema'],
+  /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
+  journal: ['adminUrl', 'databaseUrl', 'dbSchema'],
+  /** `worker` and `dev`: the event journal and the outgoing side (outbox dispatch, delivery), on when ANVIL_DATABASE_URL is set. */
+  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
   database: ['databaseUrl', 'dbSchema', 'logLevel']
 } as const satisfies Record<string, readonly SettingKey[]>
@@ -82,12 +84,11 @@ export function givenFlags (command: Command): Flags {
 
 export const addSharedOptions = (command: Command, shown?: DefaultsShown): Command => addSettings(command, SETTING_GROUPS.shared, shown)
 export const addIngressOptions = (command: Command, shown?: DefaultsShown): Command => addSettings(command, SETTING_GROUPS.ingress, shown)
-export const addWorkerOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.worker)
+export const addWorkerOptions = (command: Command): Command => addSettings(addSettings(command, SETTING_GROUPS.worker), SETTING_GROUPS.workerJournal)
 export const addStallOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.stall)
 export const addDeadLetterRetentionOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.deadLetterRetention)
 export const addRetentionOptions = (command: Command): Command =>
   addDeadLetterRetentionOptions(addSettings(command, SETTING_GROUPS.jobRetention))
 export const addObservabilityOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.observability)
 export const addForwardOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.forward)
-export const addOutgoingOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.outgoing)
 export const addWorkerHttpOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.workerHttp, WORKER_HTTP)

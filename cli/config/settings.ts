@@ -213,6 +213,11 @@ export const SETTINGS = {
     expected: `at least ${MIN_ADMIN_TOKEN_LENGTH} characters, none of them whitespace`, schema: Type.String({ pattern: `^\\S{${MIN_ADMIN_TOKEN_LENGTH},}$` }),
     show: (raw) => `${raw.length} characters`
   }),
+  adminUrl: define({
+    env: 'ANVIL_ADMIN_URL', key: 'url', flag: '--url', value: '<url>',
+    description: 'the admin API to talk to (token: ANVIL_ADMIN_TOKEN), e.g. http://127.0.0.1:3000/admin; unset: Redis and PostgreSQL directly',
+    expected: 'an http:// or https:// URL', schema: Type.String({ pattern: '^https?://\\S+$' }), show: redactUrl
+  }),
   adminPort: define({
     env: 'ANVIL_ADMIN_PORT', key: 'adminPort', flag: '--admin-port', value: '<port>',
     description: 'serve the admin API on this port instead of the main one', expected: 'an integer from 0 to 65535',
@@ -222,6 +227,11 @@ export const SETTINGS = {
     env: 'ANVIL_DB_SCHEMA', key: 'dbSchema', flag: '--db-schema', value: '<name>', default: DEFAULT_DB_SCHEMA,
     description: "the schema Anvil's tables live in", expected: 'a lower-case SQL identifier (a-z, 0-9, _)',
     schema: Type.String({ pattern: SCHEMA_PATTERN.source })
+  }),
+  journalRetentionDays: define({
+    env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
+    description: 'with ANVIL_DATABASE_URL: the worker deletes journal rows older than this, 0 keeps them',
+    expected: 'a whole number of days, at least 0', schema: Whole(0, 36_500), parse: toInteger
   }),
   limit: define({
     key: 'limit', flag: '--limit', value: '<n>', description: 'with --all: at most this many',

@@ -180,6 +180,12 @@ function addQueueGauges (registry: Registry, samplersNow: () => ReadonlySet<Queu
       for (const sample of await sampleAll()) this.set({ queue: sample.queueName }, sample.deadLetters)
     }
   }))
+  reuse(registry, 'anvil_dead_letters_oldest_age_seconds', () => new Gauge({
+    name: 'anvil_dead_letters_oldest_age_seconds', help: 'Age of the oldest waiting dead letter, 0 when none (sampled on scrape)', labelNames: ['queue'], registers,
+    async collect () {
+      for (const sample of await sampleAll()) this.set({ queue: sample.queueName }, sample.oldestDeadLetterAgeSeconds ?? 0)
+    }
+  }))
 }
 
 function samplerFor (app: Parameters<FastifyPluginAsync>[0], option: AnvilMetricsOptions['queue']): QueueSampler | undefined {

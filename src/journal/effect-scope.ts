@@ -3,10 +3,9 @@
  * recorded under `{eventId}:{action}` in that transaction; and `effectKey(action)` for effects elsewhere. The
  * effects, the handler's writes and the mark `done` commit together, or none of them does.
  */
-import type pg from 'pg'
+import pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
-import { doneSql } from './journal-writer.js'
 
 /** The handler's PostgreSQL client: `query` runs in the event's transaction (promise style). */
 export interface JournalDb {
@@ -33,26 +32,51 @@ export interface EffectScope {
   rollback: () => Promise<void>
 }
 
+const literal = (value: string): string => pg.escapeLiteral(value)
+
+/**
+ * Runs several statements in one round trip (the simple protocol, values inlined as escaped literals) and
+ * returns the last one's result: the journal's own statements cost one trip each step.
+ */
+async function batch<R extends pg.QueryResultRow> (client: pg.PoolClient, statements: string[]): Promise<pg.QueryResult<R>> {
+  const results = await client.query<R>(statements.join('; ')) as pg.QueryResult<R> | Array<pg.QueryResult<R>>
+  return Array.isArray(results) ? results[results.length - 1] as pg.QueryResult<R> : results
+}
+
 export function effectScope (db: Database, eventId: string, jobId: string): EffectScope {
   const effects = db.table('webhook_effects')
-  const markDone = doneSql(db.table('webhook_events'))
+  const events = db.table('webhook_events')
   let client: pg.PoolClient | undefined
   let opening: Promise<pg.PoolClient> | undefined
   let savepoints = 0
+  /** Statements that need no answer (an effect's result), sent ahead of the transaction's next ones. */
+  let pending: string[] = []
 
-  async function transaction (): Promise<pg.PoolClient> {
-    opening ??= (async () => {
+  /** `statements` after what is pending, in one round trip. */
+  async function send<R extends pg.QueryResultRow> (c: pg.PoolClient, statements: string[]): Promise<pg.QueryResult<R>> {
+    const all = [...pending, ...statements]
+    pending = []
+    return await batch<R>(c, all)
+  }
+
+  /** The transaction's client; the first use sends BEGIN with `first`, in one round trip. */
+  async function transaction (first: string[] = []): Promise<{ client: pg.PoolClient, result?: pg.QueryResult }> {
+    if (opening !== undefined) return { client: await opening }
+    let result: pg.QueryResult | undefined
+    opening = (async () => {
       const c = await db.pool.connect()
       try {
-        await c.query('BEGIN')
+        result = await batch(c, ['BEGIN', ...first])
       } catch (err) {
-        c.release(err as Error)
+        await c.query('ROLLBACK').catch(() => {})
+        c.release()
         throw err
       }
       client = c
       return c
     })()
-    return await opening
+    const c = await opening
+    return { client: c, result }
   }
 
   function effectKey (action: string): string {
@@ -61,23 +85,23 @@ export function effectScope (db: Database, eventId: string, jobId: string): Effe
   }
 
   async function once<T> (action: string, fn: () => T | Promise<T>): Promise<T> {
-    const key = effectKey(action)
-    const c = await transaction()
-    // A savepoint, so a failed effect that the handler catches leaves no claim behind.
+    const key = literal(effectKey(action))
+    // A savepoint, so a failed effect that the handler catches leaves no claim behind. A concurrent run of the
+    // same event waits on the key's insert until this transaction ends, then finds the stored result.
     const savepoint = `anvil_once_${++savepoints}`
-    await c.query(`SAVEPOINT ${savepoint}`)
-    // A concurrent run of the same event waits here on the key until this transaction ends, then sees its result.
-    const claimed = await c.query(`INSERT INTO ${effects} (key, event_id, action) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING RETURNING key`,
-      [key, eventId, action])
+    const claim = [`SAVEPOINT ${savepoint}`,
+      `INSERT INTO ${effects} (key, event_id, action) VALUES (${key}, ${literal(eventId)}, ${literal(action)}) ON CONFLICT (key) DO NOTHING RETURNING key`]
+    const begun = await transaction(claim)
+    const c = begun.client
+    const claimed = begun.result ?? await send(c, claim)
     if (claimed.rowCount === 0) {
-      await c.query(`RELEASE SAVEPOINT ${savepoint}`)
-      const { rows } = await c.query<{ result: T }>(`SELECT result FROM ${effects} WHERE key = $1`, [key])
+      const { rows } = await send<{ result: T }>(c, [`RELEASE SAVEPOINT ${savepoint}`, `SELECT result FROM ${effects} WHERE key = ${key}`])
       return rows[0]?.result as T
     }
     try {
       const result = await fn()
-      await c.query(`UPDATE ${effects} SET result = $2::jsonb WHERE key = $1`, [key, JSON.stringify(result ?? null)])
-      await c.query(`RELEASE SAVEPOINT ${savepoint}`)
+      // Sent with the transaction's next statements (at the latest, with the commit): one round trip less.
+      pending.push(`UPDATE ${effects} SET result = ${literal(JSON.stringify(result ?? null))}::jsonb WHERE key = ${key}`, `RELEASE SAVEPOINT ${savepoint}`)
       return result
     } catch (err) {
       await c.query(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {})
@@ -86,7 +110,8 @@ export function effectScope (db: Database, eventId: string, jobId: string): Effe
   }
 
   const query = (async (...args: unknown[]) => {
-    const c = await transaction()
+    const { client: c } = await transaction()
+    if (pending.length > 0) await send(c, [])
     return await (c.query as (...a: unknown[]) => Promise<unknown>)(...args)
   }) as unknown as pg.ClientBase['query']
 
@@ -101,8 +126,9 @@ export function effectScope (db: Database, eventId: string, jobId: string): Effe
       if (opening === undefined) return false
       const c = await opening
       try {
-        await c.query(markDone, [eventId, jobId, attempt])
-        await c.query('COMMIT')
+        // Only the job that holds the row marks it (as the batched mark does), then the commit: one round trip.
+        await send(c, [`UPDATE ${events} SET status = 'done', attempts = ${Number(attempt)}, last_error = NULL, error_class = NULL,
+          processed_at = now(), updated_at = now() WHERE id = ${literal(eventId)} AND job_id = ${literal(jobId)}`, 'COMMIT'])
       } catch (err) {
         await c.query('ROLLBACK').catch(() => {})
         release()
@@ -116,6 +142,7 @@ export function effectScope (db: Database, eventId: string, jobId: string): Effe
       const c = await opening.catch(() => undefined)
       if (c === undefined) return
       // A client whose rollback failed is broken: destroyed rather than returned to the pool.
+      pending = []
       const failed = await c.query('ROLLBACK').then(() => undefined, (err: Error) => err)
       release(failed)
     }

@@ -5,9 +5,11 @@
  * `received` and add nothing. An event that is `received` or `processing` is already on its way.
  */
 import type pg from 'pg'
-import type { Queue } from 'bullmq'
+import { Job, type Queue } from 'bullmq'
 import { inTransaction, type Database } from '../db/database.js'
-import { JOB_NAME, REPLAY_JOB_PREFIX } from '../shared/constants.js'
+import { DEAD_JOB_PREFIX, JOB_NAME, REPLAY_JOB_PREFIX } from '../shared/constants.js'
+import type { DeadLetterData } from '../worker/dead-letter.js'
+import type { RedisClient } from '../redis/connect.js'
 import { labelsOf, publish } from '../shared/diagnostics.js'
 import { errors } from '../shared/errors.js'
 import type { WebhookJobData } from '../queue/job-data.js'
@@ -18,6 +20,8 @@ export interface ReplayTarget {
   db: Database
   queue: Queue<WebhookJobData>
   retention: Retention
+  /** The dead letters: an event replayed from the journal has its dead letter marked replayed, as a dead-letter replay does. */
+  dead?: { queue: Queue<DeadLetterData>, client: RedisClient }
 }
 
 export interface EventReplayResult {
@@ -46,13 +50,17 @@ interface ReplayRow {
   received_at_text: string
   retry_schedule: number[]
   job_id: string
+  /** What the row was before the replay: a `dead` one has a dead letter `d_<old_job_id>` in Redis. */
+  old_job_id: string | null
+  old_status: string
 }
 
 const RESET = `status = 'received', attempts = 0, processed_at = NULL, updated_at = now(),
   replay_generation = e.replay_generation + 1,
   job_id = '${REPLAY_JOB_PREFIX}j' || (e.replay_generation + 1) || '_' || md5(e.id)`
 const RETURNING = `RETURNING e.id, e.source, e.provider, e.event_type, e.dedupe_key, e.payload, e.content_type, e.headers,
-  e.signature, e.request_id, e.received_at, e.received_at::text AS received_at_text, e.retry_schedule, e.job_id`
+  e.signature, e.request_id, e.received_at, e.received_at::text AS received_at_text, e.retry_schedule, e.job_id,
+  o.old_job_id, o.old_status`
 
 const orUndefined = <T>(value: T | null): T | undefined => value ?? undefined
 
@@ -88,17 +96,43 @@ async function addJobs (target: ReplayTarget, rows: ReplayRow[]): Promise<void> 
 
 export async function replayEvent (target: ReplayTarget, id: string): Promise<EventReplayResult> {
   const events = target.db.table('webhook_events')
-  return await inTransaction(target.db.pool, async (client) => {
-    const { rows } = await client.query<ReplayRow>(`UPDATE ${events} e SET ${RESET} WHERE e.id = $1 AND ${REPLAYABLE} ${RETURNING}`, [id])
+  const result = await inTransaction(target.db.pool, async (client) => {
+    const { rows } = await client.query<ReplayRow>(`UPDATE ${events} e SET ${RESET}
+      FROM (SELECT id, job_id AS old_job_id, status AS old_status FROM ${events} WHERE id = $1 FOR UPDATE) o
+      WHERE e.id = o.id AND ${REPLAYABLE} ${RETURNING}`, [id])
     const row = rows[0]
     if (row === undefined) {
       const found = await client.query<{ job_id: string | null }>(`SELECT job_id FROM ${events} WHERE id = $1`, [id])
       if (found.rows[0] === undefined) throw new errors.EVENT_NOT_FOUND(id)
-      return { id, jobId: found.rows[0].job_id, replayed: false }
+      return { id, jobId: found.rows[0].job_id, replayed: false, rows }
     }
     await addJobs(target, rows)
-    return { id, jobId: row.job_id, replayed: true }
+    return { id, jobId: row.job_id, replayed: true, rows }
   })
+  await markDeadLetters(target, result.rows)
+  return { id: result.id, jobId: result.jobId, replayed: result.replayed }
+}
+
+/** How long the mark of a replayed dead letter lives when dead letters are kept for ever: a year (as replay.ts). */
+const MARK_SECONDS = 365 * 24 * 60 * 60
+
+/**
+ * Marks the dead letters of the events just replayed (`replayedAs`, and the claim key a dead-letter replay sets),
+ * so that a later dead-letter replay does not run them a second time. After the commit, and best effort: a
+ * crash in between leaves a letter unmarked, as a crash would in a dead-letter replay.
+ */
+async function markDeadLetters (target: ReplayTarget, rows: ReplayRow[]): Promise<void> {
+  if (target.dead === undefined) return
+  const { queue: dead, client } = target.dead
+  const ttlMs = 1000 * (target.retention.deadAgeSeconds > 0 ? target.retention.deadAgeSeconds : MARK_SECONDS)
+  for (const row of rows) {
+    if (row.old_status !== 'dead' || row.old_job_id === null) continue
+    const letterId = DEAD_JOB_PREFIX + row.old_job_id
+    const letter = await Job.fromId<DeadLetterData>(dead, letterId).catch(() => undefined)
+    if (letter === undefined || letter.data.replayedAs !== undefined) continue
+    await client.set(dead.toKey(`replayed:${letterId}`), row.job_id, 'PX', ttlMs, 'NX').catch(() => {})
+    await letter.updateData({ ...letter.data, replayedAs: row.job_id, replayedAt: Date.now() }).catch(() => {})
+  }
 }
 
 /** Where a bulk replay is: the last (received_at, id) it took, oldest first. */
@@ -119,10 +153,10 @@ export async function replayPage (
     // RETURNING keeps no order: the outer SELECT sorts, so the last row is the cursor. Ids compare bytewise
     // (COLLATE "C") so that the cursor's order never depends on the database's collation.
     const { rows } = await client.query<ReplayRow>(`WITH picked AS (
-        SELECT e.id FROM ${events} e WHERE ${where} AND ${REPLAYABLE}
+        SELECT e.id, e.job_id AS old_job_id, e.status AS old_status FROM ${events} e WHERE ${where} AND ${REPLAYABLE}
           AND (e.received_at, e.id COLLATE "C") > ($1::timestamptz, $2::text COLLATE "C")
         ORDER BY e.received_at, e.id COLLATE "C" LIMIT $3 FOR UPDATE SKIP LOCKED),
-      moved AS (UPDATE ${events} e SET ${RESET} FROM picked WHERE e.id = picked.id ${RETURNING})
+      moved AS (UPDATE ${events} e SET ${RESET} FROM picked o WHERE e.id = o.id ${RETURNING})
       SELECT * FROM moved ORDER BY received_at, id COLLATE "C"`,
     [cursor?.receivedAt ?? '-infinity', cursor?.id ?? '', limit, ...values])
     const last = rows.at(-1)
@@ -130,8 +164,11 @@ export async function replayPage (
     // Stopped: thrown, so the rows moved above are rolled back with the rest.
     if (within !== undefined && !await within(client, rows.length, next)) throw stop
     await addJobs(target, rows)
+    return { rows, cursor: next }
+  }).then(async ({ rows, cursor: next }) => {
+    await markDeadLetters(target, rows)
     return { replayed: rows.length, cursor: next, stopped: false }
-  }).catch((err: unknown) => {
+  }, (err: unknown) => {
     if (err === stop) return { replayed: 0, cursor, stopped: true }
     throw err
   })

@@ -22,7 +22,13 @@ export const JournalOptionsSchema = Type.Object({
   /** How often the worker deletes expired rows; 0 never (another worker does). @defaultValue 3600000 (an hour) */
   retentionIntervalMs: Type.Optional(Whole(0)),
   /** Events one journal write carries at most. @defaultValue 200 */
-  writeBatch: Type.Optional(Whole(1, 10_000))
+  writeBatch: Type.Optional(Whole(1, 10_000)),
+  /**
+   * `false`: the journal's own row writes (before and after each handler) commit without waiting for the disk.
+   * Faster; a crash of PostgreSQL itself (not of a worker) may lose the last fraction of a second of them. The
+   * handler's transaction (`db`, `once`, the mark done) always commits durably. @defaultValue true
+   */
+  synchronousCommit: Type.Optional(Type.Boolean())
 }, { additionalProperties: false })
 
 export type JournalOptions = Static<typeof JournalOptionsSchema>

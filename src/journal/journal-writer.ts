@@ -2,7 +2,7 @@
  * The worker's side of the journal: the row is written (or moved to `processing`) before the handler runs,
  * and its outcome after. Both writes are batched across the jobs running at once (src/journal/write-batcher.ts).
  */
-import type { Database } from '../db/database.js'
+import { inTransaction, type Database } from '../db/database.js'
 import type { WebhookJobData } from '../queue/job-data.js'
 import { jsonView, pgText, type EventStatus } from './event-row.js'
 import { WriteBatcher } from './write-batcher.js'
@@ -28,6 +28,9 @@ export interface JournalWriter {
   started (event: StartedEvent): Promise<void>
   finished (event: FinishedEvent): Promise<void>
 }
+
+/** Journal writes running at once: enough for PostgreSQL to share disk flushes, few enough to leave the pool to handlers. */
+const WRITES_IN_FLIGHT = 3
 
 /** The longest error message kept on a row. */
 const MAX_ERROR_LENGTH = 2000
@@ -66,12 +69,6 @@ function finishSql (events: string): string {
     WHERE e.id = v.id AND e.job_id = v.job_id`
 }
 
-/** The SQL that marks one event done inside the handler's transaction (same guard as the batched one). */
-export function doneSql (events: string): string {
-  return `UPDATE ${events} SET status = 'done', attempts = $3, last_error = NULL, error_class = NULL,
-    processed_at = now(), updated_at = now() WHERE id = $1 AND job_id = $2`
-}
-
 /** Batches of distinct ids, in id order: one statement may not upsert a row twice, and a fixed order cannot deadlock. */
 function rounds<T extends { id: string }> (items: T[]): T[][] {
   const sorted = [...items].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
@@ -101,23 +98,53 @@ function startValues (items: StartedEvent[]): unknown[] {
   return columns
 }
 
-export function createJournalWriter (db: Database, maxBatch: number): JournalWriter {
+type Write = { kind: 'start', event: StartedEvent } | { kind: 'finish', event: FinishedEvent }
+
+function finishValues (items: FinishedEvent[]): unknown[] {
+  return [
+    items.map((i) => i.id), items.map((i) => i.jobId), items.map((i) => i.attempt), items.map((i) => i.status),
+    items.map((i) => pgText(i.lastError?.slice(0, MAX_ERROR_LENGTH)) ?? null), items.map((i) => pgText(i.errorClass) ?? null)
+  ]
+}
+
+/**
+ * One statement per round for both kinds: the rows to start and the outcomes to record, as two data-modifying
+ * CTEs, so a batch costs one round trip and one commit whatever its mix.
+ */
+function combinedSql (start: string, finish: string): string {
+  const shifted = finish.replace(/\$(\d+)/g, (_m, n: string) => `$${Number(n) + 15}`)
+  return `WITH started AS (${start} RETURNING 1), finished AS (${shifted} RETURNING 1) SELECT (SELECT count(*) FROM started) AS started, (SELECT count(*) FROM finished) AS finished`
+}
+
+/** Runs one write; with `synchronous` false, in a transaction that commits without waiting for the disk. */
+async function write (db: Database, synchronous: boolean, text: string, values: unknown[]): Promise<void> {
+  if (synchronous) {
+    await db.pool.query(text, values)
+    return
+  }
+  await inTransaction(db.pool, async (client) => {
+    await client.query('SET LOCAL synchronous_commit TO OFF')
+    await client.query(text, values)
+  })
+}
+
+export function createJournalWriter (db: Database, maxBatch: number, synchronous = true): JournalWriter {
   const events = db.table('webhook_events')
   const start = startSql(events)
   const finish = finishSql(events)
-  const starts = new WriteBatcher<StartedEvent>(async (items) => {
-    for (const round of rounds(items)) await db.pool.query(start, startValues(round))
-  }, maxBatch)
-  const finishes = new WriteBatcher<FinishedEvent>(async (items) => {
-    for (const round of rounds(items)) {
-      await db.pool.query(finish, [
-        round.map((i) => i.id), round.map((i) => i.jobId), round.map((i) => i.attempt), round.map((i) => i.status),
-        round.map((i) => pgText(i.lastError?.slice(0, MAX_ERROR_LENGTH)) ?? null), round.map((i) => pgText(i.errorClass) ?? null)
-      ])
+  const both = combinedSql(start, finish)
+  const writes = new WriteBatcher<Write>(async (items) => {
+    // A row is written at most once per statement (PostgreSQL would apply only one of two changes to it).
+    for (const round of rounds(items.map((w) => ({ id: w.event.id, write: w })))) {
+      const starts = round.flatMap((r) => r.write.kind === 'start' ? [r.write.event] : [])
+      const finishes = round.flatMap((r) => r.write.kind === 'finish' ? [r.write.event] : [])
+      if (finishes.length === 0) await write(db, synchronous, start, startValues(starts))
+      else if (starts.length === 0) await write(db, synchronous, finish, finishValues(finishes))
+      else await write(db, synchronous, both, [...startValues(starts), ...finishValues(finishes)])
     }
-  }, maxBatch)
+  }, maxBatch, WRITES_IN_FLIGHT)
   return {
-    started: async (event) => await starts.add(event),
-    finished: async (event) => await finishes.add(event)
+    started: async (event) => await writes.add({ kind: 'start', event }),
+    finished: async (event) => await writes.add({ kind: 'finish', event })
   }
 }

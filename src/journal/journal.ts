@@ -30,7 +30,7 @@ export function openJournal (options: JournalOptions): Journal {
   const problem = checkOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(`journal.${problem}`)
   const db = openDatabase(options.database, { schema: options.schema })
-  const writer = createJournalWriter(db, options.writeBatch ?? DEFAULT_JOURNAL_WRITE_BATCH)
+  const writer = createJournalWriter(db, options.writeBatch ?? DEFAULT_JOURNAL_WRITE_BATCH, options.synchronousCommit ?? true)
   const days = options.retentionDays ?? DEFAULT_JOURNAL_RETENTION_DAYS
   return {
     ...writer,

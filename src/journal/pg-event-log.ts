@@ -1,6 +1,7 @@
 import { openDatabase } from '../db/database.js'
 import { openQueues } from '../queue/open-queues.js'
 import type { WebhookJobData } from '../queue/job-data.js'
+import type { DeadLetterData } from '../worker/dead-letter.js'
 import { DEFAULT_QUEUE_SETTINGS } from '../queue/queue-settings.js'
 import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME } from '../shared/constants.js'
 import { resolveFilter } from './event-filter.js'
@@ -14,8 +15,8 @@ import { ReplayRuns } from './replay-runs.js'
 export function pgEventLog (options: EventLogOptions & { database: NonNullable<EventLogOptions['database']> }): EventLog {
   const db = openDatabase(options.database, { schema: options.schema })
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
-  const queues = openQueues<WebhookJobData>(options.redis, 'control', { queueName, prefix: options.prefix ?? DEFAULT_PREFIX })
-  const target: ReplayTarget = { db, queue: queues.main, retention: { ...DEFAULT_QUEUE_SETTINGS.retention, ...options.retention } }
+  const queues = openQueues<WebhookJobData, DeadLetterData>(options.redis, 'control', { queueName, prefix: options.prefix ?? DEFAULT_PREFIX })
+  const target: ReplayTarget = { db, queue: queues.main, dead: { queue: queues.dead, client: queues.connection.client }, retention: { ...DEFAULT_QUEUE_SETTINGS.retention, ...options.retention } }
   const runs = new ReplayRuns(target)
   return {
     kind: 'journal',

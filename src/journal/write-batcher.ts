@@ -1,36 +1,47 @@
 /**
- * Group commit for the journal's writes: calls made while a write is in flight wait and go together in the
- * next one, so under load one statement carries many events, and alone a call costs one round trip.
+ * Group commit for the journal's writes: calls made while the writes in flight run wait and go together in
+ * the next one, so under load one statement carries many events, and alone a call costs one round trip. A few
+ * writes run at once (PostgreSQL then shares one disk flush among their commits).
  */
 export class WriteBatcher<I> {
   private pending: Array<{ item: I, resolve: () => void, reject: (err: unknown) => void }> = []
-  private flushing = false
+  private inFlight = 0
+  private scheduled = false
 
   constructor (
     private readonly write: (items: I[]) => Promise<void>,
-    private readonly maxBatch: number
+    private readonly maxBatch: number,
+    private readonly maxInFlight = 1
   ) {}
 
   add (item: I): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ item, resolve, reject })
-      if (!this.flushing) {
-        this.flushing = true
-        setImmediate(() => { void this.drain() })
-      }
+      this.schedule()
     })
   }
 
-  private async drain (): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, this.maxBatch)
-      try {
-        await this.write(batch.map((entry) => entry.item))
-        for (const entry of batch) entry.resolve()
-      } catch (err) {
-        for (const entry of batch) entry.reject(err)
-      }
-    }
-    this.flushing = false
+  /** On the next turn, so the calls of this one join the batch. */
+  private schedule (): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.pending.length === 0) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      this.flush()
+    })
+  }
+
+  private flush (): void {
+    if (this.inFlight >= this.maxInFlight || this.pending.length === 0) return
+    const batch = this.pending.splice(0, this.maxBatch)
+    this.inFlight++
+    this.write(batch.map((entry) => entry.item)).then(
+      () => { for (const entry of batch) entry.resolve() },
+      (err: unknown) => { for (const entry of batch) entry.reject(err) }
+    ).finally(() => {
+      this.inFlight--
+      this.schedule()
+    })
+    this.schedule()
   }
 }

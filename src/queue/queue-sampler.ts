@@ -33,6 +33,8 @@ export interface QueueSample {
   queueName: string
   states: Record<SampledState, number>
   deadLetters: number
+  /** Seconds since the oldest waiting dead letter was written; undefined when there is none. */
+  oldestDeadLetterAgeSeconds?: number
 }
 
 export interface QueueSampler {
@@ -52,16 +54,27 @@ export function createQueueSampler (options: QueueSamplerOptions): QueueSampler 
   const queues = openQueues(options.redis, 'control', { queueName, prefix })
   const { connection, main, dead } = queues
 
+  /** When the oldest waiting dead letter was written (epoch ms): its id from the list's tail, its timestamp from its hash. */
+  async function oldestWaiting (): Promise<number | undefined> {
+    const id = await connection.client.lindex(dead.toKey('wait'), -1)
+    if (id === null) return undefined
+    const at = await connection.client.hget(dead.toKey(id), 'timestamp')
+    return at === null ? undefined : Number(at)
+  }
+
   return {
     queueName,
     async sample () {
-      const [counts, deadLetters] = await redisWithin(Promise.all([
+      const [counts, deadLetters, oldestAt] = await redisWithin(Promise.all([
         main.getJobCounts(...SAMPLED_STATES),
-        // Dead letters wait in a list no worker reads.
-        dead.getJobCountByTypes('wait')
+        // Dead letters wait in a list no worker reads, the oldest at its tail.
+        dead.getJobCountByTypes('wait'),
+        oldestWaiting()
       ]), timeoutMs)
       const states = Object.fromEntries(SAMPLED_STATES.map((state) => [state, counts[state] ?? 0])) as Record<SampledState, number>
-      return { queueName, states, deadLetters }
+      const sample: QueueSample = { queueName, states, deadLetters }
+      if (oldestAt !== undefined) sample.oldestDeadLetterAgeSeconds = Math.max(0, (Date.now() - oldestAt) / 1000)
+      return sample
     },
     async ping () {
       return await pingWithin(connection.client, timeoutMs)

@@ -53,3 +53,15 @@ createReplayer({ queueName: 'orders' })
 void replayer.replayDeadLetters({ filter: (id: number) => id > 0 })
 expectType<boolean>()(({} as ReplayResult).replayedNow)
 expectType<{ completedAgeSeconds?: number, completedCount?: number, failedAgeSeconds?: number, failedCount?: number, deadAgeSeconds?: number } | undefined>()(({} as ReplayOptions).retention)
+
+// The journal: `journal: { database }` (a URL or a pg.Pool) gives the handler `db`, `once` and `effectKey`.
+createWorker(async (event) => {
+  const charge = await event.once?.('charge', async () => ({ id: 'ch_1', amount: 100 }))
+  expectType<{ id: string, amount: number } | undefined>()(charge)
+  expectType<string | undefined>()(event.effectKey?.('refund'))
+  await event.db?.query('SELECT 1')
+}, { redis: 'redis://127.0.0.1:6379', journal: { database: 'postgres://127.0.0.1/app', retentionDays: 7, synchronousCommit: true } })
+// @ts-expect-error an unknown journal option
+createWorker(() => {}, { redis: 'redis://127.0.0.1:6379', journal: { database: 'postgres://127.0.0.1/app', retention: 7 } })
+// @ts-expect-error the journal needs its database
+createWorker(() => {}, { redis: 'redis://127.0.0.1:6379', journal: { retentionDays: 7 } })

@@ -1,0 +1,56 @@
+/**
+ * The admin API as the CLI's event log: the same calls as src/journal/event-log.ts, over HTTP with the Bearer
+ * token. An error answer becomes the same Anvil error the server raised (its code and message).
+ */
+import type { EventLog } from '../src/journal/event-log.js'
+import type { EventDetail, EventPage } from '../src/journal/event-queries.js'
+import type { EventReplayResult } from '../src/journal/event-replay.js'
+import type { ReplayRunStatus } from '../src/journal/replay-runs.js'
+import { errors } from '../src/shared/errors.js'
+import { redactUrl } from '../src/shared/redact-url.js'
+
+/** Every request gives up after this long. */
+export const ADMIN_REQUEST_TIMEOUT_MS = 30_000
+
+export type CliEventLog = Pick<EventLog, 'list' | 'get' | 'replay' | 'count' | 'startReplay' | 'replayStatus' | 'cancelReplay' | 'close'>
+
+/** An error the server answered with: its `code` and status kept, so the CLI prints its message as it would locally. */
+class AdminApiError extends Error {
+  constructor (message: string, readonly code: string, readonly statusCode: number) { super(message) }
+}
+
+export function adminClient (admin: { url: string, token: string }): CliEventLog {
+  async function call<T> (method: string, path: string, body?: unknown): Promise<T> {
+    let res: Response
+    try {
+      res = await fetch(admin.url + path, {
+        method,
+        headers: { authorization: `Bearer ${admin.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(ADMIN_REQUEST_TIMEOUT_MS)
+      })
+    } catch (err) {
+      throw new errors.INVALID_CONFIG(`the admin API at ${redactUrl(admin.url)} did not answer: ${(err as Error).message}`)
+    }
+    const answer = await res.json().catch(() => undefined) as { error?: string, code?: string } | undefined
+    if (!res.ok) throw new AdminApiError(answer?.error ?? `HTTP ${res.status}`, answer?.code ?? 'ANVIL_ERR_ADMIN', res.status)
+    return answer as T
+  }
+  const query = (filter: unknown, page: { limit?: number, cursor?: string } = {}): string => {
+    const params = new URLSearchParams()
+    for (const [key, value] of Object.entries({ ...(filter as object), ...page })) if (value !== undefined) params.set(key, String(value))
+    const text = params.toString()
+    return text === '' ? '' : `?${text}`
+  }
+  const id = encodeURIComponent
+  return {
+    list: async (filter, page) => await call<EventPage>('GET', `/events${query(filter, page)}`),
+    get: async (eventId) => await call<EventDetail>('GET', `/events/${id(eventId)}`),
+    replay: async (eventId) => await call<EventReplayResult>('POST', `/events/${id(eventId)}/replay`),
+    count: async (filter) => (await call<{ matched: number }>('POST', '/events/replay', { filter, dryRun: true })).matched,
+    startReplay: async (filter, ratePerSecond) => await call<{ id: string, matched: number }>('POST', '/events/replay', { filter, ratePerSecond }),
+    replayStatus: async (runId) => await call<ReplayRunStatus>('GET', `/events/replay/${id(runId)}`),
+    cancelReplay: async (runId) => await call<ReplayRunStatus>('DELETE', `/events/replay/${id(runId)}`),
+    close: async () => {}
+  }
+}
