@@ -6,7 +6,7 @@
 import { Command } from 'commander'
 import { loadDevConfig, loadJournalConfig, loadMigrateConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
 import {
-  DEV_DEFAULTS, addDeadLetterRetentionOptions, addForwardOptions, addOutgoingOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
+  DEV_DEFAULTS, addDeadLetterRetentionOptions, addForwardOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
   SETTING_GROUPS, addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags
 } from './config/options.js'
 import type { SendFlags } from './send.js'
@@ -29,7 +29,7 @@ export function createProgram (version: string): Command {
       await serve(config)
     })
 
-  addOutgoingOptions(addForwardOptions(addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker')))))))))
+  addForwardOptions(addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker'))))))))
     .description('Process queued webhooks with your handler module, and forward the events of sources that forward')
     .option('--handler <path>', 'module exporting the handler or a router (default export, `handler` or `router`), relative to the working directory; optional when every source forwards')
     .action(async (flags: { handler?: string }, command: Command) => {

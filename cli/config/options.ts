@@ -30,13 +30,11 @@ export const SETTING_GROUPS = {
   workerHttp: ['host', 'port'],
   /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
   forward: ['config', 'allowShortSecrets', 'outboundAllowNets'],
-  /** `anvil worker`: with a database, it also dispatches the outbox and delivers outgoing webhooks. */
-  outgoing: ['databaseUrl', 'dbSchema'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
   admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema'],
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
   journal: ['adminUrl', 'databaseUrl', 'dbSchema'],
-  /** `worker` and `dev`: the event journal, on when ANVIL_DATABASE_URL is set. */
+  /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal; `worker` also dispatches the outbox and delivers outgoing webhooks. */
   workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
   database: ['databaseUrl', 'dbSchema', 'logLevel']
@@ -93,5 +91,4 @@ export const addRetentionOptions = (command: Command): Command =>
   addDeadLetterRetentionOptions(addSettings(command, SETTING_GROUPS.jobRetention))
 export const addObservabilityOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.observability)
 export const addForwardOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.forward)
-export const addOutgoingOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.outgoing)
 export const addWorkerHttpOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.workerHttp, WORKER_HTTP)
