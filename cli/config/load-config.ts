@@ -12,7 +12,7 @@ import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
 import { JOB_RETENTION, type Retention } from '../../src/queue/queue-settings.js'
-import { loadSourcesFile } from './sources-file.js'
+import { loadSourcesFile, type SourcesUse } from './sources-file.js'
 import { secretProblem } from '../../src/signing/secret-problem.js'
 import { deadLetterRetentionProblem } from '../../src/queue/queue-settings.js'
 
@@ -102,7 +102,7 @@ export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & Obser
 export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & {
   host: string
   port: number
-  /** The sources file's sources: those with `forward` are forwarded by the worker. */
+  /** The sources file's sources: those with `forward` are forwarded by the worker; their `secrets` are not read (the worker verifies nothing). */
   sources?: SourceOptions[]
   /** ANVIL_OUTBOUND_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
   outboundAllowNets?: string
@@ -159,7 +159,7 @@ function observability (env: Env, flags: Flags): ObservabilityConfig {
 }
 
 /** The sources file, when one is named; it replaces the single-source settings, so they may not be set too. */
-function sourcesFile (env: Env, flags: Flags, allowShort: boolean): SourceOptions[] | undefined {
+function sourcesFile (env: Env, flags: Flags, allowShort: boolean, use: SourcesUse = 'all'): SourceOptions[] | undefined {
   const file = read(SETTINGS.config, env, flags)
   if (file === undefined) return undefined
   for (const setting of [SETTINGS.path, SETTINGS.idempotency]) {
@@ -167,7 +167,7 @@ function sourcesFile (env: Env, flags: Flags, allowShort: boolean): SourceOption
       throw new errors.INVALID_CONFIG(`${setting.env ?? setting.flag} does not go with a sources file (${SETTINGS.config.env}): set it per source there`)
     }
   }
-  return loadSourcesFile(file, env, allowShort)
+  return loadSourcesFile(file, env, allowShort, use)
 }
 
 function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | undefined, allowShort: boolean): IngressConfig {
@@ -266,7 +266,7 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
     ...observability(env, flags),
     host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,
     port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT,
-    ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true')),
+    ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true', 'forward')),
     ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags)),
     ...outgoing(env, flags)
   }
