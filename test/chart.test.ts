@@ -461,10 +461,12 @@ t.test('NetworkPolicy on by default: only this release\'s pods reach Redis; off,
   t.same(byKind(external, 'NetworkPolicy'), [], 'no bundled Redis, no policy for it')
 })
 
-t.test('the README\'s Helm example is charts/anvil/ci/sources-values.yaml, verbatim', async (t) => {
-  const { readFileSync } = await import('node:fs')
-  const values = readFileSync(join(VALUES_DIR, 'sources-values.yaml'), 'utf8')
-  const readme = readFileSync(join(CHART, '..', '..', 'README.md'), 'utf8')
-  t.ok(readme.includes('```yaml\n' + values + '```\n'), 'the README holds the file as a yaml block')
-  t.ok(values.split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#')).length <= 16, 'about 15 lines of values')
-})
+for (const [file, lines] of [['sources-values.yaml', 16], ['forward-values.yaml', 8]] as const) {
+  t.test(`the README's Helm example is charts/anvil/ci/${file}, verbatim`, async (t) => {
+    const { readFileSync } = await import('node:fs')
+    const values = readFileSync(join(VALUES_DIR, file), 'utf8')
+    const readme = readFileSync(join(CHART, '..', '..', 'README.md'), 'utf8')
+    t.ok(readme.includes('```yaml\n' + values + '```\n'), 'the README holds the file as a yaml block')
+    t.ok(values.split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#')).length <= lines, `at most ${lines} lines of values`)
+  })
+}
