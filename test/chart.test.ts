@@ -401,7 +401,8 @@ t.test('database and admin API from existing Secrets: the admin port on the Serv
   t.notMatch(JSON.stringify(manifests), /postgres:\/\//, 'no database URL written in a manifest')
 
   // What the chart renders is what the CLI accepts.
-  const { loadServeConfig, loadMigrateConfig } = await import('../cli/config/load-config.js')
+  const { loadServeConfig } = await import('../cli/config/load-config.js')
+  const { loadMigrateConfig } = await import('../cli/config/load-database-config.js')
   const env = { WEBHOOK_SECRET: 'whsec_chart_0123456789', ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_ADMIN_TOKEN: 'admin-token-0123456789', PORT: envOf(server).PORT.value, ANVIL_ADMIN_PORT: '3002', ANVIL_DB_SCHEMA: 'hooks' }
   t.match(loadServeConfig(env), { admin: { port: 3002 }, dbSchema: 'hooks' })
   t.match(loadMigrateConfig(env), { dbSchema: 'hooks' })
