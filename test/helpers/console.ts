@@ -88,7 +88,7 @@ export async function startConsole (t: Test): Promise<ConsoleHarness> {
 
   const context = await openBrowser(t)
 
-  async function send (source: string, signed: { headers: Record<string, string>, body: string | Buffer }, what: string): Promise<void> {
+  async function send (source: string, signed: { headers: Record<string, string>, body: string }, what: string): Promise<void> {
     const res = await fetch(`${base}/webhooks/${source}`, { method: 'POST', headers: signed.headers, body: signed.body })
     if (res.status !== 202) throw new Error(`${what}: ${res.status} ${await res.text()}`)
   }
