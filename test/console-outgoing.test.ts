@@ -103,7 +103,7 @@ t.test('deliveries: a failed delivery retried from the log succeeds once its rec
   await page.getByLabel('Status').selectOption('success')
   await page.getByRole('button', { name: 'Apply filter' }).click()
   await page.waitForURL(/status=success/)
-  await page.locator('caption', { hasText: /^1 deliveries$/ }).waitFor()
+  await page.locator('caption', { hasText: /^1 delivery$/ }).waitFor()
   t.match(await page.getByTestId('delivery').first().innerText(), /success\s+200\s+1\s+\d+ ms/, 'the retry, delivered')
   t.same(await undelivered(retryEndpoint.id), [], 'and no longer undelivered')
   t.same(pageErrors(errors), [])

@@ -15,7 +15,7 @@ export function UndeliveredPage () {
       <h1>Undelivered</h1>
       <Loading loaded={undelivered} feature='outbound'>{(page) => (
         <table>
-          <caption>{page.items.length}{page.next !== null ? '+' : ''} messages not yet delivered</caption>
+          <caption>{page.items.length}{page.next !== null ? '+' : ''} {page.items.length === 1 && page.next === null ? 'message' : 'messages'} not yet delivered</caption>
           <thead><tr>
             <th scope='col'>Message</th><th scope='col'>Endpoint</th><th scope='col'>Type</th><th scope='col'>Attempts</th>
             <th scope='col'>Last attempt</th><th scope='col'>HTTP</th><th scope='col'>Error</th>
