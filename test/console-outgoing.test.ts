@@ -76,6 +76,14 @@ t.test('undelivered: the messages whose endpoint has not succeeded, with their a
   t.match(retryRows[0], new RegExp(`${message ?? 'none'}\\s+${retryEndpoint.id}\\s+anvil\\.test\\s+2\\s+.+\\s+500\\s+HTTP 500`), 'message, endpoint, type, 2 attempts, HTTP 500 and its error')
   t.equal(await rows.filter({ hasText: recoverEndpoint.id }).count(), 2)
   await checkAccessible(t, page, 'undelivered, with rows')
+  // Each endpoint leads to its delivery log, where a failed delivery can be retried.
+  await page.getByRole('link', { name: `Deliveries of endpoint ${retryEndpoint.id}` }).click()
+  await page.waitForURL(new RegExp(`#/deliveries\\?endpoint=${retryEndpoint.id}$`))
+  await page.locator('caption', { hasText: /^2 deliveries$/ }).waitFor()
+  t.equal((await page.getByTestId('delivery').allInnerTexts()).filter((row) => /failed\s+500/.test(row)).length, 2, 'its two failed attempts')
+  await page.goBack()
+  await page.getByRole('heading', { level: 1, name: 'Undelivered' }).waitFor()
+  await settled(page)
   t.same(pageErrors(errors), [])
 })
 
