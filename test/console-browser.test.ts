@@ -39,7 +39,7 @@ t.test('log in: a wrong token is refused, the right one opens a HttpOnly SameSit
   await page.getByLabel('Admin token').focus()
   await page.keyboard.type(TOKEN)
   await page.keyboard.press('Enter')
-  await page.getByRole('heading', { name: 'Overview' }).waitFor()
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
   await page.keyboard.press('Tab')
   t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content', 'the first stop skips to the content')
   await page.keyboard.press('Tab')
@@ -60,7 +60,7 @@ t.test('a state change without the CSRF token is refused, even from the console\
   })
   t.same(answer, { status: 403, body: { error: 'Missing or wrong CSRF token (x-csrf-token)', code: 'ANVIL_ERR_CSRF' } })
   await page.reload()
-  await page.getByRole('heading', { name: 'Overview' }).waitFor()
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
   t.pass('still logged in')
 })
 
@@ -79,7 +79,7 @@ t.test('events arrive; filter by provider and status; the XSS payloads render as
   let dialogs = 0
   page.on('dialog', (dialog) => { dialogs++; void dialog.dismiss() })
   await page.getByRole('link', { name: 'Events' }).click()
-  await page.getByRole('heading', { name: 'Events' }).waitFor()
+  await page.getByRole('heading', { level: 1, name: 'Events' }).waitFor()
   await page.locator('table.events tbody tr').nth(4).waitFor()
   t.equal(await page.locator('table.events tbody tr').count(), 5, 'every event arrived')
   await checkAccessible(t, page, 'events')
@@ -163,7 +163,7 @@ t.test('a paced bulk replay can be cancelled: it stops short, and says so', asyn
 t.test('outgoing: create an endpoint (its secret shown once), edit its types, disable and enable it, rotate its secret, send a test event and see its delivery in the log', async (t) => {
   const { page, errors } = await loggedIn(t, 'endpoints')
   await page.getByRole('link', { name: 'Endpoints' }).click()
-  await page.getByRole('heading', { name: 'Endpoints' }).waitFor()
+  await page.getByRole('heading', { level: 1, name: 'Endpoints' }).waitFor()
   await page.getByLabel('URL').fill(receiverUrl)
   await page.getByLabel('Event types (comma-separated; empty: all)').fill('invoice.paid, invoice.voided')
   await page.getByLabel('Description').fill(XSS[1] as string)
