@@ -37,6 +37,11 @@ function Payload ({ event }: { event: EventDetail }) {
   )
 }
 
+/** A changed credential header shows that it changed, never its values (as in the headers table). */
+const redacted = (c: Change): Partial<Change> => CREDENTIAL.test(c.path)
+  ? { before: c.before === undefined ? undefined : '[redacted]', after: c.after === undefined ? undefined : '[redacted]' }
+  : {}
+
 function Diff ({ diff }: { diff: NonNullable<EventDetail['previousDelivery']> }) {
   return (
     <section aria-labelledby='diff-title'>
@@ -44,7 +49,7 @@ function Diff ({ diff }: { diff: NonNullable<EventDetail['previousDelivery']> })
       {diff.changes.length === 0 && diff.payloadChanged && <p>The bytes changed (not JSON on both sides).</p>}
       <table>
         <thead><tr><th scope='col'>Field</th><th scope='col'>Before</th><th scope='col'>After</th></tr></thead>
-        <tbody>{[...diff.changes, ...diff.headers.map((c) => ({ ...c, path: `header ${c.path}` }))].map((c) => (
+        <tbody>{[...diff.changes, ...diff.headers.map((c) => ({ ...c, ...redacted(c), path: `header ${c.path}` }))].map((c) => (
           <tr key={c.path}><th scope='row'>{c.path}</th><td><code>{text(c.before)}</code></td><td><code>{text(c.after)}</code></td></tr>
         ))}</tbody>
       </table>
