@@ -86,6 +86,9 @@ t.test('list, show (payload, headers, attempts, effects, the diff against the pr
   t.match(event.effects, [{ action: 'charge', key: 'evt_ok:charge', result: { chargeId: 'ch_evt_ok' } }], 'the effect, applied once over two deliveries')
   t.same(event.previousDelivery.changes, [{ path: 'amount', before: 10, after: 12 }], 'the diff against the previous delivery')
   t.same(event.previousDelivery.headers, [{ path: 'stripe-signature', before: 't=1,v1=abc', after: 't=2,v1=def' }])
+  t.match(event.attemptLog, [{ attempt: 1, status: 'done' }, { attempt: 1, status: 'done' }], 'one attempt per delivery')
+  t.match((await app.inject({ url: '/admin/events/evt_bad', headers: auth })).json().attemptLog,
+    [{ attempt: 1, status: 'failed', errorClass: 'TypeError', error: 'cannot read amount' }])
   t.equal((await app.inject({ url: '/admin/events/evt_nope', headers: auth })).json().code, 'ANVIL_ERR_EVENT_NOT_FOUND')
 
   const letters = (await app.inject({ url: '/admin/dead-letters', headers: auth })).json()
@@ -108,6 +111,35 @@ t.test('list, show (payload, headers, attempts, effects, the diff against the pr
   const [letter] = await replayer.listDeadLetters({ includeReplayed: true })
   t.equal(letter?.data.replayedAs, replay.json().jobId)
   t.match(await replayer.replayDeadLetter(letter?.id ?? ''), { replayedNow: false, jobId: replay.json().jobId })
+})
+
+t.test('GET /admin/events/:id: an event failing twice then succeeding shows its three attempts with their error classes', async (t) => {
+  const queueName = 'admin-attempts'
+  const worker = createWorker(async (event) => {
+    if (event.attempt === 1) throw new TypeError('cannot read amount')
+    if (event.attempt === 2) throw Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' })
+  }, { redis: redis.url, queueName, sweepIntervalMs: 0, journal: { database: db.url } })
+  const queue = openQueue(redis.url, queueName)
+  t.teardown(async () => {
+    await worker.close()
+    await queue.close()
+  })
+  await worker.start()
+  await addJob(queue, jobData({ eventId: 'evt_attempts', retry: [50, 50] }))
+  await waitFor('done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_attempts' AND status = 'done'")).length === 1)
+  const app = await adminApp({ database: db.url, queueName })
+  const event = (await app.inject({ url: '/admin/events/evt_attempts', headers: auth })).json()
+  t.equal(event.attempts, 3, 'the count is kept as it was')
+  t.same(event.attemptLog.map((a: { attempt: number, status: string, errorClass: string | null, error: string | null }) =>
+    ({ attempt: a.attempt, status: a.status, errorClass: a.errorClass, error: a.error })), [
+    { attempt: 1, status: 'failed', errorClass: 'TypeError', error: 'cannot read amount' },
+    { attempt: 2, status: 'failed', errorClass: 'ECONNREFUSED', error: 'connection refused' },
+    { attempt: 3, status: 'done', errorClass: null, error: null }
+  ])
+  t.ok(event.attemptLog.every((a: { startedAt: string, finishedAt: string, jobId: string }) => a.startedAt <= a.finishedAt && a.jobId === event.jobId))
+  // Retention deletes them with their event.
+  await db.query("DELETE FROM anvil.webhook_events WHERE id = 'evt_attempts'")
+  t.same(await db.query("SELECT 1 FROM anvil.webhook_event_attempts WHERE event_id = 'evt_attempts'"), [], 'the attempts go with their event')
 })
 
 t.test('bulk replay: a dry run is { matched }; a run is 202 { id, matched }, its GET and DELETE give { id, matched, replayed, state }', async (t) => {
