@@ -142,6 +142,48 @@ t.test('GET /admin/events/:id: an event failing twice then succeeding shows its 
   t.same(await db.query("SELECT 1 FROM anvil.webhook_event_attempts WHERE event_id = 'evt_attempts'"), [], 'the attempts go with their event')
 })
 
+t.test('a dead event replayed from Redis and then from the journal (its job not yet run) runs once', async (t) => {
+  const queueName = 'admin-both-replays'
+  let runs = 0
+  let failing = true
+  const handler = async (): Promise<void> => {
+    runs++
+    if (failing) throw new Error('down')
+  }
+  const options = { redis: redis.url, queueName, sweepIntervalMs: 0, journal: { database: db.url } }
+  const first = createWorker(handler, options)
+  const queue = openQueue(redis.url, queueName)
+  const dead = openQueue(redis.url, `${queueName}.dead`)
+  t.teardown(async () => {
+    await first.close()
+    await queue.close()
+    await dead.close()
+  })
+  await first.start()
+  await addJob(queue, jobData({ eventId: 'evt_both_replays' }))
+  await waitFor('the dead letter', async () => await dead.count() === 1)
+  await first.close()
+  failing = false
+  runs = 0
+
+  const replayer = createReplayer({ redis: redis.url, queueName })
+  t.teardown(() => replayer.close())
+  const [letter] = await replayer.listDeadLetters()
+  const fromRedis = await replayer.replayDeadLetter(letter?.id ?? '')
+  t.equal(fromRedis.replayedNow, true)
+  const app = await adminApp({ database: db.url, queueName })
+  const fromJournal = (await app.inject({ method: 'POST', url: '/admin/events/evt_both_replays/replay', headers: auth })).json()
+  t.match(fromJournal, { id: 'evt_both_replays', replayed: true, jobId: fromRedis.jobId }, 'the journal replay is the dead-letter replay\'s job')
+  t.equal(await queue.getWaitingCount(), 1, 'one job waits')
+
+  const second = createWorker(handler, options)
+  t.teardown(() => second.close())
+  await second.start()
+  await waitFor('done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_both_replays' AND status = 'done'")).length === 1)
+  await second.close()
+  t.equal(runs, 1, 'the handler ran once')
+})
+
 t.test('bulk replay: a dry run is { matched }; a run is 202 { id, matched }, its GET and DELETE give { id, matched, replayed, state }', async (t) => {
   await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, received_at, status, error_class)
     SELECT 'api_' || n, 'shop', 'shopify', 'orders/create', 'ka_' || n, '\\x7b7d', now(), 'failed', 'ETIMEDOUT' FROM generate_series(1, 50) AS n`)
