@@ -9,6 +9,8 @@ import { errors } from '../src/shared/errors.js'
 import { redactUrl, redisUrlProblem } from '../src/redis/connect.js'
 import type { WebhookHandler } from '../src/worker/worker.js'
 import { Lifecycle } from './lifecycle.js'
+import { migrate } from '../src/db/migrate.js'
+import { startOutgoing } from './outbound-worker.js'
 import { loadHandler } from './handler-module.js'
 import { createLogger, prettyDestination } from './logging.js'
 import { freshTestBody, localUrl, opensslCurl, sendLine, signedCurl } from './quickstart.js'
@@ -116,6 +118,11 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
         ? undefined
         : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
     })
+    if (config.databaseUrl !== undefined) {
+      // A laptop's database: brought up to date, then the outgoing side runs here as in `anvil worker`.
+      await migrate(config.databaseUrl, config.dbSchema === undefined ? {} : { schema: config.dbSchema })
+      app.decorate('anvilOutbound', startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life))
+    }
     const metricsApp = await registerMetrics(app, config, { redis: redisUrl, queueName: config.queueName, prefix: config.prefix }, log)
     if (metricsApp !== undefined) {
       life.add('metrics server', async () => await closeGracefully(metricsApp))

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import { createDeliveryWorker } from '../src/outbound/delivery/delivery-worker.js'
-import { createOutbound } from '../src/outbound/outbound.js'
+import { createOutbound, type Outbound } from '../src/outbound/outbound.js'
 import type { Lifecycle } from './lifecycle.js'
 
 export interface OutgoingConfig {
@@ -14,8 +14,9 @@ export interface OutgoingConfig {
 /**
  * The outgoing side of `anvil worker` (ANVIL_DATABASE_URL set): the outbox dispatcher and the delivery worker
  * on the database's store. Closed by the lifecycle, delivery first, so attempts in flight are still recorded.
+ * The service is returned for the metrics (the outbox gauges read it).
  */
-export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): void {
+export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): Outbound {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
   const outbound = createOutbound({
     database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log
@@ -31,4 +32,5 @@ export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecy
   Promise.all([outbound.dispatcher.start(), delivery.start()])
     .then(() => log.info({ queue: outbound.queue.name }, 'anvil worker: dispatching and delivering outgoing webhooks'))
     .catch((err: Error) => log.error({ err: err.message }, 'anvil worker: the outgoing side did not start'))
+  return outbound
 }

@@ -118,7 +118,7 @@ export function createProgram (version: string): Command {
       await runMigrate(config)
     })
 
-  addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'), DEV_DEFAULTS), DEV_DEFAULTS))))
+  addSettings(addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'), DEV_DEFAULTS), DEV_DEFAULTS)))), ['outboundAllowNets'])
     .description('Server and a worker in one process, with a private redis-server when none runs')
     .option('--handler <path>', 'your handler module (as for `anvil worker`); default: one that logs each event')
     .action(async (flags: { handler?: string }, command: Command) => {

@@ -8,6 +8,7 @@ import { createForwarder } from '../src/outbound/delivery/create-forwarder.js'
 import anvilHealth from '../plugins/health.js'
 import { loadHandler } from './handler-module.js'
 import { startOutgoing } from './outbound-worker.js'
+import type { Outbound } from '../src/outbound/outbound.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger, throttleRepeats } from './logging.js'
 import { closeGracefully, createApp, listen, registerMetrics, sampledQueue } from './server.js'
@@ -46,8 +47,8 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
   life.closeOnSignals(config.shutdownTimeoutMs)
   try {
     const tracing = await setUpTracing(config, 'anvil-worker', log, life)
-    if (config.databaseUrl !== undefined) startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
-    if (handler === undefined) return await serveProbes(config, redisUrl, log, life)
+    const outgoing = config.databaseUrl === undefined ? undefined : startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+    if (handler === undefined) return await serveProbes(config, redisUrl, log, life, outgoing)
     const worker = createWorker(handler, {
       redis: redisUrl,
       queueName: config.queueName,
@@ -65,6 +66,8 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     })
     if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
     const app = createApp(log)
+    // The metrics plugin reads the outbox gauges from it.
+    if (outgoing !== undefined) app.decorate('anvilOutbound', outgoing)
     await app.register(anvilHealth, { redis: redisUrl, worker })
     const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
     // Closed in reverse: the worker first (active jobs get the grace period) while probes still answer.
@@ -99,8 +102,9 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
 }
 
 /** The outgoing-only worker: health (Redis) and metrics, no inbound queue. */
-async function serveProbes (config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle): Promise<void> {
+async function serveProbes (config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle, outgoing?: Outbound): Promise<void> {
   const app = createApp(log)
+  if (outgoing !== undefined) app.decorate('anvilOutbound', outgoing)
   await app.register(anvilHealth, { redis: redisUrl })
   const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
   life.add('http', async () => await closeGracefully(app))

@@ -10,21 +10,27 @@ import type { OutboundJobData } from '../src/outbound/delivery/delivery-job.js'
 import { sha256Hex } from '../src/signing/crypto.js'
 import { TestRedis } from './helpers/redis.js'
 import { startReceiver, type Receiver } from './helpers/receiver.js'
-import { MemoryDeliveryStore } from './helpers/memory-delivery-store.js'
+import { TestDatabase } from './helpers/pg.js'
+import { PgDeliveryStore } from './helpers/pg-delivery-store.js'
+import type { DeliveryStore } from '../src/outbound/delivery/delivery-job.js'
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
+const database = await TestDatabase.create()
+t.teardown(async () => await database.drop())
 const newSecret = (): string => 'whsec_' + randomBytes(32).toString('base64')
 let queueCount = 0
 
-interface Setup { queue: Queue<OutboundJobData>, events: QueueEvents, worker: DeliveryWorker, store: MemoryDeliveryStore, queueName: string }
+interface Setup { queue: Queue<OutboundJobData>, events: QueueEvents, worker: DeliveryWorker, store: PgDeliveryStore, queueName: string }
 
-async function setup (t: Test, options: Partial<DeliveryWorkerOptions> = {}, store = new MemoryDeliveryStore()): Promise<Setup> {
+/** A delivery worker on a queue of its own, its store in PostgreSQL (`store`) or, as in forward mode, a bare `DeliveryStore`. */
+async function setup (t: Test, options: Partial<DeliveryWorkerOptions> = {}, bare?: DeliveryStore): Promise<Setup> {
+  const store = await PgDeliveryStore.create(database)
   const queueName = `out${++queueCount}`
   const connection = { url: redis.url, maxRetriesPerRequest: null }
   const queue = new Queue<OutboundJobData>(queueName, { connection, prefix: '{t}' })
   const events = new QueueEvents(queueName, { connection, prefix: '{t}' })
-  const worker = createDeliveryWorker({ redis: redis.url, store, queueName, prefix: '{t}', allowNets: '127.0.0.0/8', jitter: 0, ...options })
+  const worker = createDeliveryWorker({ redis: redis.url, store: bare ?? store.store, queueName, prefix: '{t}', allowNets: '127.0.0.0/8', jitter: 0, ...options })
   await worker.start()
   await events.waitUntilReady()
   t.teardown(async () => {
@@ -56,13 +62,13 @@ t.test('a delivery is signed, POSTed, and its attempt recorded', async (t) => {
   const secret = newSecret()
   const seen: unknown[] = []
   const s = await setup(t, { onAttempt: (attempt) => { seen.push(attempt); throw new Error('a hook that throws') } })
-  s.store.add('ep_a', [secret])
+  await s.store.add('ep_a', [secret])
   const job = await deliver(s, receiver, 'msg_ok')
   t.equal(await finished(s, job), 'completed')
   const [request] = receiver.received
   t.same(new Webhook(secret).verify(request?.body ?? '', request?.headers as Record<string, string>), JSON.parse(job.data.body))
   t.equal(request?.headers['content-type'], 'application/json')
-  t.match(s.store.attempts, [{ messageId: 'msg_ok', endpointId: 'ep_a', attempt: 1, httpStatus: 200, success: true, responseHead: 'thanks', payloadSha256: sha256Hex(job.data.body) }])
+  t.match(await s.store.attempts(), [{ messageId: 'msg_ok', endpointId: 'ep_a', attempt: 1, httpStatus: 200, success: true, responseHead: 'thanks', payloadSha256: sha256Hex(job.data.body) }])
   t.equal(seen.length, 1, 'the hook ran; its throw did not fail the delivery')
 })
 
@@ -74,19 +80,19 @@ t.test('failures retry on the schedule, in order, until success; the last attemp
   })
   t.teardown(() => receiver.close())
   const s = await setup(t, { retrySchedule: [200, 400, 800] })
-  s.store.add('ep_a', [newSecret()])
+  await s.store.add('ep_a', [newSecret()])
   const job = await deliver(s, receiver, 'msg_retry', 'ep_a', [200, 400, 800])
   t.equal(await finished(s, job), 'completed')
-  const attempts = s.store.attemptsOf('ep_a')
+  const attempts = await s.store.attempts('ep_a')
   t.same(attempts.map((a) => [a.attempt, a.httpStatus, a.success]), [[1, 503, false], [2, 503, false], [3, 200, true]])
   // Loose lower bounds only: a retry never comes before its delay.
   t.ok((attempts[1]?.at ?? 0) - (attempts[0]?.at ?? 0) >= 150, 'the first retry waited its delay')
   t.ok((attempts[2]?.at ?? 0) - (attempts[1]?.at ?? 0) >= 300, 'the second waited longer')
 
-  s.store.add('ep_b', [newSecret()])
+  await s.store.add('ep_b', [newSecret()])
   const doomed = await deliver(s, receiver, 'msg_doomed', 'ep_b', [200], '/always-down')
   t.equal(await finished(s, doomed), 'failed')
-  t.same(s.store.attemptsOf('ep_b').map((a) => [a.attempt, a.errorClass]), [[1, 'http_5xx'], [2, 'http_5xx']])
+  t.same((await s.store.attempts('ep_b')).map((a) => [a.attempt, a.errorClass]), [[1, 'http_5xx'], [2, 'http_5xx']])
   const failed = await s.queue.getJob(doomed.id as string)
   t.equal(failed?.attemptsMade, 2)
   t.equal(await failed?.getState(), 'failed', 'after the last attempt the delivery is failed and visible')
@@ -97,16 +103,16 @@ t.test('410 disables the endpoint, once, and fails the job without retry', async
   t.teardown(() => receiver.close())
   const disabled: unknown[] = []
   const s = await setup(t, { onEndpointDisabled: (event) => disabled.push(event), retrySchedule: [50, 50] })
-  s.store.add('ep_a', [newSecret()])
+  await s.store.add('ep_a', [newSecret()])
   const job = await deliver(s, receiver, 'msg_gone', 'ep_a', [50, 50])
   t.equal(await finished(s, job), 'failed')
-  t.equal(s.store.attemptsOf('ep_a').length, 1, 'no retry')
+  t.equal((await s.store.attempts('ep_a')).length, 1, 'no retry')
   t.same(disabled, [{ endpointId: 'ep_a', reason: 'the endpoint answered 410 Gone' }])
-  t.equal(s.store.endpoints.get('ep_a')?.enabled, false)
+  t.equal(await s.store.enabled('ep_a'), false)
   const next = await deliver(s, receiver, 'msg_after', 'ep_a')
   t.equal(await finished(s, next), 'failed')
   t.equal(receiver.received.length, 1, 'a disabled endpoint is not called')
-  t.match(s.store.attemptsOf('ep_a')[1], { errorClass: 'endpoint_disabled', success: false })
+  t.match((await s.store.attempts('ep_a'))[1], { errorClass: 'endpoint_disabled', success: false })
 })
 
 t.test("429 with Retry-After waits what the receiver asked", async (t) => {
@@ -117,10 +123,10 @@ t.test("429 with Retry-After waits what the receiver asked", async (t) => {
   })
   t.teardown(() => receiver.close())
   const s = await setup(t, { retrySchedule: [10] })
-  s.store.add('ep_a', [newSecret()])
+  await s.store.add('ep_a', [newSecret()])
   const job = await deliver(s, receiver, 'msg_429', 'ep_a', [10])
   t.equal(await finished(s, job), 'completed')
-  const [first, second] = s.store.attemptsOf('ep_a')
+  const [first, second] = await s.store.attempts('ep_a')
   t.equal(first?.httpStatus, 429)
   t.ok((second?.at ?? 0) - (first?.at ?? 0) >= 900, 'the retry came after the second asked for, not the 10 ms scheduled')
 })
@@ -129,14 +135,14 @@ t.test('a hanging receiver times out; an address not allowlisted is refused', as
   const receiver = await startReceiver(() => {})
   t.teardown(() => receiver.close())
   const s = await setup(t, { timeoutMs: 300 })
-  s.store.add('ep_a', [newSecret()])
+  await s.store.add('ep_a', [newSecret()])
   t.equal(await finished(s, await deliver(s, receiver, 'msg_hang')), 'failed')
-  t.match(s.store.attemptsOf('ep_a'), [{ errorClass: 'timeout', success: false }])
+  t.match(await s.store.attempts('ep_a'), [{ errorClass: 'timeout', success: false }])
 
   const strict = await setup(t, { allowNets: undefined })
-  strict.store.add('ep_s', [newSecret()])
+  await strict.store.add('ep_s', [newSecret()])
   t.equal(await finished(strict, await deliver(strict, receiver, 'msg_ssrf', 'ep_s')), 'failed')
-  t.match(strict.store.attemptsOf('ep_s'), [{ errorClass: 'ssrf', success: false }])
+  t.match(await strict.store.attempts('ep_s'), [{ errorClass: 'ssrf', success: false }])
   t.equal(receiver.received.length, 1, 'only the allowlisted delivery reached the receiver')
 })
 
@@ -146,14 +152,14 @@ t.test('an endpoint that has only failed for the configured time is disabled', a
   const disabled: unknown[] = []
   const s = await setup(t, { onEndpointDisabled: (event) => disabled.push(event), disableAfterMs: 5 * 24 * 3_600_000, retrySchedule: [50, 50] })
   const since = new Date(Date.now() - 6 * 24 * 3_600_000)
-  s.store.add('ep_a', [newSecret()], { failingSince: since })
-  s.store.add('ep_b', [newSecret()], { failingSince: new Date(Date.now() - 3_600_000) })
+  await s.store.add('ep_a', [newSecret()], { failingSince: since })
+  await s.store.add('ep_b', [newSecret()], { failingSince: new Date(Date.now() - 3_600_000) })
   t.equal(await finished(s, await deliver(s, receiver, 'msg_1', 'ep_a', [50, 50])), 'failed')
-  t.equal(s.store.attemptsOf('ep_a').length, 1, 'disabled at once, no more retries')
+  t.equal((await s.store.attempts('ep_a')).length, 1, 'disabled at once, no more retries')
   t.same(disabled, [{ endpointId: 'ep_a', reason: `only failures since ${since.toISOString()}` }])
   t.equal(await finished(s, await deliver(s, receiver, 'msg_2', 'ep_b', [50])), 'failed')
-  t.equal(s.store.attemptsOf('ep_b').length, 2, 'failing for an hour only: retried, kept')
-  t.equal(s.store.endpoints.get('ep_b')?.enabled, true)
+  t.equal((await s.store.attempts('ep_b')).length, 2, 'failing for an hour only: retried, kept')
+  t.equal(await s.store.enabled('ep_b'), true)
 })
 
 t.test('the circuit opens on a failing endpoint, its jobs wait, the others flow, and a probe closes it', async (t) => {
@@ -168,14 +174,14 @@ t.test('the circuit opens on a failing endpoint, its jobs wait, the others flow,
   subscribe('anvil:outbound:circuit', onCircuit)
   t.teardown(() => unsubscribe('anvil:outbound:circuit', onCircuit))
   const s = await setup(t, { circuit: { failureThreshold: 2, openMs: 1000 }, concurrency: 1, retrySchedule: [100, 100, 100, 100, 100, 100] })
-  s.store.add('ep_bad', [newSecret()])
-  s.store.add('ep_good', [newSecret()])
+  await s.store.add('ep_bad', [newSecret()])
+  await s.store.add('ep_good', [newSecret()])
   const bad = await Promise.all(['m1', 'm2', 'm3', 'm4'].map(async (id) => await deliver(s, receiver, id, 'ep_bad', [100, 100, 100, 100, 100, 100], '/bad')))
   const good = await Promise.all(['g1', 'g2', 'g3'].map(async (id) => await deliver(s, receiver, id, 'ep_good')))
   t.same(await Promise.all(good.map(async (job) => await finished(s, job))), ['completed', 'completed', 'completed'], 'the healthy endpoint is served')
   await new Promise((resolve) => setTimeout(resolve, 300))
   t.same(changes, [{ endpointId: 'ep_bad', open: true }], 'opened')
-  const whileOpen = s.store.attemptsOf('ep_bad').length
+  const whileOpen = (await s.store.attempts('ep_bad')).length
   t.ok(whileOpen <= 3, `open: the failing endpoint is not called for every job (${whileOpen} attempts)`)
   t.ok((await s.queue.getDelayedCount()) >= 1, 'its jobs wait as delayed')
   healthy = true
@@ -187,7 +193,7 @@ t.test('a per-endpoint rate limit spreads deliveries', async (t) => {
   const receiver = await startReceiver()
   t.teardown(() => receiver.close())
   const s = await setup(t)
-  s.store.add('ep_a', [newSecret()], { rateLimit: 2 })
+  await s.store.add('ep_a', [newSecret()], { rateLimit: 2 })
   const jobs = await Promise.all(['r1', 'r2', 'r3', 'r4', 'r5'].map(async (id) => await deliver(s, receiver, id)))
   t.same(new Set(await Promise.all(jobs.map(async (job) => await finished(s, job)))), new Set(['completed']))
   const times = receiver.received.map((r) => r.at).sort((a, b) => a - b)
@@ -198,7 +204,7 @@ t.test('without a delivery log, attempts go to the job log', async (t) => {
   const receiver = await startReceiver()
   t.teardown(() => receiver.close())
   const secret = newSecret()
-  const s = await setup(t, {}, { loadSecrets: async () => [secret] } as unknown as MemoryDeliveryStore)
+  const s = await setup(t, {}, { loadSecrets: async () => [secret] })
   const job = await deliver(s, receiver, 'msg_log')
   t.equal(await finished(s, job), 'completed')
   const { logs } = await s.queue.getJobLogs(job.id as string)
@@ -206,10 +212,10 @@ t.test('without a delivery log, attempts go to the job log', async (t) => {
 })
 
 t.test('options are checked', async (t) => {
-  const base = { redis: redis.url, store: new MemoryDeliveryStore() }
+  const base = { redis: redis.url, store: (await PgDeliveryStore.create(database)).store }
   t.throws(() => createDeliveryWorker({ ...base, timeoutMs: 0 }), /timeoutMs/)
   t.throws(() => createDeliveryWorker({ ...base, allowNets: '10.0.0.0/99' }), /allowNets: .*prefix length/)
-  t.throws(() => createDeliveryWorker({ ...base, store: {} as MemoryDeliveryStore }), /store: must have a loadSecrets/)
+  t.throws(() => createDeliveryWorker({ ...base, store: {} as DeliveryStore }), /store: must have a loadSecrets/)
   t.throws(() => createDeliveryWorker({ ...base, retrySchedule: 'svix' as 'standard-webhooks' }), /retrySchedule/)
   t.throws(() => createDeliveryWorker({ ...base, bogus: 1 } as DeliveryWorkerOptions), /bogus/)
 })

@@ -1,9 +1,8 @@
 /**
  * The testing kit's signers against each provider's own SDK (where one is a devDependency): what
  * `signRequest` makes is what the provider's verifier accepts, and a wrong secret is refused by it.
- * Slack's verifier ships only inside @slack/bolt (a whole app framework, with Express: not installed for one
- * function), Zoom publishes none for Node, and GitLab's is a token compare; test/testing-kit.test.ts sends
- * every preset, these three included, through the real ingress.
+ * Zoom publishes no verifier for Node, and GitLab's is a token compare; test/testing-kit.test.ts sends every
+ * preset, these two included, through the real ingress.
  */
 import t from 'tap'
 import Stripe from 'stripe'
@@ -17,6 +16,7 @@ import { LinearWebhookClient } from '@linear/sdk/webhooks'
 import { WebhooksHelper } from 'square'
 import { verifyKey } from 'discord-interactions'
 import { EventWebhook } from '@sendgrid/eventwebhook'
+import { isValidSlackRequest } from '@slack/bolt'
 import { fixture, fixtureNames, generateKeyPair, signRequest } from '../testing/index.js'
 import { PROVIDER_NAMES } from '../index.js'
 
@@ -120,6 +120,16 @@ t.test("sendgrid: @sendgrid/eventwebhook's verifySignature accepts the ECDSA sig
     signed.headers['x-twilio-email-event-webhook-signature'] as string, signed.headers['x-twilio-email-event-webhook-timestamp'] as string)
   t.equal(verify(pair.publicKey), true)
   t.equal(verify(generateKeyPair('sendgrid').publicKey), false)
+})
+
+t.test("slack: @slack/bolt's isValidSlackRequest accepts the v0 signature", async (t) => {
+  const signed = signRequest('slack', { body: body('slack', 'app_mention'), secret: SECRET })
+  const headers = {
+    'x-slack-signature': signed.headers['x-slack-signature'] as string,
+    'x-slack-request-timestamp': Number(signed.headers['x-slack-request-timestamp'])
+  }
+  t.equal(isValidSlackRequest({ signingSecret: SECRET, body: signed.body, headers }), true)
+  t.equal(isValidSlackRequest({ signingSecret: 'other_secret_0123456789', body: signed.body, headers }), false)
 })
 
 t.test('fixtures: every preset has at least one; each call has fresh ids; overrides merge deeply; wrong names are one clear error', async (t) => {

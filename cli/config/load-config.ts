@@ -113,6 +113,10 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
 export type ReplayConfig = JournalCliConfig
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
   secret: string
+  /** With ANVIL_DATABASE_URL, dev migrates it and sends outgoing webhooks too. */
+  databaseUrl?: string
+  dbSchema?: string
+  outboundAllowNets?: string
   /** True when WEBHOOK_SECRET was unset and DEV_SECRET is in use. */
   devSecret: boolean
 }
@@ -264,9 +268,14 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
     port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT,
     ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true')),
     ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags)),
-    ...optional('databaseUrl', read(SETTINGS.databaseUrl, env, flags)),
-    ...optional('dbSchema', read(SETTINGS.dbSchema, env, flags))
+    ...outgoing(env, flags)
   }
+}
+
+/** The database of the outgoing side (`worker`, `dev`); its schema only with it. */
+function outgoing (env: Env, flags: Flags): { databaseUrl?: string, dbSchema?: string } {
+  const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
+  return databaseUrl === undefined ? {} : { databaseUrl, ...optional('dbSchema', read(SETTINGS.dbSchema, env, flags)) }
 }
 
 function optional<K extends string, V> (key: K, value: V | undefined): Partial<Record<K, V>> {
@@ -329,6 +338,8 @@ export function loadDevConfig (env: Env, flags: Flags = {}): DevConfig {
     ...retention(env, flags, ALL_RETENTION),
     ...observability(env, flags),
     secret: secret ?? DEV_SECRET,
-    devSecret: secret === undefined
+    devSecret: secret === undefined,
+    ...outgoing(env, flags),
+    ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags))
   }
 }

@@ -34,7 +34,7 @@ export const SETTING_GROUPS = {
   admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema'],
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
   journal: ['adminUrl', 'databaseUrl', 'dbSchema'],
-  /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal; `worker` also dispatches the outbox and delivers outgoing webhooks. */
+  /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal, and the outbox dispatched and outgoing webhooks delivered. */
   workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
   database: ['databaseUrl', 'dbSchema', 'logLevel']

@@ -78,6 +78,7 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
   const withNotify = `${insert} SELECT pg_notify($7, ''), id FROM inserted WHERE status = 'pending'`
   const withoutNotify = `${insert} SELECT id FROM inserted WHERE status = 'pending'`
   let notifiedAt = -Infinity
+  // Named, so each connection parses and plans them once (they then cost less than an unprepared bare INSERT).
   return async (message, { client = db.pool } = {}) => {
     const problem = checkMessage(message)
     if (problem !== undefined) throw new errors.INVALID_MESSAGE(problem)
@@ -89,7 +90,9 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
     const now = performance.now()
     const notify = publicType !== null && now - notifiedAt >= options.notifyIntervalMs
     if (notify) notifiedAt = now
-    const { rows } = await client.query<{ id: string }>(notify ? withNotify : withoutNotify, notify ? [...values, channel] : values)
+    const { rows } = await client.query<{ id: string }>(notify
+      ? { name: `anvil_publish_notify_${db.schema}`, text: withNotify, values: [...values, channel] }
+      : { name: `anvil_publish_${db.schema}`, text: withoutNotify, values })
     // A row back means a new message (a repeated id, or an undeliverable event, gives none).
     if (rows.length > 0 && outboxChannels.published.hasSubscribers) {
       outboxChannels.published.publish({ eventType: publicType ?? message.type, tenant: message.tenant ?? null })
