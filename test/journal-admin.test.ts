@@ -9,7 +9,7 @@ import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js
 import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
-import { createWorker } from '../src/worker/worker.js'
+import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { createReplayer } from '../src/worker/replay.js'
 import { channels } from '../src/shared/diagnostics.js'
 import type { EventLogOptions } from '../src/journal/event-log.js'
@@ -25,18 +25,24 @@ async function adminApp (options: Partial<EventLogOptions> & { queueName: string
   return app
 }
 
-/** Runs events through a real worker with the journal on: one done with an effect, one dead, one redelivered. */
-async function process (queueName: string): Promise<void> {
-  const worker = createWorker(async (event) => {
-    await event.once?.('charge', () => ({ chargeId: `ch_${event.eventId ?? ''}` }))
-    if (event.eventType === 'invoice.payment_failed') throw new TypeError('cannot read amount')
-  }, { redis: redis.url, queueName, sweepIntervalMs: 0, journal: { database: db.url } })
+/** A started worker with the journal on, and its queue; both closed at the end. */
+async function journalWorker (queueName: string, handler: WebhookHandler) {
+  const worker = createWorker(handler, { redis: redis.url, queueName, sweepIntervalMs: 0, journal: { database: db.url } })
   const queue = openQueue(redis.url, queueName)
   t.teardown(async () => {
     await worker.close()
     await queue.close()
   })
   await worker.start()
+  return { worker, queue }
+}
+
+/** Runs events through a real worker with the journal on: one done with an effect, one dead, one redelivered. */
+async function process (queueName: string): Promise<void> {
+  const { worker, queue } = await journalWorker(queueName, async (event) => {
+    await event.once?.('charge', () => ({ chargeId: `ch_${event.eventId ?? ''}` }))
+    if (event.eventType === 'invoice.payment_failed') throw new TypeError('cannot read amount')
+  })
   await addJob(queue, jobData({ eventId: 'evt_ok', body: { amount: 10, currency: 'eur' } }))
   await waitFor('the first delivery', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_ok' AND status = 'done'")).length === 1)
   await addJob(queue, jobData({ eventId: 'evt_ok', body: { amount: 12, currency: 'eur' }, headers: { 'content-type': 'application/json', 'stripe-signature': 't=2,v1=def' } }))
@@ -115,16 +121,10 @@ t.test('list, show (payload, headers, attempts, effects, the diff against the pr
 
 t.test('GET /admin/events/:id: an event failing twice then succeeding shows its three attempts with their error classes', async (t) => {
   const queueName = 'admin-attempts'
-  const worker = createWorker(async (event) => {
+  const { queue } = await journalWorker(queueName, async (event) => {
     if (event.attempt === 1) throw new TypeError('cannot read amount')
     if (event.attempt === 2) throw Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' })
-  }, { redis: redis.url, queueName, sweepIntervalMs: 0, journal: { database: db.url } })
-  const queue = openQueue(redis.url, queueName)
-  t.teardown(async () => {
-    await worker.close()
-    await queue.close()
   })
-  await worker.start()
   await addJob(queue, jobData({ eventId: 'evt_attempts', retry: [50, 50] }))
   await waitFor('done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_attempts' AND status = 'done'")).length === 1)
   const app = await adminApp({ database: db.url, queueName })
@@ -150,16 +150,9 @@ t.test('a dead event replayed from Redis and then from the journal (its job not 
     runs++
     if (failing) throw new Error('down')
   }
-  const options = { redis: redis.url, queueName, sweepIntervalMs: 0, journal: { database: db.url } }
-  const first = createWorker(handler, options)
-  const queue = openQueue(redis.url, queueName)
+  const { worker: first, queue } = await journalWorker(queueName, handler)
   const dead = openQueue(redis.url, `${queueName}.dead`)
-  t.teardown(async () => {
-    await first.close()
-    await queue.close()
-    await dead.close()
-  })
-  await first.start()
+  t.teardown(() => dead.close())
   await addJob(queue, jobData({ eventId: 'evt_both_replays' }))
   await waitFor('the dead letter', async () => await dead.count() === 1)
   await first.close()
@@ -176,9 +169,7 @@ t.test('a dead event replayed from Redis and then from the journal (its job not 
   t.match(fromJournal, { id: 'evt_both_replays', replayed: true, jobId: fromRedis.jobId }, 'the journal replay is the dead-letter replay\'s job')
   t.equal(await queue.getWaitingCount(), 1, 'one job waits')
 
-  const second = createWorker(handler, options)
-  t.teardown(() => second.close())
-  await second.start()
+  const { worker: second } = await journalWorker(queueName, handler)
   await waitFor('done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_both_replays' AND status = 'done'")).length === 1)
   await second.close()
   t.equal(runs, 1, 'the handler ran once')
