@@ -30,10 +30,15 @@ export async function openBrowser (t: Test): Promise<BrowserContext> {
   return context
 }
 
+/** Where a page's last state goes: .tap/console/<name>.png (the folder made if missing), whatever the browser. */
+export function screenshotPath (name: string): `${string}.png` {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true })
+  return `${join(SCREENSHOT_DIR, name.replace(/[^a-z0-9-]+/gi, '-').toLowerCase())}.png`
+}
+
 /** The page's last state, as a PNG under .tap/console/<name>.png. */
 export async function screenshot (page: Page, name: string): Promise<string> {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true })
-  const path = join(SCREENSHOT_DIR, `${name.replace(/[^a-z0-9-]+/gi, '-').toLowerCase()}.png`)
+  const path = screenshotPath(name)
   await page.screenshot({ path, fullPage: true })
   return path
 }

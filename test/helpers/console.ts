@@ -1,7 +1,8 @@
 /**
  * The console's test harness: a real `anvil serve` (admin on) and `anvil worker` (test/fixtures/console-handler.mjs,
  * outgoing webhooks to loopback allowed) on a private Redis and PostgreSQL database, a real Chromium, and the
- * helpers the console tests share. Shared by test/console-*.test.ts.
+ * helpers the console tests share. Shared by test/console-*.test.ts; the Firefox test takes the server side alone
+ * (startConsoleServer) and its own browser (test/helpers/firefox.ts).
  */
 import type { Test } from 'tap'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -19,9 +20,9 @@ export const TOKEN = 'console-admin-token-0123456789'
 export const STRIPE_SECRET = 'whsec_console_stripe_0123456789'
 export const GITHUB_SECRET = 'console-github-secret-0123456789'
 
-export interface ConsoleHarness {
+/** The server side, whatever the browser. */
+export interface ConsoleServer {
   base: string
-  context: BrowserContext
   /** While this file exists, the handler fails events flagged `fail` or `dead` (test/fixtures/console-handler.mjs). */
   failSwitch: string
   /** A Stripe event, signed as Stripe signs it, POSTed to the running server (to source `stripe` unless told). */
@@ -30,6 +31,10 @@ export interface ConsoleHarness {
   adminGet: <T>(path: string) => Promise<T>
   adminPost: <T>(path: string, body?: object) => Promise<T>
   waitFor: (check: () => Promise<boolean>) => Promise<void>
+}
+
+export interface ConsoleHarness extends ConsoleServer {
+  context: BrowserContext
   /** A new page whose last state is saved as .tap/console/<name>.png when the test ends, pass or fail. */
   newPage: (t: Test, name: string) => Promise<{ page: Page, errors: string[] }>
   /** A page logged in (the session cookie is the context's), with its console errors collected. */
@@ -54,8 +59,8 @@ export async function settled (page: Page): Promise<void> {
   await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null)
 }
 
-/** Everything started for `t` (the file's root test) and stopped at its end. */
-export async function startConsole (t: Test): Promise<ConsoleHarness> {
+/** The server, the worker, Redis and PostgreSQL, started for `t` (the file's root test) and stopped at its end. */
+export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
   const dir = mkdtempSync(join(tmpdir(), 'anvil-console-'))
   const failSwitch = join(dir, 'fail')
   writeFileSync(failSwitch, 'on')
@@ -86,8 +91,6 @@ export async function startConsole (t: Test): Promise<ConsoleHarness> {
   t.teardown(async () => { await server.stop(); await worker.stop() })
   await waitFor(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200)
 
-  const context = await openBrowser(t)
-
   async function send (source: string, signed: { headers: Record<string, string>, body: string }, what: string): Promise<void> {
     const res = await fetch(`${base}/webhooks/${source}`, { method: 'POST', headers: signed.headers, body: signed.body })
     if (res.status !== 202) throw new Error(`${what}: ${res.status} ${await res.text()}`)
@@ -102,6 +105,25 @@ export async function startConsole (t: Test): Promise<ConsoleHarness> {
     return await res.json() as T
   }
 
+  return {
+    base,
+    failSwitch,
+    sendStripe: async (id, type, data, source = 'stripe') => await send(source,
+      signRequest('stripe', { body: { id, object: 'event', type, data: { object: data } }, secret: STRIPE_SECRET }), `stripe ${id}`),
+    sendGithub: async (action) => await send('github',
+      signRequest('github', { body: { action, zen: 'Keep it logically awesome.' }, secret: GITHUB_SECRET, eventType: 'issues' }), 'github'),
+    adminGet: async <T>(path: string) => await admin<T>('GET', path),
+    adminPost: async <T>(path: string, body?: object) => await admin<T>('POST', path, body ?? {}),
+    waitFor
+  }
+}
+
+/** The server side and a real Chromium (test/helpers/browser.ts), both stopped at the end of `t`. */
+export async function startConsole (t: Test): Promise<ConsoleHarness> {
+  const server = await startConsoleServer(t)
+  const { base } = server
+  const context = await openBrowser(t)
+
   async function newPage (t: Test, name: string): Promise<{ page: Page, errors: string[] }> {
     const page = await context.newPage()
     const errors = consoleErrors(page)
@@ -113,16 +135,8 @@ export async function startConsole (t: Test): Promise<ConsoleHarness> {
   }
 
   return {
-    base,
+    ...server,
     context,
-    failSwitch,
-    sendStripe: async (id, type, data, source = 'stripe') => await send(source,
-      signRequest('stripe', { body: { id, object: 'event', type, data: { object: data } }, secret: STRIPE_SECRET }), `stripe ${id}`),
-    sendGithub: async (action) => await send('github',
-      signRequest('github', { body: { action, zen: 'Keep it logically awesome.' }, secret: GITHUB_SECRET, eventType: 'issues' }), 'github'),
-    adminGet: async <T>(path: string) => await admin<T>('GET', path),
-    adminPost: async <T>(path: string, body?: object) => await admin<T>('POST', path, body ?? {}),
-    waitFor,
     newPage,
     async loggedIn (t, name) {
       const { page, errors } = await newPage(t, name)
