@@ -18,7 +18,8 @@ interface EndpointLoad { starts: number[], waiters: Array<() => void> }
 const SPREAD_MS = 1000
 
 export interface EndpointGate {
-  enter (endpointId: string): Promise<GateEntry>
+  /** Synchronous when the endpoint is under its cap (the common case), a promise when the job has to wait. */
+  enter (endpointId: string): GateEntry | Promise<GateEntry>
 }
 
 export function createEndpointGate (settings: GateSettings): EndpointGate {
@@ -32,38 +33,47 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
     else if (load.starts.length === 0) loads.delete(endpointId)
   }
 
+  /** Admits at once when under the cap; otherwise undefined and the oldest delivery's start. */
+  function admit (endpointId: string, now: number): GateEntry | undefined {
+    let load = loads.get(endpointId)
+    if (load === undefined) {
+      load = { starts: [], waiters: [] }
+      loads.set(endpointId, load)
+    }
+    if (load.starts.length >= settings.maxInFlight) return undefined
+    // A start time shared by two deliveries is still one entry each: indexOf removes one.
+    load.starts.push(now)
+    const current = load
+    let released = false
+    return { release: () => { if (!released) { released = true; release(endpointId, current, now) } } }
+  }
+
+  async function enterSlowly (endpointId: string): Promise<GateEntry> {
+    for (;;) {
+      const now = Date.now()
+      const admitted = admit(endpointId, now)
+      if (admitted !== undefined) return admitted
+      const load = loads.get(endpointId) as EndpointLoad
+      const oldest = Math.min(...load.starts)
+      const age = now - oldest
+      // Back after about as long as the endpoint has been sitting on its oldest delivery, at most a timeout.
+      if (age >= settings.slowAfterMs) return { retryAt: now + Math.min(settings.timeoutMs, age) + Math.floor(Math.random() * SPREAD_MS) }
+      const current = load
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          const at = current.waiters.indexOf(wake)
+          if (at !== -1) current.waiters.splice(at, 1)
+          resolve()
+        }, settings.slowAfterMs - (now - oldest))
+        const wake = (): void => { clearTimeout(timer); resolve() }
+        current.waiters.push(wake)
+      })
+    }
+  }
+
   return {
-    async enter (endpointId) {
-      for (;;) {
-        let load = loads.get(endpointId)
-        if (load === undefined) {
-          load = { starts: [], waiters: [] }
-          loads.set(endpointId, load)
-        }
-        const now = Date.now()
-        if (load.starts.length < settings.maxInFlight) {
-          // A start time shared by two deliveries is still one entry each: indexOf removes one.
-          const start = now
-          load.starts.push(start)
-          const current = load
-          let released = false
-          return { release: () => { if (!released) { released = true; release(endpointId, current, start) } } }
-        }
-        const oldest = Math.min(...load.starts)
-        const age = now - oldest
-        // Back after about as long as the endpoint has been sitting on its oldest delivery, at most a timeout.
-        if (age >= settings.slowAfterMs) return { retryAt: now + Math.min(settings.timeoutMs, age) + Math.floor(Math.random() * SPREAD_MS) }
-        const current = load
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            const at = current.waiters.indexOf(wake)
-            if (at !== -1) current.waiters.splice(at, 1)
-            resolve()
-          }, settings.slowAfterMs - (now - oldest))
-          const wake = (): void => { clearTimeout(timer); resolve() }
-          current.waiters.push(wake)
-        })
-      }
+    enter (endpointId) {
+      return admit(endpointId, Date.now()) ?? enterSlowly(endpointId)
     }
   }
 }
