@@ -23,7 +23,11 @@ const values = benchArgs({
   /** The delivery worker's per-endpoint cap in the throughput drains; the isolation case keeps the default. */
   'max-in-flight': { type: 'string' },
   /** Only the paired drains (CPU per delivery and deliveries/s), not the isolation case. */
-  'no-isolation': { type: 'boolean', default: false }
+  /** The per-endpoint cap of the isolation case (the worker's default when not given). */
+  'isolation-max-in-flight': { type: 'string' },
+  'no-isolation': { type: 'boolean', default: false },
+  /** Unmeasured drains of each side first, so the JIT's warm-up falls on neither side's first measured run. */
+  warmup: { type: 'string', default: '1' }
 })
 const maxInFlightPerEndpoint = values['max-in-flight'] === undefined ? undefined : Number(values['max-in-flight'])
 const quick = values.quick
@@ -118,7 +122,8 @@ async function isolation (circuit) {
   const latencies = []
   const worker = createDeliveryWorker({
     redis: redis.url, store, queueName, prefix: PREFIX, concurrency, allowNets: '127.0.0.0/8', timeoutMs: hangTimeoutMs,
-    retrySchedule: [60_000], circuit: circuit ? { failureThreshold: 3, openMs: 60_000 } : false
+    retrySchedule: [60_000], circuit: circuit ? { failureThreshold: 3, openMs: 60_000 } : false,
+    ...(values['isolation-max-in-flight'] === undefined ? {} : { maxInFlightPerEndpoint: Number(values['isolation-max-in-flight']) })
   })
   worker.worker.on('completed', (job) => {
     if (job.data.endpointId !== 'ep_0') latencies.push(job.finishedOn - job.timestamp)
@@ -149,13 +154,14 @@ try {
   for (const endpoints of endpointCounts) {
     const rates = { anvil: [], floor: [] }
     const cpus = { anvil: [], floor: [] }
-    for (let run = 0; run < runs; run++) {
+    for (let run = -(quick ? 0 : Number(values.warmup)); run < runs; run++) {
       for (const side of run % 2 === 0 ? ['anvil', 'floor'] : ['floor', 'anvil']) {
         const queueName = `outbound_${side}`
         const queue = new Queue(queueName, { connection: { url: redis.url }, prefix: PREFIX })
         await fill(queue, endpoints)
         await queue.close()
         const result = await drain(side, queueName)
+        if (run < 0) continue
         rates[side].push(result.rate)
         cpus[side].push(result.cpuUs)
       }
