@@ -3,7 +3,7 @@
  * straight to PostgreSQL (the journal) and Redis (without a database: the dead letters).
  */
 import { SingleBar } from 'cli-progress'
-import type { JournalCliConfig } from './config/load-config.js'
+import type { JournalCliConfig } from './config/load-database-config.js'
 import { adminClient, type CliEventLog } from './admin-client.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { errors } from '../src/shared/errors.js'

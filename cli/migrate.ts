@@ -1,4 +1,4 @@
-import type { DatabaseConfig } from './config/load-config.js'
+import type { DatabaseConfig } from './config/load-database-config.js'
 import { migrate } from '../src/db/migrate.js'
 
 /** `anvil migrate`: applies what the database lacks and prints `{ applied, current }` as one JSON line. */

@@ -4,7 +4,8 @@
  * then imports its module.
  */
 import { Command } from 'commander'
-import { loadDevConfig, loadJournalConfig, loadMigrateConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
+import { loadDevConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
+import { loadJournalConfig, loadMigrateConfig, loadReplayConfig } from './config/load-database-config.js'
 import {
   DEV_DEFAULTS, addDeadLetterRetentionOptions, addForwardOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
   SETTING_GROUPS, addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags

@@ -1,4 +1,4 @@
-import type { ReplayConfig } from './config/load-config.js'
+import type { ReplayConfig } from './config/load-database-config.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { createReplayer, type ReplayResult } from '../src/worker/replay.js'
 

@@ -1,5 +1,6 @@
 -- The event journal (issue 18): every accepted inbound event as a row, the effects its handlers applied
--- once, and the bulk replays run over it. Effects and the previous delivery go with their event.
+-- once, each attempt's outcome, and the bulk replays run over it. Effects, attempts and the previous delivery go
+-- with their event.
 CREATE TABLE {{schema}}.webhook_events (
   id text PRIMARY KEY,
   source text NOT NULL,
@@ -38,6 +39,21 @@ CREATE TABLE {{schema}}.webhook_effects (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX webhook_effects_event_id ON {{schema}}.webhook_effects (event_id);
+
+-- One row per attempt a worker finished (the event's row keeps only the count and the last error); written in the
+-- same statement as the event's outcome.
+CREATE TABLE {{schema}}.webhook_event_attempts (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  event_id text NOT NULL REFERENCES {{schema}}.webhook_events (id) ON DELETE CASCADE,
+  attempt integer NOT NULL,
+  started_at timestamptz,
+  finished_at timestamptz NOT NULL DEFAULT now(),
+  status text NOT NULL CHECK (status IN ('done', 'failed')),
+  error_class text,
+  error text,
+  job_id text
+);
+CREATE INDEX webhook_event_attempts_event_id_attempt ON {{schema}}.webhook_event_attempts (event_id, attempt);
 
 CREATE TABLE {{schema}}.replay_runs (
   id text PRIMARY KEY,

@@ -36,8 +36,8 @@ const envOf = (workload: Manifest): Record<string, any> =>
 
 const valuesFiles = readdirSync(VALUES_DIR).filter((f) => f.endsWith('.yaml')).sort()
 
-t.test('the values files cover defaults, the database and admin API, external Redis, HPA, metrics, the optional settings, tracing, sources and extras', async (t) => {
-  t.same(valuesFiles, ['database-admin-values.yaml', 'default-values.yaml', 'external-redis-values.yaml', 'extras-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml',
+t.test('the values files cover defaults, the database and admin API, external Redis, HPA, metrics, the optional settings, tracing, sources, forward mode and extras', async (t) => {
+  t.same(valuesFiles, ['database-admin-values.yaml', 'default-values.yaml', 'external-redis-values.yaml', 'extras-values.yaml', 'forward-values.yaml', 'hpa-values.yaml', 'metrics-values.yaml',
     'settings-values.yaml', 'sources-values.yaml', 'tracing-values.yaml'])
 })
 
@@ -211,8 +211,99 @@ t.test('no webhook secret: rendering fails with a line that says what to set', a
 
 t.test('no handler: rendering fails with one line, never the sample handler by default', async (t) => {
   const result = await template('worker.handler=', 'webhookSecret.existingSecret=w')
-  failure(t, result, /worker\.handler is required: the path of your handler module in an image built FROM Anvil's/)
+  failure(t, result, /worker\.handler or worker\.forward\.url is required: your handler module in an image built FROM Anvil's, or your service's URL to forward each event to/)
   t.equal(result.stdout, '', 'nothing rendered')
+})
+
+/** A ConfigMap's file written where the CLI's loader can read it. */
+async function writeTemp (t: Test, text: string): Promise<string> {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const dir = mkdtempSync(join(tmpdir(), 'anvil-chart-sources-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(join(dir, 'sources.yaml'), text)
+  return join(dir, 'sources.yaml')
+}
+
+const FORWARD_SECRET = 'whsec_' + Buffer.from('chart-forward-secret-0123456789ab').toString('base64')
+
+t.test('forward mode, the single source: `worker` with no handler, its own sources file, the secret and the allowlist from values', async (t) => {
+  const manifests = await render(join(VALUES_DIR, 'forward-values.yaml'))
+  const worker = named(manifests, 'Deployment', '-worker')
+  t.same(containerOf(worker).args, ['worker'], 'no --handler: the image\'s sample handler never runs')
+  const env = envOf(worker)
+  t.equal(env.ANVIL_CONFIG.value, '/etc/anvil/sources.yaml')
+  t.same(env.ANVIL_FORWARD_SECRET.valueFrom, { secretKeyRef: { name: 'anvil-forward', key: 'forward-secret' } })
+  t.equal(env.ANVIL_OUTBOUND_ALLOW_NETS.value, '10.96.0.0/12', 'a cluster Service is a private address: allowed only when asked')
+  t.equal(env.WEBHOOK_SECRET, undefined, 'the worker verifies nothing: no webhook secret')
+  const config = named(manifests, 'ConfigMap', '-worker-sources')
+  t.match(containerOf(worker).volumeMounts, [{ name: 'tmp' }, { name: 'sources', mountPath: '/etc/anvil', readOnly: true }])
+  t.match(worker.spec.template.spec.volumes, [{ name: 'tmp' }, { name: 'sources', configMap: { name: config.metadata.name } }])
+  t.match(worker.spec.template.metadata.annotations['checksum/sources'], /^[0-9a-f]{64}$/, 'a change of the forward rolls the pods')
+  const server = named(manifests, 'Deployment', '-server')
+  t.same(byKind(manifests, 'ConfigMap').map((m) => m.metadata.name), ['anvil-worker-sources'], 'the server keeps its single source, no file')
+  t.equal(envOf(server).ANVIL_CONFIG, undefined)
+  t.notOk(Object.keys(envOf(server)).some((name) => name.includes('FORWARD') || name.includes('OUTBOUND')), 'the server gets neither the forward secret nor the allowlist')
+  t.equal(envOf(server).ANVIL_PATH.value, '/webhooks')
+
+  // What the chart renders is what `anvil worker` accepts, with only the variables the chart gives it; the
+  // source is named as the server names its single source, so its events are the ones forwarded.
+  const { loadWorkerConfig } = await import('../cli/config/load-config.js')
+  const { DEFAULT_SOURCE } = await import('../src/shared/constants.js')
+  const file = await writeTemp(t, config.data['sources.yaml'] as string)
+  const loaded = loadWorkerConfig({ ANVIL_CONFIG: file, ANVIL_FORWARD_SECRET: FORWARD_SECRET, ANVIL_OUTBOUND_ALLOW_NETS: env.ANVIL_OUTBOUND_ALLOW_NETS.value })
+  t.match(loaded.sources, [{ name: DEFAULT_SOURCE, path: '/webhooks', forward: { url: 'http://billing.payments.svc.cluster.local:8080/webhooks', secret: FORWARD_SECRET } }])
+  t.equal(loaded.outboundAllowNets, '10.96.0.0/12')
+  t.throws(() => loadWorkerConfig({ ANVIL_CONFIG: file }), /forward\.secret names \$\{ANVIL_FORWARD_SECRET\}, which is not set/, 'the reference is the variable the chart sets')
+
+  const noNets = await template('worker.handler=', 'webhookSecret.existingSecret=w', 'worker.forward.url=https://billing.example.com/h', 'worker.forward.secret.name=f')
+  t.equal(noNets.code, 0, noNets.stderr)
+  t.notMatch(noNets.stdout, /ANVIL_OUTBOUND_ALLOW_NETS/, 'no allowNets: public addresses only')
+})
+
+t.test('forward mode with sources: every source forwards; the worker gets the forward secret only, the server none of it', async (t) => {
+  const result = await template('worker.handler=', 'webhookSecret.value=whsec_chart_single_secret', 'sources[0].name=stripe', 'sources[0].path=/webhooks/stripe', 'sources[0].provider=stripe',
+    'sources[0].secrets[0]=${STRIPE_WEBHOOK_SECRET}', 'sourceSecrets.STRIPE_WEBHOOK_SECRET.name=webhook-secrets', 'sourceSecrets.STRIPE_WEBHOOK_SECRET.key=stripe',
+    'sources[1].path=/webhooks/github', 'sources[1].provider=github', 'sources[1].secrets[0]=${GITHUB_WEBHOOK_SECRET}', 'sourceSecrets.GITHUB_WEBHOOK_SECRET.name=webhook-secrets',
+    'sourceSecrets.GITHUB_WEBHOOK_SECRET.key=github', 'worker.forward.url=https://billing.example.com/hooks', 'worker.forward.secret.name=anvil-forward',
+    'worker.forward.secret.key=signing', 'worker.forward.scheme=stripe', 'worker.forward.allowNets={10.0.0.0/8,192.168.0.0/16}')
+  t.equal(result.code, 0, result.stderr)
+  const { parseAllDocuments } = await import('yaml')
+  const manifests = parseAllDocuments(result.stdout).map((doc) => doc.toJS() as Manifest | null).filter((m): m is Manifest => m !== null)
+  for (const manifest of manifests) {
+    const Model = await modelFor(manifest)
+    if (Model !== undefined) t.doesNotThrow(() => new Model(manifest).validate(), `${manifest.kind} ${manifest.metadata.name}`)
+  }
+  for (const config of byKind(manifests, 'ConfigMap')) {
+    t.notMatch(JSON.stringify(config.data), /whsec_/, `${config.metadata.name}: no secret value`)
+  }
+  t.notMatch(named(manifests, 'ConfigMap', '-sources').data['sources.yaml'], /forward/, 'the server\'s file does not forward: it needs no forward secret')
+  const worker = named(manifests, 'Deployment', '-worker')
+  const env = envOf(worker)
+  t.same(containerOf(worker).args, ['worker'])
+  t.same(env.ANVIL_FORWARD_SECRET.valueFrom, { secretKeyRef: { name: 'anvil-forward', key: 'signing' } })
+  t.equal(env.ANVIL_OUTBOUND_ALLOW_NETS.value, '10.0.0.0/8,192.168.0.0/16', 'a list, joined as the CLI reads it')
+  t.notOk(Object.keys(env).some((name) => name.endsWith('_WEBHOOK_SECRET') || name === 'WEBHOOK_SECRET'), 'no provider secret on the worker')
+  t.notOk(Object.keys(envOf(named(manifests, 'Deployment', '-server'))).some((name) => name.includes('FORWARD')), 'no forward secret on the server')
+
+  const { loadWorkerConfig } = await import('../cli/config/load-config.js')
+  const file = await writeTemp(t, named(manifests, 'ConfigMap', '-worker-sources').data['sources.yaml'] as string)
+  const forward = { url: 'https://billing.example.com/hooks', secret: 'whsec_stripe_scheme_01234', scheme: 'stripe' }
+  t.match(loadWorkerConfig({ ANVIL_CONFIG: file, ANVIL_FORWARD_SECRET: forward.secret, ANVIL_OUTBOUND_ALLOW_NETS: env.ANVIL_OUTBOUND_ALLOW_NETS.value }), {
+    sources: [{ name: 'stripe', provider: 'stripe', forward }, { provider: 'github', forward }],
+    outboundAllowNets: '10.0.0.0/8,192.168.0.0/16'
+  }, 'accepted with the forward secret alone')
+})
+
+t.test('forward mode: a handler too, a forward without its Secret, or a forward in sources fails with one line', async (t) => {
+  const forward = ['webhookSecret.existingSecret=w', 'worker.forward.url=https://billing.example.com/h', 'worker.forward.secret.name=f']
+  failure(t, await template('worker.handler=/app/handlers/index.js', ...forward),
+    /worker\.handler and worker\.forward\.url do not go together: forward mode sends every source's events to worker\.forward\.url/)
+  failure(t, await template('worker.handler=', ...forward, 'worker.forward.secret.name='),
+    /worker\.forward\.secret needs \{ name: <Secret>, key: <key in it> \}/)
+  failure(t, await template('worker.handler=', ...forward, 'sources[0].path=/s', 'sources[0].secrets[0]=${S}', 'sourceSecrets.S.name=s', 'sourceSecrets.S.key=k',
+    'sources[0].forward.url=https://other.example.com/', 'sources[0].forward.secret=whsec_literal'),
+  /sources\[0\]\.forward: set worker\.forward instead/)
 })
 
 t.test('sources: a ConfigMap with ${NAME} references only, filled from a Secret; the server reads it, the Ingress routes each path', async (t) => {
@@ -310,7 +401,8 @@ t.test('database and admin API from existing Secrets: the admin port on the Serv
   t.notMatch(JSON.stringify(manifests), /postgres:\/\//, 'no database URL written in a manifest')
 
   // What the chart renders is what the CLI accepts.
-  const { loadServeConfig, loadMigrateConfig } = await import('../cli/config/load-config.js')
+  const { loadServeConfig } = await import('../cli/config/load-config.js')
+  const { loadMigrateConfig } = await import('../cli/config/load-database-config.js')
   const env = { WEBHOOK_SECRET: 'whsec_chart_0123456789', ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_ADMIN_TOKEN: 'admin-token-0123456789', PORT: envOf(server).PORT.value, ANVIL_ADMIN_PORT: '3002', ANVIL_DB_SCHEMA: 'hooks' }
   t.match(loadServeConfig(env), { admin: { port: 3002 }, dbSchema: 'hooks' })
   t.match(loadMigrateConfig(env), { dbSchema: 'hooks' })
@@ -370,10 +462,12 @@ t.test('NetworkPolicy on by default: only this release\'s pods reach Redis; off,
   t.same(byKind(external, 'NetworkPolicy'), [], 'no bundled Redis, no policy for it')
 })
 
-t.test('the README\'s Helm example is charts/anvil/ci/sources-values.yaml, verbatim', async (t) => {
-  const { readFileSync } = await import('node:fs')
-  const values = readFileSync(join(VALUES_DIR, 'sources-values.yaml'), 'utf8')
-  const readme = readFileSync(join(CHART, '..', '..', 'README.md'), 'utf8')
-  t.ok(readme.includes('```yaml\n' + values + '```\n'), 'the README holds the file as a yaml block')
-  t.ok(values.split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#')).length <= 16, 'about 15 lines of values')
-})
+for (const [file, lines] of [['sources-values.yaml', 16], ['forward-values.yaml', 8]] as const) {
+  t.test(`the README's Helm example is charts/anvil/ci/${file}, verbatim`, async (t) => {
+    const { readFileSync } = await import('node:fs')
+    const values = readFileSync(join(VALUES_DIR, file), 'utf8')
+    const readme = readFileSync(join(CHART, '..', '..', 'README.md'), 'utf8')
+    t.ok(readme.includes('```yaml\n' + values + '```\n'), 'the README holds the file as a yaml block')
+    t.ok(values.split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#')).length <= lines, `at most ${lines} lines of values`)
+  })
+}

@@ -37,10 +37,11 @@ t.test('serve + worker, no handler: a signed Stripe event reaches the service, s
     '      secret: ${FORWARD_SECRET}',
     ''
   ].join('\n'))
-  const env = { REDIS_URL: redis.url, ANVIL_CONFIG: config, STRIPE_SECRET, FORWARD_SECRET, ANVIL_QUEUE: 'cli-forward', HOST: '127.0.0.1' }
+  const env = { REDIS_URL: redis.url, ANVIL_CONFIG: config, FORWARD_SECRET, ANVIL_QUEUE: 'cli-forward', HOST: '127.0.0.1' }
   const port = await freePort()
-  const serve = startCli(t, ['serve'], { env: { ...env, PORT: String(port) } })
+  const serve = startCli(t, ['serve'], { env: { ...env, STRIPE_SECRET, PORT: String(port) } })
   await serve.log('anvil serve: listening', { port })
+  // The worker verifies nothing: it is given the forward secret only, never the provider's.
   const worker = startCli(t, ['worker'], { env: { ...env, PORT: '0', ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8' } })
   await worker.log('anvil worker: started')
 
@@ -72,4 +73,20 @@ t.test('a bad allowlist or forward is refused before anything starts', async (t)
   t.equal(forward.code, 1)
   t.match(forward.stderr, /sources\.0\.forward\.url must not carry credentials/)
   t.notOk(forward.stderr.includes(FORWARD_SECRET))
+})
+
+t.test('the worker reads only the forward secrets of its sources file; serve still needs every source secret', async (t) => {
+  const { loadServeConfig, loadWorkerConfig } = await import('../cli/config/load-config.js')
+  const dir = tempDir(t)
+  const config = join(dir, 'sources.yaml')
+  writeFileSync(config, JSON.stringify({ sources: [
+    { name: 'stripe', path: '/s', provider: 'stripe', secrets: ['${STRIPE_SECRET}'], forward: { url: 'https://billing.example.com/hooks', secret: '${FORWARD_SECRET}' } },
+    { name: 'github', path: '/g', provider: 'github', secrets: ['${GITHUB_SECRET}'] }
+  ] }))
+  const worker = loadWorkerConfig({ ANVIL_CONFIG: config, FORWARD_SECRET })
+  t.match(worker.sources, [{ name: 'stripe', forward: { url: 'https://billing.example.com/hooks', secret: FORWARD_SECRET } }, { name: 'github' }])
+  t.same(worker.sources?.map((source) => source.secrets), [['${STRIPE_SECRET}'], ['${GITHUB_SECRET}']], 'the sources\' secrets are left unread')
+  t.throws(() => loadWorkerConfig({ ANVIL_CONFIG: config, STRIPE_SECRET }), /sources\.0\.forward\.secret names \$\{FORWARD_SECRET\}, which is not set/)
+  t.throws(() => loadWorkerConfig({ ANVIL_CONFIG: config, FORWARD_SECRET: 'whsec_c2hvcnQ=' }), /sources\.0\.forward\.secret must hold at least 16 bytes/, 'the forward secret is still checked')
+  t.throws(() => loadServeConfig({ ANVIL_CONFIG: config, FORWARD_SECRET, STRIPE_SECRET }), /sources\.1\.secrets\.0 names \$\{GITHUB_SECRET\}, which is not set/, 'serve verifies: it reads them all')
 })

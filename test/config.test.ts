@@ -5,8 +5,9 @@ import {
   addStallOptions, addWorkerHttpOptions, addWorkerOptions
 } from '../cli/config/options.js'
 import { isAnvilError } from '../src/shared/errors.js'
+import { loadMigrateConfig, loadReplayConfig } from '../cli/config/load-database-config.js'
 import {
-  DEV_SECRET, loadDevConfig, loadMigrateConfig, loadReplayConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
+  DEV_SECRET, loadDevConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
 } from '../cli/config/load-config.js'
 import { resolveIngressOptions } from '../src/inbound/ingress-options.js'
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/shared/constants.js'

@@ -3,39 +3,17 @@
  * with real Redis and PostgreSQL. Each test ends with a screenshot under .tap/console/ and an axe-core check
  * for serious violations on the pages it visited.
  */
-import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import t from 'tap'
+import { rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import type { BrowserContext, Page } from 'playwright-core'
-import { migrate } from '../src/db/migrate.js'
 import { signRequest } from '../src/testing/sign-request.js'
-import { startCli, type Cli } from './helpers/cli.js'
-import { consoleErrors, openBrowser, screenshot, seriousViolations } from './helpers/browser.js'
-import { TestDatabase } from './helpers/pg.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { pageErrors, settled, startConsole, STRIPE_SECRET, TOKEN } from './helpers/console.js'
 
-const TOKEN = 'console-admin-token-0123456789'
-const STRIPE_SECRET = 'whsec_console_stripe_0123456789'
-const GITHUB_SECRET = 'console-github-secret-0123456789'
 /** Markup in a payload, which must show as characters and never run. */
 const XSS = ['<script>window.__xss = 1</script>', '"><img src=x onerror="window.__xss = 2">']
 
-const dir = mkdtempSync(join(tmpdir(), 'anvil-console-'))
-const failSwitch = join(dir, 'fail')
-writeFileSync(failSwitch, 'on')
-writeFileSync(join(dir, 'sources.yaml'), [
-  'sources:',
-  '  - { name: stripe, path: /webhooks/stripe, provider: stripe, secrets: ["${STRIPE_SECRET}"] }',
-  '  - { name: github, path: /webhooks/github, provider: github, secrets: ["${GITHUB_SECRET}"] }', ''
-].join('\n'))
-
-const redis = await TestRedis.start()
-const db = await TestDatabase.create()
-t.teardown(async () => { await redis.stop(); await db.drop(); rmSync(dir, { recursive: true, force: true }) })
-await migrate(db.url)
+const { base, context, failSwitch, sendStripe, sendGithub, adminGet, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)
 
 // The receiver of the outgoing webhooks: it records what it gets and answers 200.
 const received: Array<{ headers: Record<string, unknown>, body: string }> = []
@@ -47,78 +25,6 @@ const receiver = createServer((request, response) => {
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 t.teardown(async () => await new Promise((resolve) => receiver.close(resolve)))
-
-const port = await freePort()
-const base = `http://127.0.0.1:${port}`
-const env = {
-  REDIS_URL: redis.url, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ANVIL_DATABASE_URL: db.url, ANVIL_RETRY_SCHEDULE: '600000',
-  ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_SECRET, GITHUB_SECRET, CONSOLE_FAIL_FILE: failSwitch
-}
-const server: Cli = startCli(t, ['serve'], { env: { ...env, PORT: String(port), ANVIL_ADMIN_TOKEN: TOKEN } })
-// The receiver is on loopback, which the SSRF guard refuses unless allowed.
-const worker: Cli = startCli(t, ['worker', '--handler', 'test/fixtures/console-handler.mjs'], {
-  env: { ...env, PORT: String(await freePort()), ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.1/32' }
-})
-t.teardown(async () => { await server.stop(); await worker.stop() })
-await waitFor(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200)
-
-const context: BrowserContext = await openBrowser(t)
-
-/** A Stripe event, signed as Stripe signs it, POSTed to the running server. */
-async function sendStripe (id: string, type: string, data: object): Promise<void> {
-  const signed = signRequest('stripe', { body: { id, object: 'event', type, data: { object: data } }, secret: STRIPE_SECRET })
-  const res = await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: signed.headers, body: signed.body })
-  if (res.status !== 202) throw new Error(`stripe ${id}: ${res.status} ${await res.text()}`)
-}
-
-async function sendGithub (action: string): Promise<void> {
-  const signed = signRequest('github', { body: { action, zen: 'Keep it logically awesome.' }, secret: GITHUB_SECRET, eventType: 'issues' })
-  const res = await fetch(`${base}/webhooks/github`, { method: 'POST', headers: signed.headers, body: signed.body })
-  if (res.status !== 202) throw new Error(`github: ${res.status}`)
-}
-
-async function adminGet<T> (path: string): Promise<T> {
-  const res = await fetch(`${base}/admin${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })
-  return await res.json() as T
-}
-
-async function waitFor (check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error('gave up waiting')
-}
-
-/** A new page whose last state is saved as .tap/console/<name>.png when the test ends, pass or fail. */
-async function newPage (t: Test, name: string): Promise<{ page: Page, errors: string[] }> {
-  const page = await context.newPage()
-  const errors = consoleErrors(page)
-  t.teardown(async () => {
-    await screenshot(page, name)
-    await page.close()
-  })
-  return { page, errors }
-}
-
-/** A page logged in (the session cookie is the context's), with its console errors collected. */
-async function loggedIn (t: Test, name: string): Promise<{ page: Page, errors: string[] }> {
-  const { page, errors } = await newPage(t, name)
-  await page.goto(`${base}/admin/console/`)
-  if (await page.getByLabel('Admin token').isVisible().catch(() => false)) {
-    await page.getByLabel('Admin token').fill(TOKEN)
-    await page.getByRole('button', { name: 'Log in' }).click()
-  }
-  await page.getByRole('navigation', { name: 'Sections' }).waitFor()
-  return { page, errors }
-}
-
-/** The page's errors but the API's 4xx answers, which the page shows itself (wrong token, a feature not configured). */
-const pageErrors = (errors: string[]): string[] => errors.filter((e) => !/^Failed to load resource: the server responded with a status of 4\d\d/.test(e))
-
-async function checkAccessible (t: Test, page: Page, what: string): Promise<void> {
-  t.same(await seriousViolations(page), [], `${what}: no serious axe-core violation`)
-}
 
 t.test('log in: a wrong token is refused, the right one opens a HttpOnly SameSite=Strict session', async (t) => {
   const { page, errors } = await newPage(t, 'login-overview')
@@ -133,7 +39,7 @@ t.test('log in: a wrong token is refused, the right one opens a HttpOnly SameSit
   await page.getByLabel('Admin token').focus()
   await page.keyboard.type(TOKEN)
   await page.keyboard.press('Enter')
-  await page.getByRole('heading', { name: 'Overview' }).waitFor()
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
   await page.keyboard.press('Tab')
   t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content', 'the first stop skips to the content')
   await page.keyboard.press('Tab')
@@ -154,7 +60,7 @@ t.test('a state change without the CSRF token is refused, even from the console\
   })
   t.same(answer, { status: 403, body: { error: 'Missing or wrong CSRF token (x-csrf-token)', code: 'ANVIL_ERR_CSRF' } })
   await page.reload()
-  await page.getByRole('heading', { name: 'Overview' }).waitFor()
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
   t.pass('still logged in')
 })
 
@@ -173,7 +79,7 @@ t.test('events arrive; filter by provider and status; the XSS payloads render as
   let dialogs = 0
   page.on('dialog', (dialog) => { dialogs++; void dialog.dismiss() })
   await page.getByRole('link', { name: 'Events' }).click()
-  await page.getByRole('heading', { name: 'Events' }).waitFor()
+  await page.getByRole('heading', { level: 1, name: 'Events' }).waitFor()
   await page.locator('table.events tbody tr').nth(4).waitFor()
   t.equal(await page.locator('table.events tbody tr').count(), 5, 'every event arrived')
   await checkAccessible(t, page, 'events')
@@ -257,7 +163,7 @@ t.test('a paced bulk replay can be cancelled: it stops short, and says so', asyn
 t.test('outgoing: create an endpoint (its secret shown once), edit its types, disable and enable it, rotate its secret, send a test event and see its delivery in the log', async (t) => {
   const { page, errors } = await loggedIn(t, 'endpoints')
   await page.getByRole('link', { name: 'Endpoints' }).click()
-  await page.getByRole('heading', { name: 'Endpoints' }).waitFor()
+  await page.getByRole('heading', { level: 1, name: 'Endpoints' }).waitFor()
   await page.getByLabel('URL').fill(receiverUrl)
   await page.getByLabel('Event types (comma-separated; empty: all)').fill('invoice.paid, invoice.voided')
   await page.getByLabel('Description').fill(XSS[1] as string)
@@ -295,7 +201,7 @@ t.test('outgoing: create an endpoint (its secret shown once), edit its types, di
     await new Promise((resolve) => setTimeout(resolve, 500))
     await page.reload()
     await page.getByRole('heading', { level: 1, name: 'Deliveries' }).waitFor()
-    await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null)
+    await settled(page)
   }
   t.match(await delivery.innerText(), /success\s+200\s+1\s+\d+ ms/, 'the test event, delivered: success, HTTP 200, attempt 1')
   t.equal(received.length, 1, 'the receiver got it')
@@ -313,7 +219,7 @@ t.test('every page: reachable from the navigation, no serious axe-core violation
   for (const [link, heading] of [['Events', 'Events'], ['Dead letters', 'Dead letters'], ['Endpoints', 'Endpoints'], ['Deliveries', 'Deliveries'], ['Undelivered', 'Undelivered'], ['Overview', 'Overview']] as const) {
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: link }).click()
     await page.getByRole('heading', { level: 1, name: heading }).waitFor()
-    await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null)
+    await settled(page)
     await checkAccessible(t, page, heading)
   }
   t.match(await page.getByTestId('outbox').textContent(), /^\d+ pending \(oldest .+\), \d+ failed$/, 'the outbox backlog')

@@ -9,7 +9,7 @@ import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js
 import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
-import { createWorker } from '../src/worker/worker.js'
+import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { createReplayer } from '../src/worker/replay.js'
 import { channels } from '../src/shared/diagnostics.js'
 import type { EventLogOptions } from '../src/journal/event-log.js'
@@ -25,18 +25,24 @@ async function adminApp (options: Partial<EventLogOptions> & { queueName: string
   return app
 }
 
-/** Runs events through a real worker with the journal on: one done with an effect, one dead, one redelivered. */
-async function process (queueName: string): Promise<void> {
-  const worker = createWorker(async (event) => {
-    await event.once?.('charge', () => ({ chargeId: `ch_${event.eventId ?? ''}` }))
-    if (event.eventType === 'invoice.payment_failed') throw new TypeError('cannot read amount')
-  }, { redis: redis.url, queueName, sweepIntervalMs: 0, journal: { database: db.url } })
+/** A started worker with the journal on, and its queue; both closed at the end. */
+async function journalWorker (queueName: string, handler: WebhookHandler) {
+  const worker = createWorker(handler, { redis: redis.url, queueName, sweepIntervalMs: 0, journal: { database: db.url } })
   const queue = openQueue(redis.url, queueName)
   t.teardown(async () => {
     await worker.close()
     await queue.close()
   })
   await worker.start()
+  return { worker, queue }
+}
+
+/** Runs events through a real worker with the journal on: one done with an effect, one dead, one redelivered. */
+async function process (queueName: string): Promise<void> {
+  const { worker, queue } = await journalWorker(queueName, async (event) => {
+    await event.once?.('charge', () => ({ chargeId: `ch_${event.eventId ?? ''}` }))
+    if (event.eventType === 'invoice.payment_failed') throw new TypeError('cannot read amount')
+  })
   await addJob(queue, jobData({ eventId: 'evt_ok', body: { amount: 10, currency: 'eur' } }))
   await waitFor('the first delivery', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_ok' AND status = 'done'")).length === 1)
   await addJob(queue, jobData({ eventId: 'evt_ok', body: { amount: 12, currency: 'eur' }, headers: { 'content-type': 'application/json', 'stripe-signature': 't=2,v1=def' } }))
@@ -86,6 +92,9 @@ t.test('list, show (payload, headers, attempts, effects, the diff against the pr
   t.match(event.effects, [{ action: 'charge', key: 'evt_ok:charge', result: { chargeId: 'ch_evt_ok' } }], 'the effect, applied once over two deliveries')
   t.same(event.previousDelivery.changes, [{ path: 'amount', before: 10, after: 12 }], 'the diff against the previous delivery')
   t.same(event.previousDelivery.headers, [{ path: 'stripe-signature', before: 't=1,v1=abc', after: 't=2,v1=def' }])
+  t.match(event.attemptLog, [{ attempt: 1, status: 'done' }, { attempt: 1, status: 'done' }], 'one attempt per delivery')
+  t.match((await app.inject({ url: '/admin/events/evt_bad', headers: auth })).json().attemptLog,
+    [{ attempt: 1, status: 'failed', errorClass: 'TypeError', error: 'cannot read amount' }])
   t.equal((await app.inject({ url: '/admin/events/evt_nope', headers: auth })).json().code, 'ANVIL_ERR_EVENT_NOT_FOUND')
 
   const letters = (await app.inject({ url: '/admin/dead-letters', headers: auth })).json()
@@ -108,6 +117,62 @@ t.test('list, show (payload, headers, attempts, effects, the diff against the pr
   const [letter] = await replayer.listDeadLetters({ includeReplayed: true })
   t.equal(letter?.data.replayedAs, replay.json().jobId)
   t.match(await replayer.replayDeadLetter(letter?.id ?? ''), { replayedNow: false, jobId: replay.json().jobId })
+})
+
+t.test('GET /admin/events/:id: an event failing twice then succeeding shows its three attempts with their error classes', async (t) => {
+  const queueName = 'admin-attempts'
+  const { queue } = await journalWorker(queueName, async (event) => {
+    if (event.attempt === 1) throw new TypeError('cannot read amount')
+    if (event.attempt === 2) throw Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' })
+  })
+  await addJob(queue, jobData({ eventId: 'evt_attempts', retry: [50, 50] }))
+  await waitFor('done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_attempts' AND status = 'done'")).length === 1)
+  const app = await adminApp({ database: db.url, queueName })
+  const event = (await app.inject({ url: '/admin/events/evt_attempts', headers: auth })).json()
+  t.equal(event.attempts, 3, 'the count is kept as it was')
+  t.same(event.attemptLog.map((a: { attempt: number, status: string, errorClass: string | null, error: string | null }) =>
+    ({ attempt: a.attempt, status: a.status, errorClass: a.errorClass, error: a.error })), [
+    { attempt: 1, status: 'failed', errorClass: 'TypeError', error: 'cannot read amount' },
+    { attempt: 2, status: 'failed', errorClass: 'ECONNREFUSED', error: 'connection refused' },
+    { attempt: 3, status: 'done', errorClass: null, error: null }
+  ])
+  t.ok(event.attemptLog.every((a: { startedAt: string, finishedAt: string, jobId: string }) => a.startedAt <= a.finishedAt && a.jobId === event.jobId))
+  // Retention deletes them with their event.
+  await db.query("DELETE FROM anvil.webhook_events WHERE id = 'evt_attempts'")
+  t.same(await db.query("SELECT 1 FROM anvil.webhook_event_attempts WHERE event_id = 'evt_attempts'"), [], 'the attempts go with their event')
+})
+
+t.test('a dead event replayed from Redis and then from the journal (its job not yet run) runs once', async (t) => {
+  const queueName = 'admin-both-replays'
+  let runs = 0
+  let failing = true
+  const handler = async (): Promise<void> => {
+    runs++
+    if (failing) throw new Error('down')
+  }
+  const { worker: first, queue } = await journalWorker(queueName, handler)
+  const dead = openQueue(redis.url, `${queueName}.dead`)
+  t.teardown(() => dead.close())
+  await addJob(queue, jobData({ eventId: 'evt_both_replays' }))
+  await waitFor('the dead letter', async () => await dead.count() === 1)
+  await first.close()
+  failing = false
+  runs = 0
+
+  const replayer = createReplayer({ redis: redis.url, queueName })
+  t.teardown(() => replayer.close())
+  const [letter] = await replayer.listDeadLetters()
+  const fromRedis = await replayer.replayDeadLetter(letter?.id ?? '')
+  t.equal(fromRedis.replayedNow, true)
+  const app = await adminApp({ database: db.url, queueName })
+  const fromJournal = (await app.inject({ method: 'POST', url: '/admin/events/evt_both_replays/replay', headers: auth })).json()
+  t.match(fromJournal, { id: 'evt_both_replays', replayed: true, jobId: fromRedis.jobId }, 'the journal replay is the dead-letter replay\'s job')
+  t.equal(await queue.getWaitingCount(), 1, 'one job waits')
+
+  const { worker: second } = await journalWorker(queueName, handler)
+  await waitFor('done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_both_replays' AND status = 'done'")).length === 1)
+  await second.close()
+  t.equal(runs, 1, 'the handler ran once')
 })
 
 t.test('bulk replay: a dry run is { matched }; a run is 202 { id, matched }, its GET and DELETE give { id, matched, replayed, state }', async (t) => {

@@ -72,6 +72,29 @@ t.test('failed attempts record the attempt, the error and its class; the last on
   t.equal(dead?.attempts, 3)
   t.equal(dead?.last_error, 'no luck on attempt 3')
   t.equal(dead?.error_class, 'ECONNREFUSED')
+  const log = await db.query<{ attempt: number, status: string, error_class: string, error: string }>(
+    "SELECT attempt, status, error_class, error FROM anvil.webhook_event_attempts WHERE event_id = 'evt_fail' ORDER BY attempt")
+  t.same(log, [1, 2, 3].map((n) => ({ attempt: n, status: 'failed', error_class: 'ECONNREFUSED', error: `no luck on attempt ${n}` })), 'each attempt is logged, the dead one as failed')
+})
+
+t.test('an event failing twice then succeeding logs three attempts with their error classes, in the mark\'s transaction', async (t) => {
+  const { worker, queue } = start('journal-attempt-log', async (event) => {
+    // The handler's transaction is begun, so its mark done (and its attempt's row) commit with it.
+    await event.db?.query('SELECT 1')
+    if (event.attempt === 1) throw new TypeError('cannot read amount')
+    if (event.attempt === 2) throw Object.assign(new Error('upstream timed out'), { code: 'ETIMEDOUT' })
+  })
+  await worker.start()
+  const jobId = await addJob(queue, jobData({ eventId: 'evt_third_time', retry: [50, 50] }))
+  await waitFor('done', async () => (await row('evt_third_time'))?.status === 'done')
+  const log = await db.query<{ attempt: number, status: string, error_class: string | null, error: string | null, job_id: string, started_at: Date, finished_at: Date }>(
+    "SELECT attempt, status, error_class, error, job_id, started_at, finished_at FROM anvil.webhook_event_attempts WHERE event_id = 'evt_third_time' ORDER BY attempt")
+  t.same(log.map(({ attempt, status, error_class: errorClass, error }) => ({ attempt, status, errorClass, error })), [
+    { attempt: 1, status: 'failed', errorClass: 'TypeError', error: 'cannot read amount' },
+    { attempt: 2, status: 'failed', errorClass: 'ETIMEDOUT', error: 'upstream timed out' },
+    { attempt: 3, status: 'done', errorClass: null, error: null }
+  ])
+  t.ok(log.every((a) => a.job_id === jobId && a.started_at instanceof Date && a.started_at <= a.finished_at), 'each with its job and times')
 })
 
 t.test('a rollback undoes the effects, the handler\'s writes and the mark; the retry applies them once', async (t) => {

@@ -12,6 +12,7 @@ import { resolveIngressOptions } from '../src/inbound/ingress-options.js'
 import { DEFAULT_PREFIX } from '../src/shared/constants.js'
 import { TestRedis } from './helpers/redis.js'
 import { SECRET, signed } from './helpers/app.js'
+import { signRequest } from '../testing/index.js'
 import { parseMetrics, sample } from './helpers/metrics.js'
 
 const redis = await TestRedis.start()
@@ -46,7 +47,8 @@ t.test('ingress counters, latency histogram and queue gauges on GET /metrics', a
   t.match(res.headers['content-type'], /^text\/plain/)
   const m = parseMetrics(res.body)
   t.equal(sample(m, 'anvil_webhooks_received_total', ROUTE), 5)
-  t.equal(sample(m, 'anvil_webhooks_verified_total', ROUTE), 2)
+  t.equal(sample(m, 'anvil_webhooks_verified_total', EVENT), 2, 'by event type: unknown where the preset reads none')
+  t.equal(sample(m, 'anvil_events_received_total', EVENT), 2)
   t.equal(sample(m, 'anvil_webhooks_rejected_total', { ...ROUTE, reason: 'bad_signature' }), 1)
   t.equal(sample(m, 'anvil_webhooks_rejected_total', { ...ROUTE, reason: 'malformed' }), 1)
   t.equal(sample(m, 'anvil_webhooks_rejected_total', { ...ROUTE, reason: 'too_large' }), 1)
@@ -61,6 +63,33 @@ t.test('ingress counters, latency histogram and queue gauges on GET /metrics', a
   t.ok(sample(m, 'anvil_process_resident_memory_bytes') !== undefined || sample(m, 'anvil_nodejs_heap_size_used_bytes') !== undefined,
     'process metrics, prefixed')
   t.ok([...m.keys()].every((series) => series.startsWith('anvil_')), 'every name is prefixed anvil_')
+})
+
+t.test('verified and received events by the signed event type of the preset; requests refused before verifying by route only', async (t) => {
+  const stripeSecret = 'whsec_metrics_by_type_0123456789'
+  const app = Fastify({ logger: false })
+  await app.register(anvil, { redis: redis.url, queueName: 'metrics-types', sources: [{ name: 'billing', path: '/stripe', provider: 'stripe', secrets: [stripeSecret] }] })
+  await app.register(anvilMetrics, { queue: false })
+  await app.ready()
+  t.teardown(() => app.close())
+  const send = async (id: string, type: string, secret = stripeSecret): Promise<number> => {
+    const request = signRequest('stripe', { body: { id, object: 'event', type }, secret })
+    return (await app.inject({ method: 'POST', url: '/stripe', headers: request.headers, payload: request.body })).statusCode
+  }
+  t.equal(await send('evt_1', 'invoice.paid'), 202)
+  t.equal(await send('evt_2', 'invoice.paid'), 202)
+  t.equal(await send('evt_2', 'invoice.paid'), 202, 'a duplicate is received and verified again')
+  t.equal(await send('evt_3', 'customer.created'), 202)
+  t.equal(await send('evt_4', 'forged.type', 'whsec_not_the_secret_0123456789'), 401)
+  const m = parseMetrics((await app.inject({ url: '/metrics' })).body)
+  const route = { source: 'billing', provider: 'stripe' }
+  t.equal(sample(m, 'anvil_webhooks_received_total', route), 5, 'every request, counted on arrival: no type yet')
+  for (const [name, paid, created] of [['anvil_webhooks_verified_total', 3, 1], ['anvil_events_received_total', 3, 1], ['anvil_events_enqueued_total', 2, 1]] as const) {
+    t.equal(sample(m, name, { ...route, event_type: 'invoice.paid' }), paid, `${name} invoice.paid`)
+    t.equal(sample(m, name, { ...route, event_type: 'customer.created' }), created, `${name} customer.created`)
+    t.equal(sample(m, name, { ...route, event_type: 'forged.type' }), undefined, `${name}: an unverified type is never a label`)
+  }
+  t.equal(sample(m, 'anvil_events_duplicate_total', { ...route, event_type: 'invoice.paid' }), 1)
 })
 
 t.test('worker counters: processed, failed attempts, dead-lettered, replayed; received → handled histogram; DLQ gauge', async (t) => {

@@ -12,7 +12,7 @@ import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
 import { JOB_RETENTION, type Retention } from '../../src/queue/queue-settings.js'
-import { loadSourcesFile } from './sources-file.js'
+import { loadSourcesFile, type SourcesUse } from './sources-file.js'
 import { secretProblem } from '../../src/signing/secret-problem.js'
 import { deadLetterRetentionProblem } from '../../src/queue/queue-settings.js'
 
@@ -102,7 +102,7 @@ export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & Obser
 export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & {
   host: string
   port: number
-  /** The sources file's sources: those with `forward` are forwarded by the worker. */
+  /** The sources file's sources: those with `forward` are forwarded by the worker; their `secrets` are not read (the worker verifies nothing). */
   sources?: SourceOptions[]
   /** ANVIL_OUTBOUND_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
   outboundAllowNets?: string
@@ -110,7 +110,6 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
   databaseUrl?: string
   dbSchema?: string
 }
-export type ReplayConfig = JournalCliConfig
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
   secret: string
   /** With ANVIL_DATABASE_URL, dev migrates it and sends outgoing webhooks too. */
@@ -139,7 +138,7 @@ function readSecret (env: Env, allowShort: boolean): string | undefined {
   return secret
 }
 
-function common (env: Env, flags: Flags): CommonConfig {
+export function common (env: Env, flags: Flags): CommonConfig {
   return {
     redisUrl: read(SETTINGS.redisUrl, env, flags),
     queueName: read(SETTINGS.queueName, env, flags),
@@ -159,7 +158,7 @@ function observability (env: Env, flags: Flags): ObservabilityConfig {
 }
 
 /** The sources file, when one is named; it replaces the single-source settings, so they may not be set too. */
-function sourcesFile (env: Env, flags: Flags, allowShort: boolean): SourceOptions[] | undefined {
+function sourcesFile (env: Env, flags: Flags, allowShort: boolean, use: SourcesUse = 'all'): SourceOptions[] | undefined {
   const file = read(SETTINGS.config, env, flags)
   if (file === undefined) return undefined
   for (const setting of [SETTINGS.path, SETTINGS.idempotency]) {
@@ -167,7 +166,7 @@ function sourcesFile (env: Env, flags: Flags, allowShort: boolean): SourceOption
       throw new errors.INVALID_CONFIG(`${setting.env ?? setting.flag} does not go with a sources file (${SETTINGS.config.env}): set it per source there`)
     }
   }
-  return loadSourcesFile(file, env, allowShort)
+  return loadSourcesFile(file, env, allowShort, use)
 }
 
 function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | undefined, allowShort: boolean): IngressConfig {
@@ -266,7 +265,7 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
     ...observability(env, flags),
     host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,
     port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT,
-    ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true')),
+    ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true', 'forward')),
     ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags)),
     ...outgoing(env, flags)
   }
@@ -280,52 +279,6 @@ function outgoing (env: Env, flags: Flags): { databaseUrl?: string, dbSchema?: s
 
 function optional<K extends string, V> (key: K, value: V | undefined): Partial<Record<K, V>> {
   return value === undefined ? {} : { [key]: value } as Record<K, V>
-}
-
-/** `anvil migrate`, and every command that uses PostgreSQL: the database is required there. */
-export interface DatabaseConfig {
-  databaseUrl: string
-  dbSchema?: string
-}
-
-export function loadMigrateConfig (env: Env, flags: Flags = {}): DatabaseConfig & { logLevel: LogLevel } {
-  const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
-  if (databaseUrl === undefined) {
-    throw new errors.INVALID_CONFIG(`${SETTINGS.databaseUrl.env} (or ${SETTINGS.databaseUrl.flag}) is required: the PostgreSQL URL, e.g. postgres://user@host:5432/db`)
-  }
-  return { databaseUrl, dbSchema: read(SETTINGS.dbSchema, env, flags), logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL }
-}
-
-/** `anvil replay`: by id or --all on the dead letters, or --filter through the journal's settings. */
-export function loadReplayConfig (env: Env, flags: Flags = {}): ReplayConfig {
-  return loadJournalConfig(env, flags)
-}
-
-/**
- * `anvil events` and `anvil replay --filter`: the admin API when ANVIL_ADMIN_URL (--url) is set, with
- * ANVIL_ADMIN_TOKEN; else the journal in PostgreSQL (ANVIL_DATABASE_URL) or, without it, the dead letters in Redis.
- */
-export interface JournalCliConfig extends CommonConfig {
-  admin?: { url: string, token: string }
-  databaseUrl?: string
-  dbSchema?: string
-  /** `events list --limit`. */
-  limit?: number
-}
-
-export function loadJournalConfig (env: Env, flags: Flags = {}): JournalCliConfig {
-  const url = read(SETTINGS.adminUrl, env, flags)
-  const token = read(SETTINGS.adminToken, env, flags)
-  if (url !== undefined && token === undefined) {
-    throw new errors.INVALID_CONFIG(`${nameOf(SETTINGS.adminUrl, flags)} needs ${SETTINGS.adminToken.env as string}: the admin API's token`)
-  }
-  return {
-    ...common(env, flags),
-    admin: url === undefined || token === undefined ? undefined : { url: url.replace(/\/+$/, ''), token },
-    databaseUrl: read(SETTINGS.databaseUrl, env, flags),
-    dbSchema: read(SETTINGS.dbSchema, env, flags),
-    limit: read(SETTINGS.limit, env, flags)
-  }
 }
 
 /** `anvil dev` accepts short secrets (its own DEV_SECRET among them): it is for a laptop, not for traffic. */

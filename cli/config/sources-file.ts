@@ -12,7 +12,7 @@ import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import { sourceProperties, weakSecret, type SourceOptions } from '../../src/inbound/source-options.js'
 import { compileCheck } from '../../src/shared/validate.js'
-import { forwardProblem } from '../../src/outbound/delivery/forward-options.js'
+import { forwardProblem, type ForwardOptions } from '../../src/outbound/delivery/forward-options.js'
 import { SETTINGS } from './settings.js'
 
 /** `${NAME}`: the whole secret comes from the environment variable NAME. */
@@ -75,16 +75,23 @@ function parseText (text: string, file: string): unknown {
 }
 
 /**
+ * What a command reads from the file: `all` (serve, dev: they verify), or `forward` (the worker verifies
+ * nothing, so its pod needs only the forward secrets; the sources' `secrets` are kept as written, unread).
+ */
+export type SourcesUse = 'all' | 'forward'
+
+/**
  * Parses and checks a sources file's text; `file` only names it in messages. Shared secrets must be
  * 16 bytes or more unless `allowShort` (src/signing/secret-problem.ts).
  */
-export function parseSourcesFile (text: string, file: string, env: Env = {}, allowShort = false): SourceOptions[] {
+export function parseSourcesFile (text: string, file: string, env: Env = {}, allowShort = false, use: SourcesUse = 'all'): SourceOptions[] {
   const parsed = parseText(text, file)
   const problem = checkFile(parsed)
   // The problem names a field and the rule it breaks, never the value: a secret is never quoted back.
   if (problem !== undefined) throw new errors.INVALID_CONFIG(`${file}: ${problem}`)
   const { sources } = parsed as { sources: Array<SourceOptions & { idempotency?: IdempotencyStrategy }> }
   return sources.map((source, index) => {
+    if (use === 'forward') return source.forward === undefined ? source : { ...source, forward: readForward(source, index, file, env, allowShort) }
     const secrets = source.secrets.map((secret, i) => expandSecret(secret, env, `${file}: sources.${index}.secrets.${i}`))
     const weak = weakSecret(source.provider, secrets, allowShort, `${SETTINGS.allowShortSecrets.env as string}=true`)
     if (weak !== undefined) {
@@ -92,20 +99,24 @@ export function parseSourcesFile (text: string, file: string, env: Env = {}, all
       const from = ENV_REFERENCE.exec(source.secrets[i] as string)?.[1]
       throw new errors.INVALID_CONFIG(`${file}: sources.${index}.secrets.${i}${from === undefined ? '' : ` (\${${from}})`} ${problem}`)
     }
-    if (source.forward === undefined) return { ...source, secrets }
-    const forward = { ...source.forward, secret: expandSecret(source.forward.secret, env, `${file}: sources.${index}.forward.secret`) }
-    const problem = forwardProblem(forward, allowShort)
-    if (problem !== undefined) throw new errors.INVALID_CONFIG(`${file}: sources.${index}.forward.${problem}`)
-    return { ...source, secrets, forward }
+    return source.forward === undefined ? { ...source, secrets } : { ...source, secrets, forward: readForward(source, index, file, env, allowShort) }
   })
 }
 
-export function loadSourcesFile (file: string, env: Env = {}, allowShort = false): SourceOptions[] {
+function readForward (source: SourceOptions, index: number, file: string, env: Env, allowShort: boolean): ForwardOptions {
+  const forward = { ...source.forward as ForwardOptions }
+  forward.secret = expandSecret(forward.secret, env, `${file}: sources.${index}.forward.secret`)
+  const problem = forwardProblem(forward, allowShort)
+  if (problem !== undefined) throw new errors.INVALID_CONFIG(`${file}: sources.${index}.forward.${problem}`)
+  return forward
+}
+
+export function loadSourcesFile (file: string, env: Env = {}, allowShort = false, use: SourcesUse = 'all'): SourceOptions[] {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
   } catch (err) {
     throw new errors.INVALID_CONFIG(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
   }
-  return parseSourcesFile(text, file, env, allowShort)
+  return parseSourcesFile(text, file, env, allowShort, use)
 }

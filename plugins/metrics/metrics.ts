@@ -106,7 +106,9 @@ function createInstruments (registry: Registry) {
     new TalliedCounter(registry, name, help, of)
   return {
     received: counter('anvil_webhooks_received_total', 'Webhook requests received', byRoute),
-    verified: counter('anvil_webhooks_verified_total', 'Webhook requests whose signature verified', byRoute),
+    // By the signed event type (unknown where the preset reads none, or for a batch): never a type read before verifying.
+    verified: counter('anvil_webhooks_verified_total', 'Webhook requests whose signature verified', byEvent),
+    eventReceived: counter('anvil_events_received_total', 'Verified webhook events taken in (each of a batch), before enqueueing', byEvent),
     rejected: counter('anvil_webhooks_rejected_total', 'Webhook requests refused, by reason', byReason),
     enqueued: counter('anvil_events_enqueued_total', 'Events that made a new job', byEvent),
     duplicate: counter('anvil_events_duplicate_total', 'Events already seen within the dedupe window', byEvent),
@@ -130,10 +132,11 @@ export function instrument (registry: Registry): () => void {
     metrics = createInstruments(registry)
     instrumentsOf.set(registry, metrics)
   }
-  const { received, verified, rejected, enqueued, duplicate, processed, failed, deadLettered, replayed, ingressSeconds, handledSeconds } = metrics
+  const { received, verified, eventReceived, rejected, enqueued, duplicate, processed, failed, deadLettered, replayed, ingressSeconds, handledSeconds } = metrics
   const handlers: Array<[keyof typeof channels, (message: never) => void]> = [
     ['received', (m: EventLabels) => received.inc(m)],
     ['verified', (m: EventLabels) => verified.inc(m)],
+    ['eventReceived', (m: EventLabels) => eventReceived.inc(m)],
     ['rejected', (m: RejectedMessage) => rejected.inc(m)],
     ['enqueued', (m: EnqueuedMessage) => (m.duplicate ? duplicate : enqueued).inc(m)],
     ['responded', (m: RespondedMessage) => ingressSeconds.observe(m, m.durationMs / 1000)],

@@ -114,6 +114,7 @@ export class Ingress {
     const { payload, eventType } = event
     const source = route.name
     const provider = route.scheme.name
+    publish('eventReceived', () => ({ source, provider, eventType }))
     const derived = route.deriveKey({ source, payload, headers, signature, eventId: event.eventId, json: lazyJson(payload) })
     return noteEnqueued({ source, provider, eventType }, await this.queue.enqueue({
       source,

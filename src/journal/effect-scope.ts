@@ -26,8 +26,8 @@ export interface EffectFields {
 
 export interface EffectScope {
   fields: EffectFields
-  /** Marks the event done, in the transaction when one was begun (then commits): true when it did so. */
-  commitDone: (attempt: number) => Promise<boolean>
+  /** Marks the event done and logs the attempt, in the transaction when one was begun (then commits): true when it did so. */
+  commitDone: (attempt: number, startedAt?: Date) => Promise<boolean>
   /** Rolls back whatever the handler did through `db` and `once`. */
   rollback: () => Promise<void>
 }
@@ -46,6 +46,7 @@ async function batch<R extends pg.QueryResultRow> (client: pg.PoolClient, statem
 export function effectScope (db: Database, eventId: string, jobId: string): EffectScope {
   const effects = db.table('webhook_effects')
   const events = db.table('webhook_events')
+  const attempts = db.table('webhook_event_attempts')
   let client: pg.PoolClient | undefined
   let opening: Promise<pg.PoolClient> | undefined
   let savepoints = 0
@@ -122,13 +123,17 @@ export function effectScope (db: Database, eventId: string, jobId: string): Effe
 
   return {
     fields: { db: { query }, once, effectKey },
-    async commitDone (attempt) {
+    async commitDone (attempt, startedAt) {
       if (opening === undefined) return false
       const c = await opening
+      const began = startedAt === undefined ? 'NULL' : `${literal(startedAt.toISOString())}::timestamptz`
       try {
-        // Only the job that holds the row marks it (as the batched mark does), then the commit: one round trip.
-        await send(c, [`UPDATE ${events} SET status = 'done', attempts = ${Number(attempt)}, last_error = NULL, error_class = NULL,
-          processed_at = now(), updated_at = now() WHERE id = ${literal(eventId)} AND job_id = ${literal(jobId)}`, 'COMMIT'])
+        // Only the job that holds the row marks it and logs the attempt (as the batched mark does), then the
+        // commit: one round trip.
+        await send(c, [`WITH marked AS (UPDATE ${events} SET status = 'done', attempts = ${Number(attempt)}, last_error = NULL,
+          error_class = NULL, processed_at = now(), updated_at = now() WHERE id = ${literal(eventId)} AND job_id = ${literal(jobId)} RETURNING id)
+          INSERT INTO ${attempts} (event_id, attempt, started_at, status, job_id)
+          SELECT id, ${Number(attempt)}, ${began}, 'done', ${literal(jobId)} FROM marked`, 'COMMIT'])
       } catch (err) {
         await c.query('ROLLBACK').catch(() => {})
         release()

@@ -26,6 +26,17 @@ export interface EventPage { items: EventItem[], next: string | null }
 
 export interface EventEffect { action: string, key: string, result: unknown, createdAt: string }
 
+/** One finished attempt of the event, from webhook_event_attempts. */
+export interface EventAttempt {
+  attempt: number
+  status: 'done' | 'failed'
+  startedAt: string | null
+  finishedAt: string
+  errorClass: string | null
+  error: string | null
+  jobId: string | null
+}
+
 export interface EventDetail extends EventItem {
   /** The payload as received: as text when it is UTF-8, else base64 (`payloadEncoding` says which). */
   payload: string
@@ -41,6 +52,8 @@ export interface EventDetail extends EventItem {
   deliveries: number
   replays: number
   effects: EventEffect[]
+  /** Every attempt a worker finished, oldest first (a replay's attempts follow the earlier ones; `attempts` is the count since the last replay). */
+  attemptLog: EventAttempt[]
   /** How this delivery differs from the previous one of the same id, when there was one that differs. */
   previousDelivery?: DeliveryDiff
 }
@@ -122,6 +135,9 @@ export async function getEvent (db: Database, id: string): Promise<EventDetail> 
   if (row === undefined) throw new errors.EVENT_NOT_FOUND(id)
   const effects = await db.pool.query<{ action: string, key: string, result: unknown, created_at: Date }>(
     `SELECT action, key, result, created_at FROM ${db.table('webhook_effects')} WHERE event_id = $1 ORDER BY created_at, key`, [id])
+  const attempts = await db.pool.query<{ attempt: number, status: 'done' | 'failed', started_at: Date | null, finished_at: Date, error_class: string | null, error: string | null, job_id: string | null }>(
+    `SELECT attempt, status, started_at, finished_at, error_class, error, job_id FROM ${db.table('webhook_event_attempts')}
+      WHERE event_id = $1 ORDER BY finished_at, id`, [id])
   const text = row.payload.toString('utf8')
   const utf8 = Buffer.from(text, 'utf8').equals(row.payload)
   const detail: EventDetail = {
@@ -136,7 +152,16 @@ export async function getEvent (db: Database, id: string): Promise<EventDetail> 
     processedAt: row.processed_at?.toISOString() ?? null,
     deliveries: row.deliveries,
     replays: row.replay_generation,
-    effects: effects.rows.map((e) => ({ action: e.action, key: e.key, result: e.result, createdAt: e.created_at.toISOString() }))
+    effects: effects.rows.map((e) => ({ action: e.action, key: e.key, result: e.result, createdAt: e.created_at.toISOString() })),
+    attemptLog: attempts.rows.map((a) => ({
+      attempt: a.attempt,
+      status: a.status,
+      startedAt: a.started_at?.toISOString() ?? null,
+      finishedAt: a.finished_at.toISOString(),
+      errorClass: a.error_class,
+      error: a.error,
+      jobId: a.job_id
+    }))
   }
   if (row.payload_json !== null) detail.json = row.payload_json
   const diff = row.previous_delivery === null ? undefined : deliveryDiff(row.previous_delivery, row)

@@ -55,9 +55,15 @@ interface ReplayRow {
   old_status: string
 }
 
+/**
+ * A dead event goes onto the job a replay of its dead letter makes (`r_d_<job>`, under the same dedupe key,
+ * src/worker/replay.ts): a journal replay and a dead-letter replay of it, in either order or at once, make one
+ * job. Any other event goes onto a job of its replay generation.
+ */
 const RESET = `status = 'received', attempts = 0, processed_at = NULL, updated_at = now(),
   replay_generation = e.replay_generation + 1,
-  job_id = '${REPLAY_JOB_PREFIX}j' || (e.replay_generation + 1) || '_' || md5(e.id)`
+  job_id = CASE WHEN o.old_status = 'dead' AND o.old_job_id IS NOT NULL THEN '${REPLAY_JOB_PREFIX}${DEAD_JOB_PREFIX}' || o.old_job_id
+    ELSE '${REPLAY_JOB_PREFIX}j' || (e.replay_generation + 1) || '_' || md5(e.id) END`
 const RETURNING = `RETURNING e.id, e.source, e.provider, e.event_type, e.dedupe_key, e.payload, e.content_type, e.headers,
   e.signature, e.request_id, e.received_at, e.received_at::text AS received_at_text, e.retry_schedule, e.job_id,
   o.old_job_id, o.old_status`
@@ -84,12 +90,24 @@ function jobDataOf (row: ReplayRow): WebhookJobData {
   }
 }
 
+/** How long the mark of a replayed dead letter lives when dead letters are kept for ever: a year (as replay.ts). */
+const MARK_SECONDS = 365 * 24 * 60 * 60
+
+const markTtlMs = (retention: Retention): number => 1000 * (retention.deadAgeSeconds > 0 ? retention.deadAgeSeconds : MARK_SECONDS)
+
+/** The job's id is the dead letter's replay id: the event was dead (see RESET). */
+const replaysDeadLetter = (row: ReplayRow): boolean => row.job_id.startsWith(REPLAY_JOB_PREFIX + DEAD_JOB_PREFIX)
+
 async function addJobs (target: ReplayTarget, rows: ReplayRow[]): Promise<void> {
   if (rows.length === 0) return
+  const ttl = markTtlMs(target.retention)
   await target.queue.addBulk(rows.map((row) => {
     const data = jobDataOf(row)
     const opts = jobOptions({ ...DEFAULT_QUEUE_SETTINGS, retrySchedule: data.retry, retention: target.retention })
-    return { name: JOB_NAME, data, opts: { ...opts, jobId: row.job_id } }
+    if (!replaysDeadLetter(row)) return { name: JOB_NAME, data, opts: { ...opts, jobId: row.job_id } }
+    // As a dead-letter replay adds it: if one already did (its job not yet run), this add is that job.
+    const replayOf = DEAD_JOB_PREFIX + (row.old_job_id as string)
+    return { name: JOB_NAME, data: { ...data, replayOf }, opts: { ...opts, jobId: row.job_id, deduplication: { id: row.job_id, ttl } } }
   }))
   for (const row of rows) publish('replayed', () => ({ ...labelsOf(jobDataOf(row)), deadLetterId: `journal:${row.id}`, jobId: row.job_id }))
 }
@@ -113,9 +131,6 @@ export async function replayEvent (target: ReplayTarget, id: string): Promise<Ev
   return { id: result.id, jobId: result.jobId, replayed: result.replayed }
 }
 
-/** How long the mark of a replayed dead letter lives when dead letters are kept for ever: a year (as replay.ts). */
-const MARK_SECONDS = 365 * 24 * 60 * 60
-
 /**
  * Marks the dead letters of the events just replayed (`replayedAs`, and the claim key a dead-letter replay sets),
  * so that a later dead-letter replay does not run them a second time. After the commit, and best effort: a
@@ -124,7 +139,7 @@ const MARK_SECONDS = 365 * 24 * 60 * 60
 async function markDeadLetters (target: ReplayTarget, rows: ReplayRow[]): Promise<void> {
   if (target.dead === undefined) return
   const { queue: dead, client } = target.dead
-  const ttlMs = 1000 * (target.retention.deadAgeSeconds > 0 ? target.retention.deadAgeSeconds : MARK_SECONDS)
+  const ttlMs = markTtlMs(target.retention)
   for (const row of rows) {
     if (row.old_status !== 'dead' || row.old_job_id === null) continue
     const letterId = DEAD_JOB_PREFIX + row.old_job_id

@@ -21,6 +21,8 @@ export interface FinishedEvent {
   status: Extract<EventStatus, 'done' | 'failed' | 'dead'>
   lastError?: string
   errorClass?: string
+  /** When the attempt began, for its log row. @defaultValue unknown (null) */
+  startedAt?: Date
 }
 
 export interface JournalWriter {
@@ -59,14 +61,27 @@ function startSql (events: string): string {
       request_id = EXCLUDED.request_id, received_at = EXCLUDED.received_at, retry_schedule = EXCLUDED.retry_schedule`
 }
 
-/** Only the job that holds the row may finish it: a late outcome of an earlier job never overwrites a replay's. */
-function finishSql (events: string): string {
-  return `UPDATE ${events} AS e SET status = v.status, attempts = v.attempts, last_error = v.last_error,
+/**
+ * Only the job that holds the row may finish it: a late outcome of an earlier job never overwrites a replay's.
+ * The attempt's log row goes in the same statement, only for the rows marked. As CTEs, so the combined
+ * statement can carry them too (PostgreSQL takes data-modifying WITH only at the top level).
+ */
+function finishCtes (events: string, attempts: string, first = 1): string {
+  const $ = (n: number): string => `$${n + first - 1}`
+  return `marked AS (UPDATE ${events} AS e SET status = v.status, attempts = v.attempts, last_error = v.last_error,
       error_class = v.error_class, processed_at = CASE WHEN v.status = 'done' THEN now() ELSE e.processed_at END,
       updated_at = now()
-    FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[])
-      AS v(id, job_id, attempts, status, last_error, error_class)
-    WHERE e.id = v.id AND e.job_id = v.job_id`
+    FROM unnest(${$(1)}::text[], ${$(2)}::text[], ${$(3)}::int[], ${$(4)}::text[], ${$(5)}::text[], ${$(6)}::text[], ${$(7)}::timestamptz[])
+      AS v(id, job_id, attempts, status, last_error, error_class, started_at)
+    WHERE e.id = v.id AND e.job_id = v.job_id
+    RETURNING v.id, v.job_id, v.attempts, v.status, v.last_error, v.error_class, v.started_at),
+  logged AS (INSERT INTO ${attempts} (event_id, attempt, started_at, status, error_class, error, job_id)
+    SELECT id, attempts, started_at, CASE WHEN status = 'done' THEN 'done' ELSE 'failed' END, error_class, last_error, job_id
+    FROM marked RETURNING 1)`
+}
+
+function finishSql (events: string, attempts: string): string {
+  return `WITH ${finishCtes(events, attempts)} SELECT (SELECT count(*) FROM marked) AS finished`
 }
 
 /** Batches of distinct ids, in id order: one statement may not upsert a row twice, and a fixed order cannot deadlock. */
@@ -103,17 +118,17 @@ type Write = { kind: 'start', event: StartedEvent } | { kind: 'finish', event: F
 function finishValues (items: FinishedEvent[]): unknown[] {
   return [
     items.map((i) => i.id), items.map((i) => i.jobId), items.map((i) => i.attempt), items.map((i) => i.status),
-    items.map((i) => pgText(i.lastError?.slice(0, MAX_ERROR_LENGTH)) ?? null), items.map((i) => pgText(i.errorClass) ?? null)
+    items.map((i) => pgText(i.lastError?.slice(0, MAX_ERROR_LENGTH)) ?? null), items.map((i) => pgText(i.errorClass) ?? null),
+    items.map((i) => i.startedAt ?? null)
   ]
 }
 
 /**
- * One statement per round for both kinds: the rows to start and the outcomes to record, as two data-modifying
- * CTEs, so a batch costs one round trip and one commit whatever its mix.
+ * One statement per round for both kinds: the rows to start and the outcomes to record (with their attempts'
+ * log rows), as data-modifying CTEs, so a batch costs one round trip and one commit whatever its mix.
  */
-function combinedSql (start: string, finish: string): string {
-  const shifted = finish.replace(/\$(\d+)/g, (_m, n: string) => `$${Number(n) + 15}`)
-  return `WITH started AS (${start} RETURNING 1), finished AS (${shifted} RETURNING 1) SELECT (SELECT count(*) FROM started) AS started, (SELECT count(*) FROM finished) AS finished`
+function combinedSql (start: string, events: string, attempts: string): string {
+  return `WITH started AS (${start} RETURNING 1), ${finishCtes(events, attempts, 16)} SELECT (SELECT count(*) FROM started) AS started, (SELECT count(*) FROM marked) AS finished`
 }
 
 /** Runs one write; with `synchronous` false, in a transaction that commits without waiting for the disk. */
@@ -130,9 +145,10 @@ async function write (db: Database, synchronous: boolean, text: string, values: 
 
 export function createJournalWriter (db: Database, maxBatch: number, synchronous = true): JournalWriter {
   const events = db.table('webhook_events')
+  const attempts = db.table('webhook_event_attempts')
   const start = startSql(events)
-  const finish = finishSql(events)
-  const both = combinedSql(start, finish)
+  const finish = finishSql(events, attempts)
+  const both = combinedSql(start, events, attempts)
   const writes = new WriteBatcher<Write>(async (items) => {
     // A row is written at most once per statement (PostgreSQL would apply only one of two changes to it).
     for (const round of rounds(items.map((w) => ({ id: w.event.id, write: w })))) {

@@ -109,7 +109,9 @@ export function redisEventLog (options: EventLogOptions): EventLog {
         processedAt: null,
         deliveries: 1,
         replays: letter.data.replayedAs === undefined ? 0 : 1,
-        effects: []
+        effects: [],
+        // A dead letter keeps only its last failure (in lastError and errorClass), not each attempt.
+        attemptLog: []
       }
       return detail
     },

@@ -20,17 +20,18 @@ const gaveUp = (err: unknown): boolean => (err as Error | null)?.name === 'Unrec
 export async function runJournaled (journal: Journal, handler: (event: WebhookEvent) => unknown, event: WebhookEvent, job: JournaledJob): Promise<void> {
   const { jobId, data, attempt, maxAttempts } = job
   const id = journalIdOf(data)
+  const startedAt = new Date()
   await journal.started({ id, jobId, attempt, data })
   const scope = journal.scope(id, jobId)
   Object.assign(event, scope.fields)
   try {
     await handler(event)
-    if (!await scope.commitDone(attempt)) await journal.finished({ id, jobId, attempt, status: 'done' })
+    if (!await scope.commitDone(attempt, startedAt)) await journal.finished({ id, jobId, attempt, status: 'done', startedAt })
   } catch (err) {
     await scope.rollback()
     const status = attempt >= maxAttempts || gaveUp(err) ? 'dead' : 'failed'
     // The attempt fails either way; a journal that cannot record it now still shows `processing`.
-    await journal.finished({ id, jobId, attempt, status, lastError: errorMessageOf(err), errorClass: errorClassOf(err) }).catch(() => {})
+    await journal.finished({ id, jobId, attempt, status, lastError: errorMessageOf(err), errorClass: errorClassOf(err), startedAt }).catch(() => {})
     throw err
   }
 }

@@ -22,6 +22,8 @@ export type RejectionReason = 'bad_signature' | 'stale' | 'malformed' | 'too_lar
 
 export interface ReceivedMessage extends EventLabels {}
 export interface VerifiedMessage extends EventLabels {}
+/** One verified webhook event (each event of a batch), before it is enqueued: its type is the signed one. */
+export interface EventReceivedMessage extends EventLabels {}
 export interface RejectedMessage extends EventLabels { reason: RejectionReason }
 export interface EnqueuedMessage extends EventLabels {
   jobId: string
@@ -40,6 +42,7 @@ export const channels = {
   received: channel('anvil:ingress:received') as Channel<ReceivedMessage>,
   verified: channel('anvil:ingress:verified') as Channel<VerifiedMessage>,
   rejected: channel('anvil:ingress:rejected') as Channel<RejectedMessage>,
+  eventReceived: channel('anvil:ingress:event-received') as Channel<EventReceivedMessage>,
   enqueued: channel('anvil:ingress:enqueued') as Channel<EnqueuedMessage>,
   responded: channel('anvil:ingress:responded') as Channel<RespondedMessage>,
   processed: channel('anvil:worker:processed') as Channel<ProcessedMessage>,

@@ -135,7 +135,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     void deadLetterIfFinal(job, err)
     // A job failed without its processor (it stalled out) was never marked by it.
     if (journal !== undefined && job.finishedOn !== undefined && job.failedReason === STALLED_MESSAGE) {
-      journal.finished({ id: journalIdOf(job.data), jobId: job.id as string, attempt: job.attemptsMade, status: 'dead', lastError: err.message, errorClass: 'stalled' })
+      journal.finished({ id: journalIdOf(job.data), jobId: job.id as string, attempt: job.attemptsMade, status: 'dead', lastError: err.message, errorClass: 'stalled', startedAt: job.processedOn === undefined ? undefined : new Date(job.processedOn) })
         .catch((err: Error) => log.warn({ jobId: job.id, err: err.message }, 'anvil worker: journal write failed'))
     }
   })

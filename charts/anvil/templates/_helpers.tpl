@@ -209,6 +209,9 @@ the ConfigMap. Renders nothing; fails with one line.
 {{- if not (kindIs "map" $source) }}
 {{- fail (printf "sources[%d] must be a source: { path, provider, secrets, … } (README: Provider presets)" $i) }}
 {{- end }}
+{{- if hasKey $source "forward" }}
+{{- fail (printf "sources[%d].forward: set worker.forward instead (it forwards every source, its secret from a Secret)" $i) }}
+{{- end }}
 {{- if not $source.secrets }}
 {{- fail (printf "sources[%d] needs secrets: [\"${NAME}\"], with NAME in sourceSecrets" $i) }}
 {{- end }}
@@ -227,16 +230,59 @@ the ConfigMap. Renders nothing; fails with one line.
 {{/* Where the server reads the sources file the ConfigMap holds. */}}
 {{- define "anvil.sourcesDir" -}}/etc/anvil{{- end -}}
 
+{{/* True when the worker forwards (worker.forward.url set), checked: its secret must come from a Secret. */}}
+{{- define "anvil.forwarding" -}}
+{{- $forward := .Values.worker.forward | default dict -}}
+{{- if $forward.url -}}
+{{- $secret := $forward.secret | default dict -}}
+{{- if or (not (kindIs "map" $secret)) (not $secret.name) (not $secret.key) -}}
+{{- fail "worker.forward.secret needs { name: <Secret>, key: <key in it> }: the signing secret of the forwarded requests, never written in values" -}}
+{{- end -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{/*
-The worker's command. `worker.handler` is required; this is where another way to handle events (a forward
-to the user's service) adds its branch, and its name to the message.
+The worker's command: the user's handler module, or forward mode (no handler: the sources file it is given
+forwards every source). Exactly one of the two.
 */}}
 {{- define "anvil.workerArgs" -}}
-{{- if .Values.worker.handler -}}
+{{- $forwarding := include "anvil.forwarding" . -}}
+{{- if and .Values.worker.handler $forwarding -}}
+{{- fail "worker.handler and worker.forward.url do not go together: forward mode sends every source's events to worker.forward.url, so the handler would never run; set one" -}}
+{{- else if .Values.worker.handler -}}
 ["worker", "--handler", {{ .Values.worker.handler | quote }}]
+{{- else if $forwarding -}}
+["worker"]
 {{- else -}}
-{{- fail "worker.handler is required: the path of your handler module in an image built FROM Anvil's (README: Helm chart); the sample handler would mark every real event done unhandled" -}}
+{{- fail "worker.handler or worker.forward.url is required: your handler module in an image built FROM Anvil's, or your service's URL to forward each event to (README: Helm chart); the sample handler would mark every real event done unhandled" -}}
 {{- end -}}
+{{- end -}}
+
+{{/* The environment variable the worker's sources file names for the forward secret. */}}
+{{- define "anvil.forwardSecretEnv" -}}ANVIL_FORWARD_SECRET{{- end -}}
+
+{{/*
+The worker's sources file in forward mode: the sources (or, without them, the single default source, named
+`default` as the server names it), each forwarding to worker.forward with its secret a ${NAME} reference.
+The worker reads only the forward secret (it verifies nothing): the sources' own secrets stay unread.
+*/}}
+{{- define "anvil.workerSources" -}}
+{{- $forward := dict "url" .Values.worker.forward.url "secret" (printf "${%s}" (include "anvil.forwardSecretEnv" .)) -}}
+{{- with .Values.worker.forward.scheme }}{{ $_ := set $forward "scheme" . }}{{ end -}}
+{{- $sources := list -}}
+{{- if .Values.sources -}}
+{{- range .Values.sources }}{{ $sources = append $sources (merge (dict "forward" $forward) .) }}{{ end -}}
+{{- else -}}
+{{- $sources = list (dict "name" "default" "path" .Values.server.path "secrets" (list "${WEBHOOK_SECRET}") "forward" $forward) -}}
+{{- end -}}
+{{- toYaml (dict "sources" $sources) -}}
+{{- end -}}
+
+{{/* ANVIL_OUTBOUND_ALLOW_NETS from worker.forward.allowNets: a string, or a list joined with commas. */}}
+{{- define "anvil.forwardAllowNets" -}}
+{{- $nets := .Values.worker.forward.allowNets -}}
+{{- if kindIs "slice" $nets }}{{ join "," $nets }}{{ else }}{{ $nets | default "" }}{{ end -}}
 {{- end -}}
 
 {{/* A Kubernetes memory quantity in bytes: whole numbers with Ki, Mi, Gi, Ti, k, M, G or T, or none. Call with (list value "where"). */}}

@@ -39,7 +39,7 @@ export function Deliveries ({ route }: { route: Route }) {
       <Loading loaded={deliveries} feature='outbound'>{(page) => (
         <>
           <table>
-            <caption>{page.items.length} deliveries</caption>
+            <caption>{page.items.length} {page.items.length === 1 ? 'delivery' : 'deliveries'}</caption>
             <thead><tr>
               <th scope='col'>At</th><th scope='col'>Status</th><th scope='col'>HTTP</th><th scope='col'>Attempt</th><th scope='col'>Duration</th>
               <th scope='col'>Message</th><th scope='col'>Endpoint</th><th scope='col'>Error</th><th scope='col'>Action</th>

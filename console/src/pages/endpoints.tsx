@@ -52,11 +52,13 @@ function EndpointRow ({ endpoint, onChanged, onSecret }: { endpoint: Endpoint, o
   const [since, setSince] = useState('')
   const [note, setNote] = useState<string | null>(null)
   const [error, setError] = useState<Error | null>(null)
-  const run = (label: string, work: () => Promise<unknown>) => (e?: Event) => {
+  const run = <T,>(label: string | ((result: T) => string), work: () => Promise<T>) => (e?: Event) => {
     e?.preventDefault()
     setError(null); setNote(null)
-    work().then(() => { setNote(label); onChanged() }, setError)
+    work().then((result) => { setNote(typeof label === 'string' ? label : label(result)); onChanged() }, setError)
   }
+  const recovered = ({ messageIds }: { messageIds: string[] }): string =>
+    `Recovery queued: ${messageIds.length} ${messageIds.length === 1 ? 'message' : 'messages'}`
   return (
     <li class='endpoint' data-testid='endpoint'>
       <h3>{endpoint.url}</h3>
@@ -74,7 +76,7 @@ function EndpointRow ({ endpoint, onChanged, onSecret }: { endpoint: Endpoint, o
         <Field label='Event types'><input value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></Field>
         <button type='submit'>Save types</button>
       </form>
-      <form class='inline' aria-label={`Recover ${endpoint.url}`} onSubmit={run('Recovery queued', async () => await api('POST', `${path}/recover`, { since }))}>
+      <form class='inline' aria-label={`Recover ${endpoint.url}`} onSubmit={run(recovered, async () => await api<{ messageIds: string[] }>('POST', `${path}/recover`, { since }))}>
         <Field label='Re-send what failed since (ISO time)'><input value={since} required onInput={(e) => setSince((e.target as HTMLInputElement).value)} /></Field>
         <button type='submit'>Recover</button>
       </form>

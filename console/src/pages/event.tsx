@@ -13,9 +13,36 @@ interface EventDetail extends EventItem {
   contentType: string | null
   headers: Record<string, string>
   effects: Array<{ action: string, key: string, result: unknown, createdAt: string }>
+  /** Absent from a server older than the attempts' log. */
+  attemptLog?: Attempt[]
   deliveries?: number
   replays?: number
   previousDelivery?: { receivedAt: unknown, payloadChanged: boolean, changes: Change[], headers: Change[] }
+}
+
+interface Attempt {
+  attempt: number, status: 'done' | 'failed', startedAt: string | null, finishedAt: string,
+  errorClass: string | null, error: string | null, jobId: string | null
+}
+
+function Attempts ({ attempts }: { attempts: Attempt[] }) {
+  return (
+    <section aria-labelledby='attempts-title'>
+      <h2 id='attempts-title'>Attempts</h2>
+      {attempts.length === 0 ? <p>None recorded.</p> : (
+        <table data-testid='attempts'>
+          <thead><tr><th scope='col'>#</th><th scope='col'>Status</th><th scope='col'>Started</th><th scope='col'>Finished</th><th scope='col'>Error</th><th scope='col'>Job</th></tr></thead>
+          <tbody>{attempts.map((a, i) => (
+            <tr key={i}>
+              <td>{a.attempt}</td><td><Status value={a.status} /></td><td><Time value={a.startedAt} /></td>
+              <td><Time value={a.finishedAt} /></td><td>{a.errorClass !== null ? `${a.errorClass}: ` : ''}{a.error ?? (a.errorClass === null ? '—' : '')}</td>
+              <td><code>{a.jobId ?? '—'}</code></td>
+            </tr>
+          ))}</tbody>
+        </table>
+      )}
+    </section>
+  )
 }
 
 /** Header names whose values are credentials: never shown, even if the server sent them. */
@@ -37,6 +64,11 @@ function Payload ({ event }: { event: EventDetail }) {
   )
 }
 
+/** A changed credential header shows that it changed, never its values (as in the headers table). */
+const redacted = (c: Change): Partial<Change> => CREDENTIAL.test(c.path)
+  ? { before: c.before === undefined ? undefined : '[redacted]', after: c.after === undefined ? undefined : '[redacted]' }
+  : {}
+
 function Diff ({ diff }: { diff: NonNullable<EventDetail['previousDelivery']> }) {
   return (
     <section aria-labelledby='diff-title'>
@@ -44,7 +76,7 @@ function Diff ({ diff }: { diff: NonNullable<EventDetail['previousDelivery']> })
       {diff.changes.length === 0 && diff.payloadChanged && <p>The bytes changed (not JSON on both sides).</p>}
       <table>
         <thead><tr><th scope='col'>Field</th><th scope='col'>Before</th><th scope='col'>After</th></tr></thead>
-        <tbody>{[...diff.changes, ...diff.headers.map((c) => ({ ...c, path: `header ${c.path}` }))].map((c) => (
+        <tbody>{[...diff.changes, ...diff.headers.map((c) => ({ ...c, ...redacted(c), path: `header ${c.path}` }))].map((c) => (
           <tr key={c.path}><th scope='row'>{c.path}</th><td><code>{text(c.before)}</code></td><td><code>{text(c.after)}</code></td></tr>
         ))}</tbody>
       </table>
@@ -93,6 +125,7 @@ export function EventPage ({ id }: { id: string }) {
             <button type='button' onClick={doReplay}>Replay</button>
             {replay !== null && <p role='status' class={replay.state === 'error' ? 'error' : 'ok'}>{replay.message}</p>}
           </div>
+          {e.attemptLog !== undefined && <Attempts attempts={e.attemptLog} />}
           <Payload event={e} />
           <section aria-labelledby='headers-title'>
             <h2 id='headers-title'>Headers</h2>

@@ -1,0 +1,55 @@
+/**
+ * The configuration of the commands that read PostgreSQL or the admin API rather than serve: `migrate`,
+ * `events` and `replay`. The same settings table and rules as cli/config/load-config.ts.
+ */
+import { errors } from '../../src/shared/errors.js'
+import { DEFAULT_LOG_LEVEL, SETTINGS, nameOf, read, type Env, type Flags, type LogLevel } from './settings.js'
+import { common, type CommonConfig } from './load-config.js'
+
+/** `anvil migrate`, and every command that uses PostgreSQL: the database is required there. */
+export interface DatabaseConfig {
+  databaseUrl: string
+  dbSchema?: string
+}
+
+export function loadMigrateConfig (env: Env, flags: Flags = {}): DatabaseConfig & { logLevel: LogLevel } {
+  const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
+  if (databaseUrl === undefined) {
+    throw new errors.INVALID_CONFIG(`${SETTINGS.databaseUrl.env} (or ${SETTINGS.databaseUrl.flag}) is required: the PostgreSQL URL, e.g. postgres://user@host:5432/db`)
+  }
+  return { databaseUrl, dbSchema: read(SETTINGS.dbSchema, env, flags), logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL }
+}
+
+/** `anvil replay`: by id or --all on the dead letters, or --filter through the journal's settings. */
+export type ReplayConfig = JournalCliConfig
+
+export function loadReplayConfig (env: Env, flags: Flags = {}): ReplayConfig {
+  return loadJournalConfig(env, flags)
+}
+
+/**
+ * `anvil events` and `anvil replay --filter`: the admin API when ANVIL_ADMIN_URL (--url) is set, with
+ * ANVIL_ADMIN_TOKEN; else the journal in PostgreSQL (ANVIL_DATABASE_URL) or, without it, the dead letters in Redis.
+ */
+export interface JournalCliConfig extends CommonConfig {
+  admin?: { url: string, token: string }
+  databaseUrl?: string
+  dbSchema?: string
+  /** `events list --limit`. */
+  limit?: number
+}
+
+export function loadJournalConfig (env: Env, flags: Flags = {}): JournalCliConfig {
+  const url = read(SETTINGS.adminUrl, env, flags)
+  const token = read(SETTINGS.adminToken, env, flags)
+  if (url !== undefined && token === undefined) {
+    throw new errors.INVALID_CONFIG(`${nameOf(SETTINGS.adminUrl, flags)} needs ${SETTINGS.adminToken.env as string}: the admin API's token`)
+  }
+  return {
+    ...common(env, flags),
+    admin: url === undefined || token === undefined ? undefined : { url: url.replace(/\/+$/, ''), token },
+    databaseUrl: read(SETTINGS.databaseUrl, env, flags),
+    dbSchema: read(SETTINGS.dbSchema, env, flags),
+    limit: read(SETTINGS.limit, env, flags)
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The console's test harness: a real `anvil serve` (admin on) and `anvil worker` (test/fixtures/console-handler.mjs,
+ * outgoing webhooks to loopback allowed) on a private Redis and PostgreSQL database, a real Chromium, and the
+ * helpers the console tests share. Shared by test/console-*.test.ts.
+ */
+import type { Test } from 'tap'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { BrowserContext, Page } from 'playwright-core'
+import { migrate } from '../../src/db/migrate.js'
+import { signRequest } from '../../src/testing/sign-request.js'
+import { startCli } from './cli.js'
+import { consoleErrors, openBrowser, screenshot, seriousViolations } from './browser.js'
+import { TestDatabase } from './pg.js'
+import { freePort, TestRedis } from './redis.js'
+
+export const TOKEN = 'console-admin-token-0123456789'
+export const STRIPE_SECRET = 'whsec_console_stripe_0123456789'
+export const GITHUB_SECRET = 'console-github-secret-0123456789'
+
+export interface ConsoleHarness {
+  base: string
+  context: BrowserContext
+  /** While this file exists, the handler fails events flagged `fail` or `dead` (test/fixtures/console-handler.mjs). */
+  failSwitch: string
+  /** A Stripe event, signed as Stripe signs it, POSTed to the running server (to source `stripe` unless told). */
+  sendStripe: (id: string, type: string, data: object, source?: string) => Promise<void>
+  sendGithub: (action: string) => Promise<void>
+  adminGet: <T>(path: string) => Promise<T>
+  adminPost: <T>(path: string, body?: object) => Promise<T>
+  waitFor: (check: () => Promise<boolean>) => Promise<void>
+  /** A new page whose last state is saved as .tap/console/<name>.png when the test ends, pass or fail. */
+  newPage: (t: Test, name: string) => Promise<{ page: Page, errors: string[] }>
+  /** A page logged in (the session cookie is the context's), with its console errors collected. */
+  loggedIn: (t: Test, name: string) => Promise<{ page: Page, errors: string[] }>
+  checkAccessible: (t: Test, page: Page, what: string) => Promise<void>
+}
+
+/** Polls a check every 100 ms until it holds; a guard against a hang, not a timing assertion. */
+export async function waitFor (check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error('gave up waiting')
+}
+
+/** The page's errors but the API's 4xx answers, which the page shows itself (wrong token, a feature not configured). */
+export const pageErrors = (errors: string[]): string[] => errors.filter((e) => !/^Failed to load resource: the server responded with a status of 4\d\d/.test(e))
+
+/** Waits for the page's loads to end (nothing aria-busy). */
+export async function settled (page: Page): Promise<void> {
+  await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null)
+}
+
+/** Everything started for `t` (the file's root test) and stopped at its end. */
+export async function startConsole (t: Test): Promise<ConsoleHarness> {
+  const dir = mkdtempSync(join(tmpdir(), 'anvil-console-'))
+  const failSwitch = join(dir, 'fail')
+  writeFileSync(failSwitch, 'on')
+  writeFileSync(join(dir, 'sources.yaml'), [
+    'sources:',
+    '  - { name: stripe, path: /webhooks/stripe, provider: stripe, secrets: ["${STRIPE_SECRET}"] }',
+    '  - { name: github, path: /webhooks/github, provider: github, secrets: ["${GITHUB_SECRET}"] }',
+    // Keyed by payload, not by the event id: an id sent again with other bytes is a new delivery (the journal diffs it).
+    '  - { name: stripe-resent, path: /webhooks/stripe-resent, provider: stripe, secrets: ["${STRIPE_SECRET}"], idempotency: payload }', ''
+  ].join('\n'))
+
+  const redis = await TestRedis.start()
+  const db = await TestDatabase.create()
+  t.teardown(async () => { await redis.stop(); await db.drop(); rmSync(dir, { recursive: true, force: true }) })
+  await migrate(db.url)
+
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const env = {
+    REDIS_URL: redis.url, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ANVIL_DATABASE_URL: db.url, ANVIL_RETRY_SCHEDULE: '600000',
+    ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_SECRET, GITHUB_SECRET, CONSOLE_FAIL_FILE: failSwitch
+  }
+  const server = startCli(t, ['serve'], { env: { ...env, PORT: String(port), ANVIL_ADMIN_TOKEN: TOKEN } })
+  // The receivers are on loopback, which the SSRF guard refuses unless allowed.
+  const worker = startCli(t, ['worker', '--handler', 'test/fixtures/console-handler.mjs'], {
+    env: { ...env, PORT: String(await freePort()), ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.1/32' }
+  })
+  t.teardown(async () => { await server.stop(); await worker.stop() })
+  await waitFor(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200)
+
+  const context = await openBrowser(t)
+
+  async function send (source: string, signed: { headers: Record<string, string>, body: string }, what: string): Promise<void> {
+    const res = await fetch(`${base}/webhooks/${source}`, { method: 'POST', headers: signed.headers, body: signed.body })
+    if (res.status !== 202) throw new Error(`${what}: ${res.status} ${await res.text()}`)
+  }
+
+  async function admin<T> (method: string, path: string, body?: object): Promise<T> {
+    const res = await fetch(`${base}/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    return await res.json() as T
+  }
+
+  async function newPage (t: Test, name: string): Promise<{ page: Page, errors: string[] }> {
+    const page = await context.newPage()
+    const errors = consoleErrors(page)
+    t.teardown(async () => {
+      await screenshot(page, name)
+      await page.close()
+    })
+    return { page, errors }
+  }
+
+  return {
+    base,
+    context,
+    failSwitch,
+    sendStripe: async (id, type, data, source = 'stripe') => await send(source,
+      signRequest('stripe', { body: { id, object: 'event', type, data: { object: data } }, secret: STRIPE_SECRET }), `stripe ${id}`),
+    sendGithub: async (action) => await send('github',
+      signRequest('github', { body: { action, zen: 'Keep it logically awesome.' }, secret: GITHUB_SECRET, eventType: 'issues' }), 'github'),
+    adminGet: async <T>(path: string) => await admin<T>('GET', path),
+    adminPost: async <T>(path: string, body?: object) => await admin<T>('POST', path, body ?? {}),
+    waitFor,
+    newPage,
+    async loggedIn (t, name) {
+      const { page, errors } = await newPage(t, name)
+      await page.goto(`${base}/admin/console/`)
+      if (await page.getByLabel('Admin token').isVisible().catch(() => false)) {
+        await page.getByLabel('Admin token').fill(TOKEN)
+        await page.getByRole('button', { name: 'Log in' }).click()
+      }
+      await page.getByRole('navigation', { name: 'Sections' }).waitFor()
+      return { page, errors }
+    },
+    async checkAccessible (t, page, what) {
+      t.same(await seriousViolations(page), [], `${what}: no serious axe-core violation`)
+    }
+  }
+}
