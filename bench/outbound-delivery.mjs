@@ -21,7 +21,13 @@ const values = benchArgs({
   seconds: { type: 'string', default: '20' },
   'hang-timeout': { type: 'string', default: '10000' },
   /** The delivery worker's per-endpoint cap in the throughput drains; the isolation case keeps the default. */
-  'max-in-flight': { type: 'string' }
+  'max-in-flight': { type: 'string' },
+  /** Only the paired drains (CPU per delivery and deliveries/s), not the isolation case. */
+  /** The per-endpoint cap of the isolation case (the worker's default when not given). */
+  'isolation-max-in-flight': { type: 'string' },
+  'no-isolation': { type: 'boolean', default: false },
+  /** Unmeasured drains of each side first, so the JIT's warm-up falls on neither side's first measured run. */
+  warmup: { type: 'string', default: '1' }
 })
 const maxInFlightPerEndpoint = values['max-in-flight'] === undefined ? undefined : Number(values['max-in-flight'])
 const quick = values.quick
@@ -64,14 +70,16 @@ async function fill (queue, endpoints) {
 async function drain (side, queueName) {
   let first = 0
   let last = 0
+  let cpuFirst
+  let cpu
   let completed = 0
   let failed = 0
   let done
   const finished = new Promise((resolve) => { done = resolve })
   const onCompleted = () => {
     const now = performance.now()
-    if (completed === 0) first = now
-    if (++completed === jobs) { last = now; done() }
+    if (completed === 0) { first = now; cpuFirst = process.cpuUsage() }
+    if (++completed === jobs) { last = now; cpu = process.cpuUsage(cpuFirst); done() }
   }
   let close
   if (side === 'anvil') {
@@ -101,7 +109,9 @@ async function drain (side, queueName) {
     await close()
   }
   if (failed > 0) throw new Error(`outbound: ${failed} deliveries failed on ${side}`)
-  return (jobs - 1) / ((last - first) / 1000)
+  // This process's CPU (user + system) per delivery from the first completion to the last: the worker's own cost,
+  // steadier on a shared machine than deliveries/s (the receiver and Redis run in other processes).
+  return { rate: (jobs - 1) / ((last - first) / 1000), cpuUs: (cpu.user + cpu.system) / (jobs - 1) }
 }
 
 /** One endpoint of ten hangs; jobs offered at `rate`/s for `seconds`; the healthy endpoints' enqueue → completed latency. */
@@ -112,7 +122,8 @@ async function isolation (circuit) {
   const latencies = []
   const worker = createDeliveryWorker({
     redis: redis.url, store, queueName, prefix: PREFIX, concurrency, allowNets: '127.0.0.0/8', timeoutMs: hangTimeoutMs,
-    retrySchedule: [60_000], circuit: circuit ? { failureThreshold: 3, openMs: 60_000 } : false
+    retrySchedule: [60_000], circuit: circuit ? { failureThreshold: 3, openMs: 60_000 } : false,
+    ...(values['isolation-max-in-flight'] === undefined ? {} : { maxInFlightPerEndpoint: Number(values['isolation-max-in-flight']) })
   })
   worker.worker.on('completed', (job) => {
     if (job.data.endpointId !== 'ep_0') latencies.push(job.finishedOn - job.timestamp)
@@ -142,20 +153,32 @@ const isolationRows = []
 try {
   for (const endpoints of endpointCounts) {
     const rates = { anvil: [], floor: [] }
-    for (let run = 0; run < runs; run++) {
+    const cpus = { anvil: [], floor: [] }
+    for (let run = -(quick ? 0 : Number(values.warmup)); run < runs; run++) {
       for (const side of run % 2 === 0 ? ['anvil', 'floor'] : ['floor', 'anvil']) {
         const queueName = `outbound_${side}`
         const queue = new Queue(queueName, { connection: { url: redis.url }, prefix: PREFIX })
         await fill(queue, endpoints)
         await queue.close()
-        rates[side].push(await drain(side, queueName))
+        const result = await drain(side, queueName)
+        if (run < 0) continue
+        rates[side].push(result.rate)
+        cpus[side].push(result.cpuUs)
       }
     }
-    const row = { endpoints, anvil: spread(rates.anvil), floor: spread(rates.floor), ratio: spread(rates.anvil.map((a, i) => a / rates.floor[i])) }
+    const row = {
+      endpoints,
+      anvil: spread(rates.anvil),
+      floor: spread(rates.floor),
+      ratio: spread(rates.anvil.map((a, i) => a / rates.floor[i])),
+      anvilCpu: spread(cpus.anvil),
+      floorCpu: spread(cpus.floor),
+      cpuRatio: spread(cpus.floor.map((f, i) => f / cpus.anvil[i]))
+    }
     rows.push(row)
-    console.error(`outbound: ${endpoints} endpoint(s): anvil ${Math.round(row.anvil.median)}/s, floor ${Math.round(row.floor.median)}/s, ratio ${row.ratio.median.toFixed(2)}`)
+    console.error(`outbound: ${endpoints} endpoint(s): anvil ${Math.round(row.anvil.median)}/s ${Math.round(row.anvilCpu.median)} µs CPU, floor ${Math.round(row.floor.median)}/s ${Math.round(row.floorCpu.median)} µs CPU, ratio ${row.ratio.median.toFixed(2)} (CPU floor/anvil ${row.cpuRatio.median.toFixed(2)}) [anvil CPU ${cpus.anvil.map(Math.round).join(',')}; floor ${cpus.floor.map(Math.round).join(',')}]`)
   }
-  for (const circuit of [true, false]) {
+  for (const circuit of values['no-isolation'] ? [] : [true, false]) {
     const result = await isolation(circuit)
     isolationRows.push({ circuit, ...result })
     console.error(`outbound isolation (circuit ${circuit ? 'on' : 'off'}): healthy p50 ${result.p50} ms, p99 ${result.p99} ms, ${result.delivered}/${result.healthy}`)
@@ -171,10 +194,11 @@ const markdown = [
   'delivery log a no-op). **floor**: a raw BullMQ `Worker` doing an undici POST of the same body. Deliveries/s from the first completion',
   `to the last; ${runs} paired run(s), order alternated, median [min–max]; the ratio is per run (target ≥ 0.9). Per-endpoint cap:`,
   `${maxInFlightPerEndpoint ?? 'the default (half the concurrency)'}.`, '',
-  '| endpoints | anvil deliveries/s | floor deliveries/s | anvil / floor |',
-  '|---|---|---|---|'
+  'CPU µs per delivery: this process (the worker) from the first completion to the last; floor / anvil per run.', '',
+  '| endpoints | anvil deliveries/s | floor deliveries/s | anvil / floor | anvil CPU µs/delivery | floor CPU µs/delivery | CPU floor / anvil |',
+  '|---|---|---|---|---|---|---|'
 ]
-for (const r of rows) markdown.push(`| ${r.endpoints} | ${showSpread(r.anvil)} | ${showSpread(r.floor)} | ${showSpread(r.ratio, 2)} |`)
+for (const r of rows) markdown.push(`| ${r.endpoints} | ${showSpread(r.anvil)} | ${showSpread(r.floor)} | ${showSpread(r.ratio, 2)} | ${showSpread(r.anvilCpu)} | ${showSpread(r.floorCpu)} | ${showSpread(r.cpuRatio, 2)} |`)
 markdown.push('', `Isolation: ten endpoints, one never answering (timeout ${hangTimeoutMs} ms), ${rate} jobs/s offered for ${seconds} s at concurrency`,
   `${concurrency}; enqueue → completed of the nine healthy endpoints' deliveries (target p99 < 1 s with the circuit breaker).`, '',
   '| circuit breaker (per-endpoint cap: the default) | healthy delivered | p50 ms | p99 ms | max ms |', '|---|---|---|---|---|')

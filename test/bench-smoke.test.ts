@@ -42,7 +42,8 @@ t.test('bench/job-cost.mjs runs alone and prints a row per job: the floor, Anvil
 t.test('bench/outbound-delivery.mjs runs alone and prints the throughput rows and the isolation rows', { timeout: GIVE_UP_MS }, async (t) => {
   const { stdout } = await run(process.execPath, ['bench/outbound-delivery.mjs', '--quick'], { timeout: GIVE_UP_MS })
   t.match(stdout, /^## Outbound delivery/m)
-  for (const endpoints of [1, 10]) t.match(stdout, new RegExp(`^\\| ${endpoints} \\| \\d+ \\| \\d+ \\| [\\d.]+ \\|$`, 'm'), `${endpoints} endpoint(s)`)
+  // deliveries/s of each side, their ratio, then each side's CPU µs per delivery and the CPU ratio
+  for (const endpoints of [1, 10]) t.match(stdout, new RegExp(`^\\| ${endpoints} \\| \\d+ \\| \\d+ \\| [\\d.]+ \\| \\d+ \\| \\d+ \\| [\\d.]+ \\|$`, 'm'), `${endpoints} endpoint(s)`)
   t.match(stdout, /^\| on \(3 failures, 60 s open\) \| \d+\/\d+ \| \d+ \| \d+ \| \d+ \|$/m)
   t.match(stdout, /^\| off \(the per-endpoint cap alone\) \| \d+\/\d+ \|/m)
 })
@@ -86,7 +87,7 @@ t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with e
 
   const outbound = report.sections['outbound-delivery']
   t.same(outbound.rows.map((r: { endpoints: number }) => r.endpoints), [1, 10])
-  for (const row of outbound.rows) t.match(row, { anvil: spread, floor: spread, ratio: spread })
+  for (const row of outbound.rows) t.match(row, { anvil: spread, floor: spread, ratio: spread, anvilCpu: spread, floorCpu: spread, cpuRatio: spread })
   const publish = report.sections['outbound-publish']
   t.match(publish, { row: { anvil: spread, floor: spread, ratio: spread }, latency: { total: Number, delivered: Number, p50: Number, p99: Number } })
   t.equal(publish.latency.delivered, publish.latency.total, 'every published message reached the receiver')

@@ -79,7 +79,7 @@ t.test('the per-endpoint bulkhead: a fast endpoint waits its turn, a slow one se
   t.ok('release' in first && 'release' in second, 'up to the cap at once')
   t.ok('release' in await gate.enter('ep_2'), 'other endpoints are not counted')
   let entered = false
-  const third = gate.enter('ep_1').then((entry) => { entered = true; return entry })
+  const third = Promise.resolve(gate.enter('ep_1')).then((entry) => { entered = true; return entry })
   await new Promise((resolve) => setImmediate(resolve))
   t.notOk(entered, 'over the cap: waits')
   if ('release' in first) first.release()

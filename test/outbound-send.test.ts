@@ -71,6 +71,32 @@ t.test('a receiver that sends headers then stalls its error body is a timeout', 
   t.match(await post(receiver.url + '/stall', 300), { success: false, errorClass: 'timeout' })
 })
 
+t.test('an error answer dripping a byte at a time, never idle for long, is cut at the total timeout', async (t) => {
+  let stopped = false
+  const receiver = await startReceiver((_req, res) => {
+    res.writeHead(500)
+    const drip = setInterval(() => { if (!res.write('.')) return }, 20)
+    res.on('close', () => { clearInterval(drip); stopped = true })
+  })
+  t.teardown(() => receiver.close())
+  // Each byte comes well inside undici's body idle timeout: only the total deadline can end this.
+  const result = await post(receiver.url + '/drip', 400)
+  t.match(result, { success: false, errorClass: 'timeout', errorMessage: /400 ms/ })
+  await new Promise<void>((resolve) => { const check = (): void => { stopped ? resolve() : setTimeout(check, 10) }; check() })
+  t.ok(stopped, 'the connection was dropped')
+})
+
+t.test('a 2xx answer dripping its body still counts as delivered once the total timeout cuts it', async (t) => {
+  const receiver = await startReceiver((_req, res) => {
+    res.writeHead(200)
+    const drip = setInterval(() => { res.write('ok') }, 20)
+    res.on('close', () => clearInterval(drip))
+  })
+  t.teardown(() => receiver.close())
+  const result = await post(receiver.url + '/drip-ok', 300)
+  t.match(result, { success: true, httpStatus: 200, responseHead: /^(ok)+$/ })
+})
+
 t.test('a 1 GB answer is capped: 4 KiB kept, the rest never read', async (t) => {
   let written = 0
   let closed = false

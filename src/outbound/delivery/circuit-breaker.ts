@@ -29,7 +29,12 @@ const STATE_TTL_MS = 7 * 24 * 3_600_000
 /** Jobs waiting on an open circuit come back spread over this much, not all at once. */
 const SPREAD_MS = 1000
 
+/** Frozen: shared by every admission of a clean endpoint. */
+const CLEAN: Admission = Object.freeze({ send: true, probe: false, dirty: false })
+
 export interface CircuitBreaker {
+  /** The admission of an endpoint read clean lately, without asking Redis; undefined when `admit` must ask. */
+  admitCached (endpointId: string, now?: number): Admission | undefined
   admit (endpointId: string, now?: number): Promise<Admission>
   /** Records an outcome of a job `admit` let through. */
   record (endpointId: string, success: boolean, admission: { probe: boolean, dirty: boolean }, now?: number): Promise<CircuitChange>
@@ -44,8 +49,12 @@ export function createCircuitBreaker (client: RedisClient, keyPrefix: string, se
   const clean = new Map<string, number>()
 
   return {
+    admitCached (endpointId, now = Date.now()) {
+      return (clean.get(endpointId) ?? 0) > now ? CLEAN : undefined
+    },
+
     async admit (endpointId, now = Date.now()) {
-      if ((clean.get(endpointId) ?? 0) > now) return { send: true, probe: false, dirty: false }
+      if ((clean.get(endpointId) ?? 0) > now) return CLEAN
       const [failures, openUntil] = await client.hmget(keyOf(endpointId), 'failures', 'openUntil')
       if (openUntil === null && failures === null && cleanCacheMs > 0) {
         // Bounded: the cache is cleared whole when it grows past what any worker has endpoints in flight.

@@ -38,7 +38,13 @@ export interface DeliverDeps {
 }
 
 /** Headers every delivery carries besides its signature. */
-const BASE_HEADERS = { 'content-type': 'application/json', 'user-agent': 'anvil-webhooks' }
+const CONTENT_TYPE = 'application/json'
+const USER_AGENT = 'anvil-webhooks'
+/** The entry of a worker without a per-endpoint cap. */
+const UNGATED = { release () {} }
+
+/** The admission of a worker without a circuit breaker. */
+const OPEN_ROAD = { send: true as const, probe: false, dirty: false }
 
 /** An attempt that never reached the network (a bad URL, a gone endpoint). */
 function refusedLocally (errorClass: string, errorMessage: string): SendResult {
@@ -62,7 +68,8 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   }
   const { secrets, rateLimit } = state as NonNullable<typeof state>
 
-  const entry = deps.gate === undefined ? { release () {} } : await deps.gate.enter(endpointId)
+  const entering = deps.gate === undefined ? UNGATED : deps.gate.enter(endpointId)
+  const entry = entering instanceof Promise ? await entering : entering
   if ('retryAt' in entry) await wait(job, token, entry.retryAt)
   let result: SendResult
   let admission: { send: true, probe: boolean, dirty: boolean }
@@ -71,11 +78,13 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
       const retryAt = await deps.rateLimit.take(endpointId, rateLimit)
       if (retryAt !== undefined) await wait(job, token, retryAt)
     }
-    const admitted = deps.circuit === undefined ? { send: true as const, probe: false, dirty: false } : await deps.circuit.admit(endpointId)
+    const admitted = deps.circuit === undefined ? OPEN_ROAD : deps.circuit.admitCached(endpointId) ?? await deps.circuit.admit(endpointId)
     if (!admitted.send) await wait(job, token, admitted.retryAt)
     admission = admitted as typeof admission
     const timestamp = Math.floor(Date.now() / 1000)
-    const headers = { ...BASE_HEADERS, ...signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets }) }
+    const headers = signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets })
+    headers['content-type'] = CONTENT_TYPE
+    headers['user-agent'] = USER_AGENT
     result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
   } finally {
     (entry as { release: () => void }).release()
@@ -120,12 +129,16 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
     messageId,
     endpointId,
     attempt: job.attemptsMade + 1,
-    ...(result.httpStatus === undefined ? {} : { httpStatus: result.httpStatus }),
     durationMs: result.durationMs,
-    ...(result.errorClass === undefined ? {} : { errorClass: result.errorClass, errorMessage: result.errorMessage }),
     responseHead: result.responseHead,
     payloadSha256: sha256Hex(body),
     success: result.success
+  }
+  // Set only when known: the log tells an attempt that got no answer from one that did.
+  if (result.httpStatus !== undefined) attempt.httpStatus = result.httpStatus
+  if (result.errorClass !== undefined) {
+    attempt.errorClass = result.errorClass
+    attempt.errorMessage = result.errorMessage
   }
   let recorded: { failingSince?: Date | null } | undefined
   if (deps.store.recordAttempt !== undefined) {
@@ -133,7 +146,7 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
   } else {
     await job.log(JSON.stringify(attempt))
   }
-  callHook(deps, 'onAttempt', () => deps.onAttempt?.(attempt))
+  if (deps.onAttempt !== undefined) callHook(deps, 'onAttempt', () => deps.onAttempt?.(attempt))
   publishOutbound('delivered', () => ({ endpointId, eventType, outcome: result.success ? 'success' : result.errorClass ?? 'failed', durationMs: result.durationMs }))
   return recorded
 }

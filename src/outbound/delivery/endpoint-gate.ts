@@ -12,13 +12,15 @@ export interface GateSettings {
 
 export type GateEntry = { release: () => void } | { retryAt: number }
 
-interface EndpointLoad { starts: number[], waiters: Array<() => void> }
+/** One timer per endpoint, not per waiting job: it wakes every waiter to look again once the oldest may be slow. */
+interface EndpointLoad { starts: number[], waiters: Array<() => void>, timer: NodeJS.Timeout | undefined }
 
 /** Delayed jobs of one slow endpoint come back spread over this much. */
 const SPREAD_MS = 1000
 
 export interface EndpointGate {
-  enter (endpointId: string): Promise<GateEntry>
+  /** Synchronous when the endpoint is under its cap (the common case), a promise when the job has to wait. */
+  enter (endpointId: string): GateEntry | Promise<GateEntry>
 }
 
 export function createEndpointGate (settings: GateSettings): EndpointGate {
@@ -28,42 +30,56 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
     const index = load.starts.indexOf(start)
     if (index !== -1) load.starts.splice(index, 1)
     const next = load.waiters.shift()
-    if (next !== undefined) next()
-    else if (load.starts.length === 0) loads.delete(endpointId)
+    if (next !== undefined) {
+      if (load.waiters.length === 0 && load.timer !== undefined) {
+        clearTimeout(load.timer)
+        load.timer = undefined
+      }
+      next()
+    } else if (load.starts.length === 0) loads.delete(endpointId)
+  }
+
+  function wakeAll (load: EndpointLoad): void {
+    load.timer = undefined
+    for (const wake of load.waiters.splice(0)) wake()
+  }
+
+  /** Admits at once when under the cap; otherwise undefined and the oldest delivery's start. */
+  function admit (endpointId: string, now: number): GateEntry | undefined {
+    let load = loads.get(endpointId)
+    if (load === undefined) {
+      load = { starts: [], waiters: [], timer: undefined }
+      loads.set(endpointId, load)
+    }
+    if (load.starts.length >= settings.maxInFlight) return undefined
+    // A start time shared by two deliveries is still one entry each: indexOf removes one.
+    load.starts.push(now)
+    const current = load
+    let released = false
+    return { release: () => { if (!released) { released = true; release(endpointId, current, now) } } }
+  }
+
+  async function enterSlowly (endpointId: string): Promise<GateEntry> {
+    for (;;) {
+      const now = Date.now()
+      const admitted = admit(endpointId, now)
+      if (admitted !== undefined) return admitted
+      const load = loads.get(endpointId) as EndpointLoad
+      const oldest = Math.min(...load.starts)
+      const age = now - oldest
+      // Back after about as long as the endpoint has been sitting on its oldest delivery, at most a timeout.
+      if (age >= settings.slowAfterMs) return { retryAt: now + Math.min(settings.timeoutMs, age) + Math.floor(Math.random() * SPREAD_MS) }
+      await new Promise<void>((resolve) => {
+        load.waiters.push(resolve)
+        // The oldest only gets younger as deliveries end, so the first waiter's timer is never late.
+        load.timer ??= setTimeout(wakeAll, settings.slowAfterMs - age, load)
+      })
+    }
   }
 
   return {
-    async enter (endpointId) {
-      for (;;) {
-        let load = loads.get(endpointId)
-        if (load === undefined) {
-          load = { starts: [], waiters: [] }
-          loads.set(endpointId, load)
-        }
-        const now = Date.now()
-        if (load.starts.length < settings.maxInFlight) {
-          // A start time shared by two deliveries is still one entry each: indexOf removes one.
-          const start = now
-          load.starts.push(start)
-          const current = load
-          let released = false
-          return { release: () => { if (!released) { released = true; release(endpointId, current, start) } } }
-        }
-        const oldest = Math.min(...load.starts)
-        const age = now - oldest
-        // Back after about as long as the endpoint has been sitting on its oldest delivery, at most a timeout.
-        if (age >= settings.slowAfterMs) return { retryAt: now + Math.min(settings.timeoutMs, age) + Math.floor(Math.random() * SPREAD_MS) }
-        const current = load
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            const at = current.waiters.indexOf(wake)
-            if (at !== -1) current.waiters.splice(at, 1)
-            resolve()
-          }, settings.slowAfterMs - (now - oldest))
-          const wake = (): void => { clearTimeout(timer); resolve() }
-          current.waiters.push(wake)
-        })
-      }
+    enter (endpointId) {
+      return admit(endpointId, Date.now()) ?? enterSlowly(endpointId)
     }
   }
 }

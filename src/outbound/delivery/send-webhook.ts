@@ -3,12 +3,12 @@
  * answer kept and the rest never read (the socket is dropped), so a huge or endless answer holds nothing;
  * redirects not followed. It never throws: every outcome is a `SendResult`.
  */
-import { request, type Dispatcher } from 'undici'
+import type { Dispatcher } from 'undici'
 import { parseRetryAfter } from './retry-after.js'
+import { errorClassOf, statusClass, type DeliveryErrorClass } from './send-outcome.js'
+import { trackDeadline, untrackDeadline } from './send-deadlines.js'
 
-/** Why an attempt failed, for the delivery log and the metrics. */
-export type DeliveryErrorClass =
-  'timeout' | 'connect' | 'dns' | 'ssrf' | 'network' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'http_other'
+export { errorClassOf, type DeliveryErrorClass } from './send-outcome.js'
 
 export interface SendRequest {
   url: string
@@ -36,88 +36,142 @@ export interface SendResult {
   retryAfterMs?: number
 }
 
-function statusClass (status: number): DeliveryErrorClass | undefined {
-  if (status >= 200 && status < 300) return undefined
-  if (status >= 300 && status < 400) return 'http_3xx'
-  if (status >= 400 && status < 500) return 'http_4xx'
-  if (status >= 500 && status < 600) return 'http_5xx'
-  return 'http_other'
-}
+/** Origin and path of each endpoint URL, parsed once (the same few URLs come back on every delivery); bounded. */
+const targets = new Map<string, { origin: string, path: string }>()
+const MAX_CACHED_TARGETS = 10_000
 
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'UND_ERR_SOCKET'])
-const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'ENODATA'])
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT'])
-
-/** The class of a thrown error; `timedOut` when our own deadline fired. */
-export function errorClassOf (err: unknown, timedOut: boolean): DeliveryErrorClass {
-  if (timedOut) return 'timeout'
-  for (let e = err as { code?: unknown, cause?: unknown } | undefined, depth = 0; e !== undefined && e !== null && depth < 4; e = e.cause as typeof e, depth++) {
-    const code = typeof e.code === 'string' ? e.code : ''
-    if (code === 'ANVIL_ERR_OUTBOUND_ADDRESS_REFUSED') return 'ssrf'
-    if (TIMEOUT_CODES.has(code)) return 'timeout'
-    if (DNS_CODES.has(code)) return 'dns'
-    if (CONNECT_CODES.has(code)) return 'connect'
+function targetOf (url: string): { origin: string, path: string } {
+  let target = targets.get(url)
+  if (target === undefined) {
+    const parsed = new URL(url)
+    if (targets.size >= MAX_CACHED_TARGETS) targets.clear()
+    target = { origin: parsed.origin, path: parsed.pathname + parsed.search }
+    targets.set(url, target)
   }
-  return 'network'
+  return target
 }
 
-/** Reads at most `cap` bytes, then drops the rest of the body (and with it the connection) unread. */
-async function readHead (body: Dispatcher.ResponseData['body'], cap: number): Promise<string> {
-  const chunks: Buffer[] = []
-  let kept = 0
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    const room = cap - kept
-    chunks.push(room >= chunk.length ? chunk : chunk.subarray(0, room))
-    kept += Math.min(room, chunk.length)
-    if (kept >= cap) {
-      body.destroy()
-      break
+/** Why an exchange was cut short on our side (the cap reached, or the deadline). */
+const CAP_REACHED = new Error('answer cap reached')
+
+/**
+ * undici's handler for one exchange, straight on the dispatcher: no response stream, no AbortController; the
+ * deadline is kept by one shared coarse timer (`send-deadlines.ts`), which calls `expire`.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  status = 0
+  retryAfter: string | undefined = undefined
+  chunks: Buffer[] | undefined = undefined
+  kept = 0
+  settled = false
+  timedOut = false
+  controller: Dispatcher.DispatchController | undefined = undefined
+  resolve!: (result: SendResult) => void
+
+  constructor (readonly started: number, readonly deadline: number, readonly options: SendOptions) {}
+
+  onRequestStart (controller: Dispatcher.DispatchController): void {
+    this.controller = controller
+    if (this.settled) controller.abort(CAP_REACHED)
+  }
+
+  onResponseStart (_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    this.status = statusCode
+    if (statusCode === 429 || statusCode === 503) {
+      const value = headers['retry-after']
+      this.retryAfter = Array.isArray(value) ? value[0] : value
     }
   }
-  return Buffer.concat(chunks).toString('utf8')
+
+  onResponseData (controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const cap = this.options.responseCapBytes
+    const room = cap - this.kept
+    if (room <= 0) return
+    const part = room >= chunk.length ? chunk : chunk.subarray(0, room)
+    if (this.chunks === undefined) this.chunks = [part]
+    else this.chunks.push(part)
+    this.kept += part.length
+    // The rest is never read: aborting drops the socket.
+    if (this.kept >= cap) controller.abort(CAP_REACHED)
+  }
+
+  onResponseEnd (): void {
+    this.answered()
+  }
+
+  onResponseError (_controller: Dispatcher.DispatchController, err: Error): void {
+    // The status arrived: a 2xx whose body then stalls still counts as delivered; the cap is a complete answer.
+    if (err === CAP_REACHED || (this.status >= 200 && this.status < 300)) return this.answered()
+    this.failed(err)
+  }
+
+  /** Called by the deadline timer. */
+  expire (): void {
+    this.timedOut = true
+    if (this.controller !== undefined && !this.controller.aborted) this.controller.abort(new Error('deadline'))
+    // Not dispatched yet (waiting for a connection): it is over now; the dispatch is aborted if it ever starts.
+    else if (this.status >= 200 && this.status < 300) this.answered()
+    else this.failed(new Error('deadline'))
+  }
+
+  private answered (): void {
+    if (this.settled) return
+    this.settled = true
+    untrackDeadline(this)
+    const status = this.status
+    const result: SendResult = {
+      success: false,
+      httpStatus: status,
+      durationMs: Math.round(performance.now() - this.started),
+      responseHead: this.chunks === undefined ? '' : Buffer.concat(this.chunks).toString('utf8')
+    }
+    const errorClass = statusClass(status)
+    if (errorClass === undefined) result.success = true
+    else {
+      result.errorClass = errorClass
+      result.errorMessage = `HTTP ${status}`
+    }
+    if (this.retryAfter !== undefined) {
+      const retryAfterMs = parseRetryAfter(this.retryAfter)
+      if (retryAfterMs !== undefined) result.retryAfterMs = retryAfterMs
+    }
+    this.resolve(result)
+  }
+
+  private failed (err: Error): void {
+    if (this.settled) return
+    this.settled = true
+    untrackDeadline(this)
+    const errorClass = errorClassOf(err, this.timedOut)
+    const errorMessage = errorClass === 'timeout' ? `no complete answer within ${this.options.timeoutMs} ms` : err.message
+    this.resolve({ success: false, durationMs: Math.round(performance.now() - this.started), errorClass, errorMessage, responseHead: '' })
+  }
 }
 
 export async function sendWebhook (req: SendRequest, options: SendOptions): Promise<SendResult> {
   const started = performance.now()
-  const controller = new AbortController()
-  let timedOut = false
-  const timer = setTimeout(() => { timedOut = true; controller.abort() }, options.timeoutMs)
-  const elapsed = (): number => Math.round(performance.now() - started)
+  const exchange = new Exchange(started, started + options.timeoutMs, options)
+  let target: { origin: string, path: string }
   try {
-    const response = await request(req.url, {
+    target = targetOf(req.url)
+  } catch (err) {
+    return { success: false, durationMs: 0, errorClass: 'network', errorMessage: (err as Error).message, responseHead: '' }
+  }
+  const done = new Promise<SendResult>((resolve) => { exchange.resolve = resolve })
+  trackDeadline(exchange)
+  try {
+    options.dispatcher.dispatch({
+      origin: target.origin,
+      path: target.path,
       method: 'POST',
       headers: req.headers,
       body: req.body,
-      dispatcher: options.dispatcher,
-      signal: controller.signal,
+      // undici's own timers as a backstop; the total deadline is the shared timer's.
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs
-    })
-    const status = response.statusCode
-    let responseHead = ''
-    try {
-      // An empty answer (204, Content-Length: 0) needs no reader.
-      if (status === 204 || response.headers['content-length'] === '0') await response.body.dump()
-      else responseHead = await readHead(response.body, options.responseCapBytes)
-    } catch (err) {
-      // The status arrived: a 2xx whose body then stalls still counts as delivered, anything else as its status says.
-      if (!(status >= 200 && status < 300)) throw err
-    }
-    const errorClass = statusClass(status)
-    const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined
-    return {
-      success: errorClass === undefined,
-      httpStatus: status,
-      durationMs: elapsed(),
-      ...(errorClass === undefined ? {} : { errorClass, errorMessage: `HTTP ${status}` }),
-      responseHead,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs })
-    }
+    }, exchange)
   } catch (err) {
-    const errorClass = errorClassOf(err, timedOut)
-    const errorMessage = errorClass === 'timeout' ? `no complete answer within ${options.timeoutMs} ms` : (err as Error).message
-    return { success: false, durationMs: elapsed(), errorClass, errorMessage, responseHead: '' }
-  } finally {
-    clearTimeout(timer)
+    exchange.onResponseError(undefined as unknown as Dispatcher.DispatchController, err as Error)
   }
+  return await done
 }
