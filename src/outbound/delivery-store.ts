@@ -1,10 +1,9 @@
 import { inTransaction, type Database } from '../db/database.js'
 import type { DeliveryAttempt } from './delivery/delivery-job.js'
+import { DEFAULT_RESPONSE_CAP_BYTES } from './delivery/delivery-options.js'
 import type { DatabaseDeliveryStore, RecordedAttempt, StoredEndpointState } from './outbound-job.js'
 
 export const DEFAULT_SECRET_CACHE_MS = 5000
-/** The log keeps the start of a response: enough to read an error page, never a whole download. */
-export const RESPONSE_HEAD_BYTES = 4096
 
 export interface DeliveryStoreOptions {
   /** How long a process reuses an endpoint's secrets before reading them again. @defaultValue 5000 */
@@ -60,7 +59,7 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
              response_head, payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
           [attempt.messageId, attempt.endpointId, attempt.attempt, attempt.success ? 'success' : 'failed', attempt.httpStatus ?? null,
             Math.max(0, Math.round(attempt.durationMs)), attempt.errorClass ?? null, attempt.errorMessage ?? null,
-            attempt.responseHead === '' ? null : cutUtf8(attempt.responseHead, RESPONSE_HEAD_BYTES), attempt.payloadSha256])
+            attempt.responseHead === '' ? null : cutUtf8(attempt.responseHead, DEFAULT_RESPONSE_CAP_BYTES), attempt.payloadSha256])
         const updated = await client.query<{ failing_since: Date | null }>(
           `UPDATE ${endpoints} SET last_delivery_at = now(), last_delivery_status = $2,
              failing_since = CASE WHEN $2 = 'success' THEN NULL ELSE coalesce(failing_since, now()) END

@@ -41,7 +41,7 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   maxInFlightPerEndpoint: Type.Optional(Whole(1, 10_000)),
   /** One POST, connection to last byte read, gives up after this long. @defaultValue 10000 */
   timeoutMs: Type.Optional(Whole(1, 300_000)),
-  /** Bytes of each answer kept in the delivery log; the rest is never read. @defaultValue 4096 */
+  /** Bytes of each answer read; the rest is never read, and the delivery log keeps at most the first 4096. @defaultValue 4096 */
   responseCapBytes: Type.Optional(Whole(0, 1_048_576)),
   /** `'standard-webhooks'`, delays in ms, or `{ attempts, exponentialMs }`; must match the dispatcher's job attempts. @defaultValue `'standard-webhooks'` */
   retrySchedule: Type.Optional(RetryScheduleSettingSchema),
