@@ -7,8 +7,6 @@ import { Opaque, Whole } from '../shared/schemas.js'
 export const DEFAULT_JOURNAL_RETENTION_DAYS = 30
 /** How often the worker deletes expired rows. */
 export const DEFAULT_JOURNAL_RETENTION_INTERVAL_MS = 60 * 60 * 1000
-/** Rows a retention pass deletes per statement, so no statement holds its locks for long. */
-export const DEFAULT_JOURNAL_DELETE_BATCH = 1000
 /** Events one journal write carries at most. */
 export const DEFAULT_JOURNAL_WRITE_BATCH = 200
 

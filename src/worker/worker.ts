@@ -7,6 +7,7 @@ import { labelsOf, publish } from '../shared/diagnostics.js'
 import { deadLetter, noteUnrecoverable, pruneDeadLetters, sweepFailed, type DeadLetterData } from './dead-letter.js'
 import { errors } from '../shared/errors.js'
 import { within } from '../shared/within.js'
+import { every, type Repeating } from '../shared/every.js'
 import { type WebhookJobData } from '../queue/job-data.js'
 import { toEvent, type WebhookEvent } from './webhook-event.js'
 import { checkClusterPrefix } from '../redis/connect.js'
@@ -162,8 +163,8 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     }
   }
 
-  let timer: NodeJS.Timeout | undefined
-  let pruneTimer: NodeJS.Timeout | undefined
+  let sweeper: Repeating | undefined
+  let pruner: Repeating | undefined
   let running = false
   let closing: Promise<void> | undefined
 
@@ -173,22 +174,11 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     return seen
   }
 
-  function scheduleSweep (): void {
-    if (sweepIntervalMs === 0 || closing !== undefined) return
-    timer = setTimeout(() => {
-      sweep().catch((err: Error) => log.warn({ err: err.message }, 'anvil worker: sweep failed'))
-        .finally(scheduleSweep)
-    }, sweepIntervalMs)
-    timer.unref()
-  }
+  const sweepTrouble = (err: Error): void => log.warn({ err: err.message }, 'anvil worker: sweep failed')
 
-  function schedulePrune (): void {
-    if (journal === undefined || journal.retentionIntervalMs === 0 || closing !== undefined) return
-    pruneTimer = setTimeout(() => {
-      journal.prune().catch((err: Error) => log.warn({ err: err.message }, 'anvil worker: journal retention failed'))
-        .finally(schedulePrune)
-    }, journal.retentionIntervalMs)
-    pruneTimer.unref()
+  async function prune (journal: Journal): Promise<void> {
+    const deleted = await journal.prune()
+    if (deleted > 0) log.info({ deleted }, 'anvil worker: journal retention deleted old events')
   }
 
   return {
@@ -203,15 +193,18 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
       worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil worker: stopped'))
       await worker.waitUntilReady()
       if (sweepIntervalMs > 0) {
-        await sweep().catch((err: Error) => log.warn({ err: err.message }, 'anvil worker: sweep failed'))
-        scheduleSweep()
+        await sweep().catch(sweepTrouble)
+        if (closing === undefined) sweeper = every(sweepIntervalMs, sweep, sweepTrouble)
       }
-      schedulePrune()
+      if (journal !== undefined && journal.retentionIntervalMs > 0 && closing === undefined) {
+        pruner = every(journal.retentionIntervalMs, async () => await prune(journal),
+          (err) => log.warn({ err: err.message }, 'anvil worker: journal retention failed'))
+      }
     },
     close () {
       closing ??= (async () => {
-        clearTimeout(timer)
-        clearTimeout(pruneTimer)
+        sweeper?.stop()
+        pruner?.stop()
         const graceful = worker.close().then(() => true, (err: Error) => {
           log.warn({ err: err.message }, 'anvil worker: close failed')
           return true
