@@ -9,19 +9,23 @@ export interface OutgoingConfig {
   redisUrl: string
   prefix?: string
   outboundAllowNets?: string
+  /** ANVIL_OUTBOUND_RETENTION_DAYS; undefined: the core's default. */
+  outboundRetentionDays?: number
 }
 
 /**
- * The outgoing side of `anvil worker` (ANVIL_DATABASE_URL set): the outbox dispatcher and the delivery worker
- * on the database's store. Closed by the lifecycle, delivery first, so attempts in flight are still recorded.
+ * The outgoing side of `anvil worker` (ANVIL_DATABASE_URL set): the outbox dispatcher, its retention and the
+ * delivery worker on the database's store. Closed by the lifecycle, delivery first, so attempts in flight are still recorded.
  * The service is returned for the metrics (the outbox gauges read it).
  */
 export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): Outbound {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
   const outbound = createOutbound({
-    database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log
+    database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log,
+    ...(config.outboundRetentionDays === undefined ? {} : { retentionDays: config.outboundRetentionDays })
   })
   life.add('outbox', async () => await outbound.close())
+  outbound.startRetention()
   const delivery = createDeliveryWorker({
     redis: config.redisUrl, store: outbound.store, ...prefix, logger: log,
     ...(config.outboundAllowNets === undefined ? {} : { allowNets: config.outboundAllowNets }),

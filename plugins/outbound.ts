@@ -15,7 +15,7 @@ import { compileCheck } from '../src/shared/validate.js'
 const { logger: _logger, ...serviceProperties } = OutboundOptionsSchema.properties
 
 const pluginProperties = {
-  /** Dispatch the outbox from this process (LISTEN plus poll); `anvil worker` does it otherwise. @defaultValue false */
+  /** Dispatch the outbox from this process (LISTEN plus poll) and prune it (`retentionDays`); `anvil worker` does both otherwise. @defaultValue false */
   runDispatcher: Type.Optional(Type.Boolean()),
   /** Apply the SQL migrations when the plugin starts (`anvil migrate` does it otherwise). @defaultValue false */
   migrate: Type.Optional(Type.Boolean())
@@ -54,6 +54,7 @@ const anvilOutbound: FastifyPluginAsync<AnvilOutboundOptions> = async (app, opti
   if (runDispatcher) {
     app.addHook('onReady', async () => {
       outbound.dispatcher.start().catch((err: Error) => app.log.error({ err: err.message }, 'anvil outbound: dispatcher start failed'))
+      outbound.startRetention()
     })
   }
   app.addHook('onClose', async () => await outbound.close())

@@ -35,6 +35,24 @@ t.test('no handler, a database: outgoing only, from publish to a signed delivery
   t.notMatch(worker.output, /whsec_/, 'no secret in the log')
 })
 
+t.test('ANVIL_OUTBOUND_RETENTION_DAYS reaches the worker, which prunes the outbox as it starts', async (t) => {
+  const back = (days: number): string => `now() - make_interval(days => ${days})`
+  await db.query(`INSERT INTO anvil.outbox (id, type, public_type, data, status, created_at, next_attempt_at, dispatched_at, attempts) VALUES
+    ('old_50d', 'a.b', 'a.b', '{}', 'dispatched', ${back(50)}, ${back(50)}, ${back(50)}, 1),
+    ('old_40d', 'a.b', 'a.b', '{}', 'dispatched', ${back(40)}, ${back(40)}, ${back(40)}, 1),
+    ('old_60d_retrying', 'a.b', 'a.b', '{}', 'pending', ${back(60)}, now() + interval '1 day', NULL, 3)`)
+  await db.query(`INSERT INTO anvil.deliveries (message_id, endpoint_id, attempt, status, duration_ms, payload_sha256, created_at)
+    VALUES ('old_50d', 'ep_x', 1, 'success', 3, 'x', ${back(50)}), ('old_40d', 'ep_x', 1, 'success', 3, 'x', ${back(40)})`)
+  const worker = startCli(t, ['worker'], { env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_RETENTION_DAYS: '45', HOST: '127.0.0.1', PORT: '0' } })
+  t.match(await worker.log('anvil outbound: retention deleted idle messages and their delivery log'), { messages: 1, deliveries: 1 })
+  const left = await db.query<{ id: string }>("SELECT id FROM anvil.outbox WHERE id LIKE 'old\_%' ORDER BY id")
+  t.same(left.map((row) => row.id), ['old_40d', 'old_60d_retrying'], '45 days, not the default 30; the pending one whatever its age')
+  t.equal(await worker.stop(), 0)
+  const bad = await runCli(['worker'], { env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_RETENTION_DAYS: '30d' } })
+  t.equal(bad.code, 1)
+  t.match(bad.stderr, /^anvil: invalid configuration: ANVIL_OUTBOUND_RETENTION_DAYS must be a whole number of days, at least 0 \(got "30d"\)$/m)
+})
+
 t.test('anvil dev with a database migrates it and sends outgoing webhooks too', async (t) => {
   const other = await TestDatabase.create()
   t.teardown(async () => await other.drop())

@@ -83,7 +83,8 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_ADMIN_PORT: '9465',
     ANVIL_DATABASE_URL: 'postgres://anvil@db.internal/anvil',
     ANVIL_DB_SCHEMA: 'hooks',
-    ANVIL_JOURNAL_RETENTION_DAYS: '30'
+    ANVIL_JOURNAL_RETENTION_DAYS: '30',
+    ANVIL_OUTBOUND_RETENTION_DAYS: '14'
   }
   const serve = loadServeConfig(env)
   t.same(serve, {
@@ -115,7 +116,7 @@ t.test('every environment variable is read and typed', async (t) => {
     concurrency: 4, shutdownTimeoutMs: 2500, lockDurationMs: 5000, stalledIntervalMs: 1000,
     metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true, tracing: 'otlp',
     host: '::', port: 8080, retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 },
-    databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks',
+    databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', outboundRetentionDays: 14,
     journal: { databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', retentionDays: 30 }
   })
   // What the CLI hands the ingress plugin is accepted by the core's own validation.
@@ -137,6 +138,20 @@ t.test('idempotency strategies', async (t) => {
   for (const bad of ['sha', 'header:', 'header:two words', 'body:', 'body:a..b', 'Signature']) {
     t.match(problem(() => strategy(bad)), `ANVIL_IDEMPOTENCY must be signature, payload, header:<name> or body:<field> (got ${JSON.stringify(bad)})`)
   }
+})
+
+t.test('ANVIL_OUTBOUND_RETENTION_DAYS: whole days, 0 keeps everything; checked even without a database', async (t) => {
+  const db = { ANVIL_DATABASE_URL: 'postgres://anvil@db.internal/anvil' }
+  t.equal(loadWorkerConfig({ ...db, ANVIL_OUTBOUND_RETENTION_DAYS: '0' }).outboundRetentionDays, 0)
+  t.equal(loadWorkerConfig(db).outboundRetentionDays, undefined, 'unset: the core\'s default')
+  t.equal(loadWorkerConfig({ ...db }, { outboundRetentionDays: '7' }).outboundRetentionDays, 7)
+  t.equal(loadDevConfig({ ...db, ANVIL_OUTBOUND_RETENTION_DAYS: '3' }).outboundRetentionDays, 3)
+  for (const bad of ['-1', '1.5', 'thirty', '36501']) {
+    t.equal(problem(() => loadWorkerConfig({ ...db, ANVIL_OUTBOUND_RETENTION_DAYS: bad })),
+      `Invalid configuration: ANVIL_OUTBOUND_RETENTION_DAYS must be a whole number of days, at least 0 (got ${JSON.stringify(bad)})`)
+  }
+  t.match(problem(() => loadWorkerConfig({ ANVIL_OUTBOUND_RETENTION_DAYS: 'x' })), /^Invalid configuration: ANVIL_OUTBOUND_RETENTION_DAYS must be/)
+  t.match(problem(() => loadWorkerConfig(db, { outboundRetentionDays: '-2' })), /^Invalid configuration: --outbound-retention-days must be/)
 })
 
 t.test('ANVIL_RETRY_SCHEDULE: "none" means no retries; empty means the default', async (t) => {

@@ -73,6 +73,16 @@ t.test('the shipped migrations apply to an empty database and again as a no-op',
   t.same((await migrate(db.url)).applied, [])
 })
 
+t.test('0003 adds nothing where an operator built its index CONCURRENTLY beforehand', async (t) => {
+  const shipped = loadMigrations()
+  const before = migrationsIn(Object.fromEntries(shipped.filter((m) => m.version < '0003').map((m) => [`${m.version}_${m.name}.sql`, m.sql])))
+  t.same((await migrate(db.url, { schema: 'prebuilt', dir: before })).applied, ['0001', '0002'])
+  await db.query("CREATE INDEX CONCURRENTLY IF NOT EXISTS outbox_finished ON prebuilt.outbox (created_at) WHERE status <> 'pending'")
+  t.same((await migrate(db.url, { schema: 'prebuilt' })).applied, shipped.filter((m) => m.version >= '0003').map((m) => m.version))
+  const indexes = await db.query("SELECT indexdef FROM pg_indexes WHERE schemaname = 'prebuilt' AND indexname = 'outbox_finished'")
+  t.equal(indexes.length, 1, 'the one index, the operator\'s')
+})
+
 t.test('bad input is one clear line, and a password is never echoed', async (t) => {
   t.throws(() => openDatabase('mysql://root:hunter2@localhost/x'), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /postgres:\/\/ or postgresql:\/\/, got mysql:\/\// })
   t.throws(() => openDatabase('not a url'), { message: /database URL is not a URL/ })

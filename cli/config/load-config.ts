@@ -109,12 +109,14 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
   /** ANVIL_DATABASE_URL: with it, the worker writes the journal around each handler run, dispatches the outbox and delivers outgoing webhooks. */
   databaseUrl?: string
   dbSchema?: string
+  outboundRetentionDays?: number
 }
 export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
   secret: string
   /** With ANVIL_DATABASE_URL, dev migrates it and sends outgoing webhooks too. */
   databaseUrl?: string
   dbSchema?: string
+  outboundRetentionDays?: number
   outboundAllowNets?: string
   /** True when WEBHOOK_SECRET was unset and DEV_SECRET is in use. */
   devSecret: boolean
@@ -271,10 +273,13 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
   }
 }
 
-/** The database of the outgoing side (`worker`, `dev`); its schema only with it. */
-function outgoing (env: Env, flags: Flags): { databaseUrl?: string, dbSchema?: string } {
+/** The database of the outgoing side (`worker`, `dev`); its schema and the outbox's retention only with it. */
+function outgoing (env: Env, flags: Flags): { databaseUrl?: string, dbSchema?: string, outboundRetentionDays?: number } {
   const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
-  return databaseUrl === undefined ? {} : { databaseUrl, ...optional('dbSchema', read(SETTINGS.dbSchema, env, flags)) }
+  // Read (so checked) either way, like the journal's: a bad value is refused before the database is added.
+  const retentionDays = read(SETTINGS.outboundRetentionDays, env, flags)
+  if (databaseUrl === undefined) return {}
+  return { databaseUrl, ...optional('dbSchema', read(SETTINGS.dbSchema, env, flags)), ...optional('outboundRetentionDays', retentionDays) }
 }
 
 function optional<K extends string, V> (key: K, value: V | undefined): Partial<Record<K, V>> {

@@ -21,6 +21,10 @@ export const DEFAULT_DELIVERY_RETENTION: JobsOptions = Object.freeze({
   removeOnFail: { age: 7 * 24 * 60 * 60 }
 })
 export const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024
+/** Finished messages idle this long go, with their delivery log (src/outbound/outbox-retention.ts). */
+export const DEFAULT_OUTBOX_RETENTION_DAYS = 30
+/** How often the process that dispatches deletes them. */
+export const DEFAULT_OUTBOX_RETENTION_INTERVAL_MS = 60 * 60 * 1000
 
 export const DispatchOptionsSchema = Type.Object({
   /** The backstop poll, for a NOTIFY missed while the listener reconnected. @defaultValue 2000 */
@@ -67,6 +71,14 @@ export const OutboundOptionsSchema = Type.Object({
   secretCacheMs: Type.Optional(Whole(0)),
   /** @defaultValue every field's default */
   dispatch: Type.Optional(DispatchOptionsSchema),
+  /**
+   * Dispatched and failed messages, with their delivery log, are deleted once nothing has happened to them
+   * (dispatch, an attempt, a re-send) for this many days, and never sooner than two days (the longest a retry
+   * waits); pending ones never are; 0 keeps everything. @defaultValue 30
+   */
+  retentionDays: Type.Optional(Whole(0, 36_500)),
+  /** How often the process that dispatches deletes them; 0 never (another process does). @defaultValue 3600000 (an hour) */
+  retentionIntervalMs: Type.Optional(Whole(0)),
   /** The delivery retries; must be the delivery worker's `retrySchedule`, since each job's attempts come from it. @defaultValue `'standard-webhooks'` */
   retrySchedule: Type.Optional(RetryScheduleSettingSchema),
   /** More BullMQ options for each delivery job, over the schedule's and the retention. @defaultValue none */

@@ -3,6 +3,7 @@ import { openDatabase, type Database } from '../db/database.js'
 import { connect, disconnect } from '../redis/connect.js'
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../shared/constants.js'
 import { errors } from '../shared/errors.js'
+import { every, type Repeating } from '../shared/every.js'
 import { compileCheck } from '../shared/validate.js'
 import type { AnvilLogger } from '../worker/worker-options.js'
 import { createDeliveryLog, type DeliveryLog } from './delivery-log.js'
@@ -15,8 +16,9 @@ import { deliveryJobOptions, resolveSchedule } from './delivery/delivery-schedul
 import type { DatabaseDeliveryStore } from './outbound-job.js'
 import {
   DEFAULT_DELIVERY_RETENTION, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_BUSY_POLL_MS, DEFAULT_NOTIFY_INTERVAL_MS, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
-  OutboundOptionsSchema, type OutboundOptions
+  DEFAULT_OUTBOX_RETENTION_DAYS, DEFAULT_OUTBOX_RETENTION_INTERVAL_MS, OutboundOptionsSchema, type OutboundOptions
 } from './outbound-options.js'
+import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
 import { createResender, type Resender } from './resend.js'
 
@@ -38,6 +40,10 @@ export interface Outbound {
   readonly resend: Resender
   publish: Publish
   outboxStats (): Promise<OutboxStats>
+  /** One retention pass now (`retentionDays`; src/outbound/outbox-retention.ts): what it deleted. */
+  prune (): Promise<OutboxPruned>
+  /** Prunes now and every `retentionIntervalMs` until closed; the process that dispatches calls it. */
+  startRetention (): void
   /** Stops the dispatcher, closes the queue, and the pool and Redis connection Anvil opened. */
   close (): Promise<void>
 }
@@ -86,6 +92,16 @@ export function createOutbound (options: OutboundOptions): Outbound {
   }, logger)
   const deliveries = createDeliveryLog(database)
   const outbox = database.table('outbox')
+  const retentionDays = options.retentionDays ?? DEFAULT_OUTBOX_RETENTION_DAYS
+  const retentionIntervalMs = retentionDays === 0 ? 0 : options.retentionIntervalMs ?? DEFAULT_OUTBOX_RETENTION_INTERVAL_MS
+  let pruner: Repeating | undefined
+  let closed = false
+
+  async function prune (): Promise<OutboxPruned> {
+    const pruned = await deleteIdleMessages(database, retentionDays)
+    if (pruned.messages + pruned.deliveries > 0) logger.info(pruned, 'anvil outbound: retention deleted idle messages and their delivery log')
+    return pruned
+  }
 
   return {
     database,
@@ -104,7 +120,17 @@ export function createOutbound (options: OutboundOptions): Outbound {
       const row = rows[0]
       return { pending: row?.pending ?? 0, failed: row?.failed ?? 0, oldestPendingSeconds: row?.oldest ?? 0 }
     },
+    prune,
+    startRetention () {
+      if (pruner !== undefined || closed || retentionIntervalMs === 0) return
+      const failed = (err: Error): void => logger.warn({ err: err.message }, 'anvil outbound: retention failed; the next pass tries again')
+      // A pass at start too: a process restarted more often than the interval would otherwise never prune.
+      prune().catch(failed)
+      pruner = every(retentionIntervalMs, prune, failed)
+    },
     async close () {
+      closed = true
+      pruner?.stop()
       await dispatcher.close()
       await queue.close()
       await disconnect(connection)

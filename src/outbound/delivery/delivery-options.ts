@@ -5,7 +5,7 @@ import type { RedisInput } from '../../redis/connect.js'
 import type { AnvilLogger } from '../../worker/worker-options.js'
 import { compileCheck, hasMethods } from '../../shared/validate.js'
 import { MAX_RETRY_STEP_MS, Opaque, Prefix, QueueName, Whole } from '../../shared/schemas.js'
-import { RetryScheduleSettingSchema } from './delivery-schedule.js'
+import { MAX_JITTER, RetryScheduleSettingSchema } from './delivery-schedule.js'
 import type { DeliveryAttempt, DeliveryStore } from './delivery-job.js'
 import { netsProblem } from './cidr.js'
 
@@ -46,7 +46,7 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   /** `'standard-webhooks'`, delays in ms, or `{ attempts, exponentialMs }`; must match the dispatcher's job attempts. @defaultValue `'standard-webhooks'` */
   retrySchedule: Type.Optional(RetryScheduleSettingSchema),
   /** Each retry delay is moved by up to this fraction either way. @defaultValue 0.2 */
-  jitter: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  jitter: Type.Optional(Type.Number({ minimum: 0, maximum: MAX_JITTER })),
   /** The longest a receiver's `Retry-After` may push a retry back. @defaultValue 3600000 (an hour) */
   retryAfterMaxMs: Type.Optional(Whole(0, MAX_RETRY_STEP_MS)),
   /** Networks reachable despite the SSRF guard, as `ANVIL_OUTBOUND_ALLOW_NETS` (`127.0.0.0/8,10.0.0.0/8`). @defaultValue none */

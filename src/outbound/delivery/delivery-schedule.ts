@@ -15,8 +15,15 @@ export const STANDARD_WEBHOOKS_SCHEDULE_MS: readonly number[] = Object.freeze([
   5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000
 ])
 export const DEFAULT_JITTER = 0.2
+/** The most jitter a delivery worker takes: a delay moved by up to its whole length either way. */
+export const MAX_JITTER = 1
 /** The longest a `Retry-After` may push a retry back. */
 export const DEFAULT_RETRY_AFTER_MAX_MS = 3_600_000
+/**
+ * The longest a delivery job can wait for its next try, whatever the delivery worker's options: a step is at
+ * most a day, the most jitter doubles it, and `retryAfterMaxMs` is at most a day too.
+ */
+export const MAX_RETRY_WAIT_MS = MAX_RETRY_STEP_MS * (1 + MAX_JITTER)
 
 /**
  * `'standard-webhooks'`, a list of delays (ms) after the first try, or `{ attempts, exponentialMs }`:
