@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { Queue } from 'bullmq'
 import { createWorker, migrate, openEventLog } from '../dist/index.js'
-import { benchArgs, emitSection, processCpuSeconds, redisCpuSeconds, showSpread, spread, startRedis } from './lib.mjs'
+import { benchArgs, emitSection, postgresCpuSeconds, redisCpuSeconds, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
   jobs: { type: 'string', default: '3000' },
@@ -64,23 +64,10 @@ async function fill () {
   }
 }
 
-/**
- * PostgreSQL's CPU seconds for this bench: the bench database's backends, and apart, the server's background
- * processes (WAL writer, checkpointer: shared with whatever else uses the server).
- */
-async function postgresCpuSeconds () {
-  const { rows } = await pool.query(`SELECT pid, datname = $1 AS ours FROM pg_stat_activity WHERE datname = $1 OR backend_type NOT IN ('client backend', 'autovacuum worker')`, [dbName])
-  const total = { pg: 0, pgBackground: 0 }
-  for (const { pid, ours } of rows) {
-    try { total[ours ? 'pg' : 'pgBackground'] += processCpuSeconds(pid) } catch {}
-  }
-  return total
-}
-
 /** CPU seconds so far of the three processes a drain uses: this one (the worker), redis-server and PostgreSQL. */
 async function cpuNow () {
   const usage = process.cpuUsage()
-  return { node: (usage.user + usage.system) / 1e6, redis: await redisCpuSeconds(redis.client), ...await postgresCpuSeconds() }
+  return { node: (usage.user + usage.system) / 1e6, redis: await redisCpuSeconds(redis.client), ...await postgresCpuSeconds(pool, dbName) }
 }
 
 async function drain (side, concurrency) {
