@@ -30,7 +30,7 @@ export function createProgram (version: string): Command {
       await serve(config)
     })
 
-  addForwardOptions(addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker'))))))))
+  addSettings(addForwardOptions(addObservabilityOptions(addDeadLetterRetentionOptions(addStallOptions(addWorkerHttpOptions(addWorkerOptions(addSharedOptions(program.command('worker')))))))), SETTING_GROUPS.workerRole)
     .description('Process queued webhooks with your handler module, and forward the events of sources that forward')
     .option('--handler <path>', 'module exporting the handler or a router (default export, `handler` or `router`), relative to the working directory; optional when every source forwards')
     .action(async (flags: { handler?: string }, command: Command) => {

@@ -21,14 +21,18 @@ export const UNSTARTED_CLOSE_MS = 1000
 
 /**
  * The handler the worker runs: the user's module, the forwarder of the sources that forward (which hands
- * the other sources' events to the module), or both; none when the process only sends outgoing webhooks.
+ * the other sources' events to the module), or both; none when the process only sends outgoing webhooks
+ * (`--role outbound` ignores --handler and the sources, so every deployment can share one command line).
  */
 async function workerHandler (config: WorkerCommandConfig, handlerPath: string | undefined): Promise<{ handler?: WebhookHandler, file?: string, close?: () => Promise<void> }> {
+  if (config.role === 'outbound') return {}
   const loaded = handlerPath === undefined ? undefined : await loadHandler(handlerPath)
   const forwarding = (config.sources ?? []).some((source) => source.forward !== undefined)
   if (!forwarding) {
-    if (loaded !== undefined || config.databaseUrl !== undefined) return loaded ?? {}
-    throw new errors.INVALID_CONFIG('anvil worker needs --handler, a sources file (ANVIL_CONFIG) whose sources forward, or ANVIL_DATABASE_URL (outgoing webhooks)')
+    if (loaded !== undefined || (config.databaseUrl !== undefined && config.role === 'all')) return loaded ?? {}
+    throw new errors.INVALID_CONFIG(config.role === 'inbound'
+      ? 'anvil worker --role inbound needs --handler or a sources file (ANVIL_CONFIG) whose sources forward'
+      : 'anvil worker needs --handler, a sources file (ANVIL_CONFIG) whose sources forward, or ANVIL_DATABASE_URL (outgoing webhooks)')
   }
   const forwarder = createForwarder(config.sources ?? [], { allowNets: config.outboundAllowNets, fallback: loaded?.handler })
   return { handler: forwarder.handler, file: loaded?.file, close: forwarder.close }
@@ -47,7 +51,9 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
   life.closeOnSignals(config.shutdownTimeoutMs)
   try {
     const tracing = await setUpTracing(config, 'anvil-worker', log, life)
-    const outgoing = config.databaseUrl === undefined ? undefined : startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+    const outgoing = config.databaseUrl === undefined || config.role === 'inbound'
+      ? undefined
+      : startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
     if (handler === undefined) return await serveProbes(config, redisUrl, log, life, outgoing)
     const worker = createWorker(handler, {
       redis: redisUrl,
@@ -94,7 +100,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     started = true
     clearTimeout(probe)
     const forwards = (config.sources ?? []).filter((source) => source.forward !== undefined).map((source) => source.name ?? source.provider)
-    log.info({ handler: file, forwards: forwards.length > 0 ? forwards : undefined, queue: config.queueName, concurrency: config.concurrency }, 'anvil worker: started')
+    log.info({ role: config.role, handler: file, forwards: forwards.length > 0 ? forwards : undefined, queue: config.queueName, concurrency: config.concurrency }, 'anvil worker: started')
   } catch (err) {
     await life.close()
     throw err
@@ -114,5 +120,5 @@ async function serveProbes (config: WorkerCommandConfig, redisUrl: string, log: 
   }
   const port = await listen(app, config.host, config.port)
   log.info({ host: config.host, port }, 'anvil worker: health and metrics listening')
-  log.info({ outgoing: true }, 'anvil worker: started')
+  log.info({ role: config.role, outgoing: true }, 'anvil worker: started')
 }

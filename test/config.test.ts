@@ -115,7 +115,7 @@ t.test('every environment variable is read and typed', async (t) => {
     redisUrl: 'rediss://user:pw@redis.internal:6380/2', queueName: 'stripe', prefix: '{stripe}', logLevel: 'debug',
     concurrency: 4, shutdownTimeoutMs: 2500, lockDurationMs: 5000, stalledIntervalMs: 1000,
     metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true, tracing: 'otlp',
-    host: '::', port: 8080, retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 },
+    host: '::', port: 8080, role: 'all', retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 },
     databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', outboundRetentionDays: 14,
     journal: { databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', retentionDays: 30 }
   })
@@ -152,6 +152,16 @@ t.test('ANVIL_OUTBOUND_RETENTION_DAYS: whole days, 0 keeps everything; checked e
   }
   t.match(problem(() => loadWorkerConfig({ ANVIL_OUTBOUND_RETENTION_DAYS: 'x' })), /^Invalid configuration: ANVIL_OUTBOUND_RETENTION_DAYS must be/)
   t.match(problem(() => loadWorkerConfig(db, { outboundRetentionDays: '-2' })), /^Invalid configuration: --outbound-retention-days must be/)
+})
+
+t.test('ANVIL_WORKER_ROLE: all by default; outbound needs a database; anything else is one line', async (t) => {
+  const db = { ANVIL_DATABASE_URL: 'postgres://anvil@db.internal/anvil' }
+  t.equal(loadWorkerConfig({}).role, 'all')
+  t.equal(loadWorkerConfig({ ANVIL_WORKER_ROLE: 'inbound' }).role, 'inbound')
+  t.equal(loadWorkerConfig(db, { role: 'outbound' }).role, 'outbound')
+  t.equal(problem(() => loadWorkerConfig(db, { role: 'both' })), 'Invalid configuration: --role must be all, inbound or outbound (got "both")')
+  t.equal(problem(() => loadWorkerConfig({ ANVIL_WORKER_ROLE: 'outbound' })),
+    'Invalid configuration: ANVIL_WORKER_ROLE outbound needs ANVIL_DATABASE_URL (or --database-url): the outbox is in PostgreSQL')
 })
 
 t.test('ANVIL_RETRY_SCHEDULE: "none" means no retries; empty means the default', async (t) => {

@@ -6,7 +6,7 @@
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../../src/shared/constants.js'
 import {
   DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SERVE_HOST, DEV_SECRET, METRICS_OFF,
-  SETTINGS, nameOf, read, type Env, type Flags, type LogLevel, type TracingMode
+  SETTINGS, nameOf, read, type Env, type Flags, type LogLevel, type TracingMode, type WorkerRole
 } from './settings.js'
 import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
@@ -102,6 +102,8 @@ export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & Obser
 export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & {
   host: string
   port: number
+  /** ANVIL_WORKER_ROLE: which side this process runs; `all` runs whichever is configured. */
+  role: WorkerRole
   /** The sources file's sources: those with `forward` are forwarded by the worker; their `secrets` are not read (the worker verifies nothing). */
   sources?: SourceOptions[]
   /** ANVIL_OUTBOUND_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
@@ -258,6 +260,10 @@ export function loadServeConfig (env: Env, flags: Flags = {}): ServeConfig {
 }
 
 export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandConfig {
+  const role = read(SETTINGS.workerRole, env, flags) ?? 'all'
+  if (role === 'outbound' && read(SETTINGS.databaseUrl, env, flags) === undefined) {
+    throw new errors.INVALID_CONFIG(`${nameOf(SETTINGS.workerRole, flags)} outbound needs ANVIL_DATABASE_URL (or --database-url): the outbox is in PostgreSQL`)
+  }
   return {
     ...common(env, flags),
     ...worker(env, flags),
@@ -267,6 +273,7 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
     ...observability(env, flags),
     host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,
     port: read(SETTINGS.port, env, flags) ?? DEFAULT_PORT,
+    role,
     ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true', 'forward')),
     ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags)),
     ...outgoing(env, flags)

@@ -28,6 +28,8 @@ export const SETTING_GROUPS = {
   observability: ['metricsPath', 'metricsPort', 'tracing', 'logPayloads'],
   /** `anvil worker` listens too: health probes and metrics. */
   workerHttp: ['host', 'port'],
+  /** `anvil worker` only: one side (inbound jobs, or the outbox) per process, when they should scale apart. */
+  workerRole: ['workerRole'],
   /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
   forward: ['config', 'allowShortSecrets', 'outboundAllowNets'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */

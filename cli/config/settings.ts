@@ -36,6 +36,9 @@ export const METRICS_OFF = 'off'
 /** `ANVIL_TRACING`: off (the default: no OpenTelemetry module is loaded) or OTLP over HTTP. */
 export const TRACING_MODES = ['off', 'otlp'] as const
 export type TracingMode = (typeof TRACING_MODES)[number]
+/** `anvil worker --role`: the queued inbound webhooks, the outgoing side (dispatch, delivery, outbox retention), or both. */
+export const WORKER_ROLES = ['all', 'inbound', 'outbound'] as const
+export type WorkerRole = (typeof WORKER_ROLES)[number]
 /** Read by the OpenTelemetry SDK itself when ANVIL_TRACING=otlp (cli/tracing.ts). */
 export const TRACING_ENV_VARS = [
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_HEADERS',
@@ -233,6 +236,11 @@ export const SETTINGS = {
     env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
     description: 'with ANVIL_DATABASE_URL: the worker deletes journal rows older than this, 0 keeps them',
     expected: 'a whole number of days, at least 0', schema: Whole(0, 36_500), parse: toInteger
+  }),
+  workerRole: define({
+    env: 'ANVIL_WORKER_ROLE', key: 'role', flag: '--role', value: '<role>', default: 'all',
+    description: 'inbound: only the queued webhooks (the handler, forwarding); outbound: only the outbox (dispatch, delivery, retention), which needs ANVIL_DATABASE_URL; all: whichever is configured',
+    expected: 'all, inbound or outbound', schema: Type.Union(WORKER_ROLES.map((role) => Type.Literal(role)))
   }),
   outboundRetentionDays: define({
     env: 'ANVIL_OUTBOUND_RETENTION_DAYS', key: 'outboundRetentionDays', flag: '--outbound-retention-days', value: '<days>',
