@@ -108,6 +108,26 @@ t.test('the dispatching process prunes on its timer and says what it deleted', a
   t.same(lines.filter((line) => /retention/.test(line.msg ?? '')).map((line) => line.obj), [{ messages: 1, deliveries: 1 }], 'one line, for the pass that deleted')
 })
 
+t.test('the plugin prunes only where it dispatches (runDispatcher), once the app is ready', async (t) => {
+  const { default: Fastify } = await import('fastify')
+  const { default: anvilOutbound } = await import('../plugins/outbound.js')
+  await seed({ old: { status: 'dispatched', daysAgo: 31, attempts: [31] } })
+  const publisher = Fastify()
+  await publisher.register(anvilOutbound, { database: db.url, redis: fixture.redis.url, queueName: 'plugin', retentionIntervalMs: 20 })
+  await publisher.ready()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.same((await left()).messages, ['old'], 'without runDispatcher no pass runs')
+  t.same(await publisher.anvilOutbound.prune(), { messages: 1, deliveries: 1 }, 'until asked')
+  await publisher.close()
+  await seed({ old: { status: 'dispatched', daysAgo: 31, attempts: [31] } })
+  const dispatching = Fastify()
+  await dispatching.register(anvilOutbound, { database: db.url, redis: fixture.redis.url, queueName: 'plugin', runDispatcher: true })
+  await dispatching.ready()
+  await eventually(async () => (await left()).messages.length === 0)
+  t.same(await left(), { messages: [], deliveries: [] }, 'the pass at start took it')
+  await dispatching.close()
+})
+
 t.test('rows the system wrote itself: published, dispatched, attempted, then aged', async (t) => {
   const outbound = fixture.open({ queueName: 'real' })
   const endpoint = await outbound.endpoints.create({ url: 'https://shop.example/hook', tenant: 'real' })
