@@ -40,7 +40,7 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
    * only within `timeoutMs` of this process having more than one endpoint in flight or entering, or of a
    * delivery taking longer than 500 ms; otherwise the one endpoint gets every slot. The trade-off: a lone
    * endpoint that starts hanging holds every slot until its deliveries time out, so the first job of another
-   * endpoint may wait up to one `timeoutMs` (set a fixed cap to bound that).
+   * endpoint may wait about one `timeoutMs` (set a fixed cap to bound that).
    * @defaultValue adaptive: half of `concurrency`, rounded up, while several endpoints are active or one was slow within `timeoutMs`; all of `concurrency` otherwise
    */
   maxInFlightPerEndpoint: Type.Optional(Whole(1, 10_000)),
