@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # The base, pinned by digest: a tag can be moved to other bytes, a digest cannot. To bump it, pick the new tag
-# (a Node 20 patch, or node:22-bookworm-slim; README "Node versions"), run
+# (a Node 20 patch, or node:22-bookworm-slim; docs/operations.md "Node versions"), run
 #   docker buildx imagetools inspect node:<tag>
 # and put the first "Digest:" it prints (the multi-platform index) after the "@" below, with the tag before it
 # kept in step (Docker goes by the digest alone). test/container.test.ts checks the form.

@@ -7,14 +7,17 @@ import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { Queue } from 'bullmq'
 import { createWorker, migrate, openEventLog } from '../dist/index.js'
-import { benchArgs, emitSection, showSpread, spread, startRedis } from './lib.mjs'
+import { benchArgs, emitSection, postgresCpuSeconds, redisCpuSeconds, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
   jobs: { type: 'string', default: '3000' },
   runs: { type: 'string', default: '3' },
   concurrency: { type: 'string', default: '10,50' },
-  replay: { type: 'string', default: '10000' }
+  replay: { type: 'string', default: '10000' },
+  // A subset of the sides (off,effect,rows,journal,async), e.g. to profile one: node --cpu-prof bench/journal.mjs --sides journal
+  sides: { type: 'string', default: 'off,effect,rows,journal,async' }
 })
+const sides = values.sides.split(',')
 const jobs = values.quick ? 200 : Number(values.jobs)
 const runs = values.quick ? 1 : Number(values.runs)
 const replayCount = values.quick ? 500 : Number(values.replay)
@@ -32,6 +35,8 @@ await admin(`CREATE DATABASE ${dbName}`)
 const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toString()
 await migrate(dbUrl)
 const pool = new pg.Pool({ connectionString: dbUrl, max: 12 })
+// The effect a handler writes without the journal (the **effect** side): its key unique, as `webhook_effects`' is.
+await pool.query('CREATE TABLE bench_effects (key text PRIMARY KEY, result jsonb, created_at timestamptz NOT NULL DEFAULT now())')
 // The database is dropped with its connections at the end: an idle client's error then is expected.
 pool.on('error', () => {})
 const redis = await startRedis()
@@ -40,7 +45,7 @@ const queue = new Queue('webhooks', { connection: { url: redis.url }, prefix: '{
 /** The same N jobs the ingress would make (1 KB-ish JSON, headers, a signature), each with a new id and key. */
 async function fill () {
   await redis.client.flushall()
-  await pool.query('TRUNCATE anvil.webhook_events CASCADE')
+  await pool.query('TRUNCATE anvil.webhook_events, bench_effects CASCADE')
   for (let i = 0; i < jobs; i += 500) {
     await queue.addBulk(Array.from({ length: Math.min(500, jobs - i) }, (_, k) => {
       const n = i + k
@@ -59,15 +64,25 @@ async function fill () {
   }
 }
 
+/** CPU seconds so far of the three processes a drain uses: this one (the worker), redis-server and PostgreSQL. */
+async function cpuNow () {
+  const usage = process.cpuUsage()
+  return { node: (usage.user + usage.system) / 1e6, redis: await redisCpuSeconds(redis.client), ...await postgresCpuSeconds(pool, dbName) }
+}
+
 async function drain (side, concurrency) {
   let first = 0
   let last = 0
   let completed = 0
   let done
   const finished = new Promise((resolve) => { done = resolve })
-  const handler = side === 'off' || side === 'rows' ? async () => {} : async (event) => { await event.once('record', () => ({ ok: true })) }
+  const handler = side === 'off' || side === 'rows'
+    ? async () => {}
+    : side === 'effect'
+      ? async (event) => { await pool.query('INSERT INTO bench_effects (key, result) VALUES ($1, $2)', [`${event.eventId}:record`, { ok: true }]) }
+      : async (event) => { await event.once('record', () => ({ ok: true })) }
   const journal = { database: pool, retentionDays: 0, synchronousCommit: side !== 'async' }
-  const worker = createWorker(handler, { redis: redis.url, concurrency, sweepIntervalMs: 0, ...(side === 'off' ? {} : { journal }) })
+  const worker = createWorker(handler, { redis: redis.url, concurrency, sweepIntervalMs: 0, ...(side === 'off' || side === 'effect' ? {} : { journal }) })
   worker.worker.on('completed', () => {
     const now = performance.now()
     if (completed === 0) first = now
@@ -76,19 +91,26 @@ async function drain (side, concurrency) {
   let failed = 0
   worker.worker.on('failed', () => { failed++ })
   await worker.start()
+  const before = await cpuNow()
   let timer
   try {
     await Promise.race([finished, new Promise((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`journal: ${side} completed ${completed} of ${jobs}`)), GIVE_UP_MS) })])
   } finally {
     clearTimeout(timer)
-    await worker.close()
   }
+  const after = await cpuNow()
+  await worker.close()
+  const cpu = Object.fromEntries(Object.keys(before).map((k) => [k, (after[k] - before[k]) / jobs * 1e6]))
   if (failed > 0) throw new Error(`journal: ${failed} jobs failed on ${side}`)
+  if (side === 'effect') {
+    const { rows } = await pool.query('SELECT count(*) AS effects FROM bench_effects')
+    if (Number(rows[0].effects) !== jobs) throw new Error(`journal: ${rows[0].effects} effects of ${jobs} on effect`)
+  }
   if (side === 'journal' || side === 'async') {
     const { rows } = await pool.query("SELECT count(*) FILTER (WHERE status = 'done') AS done, (SELECT count(*) FROM anvil.webhook_effects) AS effects FROM anvil.webhook_events")
     if (Number(rows[0].done) !== jobs || Number(rows[0].effects) !== jobs) throw new Error(`journal: ${rows[0].done} rows done, ${rows[0].effects} effects of ${jobs}`)
   }
-  return (jobs - 1) / ((last - first) / 1000)
+  return { rate: (jobs - 1) / ((last - first) / 1000), cpu }
 }
 
 async function bulkReplay () {
@@ -109,24 +131,45 @@ async function bulkReplay () {
   }
 }
 
+const SIDE_NOTES = {
+  off: 'the journal off, a no-op handler',
+  effect: 'the journal off, a handler that writes its effect row itself (one INSERT, autocommitted: one durable commit per event, at least once)',
+  rows: 'the journal on, a no-op handler (the two batched row writes only)',
+  journal: 'the journal on, a handler that calls `event.once(\'record\', …)` (the row written, batched; a transaction per event with the effect and the mark done)',
+  async: 'journal + once with `synchronousCommit: false` (the journal\'s own batched row writes commit without waiting for the disk; the handler\'s transaction still does)'
+}
 const rows = []
 let replayRate
 try {
   for (const concurrency of concurrencies) {
-    const rates = { off: [], rows: [], journal: [], async: [] }
+    const rates = Object.fromEntries(sides.map((side) => [side, []]))
+    const cpu = Object.fromEntries(sides.map((side) => [side, []]))
     for (let run = 0; run < runs; run++) {
-      for (const side of run % 2 === 0 ? ['off', 'rows', 'journal', 'async'] : ['async', 'journal', 'rows', 'off']) {
+      for (const side of run % 2 === 0 ? sides : [...sides].reverse()) {
         await fill()
-        rates[side].push(await drain(side, concurrency))
+        const result = await drain(side, concurrency)
+        rates[side].push(result.rate)
+        cpu[side].push(result.cpu)
+        console.error(`journal: c${concurrency} ${side}: ${Math.round(result.rate)} jobs/s; CPU µs/job node ${Math.round(result.cpu.node)}, redis ${Math.round(result.cpu.redis)}, postgres ${Math.round(result.cpu.pg)} (+ background ${Math.round(result.cpu.pgBackground)})`)
       }
     }
-    const row = {
-      concurrency, off: spread(rates.off), rows: spread(rates.rows), journal: spread(rates.journal), async: spread(rates.async),
-      rowsRatio: spread(rates.rows.map((j, i) => j / rates.off[i])),
-      ratio: spread(rates.journal.map((j, i) => j / rates.off[i])), asyncRatio: spread(rates.async.map((j, i) => j / rates.off[i]))
+    const total = (c) => c.node + c.redis + c.pg
+    const row = { concurrency, sides: {} }
+    for (const side of sides) {
+      row.sides[side] = {
+        rate: spread(rates[side]),
+        // Per run, against the same run's off (and, for journal + once, its effect side): paired.
+        ratio: rates.off === undefined ? undefined : spread(rates[side].map((r, i) => r / rates.off[i])),
+        cpu: { node: spread(cpu[side].map((c) => c.node)), redis: spread(cpu[side].map((c) => c.redis)), pg: spread(cpu[side].map((c) => c.pg)), total: spread(cpu[side].map(total)) },
+        cpuRatio: cpu.off === undefined ? undefined : spread(cpu[side].map((c, i) => total(cpu.off[i]) / total(c)))
+      }
+    }
+    if (rates.journal !== undefined && rates.effect !== undefined) {
+      row.journalOverEffect = spread(rates.journal.map((r, i) => r / rates.effect[i]))
+      row.journalOverEffectCpu = spread(cpu.journal.map((c, i) => total(cpu.effect[i]) / total(c)))
     }
     rows.push(row)
-    console.error(`journal: concurrency ${concurrency}: off ${Math.round(row.off.median)} jobs/s, rows only ${Math.round(row.rows.median)} (${row.rowsRatio.median.toFixed(2)}), journal+once ${Math.round(row.journal.median)} (${row.ratio.median.toFixed(2)}), with synchronousCommit false ${Math.round(row.async.median)} (${row.asyncRatio.median.toFixed(2)})`)
+    console.error(`journal: concurrency ${concurrency}: ${sides.map((side) => `${side} ${Math.round(row.sides[side].rate.median)} jobs/s${row.sides[side].ratio === undefined ? '' : ` (${row.sides[side].ratio.median.toFixed(2)})`}`).join(', ')}${row.journalOverEffect === undefined ? '' : `; journal + once / effect ${row.journalOverEffect.median.toFixed(2)}`}`)
   }
   const replays = []
   for (let run = 0; run < runs; run++) replays.push(await bulkReplay())
@@ -139,15 +182,22 @@ try {
   await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
 }
 
+const show = (value, digits = 0) => value === undefined ? '—' : showSpread(value, digits)
 const markdown = [
-  `${jobs} jobs per drain (about 1 KB of JSON each, the job data the ingress makes); the queue and the journal are emptied and refilled before`,
-  'each side. **off**: `createWorker` with a no-op handler; **journal**: the same with `journal: { database }` and a handler that calls',
-  '`event.once(\'record\', …)`, so each job writes its row (batched), opens a transaction, records an effect and commits the mark done.',
-  '**rows**: the journal on with the no-op handler (the two batched row writes only). **async**: journal + once with `synchronousCommit: false` (the journal\'s own row writes commit without waiting for the disk; the handler\'s',
-  `transaction still does). Jobs/s from the first completion to the last; ${runs} run(s), order alternated, median [min–max]; ratios per run. Target ≥ 0.7.`, '',
-  '| concurrency | off jobs/s | rows jobs/s | rows / off | journal + once jobs/s | journal + once / off | async jobs/s | async / off |',
-  '|---|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.concurrency} | ${showSpread(r.off)} | ${showSpread(r.rows)} | ${showSpread(r.rowsRatio, 2)} | ${showSpread(r.journal)} | ${showSpread(r.ratio, 2)} | ${showSpread(r.async)} | ${showSpread(r.asyncRatio, 2)} |`),
+  `${jobs} jobs per drain (about 1 KB of JSON each, the job data the ingress makes), \`createWorker\` at each concurrency; the queue and`,
+  'the journal are emptied and refilled before each side. The sides:',
+  ...sides.map((side) => `- **${side}**: ${SIDE_NOTES[side]};`),
+  '',
+  `Jobs/s from the first completion to the last; ${runs} run(s), order alternated, median [min–max]; ratios per run, against`,
+  'the same run\'s off. CPU: µs per job of the worker process, redis-server and the bench database\'s PostgreSQL backends, summed;',
+  '"CPU off / side" is off\'s total over the side\'s (per run). Target: journal + once ≥ 0.7 × off.', '',
+  '| concurrency | side | jobs/s | / off | worker CPU µs | redis CPU µs | postgres CPU µs | total CPU µs | CPU off / side |',
+  '|---|---|---|---|---|---|---|---|---|',
+  ...rows.flatMap((r) => sides.map((side) => {
+    const x = r.sides[side]
+    return `| ${r.concurrency} | ${side} | ${show(x.rate)} | ${show(x.ratio, 2)} | ${show(x.cpu.node)} | ${show(x.cpu.redis)} | ${show(x.cpu.pg)} | ${show(x.cpu.total)} | ${show(x.cpuRatio, 2)} |`
+  })),
+  ...rows.filter((r) => r.journalOverEffect !== undefined).map((r) => `\nConcurrency ${r.concurrency}: journal + once / effect (the same effect written without the journal) ${show(r.journalOverEffect, 2)} in jobs/s, ${show(r.journalOverEffectCpu, 2)} in CPU.`),
   '',
   `Bulk replay, no rate limit: ${replayCount} failed events inserted by SQL, replayed by one run (pages of 200, each one transaction`,
   `with its \`addBulk\`): ${showSpread(replayRate)} events/s.`

@@ -160,6 +160,20 @@ export function processCpuSeconds (pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
+/**
+ * CPU seconds of PostgreSQL's backends serving `dbName`, and apart, the server's background processes (WAL
+ * writer, checkpointer: shared with whatever else uses the server). `pool` is any client on the server.
+ */
+export async function postgresCpuSeconds (pool, dbName) {
+  const { rows } = await pool.query(`SELECT pid, datname = $1 AS ours FROM pg_stat_activity WHERE datname = $1 OR backend_type NOT IN ('client backend', 'autovacuum worker')`, [dbName])
+  const total = { pg: 0, pgBackground: 0 }
+  for (const { pid, ours } of rows) {
+    // A backend may end between the query and the read.
+    try { total[ours ? 'pg' : 'pgBackground'] += processCpuSeconds(pid) } catch {}
+  }
+  return total
+}
+
 /** Bytes redis-server holds (`used_memory` of INFO memory). */
 export async function redisUsedMemory (client) {
   return Number((await client.info('memory')).match(/used_memory:(\d+)/)?.[1] ?? 0)

@@ -10,7 +10,7 @@ import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { createDeliveryWorker, createOutbound, migrate } from '../dist/index.js'
-import { benchArgs, emitSection, quantile, showSpread, spread, startRedis } from './lib.mjs'
+import { benchArgs, emitSection, postgresCpuSeconds, quantile, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
   messages: { type: 'string', default: '5000' },
@@ -49,7 +49,7 @@ pool.on('error', () => {})
 const outbound = createOutbound({ database: pool, redis: redis.url, notifyIntervalMs })
 const data = (i) => ({ invoice: `in_${i}`, amount: 1000 + i, currency: 'eur', lines: [{ sku: 'a', qty: 1 }, { sku: 'b', qty: 2 }] })
 
-/** `count` transactions over `concurrency` clients; messages/s. */
+/** `count` transactions over `concurrency` clients: messages/s, and CPU µs per message of this process and PostgreSQL. */
 async function throughput (side, count) {
   let next = 0
   const one = async (client, i) => {
@@ -65,6 +65,8 @@ async function throughput (side, count) {
     }
     await client.query('COMMIT')
   }
+  const cpuBefore = process.cpuUsage()
+  const pgBefore = await postgresCpuSeconds(pool, dbName)
   const started = performance.now()
   await Promise.all(Array.from({ length: concurrency }, async () => {
     const client = await pool.connect()
@@ -75,9 +77,11 @@ async function throughput (side, count) {
     }
   }))
   const rateOf = count / ((performance.now() - started) / 1000)
+  const node = process.cpuUsage(cpuBefore)
+  const pgCpu = (await postgresCpuSeconds(pool, dbName)).pg - pgBefore.pg
   // Each round starts from an empty outbox, so the two sides see the same table.
   await pool.query('TRUNCATE anvil.outbox')
-  return rateOf
+  return { rate: rateOf, cpu: (node.user + node.system) / count + pgCpu * 1e6 / count }
 }
 
 async function latency () {
@@ -133,11 +137,19 @@ try {
   await throughput('anvil', Math.min(200, messages)) // warm-up: connections, plans
   await throughput('floor', Math.min(200, messages))
   const rates = { anvil: [], floor: [] }
+  const cpu = { anvil: [], floor: [] }
   for (let run = 0; run < runs; run++) {
-    for (const side of run % 2 === 0 ? ['anvil', 'floor'] : ['floor', 'anvil']) rates[side].push(await throughput(side, messages))
+    for (const side of run % 2 === 0 ? ['anvil', 'floor'] : ['floor', 'anvil']) {
+      const result = await throughput(side, messages)
+      rates[side].push(result.rate)
+      cpu[side].push(result.cpu)
+    }
   }
-  row = { anvil: spread(rates.anvil), floor: spread(rates.floor), ratio: spread(rates.anvil.map((a, i) => a / rates.floor[i])) }
-  console.error(`outbound publish: anvil ${Math.round(row.anvil.median)}/s, floor ${Math.round(row.floor.median)}/s, ratio ${row.ratio.median.toFixed(2)}`)
+  row = {
+    anvil: spread(rates.anvil), floor: spread(rates.floor), ratio: spread(rates.anvil.map((a, i) => a / rates.floor[i])),
+    anvilCpu: spread(cpu.anvil), floorCpu: spread(cpu.floor), cpuRatio: spread(cpu.anvil.map((a, i) => cpu.floor[i] / a))
+  }
+  console.error(`outbound publish: anvil ${Math.round(row.anvil.median)}/s, floor ${Math.round(row.floor.median)}/s, ratio ${row.ratio.median.toFixed(2)}; CPU µs/message anvil ${Math.round(row.anvilCpu.median)}, floor ${Math.round(row.floorCpu.median)}, floor / anvil ${row.cpuRatio.median.toFixed(2)}`)
   late = await latency()
   console.error(`outbound latency at ${rate}/s: p50 ${late.p50?.toFixed(1)} ms, p99 ${late.p99?.toFixed(1)} ms, ${late.delivered}/${late.total}`)
 } finally {
@@ -151,9 +163,10 @@ const ms = (x) => x === undefined ? '–' : x.toFixed(1)
 const markdown = [
   `${messages} transactions per round over ${concurrency} connections, each BEGIN, one message, COMMIT. **anvil**: \`publish\` with the`,
   `caller's client (TypeBox check, JSON round trip, a prepared INSERT … ON CONFLICT, a NOTIFY per ${notifyIntervalMs} ms at most). **floor**: the bare INSERT of the`,
-  `same row (data serialized, prepared too) in the same transaction. ${runs} paired run(s), order alternated, median [min–max]; the ratio is per run (target ≥ 0.8).`, '',
-  '| anvil messages/s | floor messages/s | anvil / floor |', '|---|---|---|',
-  `| ${showSpread(row.anvil)} | ${showSpread(row.floor)} | ${showSpread(row.ratio, 2)} |`, '',
+  `same row (data serialized, prepared too) in the same transaction. ${runs} paired run(s), order alternated, median [min–max]; the ratio is per run (target ≥ 0.8).`,
+  'CPU: µs per message of the bench process and the bench database\'s PostgreSQL backends, summed; its ratio is floor / anvil, per run.', '',
+  '| anvil messages/s | floor messages/s | anvil / floor | anvil CPU µs | floor CPU µs | CPU floor / anvil |', '|---|---|---|---|---|---|',
+  `| ${showSpread(row.anvil)} | ${showSpread(row.floor)} | ${showSpread(row.ratio, 2)} | ${showSpread(row.anvilCpu)} | ${showSpread(row.floorCpu)} | ${showSpread(row.cpuRatio, 2)} |`, '',
   `Latency: ${rate} messages/s for ${seconds} s, each published in its own transaction; commit → the receiver (in the bench process) has`,
   'the request, through the dispatcher (LISTEN), BullMQ and the delivery worker (PostgreSQL store, Standard Webhooks signature, POST).', '',
   '| delivered | p50 ms | p99 ms | max ms |', '|---|---|---|---|',

@@ -11,7 +11,8 @@ t.test('bench/journal.mjs runs alone and prints the drain table and the bulk rep
   const env = { ...process.env, ...(process.env.ANVIL_TEST_PG_URL === undefined ? {} : { ANVIL_BENCH_PG_URL: process.env.ANVIL_TEST_PG_URL }) }
   const { stdout } = await run(process.execPath, ['bench/journal.mjs', '--quick'], { timeout: 240_000, env })
   t.match(stdout, /^## Event journal/m)
-  t.match(stdout, /\| 10 \| \d+ \| \d+ \| [\d.]+ \| \d+ \| [\d.]+ \| \d+ \| [\d.]+ \|/)
-  t.match(stdout, /\| 50 \| \d+ \| \d+ \| [\d.]+ \| \d+ \| [\d.]+ \| \d+ \| [\d.]+ \|/)
+  t.match(stdout, /^\| 10 \| journal \| \d+ \| [\d.]+ \| \d+ \| \d+ \| \d+ \| \d+ \| [\d.]+ \|$/m)
+  t.match(stdout, /^\| 50 \| effect \| \d+ \| [\d.]+ \| \d+ \| \d+ \| \d+ \| \d+ \| [\d.]+ \|$/m)
+  t.match(stdout, /journal \+ once \/ effect .* [\d.]+ in jobs\/s/)
   t.match(stdout, /replayed by one run .*: \d+ events\/s/s)
 })

@@ -89,7 +89,7 @@ t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with e
   t.same(outbound.rows.map((r: { endpoints: number }) => r.endpoints), [1, 10])
   for (const row of outbound.rows) t.match(row, { anvil: spread, floor: spread, ratio: spread, anvilCpu: spread, floorCpu: spread, cpuRatio: spread })
   const publish = report.sections['outbound-publish']
-  t.match(publish, { row: { anvil: spread, floor: spread, ratio: spread }, latency: { total: Number, delivered: Number, p50: Number, p99: Number } })
+  t.match(publish, { row: { anvil: spread, floor: spread, ratio: spread, anvilCpu: spread, floorCpu: spread, cpuRatio: spread }, latency: { total: Number, delivered: Number, p50: Number, p99: Number } })
   t.equal(publish.latency.delivered, publish.latency.total, 'every published message reached the receiver')
   t.match(md, /\| outbound publish in a transaction \| .* \| anvil \/ bare INSERT [\d.]+/)
 

@@ -463,11 +463,11 @@ t.test('NetworkPolicy on by default: only this release\'s pods reach Redis; off,
 })
 
 for (const [file, lines] of [['sources-values.yaml', 16], ['forward-values.yaml', 8]] as const) {
-  t.test(`the README's Helm example is charts/anvil/ci/${file}, verbatim`, async (t) => {
+  t.test(`docs/deployment.md's Helm example is charts/anvil/ci/${file}, verbatim`, async (t) => {
     const { readFileSync } = await import('node:fs')
     const values = readFileSync(join(VALUES_DIR, file), 'utf8')
-    const readme = readFileSync(join(CHART, '..', '..', 'README.md'), 'utf8')
-    t.ok(readme.includes('```yaml\n' + values + '```\n'), 'the README holds the file as a yaml block')
+    const doc = readFileSync(join(CHART, '..', '..', 'docs', 'deployment.md'), 'utf8')
+    t.ok(doc.includes('```yaml\n' + values + '```\n'), 'docs/deployment.md holds the file as a yaml block')
     t.ok(values.split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#')).length <= lines, `at most ${lines} lines of values`)
   })
 }

@@ -9,6 +9,7 @@ import { waitFor } from './helpers/chain.js'
 import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import type { WorkerOptions } from '../src/worker/worker-options.js'
+import { openEventLog } from '../src/journal/open-event-log.js'
 
 const { redis, db } = await journalFixture(t)
 await db.query('CREATE TABLE public.charges (event_id text, amount int)')
@@ -144,6 +145,31 @@ t.test('once() under two concurrent runs of one event (two deliveries): the effe
   t.same(results, [{ chargeId: 'ch_1' }, { chargeId: 'ch_1' }])
   await waitFor('done', async () => (await row('evt_twice'))?.status === 'done')
   t.equal((await row('evt_twice'))?.deliveries, 2, 'the second delivery is counted on the row')
+})
+
+t.test('a failed event replayed while its retry waits runs on the replay\'s job; the retry, when due, runs nothing', async (t) => {
+  const runs: Array<{ jobId: string, attempt: number }> = []
+  const queueName = 'journal-overtaken'
+  const { worker, queue } = start(queueName, async (event) => {
+    runs.push({ jobId: event.id, attempt: event.attempt })
+    if (runs.length === 1) throw new Error('the bug, before the fix')
+  })
+  const log = openEventLog({ redis: redis.url, database: db.url, queueName })
+  t.teardown(async () => { await log.close() })
+  await worker.start()
+  // The retry is due 1.5 s after the first attempt fails: the replay comes in between.
+  const jobId = await addJob(queue, jobData({ eventId: 'evt_overtaken', retry: [1500] }))
+  await waitFor('failed, its retry waiting', async () => (await row('evt_overtaken'))?.status === 'failed')
+  const replay = await log.replay('evt_overtaken')
+  t.ok(replay.replayed)
+  t.not(replay.jobId, jobId, 'the replay is a job of its own')
+  await waitFor('done on the replay\'s job', async () => (await row('evt_overtaken'))?.status === 'done')
+  const old = await queue.getJob(jobId)
+  await waitFor('the old retry ran and completed', async () => (await old?.getState()) === 'completed')
+  t.same(runs.map((r) => r.jobId), [jobId, replay.jobId], 'the handler ran for the first attempt and the replay, not for the overtaken retry')
+  const done = await row('evt_overtaken')
+  t.equal(done?.job_id, replay.jobId, 'the row stays with the replay')
+  t.equal(done?.status, 'done')
 })
 
 t.test('a given pool is left open; bad journal options are one line', async (t) => {

@@ -164,12 +164,12 @@ t.test("signatures and secrets never reach a log line: every preset's header, an
   t.ok(text.includes('/a'), 'the rest is logged')
 })
 
-t.test("the README's sources example has one source per preset, and parses as a sources file", async (t) => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
-  const section = readme.slice(readme.indexOf('## Provider presets'))
+t.test("docs/providers.md's sources example has one source per preset, and parses as a sources file", async (t) => {
+  const doc = readFileSync(new URL('../docs/providers.md', import.meta.url), 'utf8')
+  const section = doc.slice(doc.indexOf('## A sources file'))
   const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? ''
   const names = new Set([...yaml.matchAll(/\$\{([A-Z_]+)\}/g)].map((m) => m[1] as string))
   const env = Object.fromEntries([...names].map((name) => [name, `value-of-${name}`]))
-  const sources = parseSourcesFile(yaml, 'README.md', env)
+  const sources = parseSourcesFile(yaml, 'docs/providers.md', env)
   t.same(sources.map((s) => s.provider).sort(), [...PROVIDER_NAMES].sort())
 })

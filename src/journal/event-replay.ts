@@ -7,7 +7,7 @@
 import type pg from 'pg'
 import { Job, type Queue } from 'bullmq'
 import { inTransaction, type Database } from '../db/database.js'
-import { DEAD_JOB_PREFIX, JOB_NAME, REPLAY_JOB_PREFIX } from '../shared/constants.js'
+import { DEAD_JOB_PREFIX, JOB_NAME, JOURNAL_REPLAY_JOB_PREFIX, REPLAY_JOB_PREFIX } from '../shared/constants.js'
 import type { DeadLetterData } from '../worker/dead-letter.js'
 import type { RedisClient } from '../redis/connect.js'
 import { labelsOf, publish } from '../shared/diagnostics.js'
@@ -63,7 +63,7 @@ interface ReplayRow {
 const RESET = `status = 'received', attempts = 0, processed_at = NULL, updated_at = now(),
   replay_generation = e.replay_generation + 1,
   job_id = CASE WHEN o.old_status = 'dead' AND o.old_job_id IS NOT NULL THEN '${REPLAY_JOB_PREFIX}${DEAD_JOB_PREFIX}' || o.old_job_id
-    ELSE '${REPLAY_JOB_PREFIX}j' || (e.replay_generation + 1) || '_' || md5(e.id) END`
+    ELSE '${JOURNAL_REPLAY_JOB_PREFIX}' || (e.replay_generation + 1) || '_' || md5(e.id) END`
 const RETURNING = `RETURNING e.id, e.source, e.provider, e.event_type, e.dedupe_key, e.payload, e.content_type, e.headers,
   e.signature, e.request_id, e.received_at, e.received_at::text AS received_at_text, e.retry_schedule, e.job_id,
   o.old_job_id, o.old_status`

@@ -3,6 +3,7 @@
  * and its outcome after. Both writes are batched across the jobs running at once (src/journal/write-batcher.ts).
  */
 import { inTransaction, type Database } from '../db/database.js'
+import { JOURNAL_REPLAY_JOB_PREFIX } from '../shared/constants.js'
 import type { WebhookJobData } from '../queue/job-data.js'
 import { jsonView, pgText, type EventStatus } from './event-row.js'
 import { WriteBatcher } from './write-batcher.js'
@@ -26,8 +27,11 @@ export interface FinishedEvent {
 }
 
 export interface JournalWriter {
-  /** Resolves once the row exists and says `processing`: only then may the handler run. */
-  started (event: StartedEvent): Promise<void>
+  /**
+   * Resolves once the row exists and says `processing`: only then may the handler run. False when the job may
+   * not run at all: the event was replayed onto another job since this one was queued (a retry left waiting).
+   */
+  started (event: StartedEvent): Promise<boolean>
   finished (event: FinishedEvent): Promise<void>
 }
 
@@ -39,7 +43,9 @@ const MAX_ERROR_LENGTH = 2000
 
 /**
  * A new delivery of an id (another dedupe key: the provider sent it again, re-signed) keeps what the last one
- * was in `previous_delivery`, for the diff; a retry or a replay of the same delivery does not.
+ * was in `previous_delivery`, for the diff; a retry or a replay of the same delivery does not. A job of the
+ * same delivery that a journal replay has since moved to another job (a retry that was waiting) takes nothing:
+ * its event runs on the replay's job. A dead row is the exception: a dead-letter replay's job takes it.
  */
 function startSql (events: string): string {
   return `INSERT INTO ${events} AS e (id, source, provider, event_type, dedupe_key, payload, payload_json, content_type,
@@ -58,7 +64,10 @@ function startSql (events: string): string {
         'receivedAt', e.received_at, 'jobId', e.job_id, 'requestId', e.request_id) ELSE e.previous_delivery END,
       dedupe_key = EXCLUDED.dedupe_key, payload = EXCLUDED.payload, payload_json = EXCLUDED.payload_json,
       content_type = EXCLUDED.content_type, headers = EXCLUDED.headers, signature = EXCLUDED.signature,
-      request_id = EXCLUDED.request_id, received_at = EXCLUDED.received_at, retry_schedule = EXCLUDED.retry_schedule`
+      request_id = EXCLUDED.request_id, received_at = EXCLUDED.received_at, retry_schedule = EXCLUDED.retry_schedule
+    WHERE NOT (e.dedupe_key = EXCLUDED.dedupe_key AND e.job_id IS DISTINCT FROM EXCLUDED.job_id
+      AND starts_with(e.job_id, '${JOURNAL_REPLAY_JOB_PREFIX}') AND e.status <> 'dead')
+    RETURNING e.id`
 }
 
 /**
@@ -128,18 +137,15 @@ function finishValues (items: FinishedEvent[]): unknown[] {
  * log rows), as data-modifying CTEs, so a batch costs one round trip and one commit whatever its mix.
  */
 function combinedSql (start: string, events: string, attempts: string): string {
-  return `WITH started AS (${start} RETURNING 1), ${finishCtes(events, attempts, 16)} SELECT (SELECT count(*) FROM started) AS started, (SELECT count(*) FROM marked) AS finished`
+  return `WITH started AS (${start}), ${finishCtes(events, attempts, 16)} SELECT id FROM started`
 }
 
-/** Runs one write; with `synchronous` false, in a transaction that commits without waiting for the disk. */
-async function write (db: Database, synchronous: boolean, text: string, values: unknown[]): Promise<void> {
-  if (synchronous) {
-    await db.pool.query(text, values)
-    return
-  }
-  await inTransaction(db.pool, async (client) => {
+/** Runs one write (its rows: the ids started); with `synchronous` false, in a transaction that commits without waiting for the disk. */
+async function write (db: Database, synchronous: boolean, text: string, values: unknown[]): Promise<Array<{ id: string }>> {
+  if (synchronous) return (await db.pool.query<{ id: string }>(text, values)).rows
+  return await inTransaction(db.pool, async (client) => {
     await client.query('SET LOCAL synchronous_commit TO OFF')
-    await client.query(text, values)
+    return (await client.query<{ id: string }>(text, values)).rows
   })
 }
 
@@ -149,18 +155,26 @@ export function createJournalWriter (db: Database, maxBatch: number, synchronous
   const start = startSql(events)
   const finish = finishSql(events, attempts)
   const both = combinedSql(start, events, attempts)
-  const writes = new WriteBatcher<Write>(async (items) => {
+  // Each write answers true, but a start the statement did not take (see startSql).
+  const writes = new WriteBatcher<Write, boolean>(async (items) => {
+    const refused = new Set<Write>()
     // A row is written at most once per statement (PostgreSQL would apply only one of two changes to it).
     for (const round of rounds(items.map((w) => ({ id: w.event.id, write: w })))) {
       const starts = round.flatMap((r) => r.write.kind === 'start' ? [r.write.event] : [])
       const finishes = round.flatMap((r) => r.write.kind === 'finish' ? [r.write.event] : [])
-      if (finishes.length === 0) await write(db, synchronous, start, startValues(starts))
-      else if (starts.length === 0) await write(db, synchronous, finish, finishValues(finishes))
-      else await write(db, synchronous, both, [...startValues(starts), ...finishValues(finishes)])
+      const rows = finishes.length === 0
+        ? await write(db, synchronous, start, startValues(starts))
+        : starts.length === 0
+          ? await write(db, synchronous, finish, finishValues(finishes))
+          : await write(db, synchronous, both, [...startValues(starts), ...finishValues(finishes)])
+      if (starts.length === 0 || rows.length === starts.length) continue
+      const taken = new Set(rows.map((row) => row.id))
+      for (const r of round) if (r.write.kind === 'start' && !taken.has(r.id)) refused.add(r.write)
     }
+    return items.map((w) => !refused.has(w))
   }, maxBatch, WRITES_IN_FLIGHT)
   return {
     started: async (event) => await writes.add({ kind: 'start', event }),
-    finished: async (event) => await writes.add({ kind: 'finish', event })
+    finished: async (event) => { await writes.add({ kind: 'finish', event }) }
   }
 }

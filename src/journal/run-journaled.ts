@@ -21,7 +21,8 @@ export async function runJournaled (journal: Journal, handler: (event: WebhookEv
   const { jobId, data, attempt, maxAttempts } = job
   const id = journalIdOf(data)
   const startedAt = new Date()
-  await journal.started({ id, jobId, attempt, data })
+  // A retry that a journal replay has overtaken: the event runs on the replay's job, not here as well.
+  if (!await journal.started({ id, jobId, attempt, data })) return
   const scope = journal.scope(id, jobId)
   Object.assign(event, scope.fields)
   try {

@@ -3,19 +3,20 @@
  * the next one, so under load one statement carries many events, and alone a call costs one round trip. A few
  * writes run at once (PostgreSQL then shares one disk flush among their commits).
  */
-export class WriteBatcher<I> {
-  private pending: Array<{ item: I, resolve: () => void, reject: (err: unknown) => void }> = []
+export class WriteBatcher<I, R = void> {
+  private pending: Array<{ item: I, resolve: (result: R) => void, reject: (err: unknown) => void }> = []
   private inFlight = 0
   private scheduled = false
 
+  /** `write` answers one result per item, in the items' order. */
   constructor (
-    private readonly write: (items: I[]) => Promise<void>,
+    private readonly write: (items: I[]) => Promise<R[]>,
     private readonly maxBatch: number,
     private readonly maxInFlight = 1
   ) {}
 
-  add (item: I): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  add (item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject })
       this.schedule()
     })
@@ -36,7 +37,7 @@ export class WriteBatcher<I> {
     const batch = this.pending.splice(0, this.maxBatch)
     this.inFlight++
     this.write(batch.map((entry) => entry.item)).then(
-      () => { for (const entry of batch) entry.resolve() },
+      (results) => { batch.forEach((entry, i) => entry.resolve(results[i] as R)) },
       (err: unknown) => { for (const entry of batch) entry.reject(err) }
     ).finally(() => {
       this.inFlight--

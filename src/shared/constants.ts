@@ -44,6 +44,8 @@ export const JOB_NAME = 'webhook'
 export const EVENT_JOB_PREFIX = 'e_'
 export const DEAD_JOB_PREFIX = 'd_'
 export const REPLAY_JOB_PREFIX = 'r_'
+/** A journal replay's jobs: `r_j<generation>_<md5 of the event id>` (src/journal/event-replay.ts). */
+export const JOURNAL_REPLAY_JOB_PREFIX = `${REPLAY_JOB_PREFIX}j`
 export const STALLED_MESSAGE = 'job stalled more than allowable limit'
 
 /** PostgreSQL: every table, index and migration record of Anvil lives in this schema. */

@@ -10,7 +10,7 @@ import type { WebhookEvent } from '../../index.js'
 import { fixture } from '../../testing/index.js'
 import { TestRedis } from '../helpers/redis.js'
 
-// The README's three provider examples, run as written: a signed delivery (signed by the provider's own SDK
+// docs/providers.md's three provider examples, run as written: a signed delivery (signed by the provider's own SDK
 // where it has a signer) reaches the handler with its provider, type and event id, the typed handlers of the
 // Stripe and GitHub examples read their payloads, and the provider's redelivery makes no second job.
 const redis = await TestRedis.start()

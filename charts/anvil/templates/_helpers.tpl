@@ -100,7 +100,7 @@ quote would write 1.2096e+06).
 {{- end -}}
 
 {{/*
-Tracing (README "Tracing"): OpenTelemetry spans over OTLP/HTTP (JSON) to the collector, with its headers (an
+Tracing (docs/operations.md "Tracing"): OpenTelemetry spans over OTLP/HTTP (JSON) to the collector, with its headers (an
 API key) from a Secret when tracing.headersSecret.name is set; nothing when off.
 The service name stays the CLI's default (anvil-serve, anvil-worker) unless tracing.serviceNamePrefix is set.
 */}}
@@ -207,7 +207,7 @@ the ConfigMap. Renders nothing; fails with one line.
 {{- define "anvil.checkSources" -}}
 {{- range $i, $source := .Values.sources }}
 {{- if not (kindIs "map" $source) }}
-{{- fail (printf "sources[%d] must be a source: { path, provider, secrets, … } (README: Provider presets)" $i) }}
+{{- fail (printf "sources[%d] must be a source: { path, provider, secrets, … } (docs/providers.md)" $i) }}
 {{- end }}
 {{- if hasKey $source "forward" }}
 {{- fail (printf "sources[%d].forward: set worker.forward instead (it forwards every source, its secret from a Secret)" $i) }}
@@ -255,7 +255,7 @@ forwards every source). Exactly one of the two.
 {{- else if $forwarding -}}
 ["worker"]
 {{- else -}}
-{{- fail "worker.handler or worker.forward.url is required: your handler module in an image built FROM Anvil's, or your service's URL to forward each event to (README: Helm chart); the sample handler would mark every real event done unhandled" -}}
+{{- fail "worker.handler or worker.forward.url is required: your handler module in an image built FROM Anvil's, or your service's URL to forward each event to (docs/deployment.md: Helm chart); the sample handler would mark every real event done unhandled" -}}
 {{- end -}}
 {{- end -}}
 
