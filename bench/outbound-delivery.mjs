@@ -193,7 +193,7 @@ const markdown = [
   '(endpoint lookup from memory, circuit check in Redis, Standard Webhooks signature, SSRF-guarded undici POST, answer capped; the',
   'delivery log a no-op). **floor**: a raw BullMQ `Worker` doing an undici POST of the same body. Deliveries/s from the first completion',
   `to the last; ${runs} paired run(s), order alternated, median [min–max]; the ratio is per run (target ≥ 0.9). Per-endpoint cap:`,
-  `${maxInFlightPerEndpoint ?? 'the default (half the concurrency)'}.`, '',
+  `${maxInFlightPerEndpoint ?? 'the default (adaptive: half the concurrency while several endpoints are active, all of it for one)'}.`, '',
   'CPU µs per delivery: this process (the worker) from the first completion to the last; floor / anvil per run.', '',
   '| endpoints | anvil deliveries/s | floor deliveries/s | anvil / floor | anvil CPU µs/delivery | floor CPU µs/delivery | CPU floor / anvil |',
   '|---|---|---|---|---|---|---|'

@@ -94,3 +94,18 @@ t.test('the per-endpoint bulkhead: a fast endpoint waits its turn, a slow one se
   if ('release' in admitted) admitted.release()
   t.ok('release' in await gate.enter('ep_1'), 'free again once released (a second release is a no-op)')
 })
+
+t.test('the adaptive bulkhead: a lone endpoint may fill every slot; a second endpoint brings the cap back', async (t) => {
+  const gate = createEndpointGate({ maxInFlight: 2, slowAfterMs: 200, timeoutMs: 10_000, soloMaxInFlight: 4, recentMs: 10_000 })
+  const entries = [gate.enter('ep_1'), gate.enter('ep_1'), gate.enter('ep_1')]
+  t.ok(entries.every((entry) => 'release' in entry), 'alone: past the cap, synchronously')
+  t.ok('release' in gate.enter('ep_2'), 'a second endpoint is under its cap')
+  let entered = false
+  const waiting = Promise.resolve(gate.enter('ep_1')).then((entry) => { entered = true; return entry })
+  await new Promise((resolve) => setImmediate(resolve))
+  t.notOk(entered, 'two endpoints active: the first is over the cap and waits')
+  for (const entry of entries) if ('release' in entry) entry.release()
+  const admitted = await waiting
+  t.ok('release' in admitted, 'admitted once under the cap')
+  if ('release' in admitted) admitted.release()
+})

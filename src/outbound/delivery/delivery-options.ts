@@ -36,7 +36,12 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   concurrency: Type.Optional(Whole(1, 10_000)),
   /**
    * Deliveries to one endpoint in flight at once in this process, so a hanging endpoint cannot take every
-   * slot before its circuit opens; set it to `concurrency` for a single busy endpoint. @defaultValue half of `concurrency`, rounded up
+   * slot before its circuit opens. Set, it is a fixed cap that always binds. Unset, the cap adapts: it binds
+   * only within `timeoutMs` of this process having more than one endpoint in flight or entering, or of a
+   * delivery taking longer than 500 ms; otherwise the one endpoint gets every slot. The trade-off: a lone
+   * endpoint that starts hanging holds every slot until its deliveries time out, so the first job of another
+   * endpoint may wait about one `timeoutMs` (set a fixed cap to bound that).
+   * @defaultValue adaptive: half of `concurrency`, rounded up, while several endpoints are active or one was slow within `timeoutMs`; all of `concurrency` otherwise
    */
   maxInFlightPerEndpoint: Type.Optional(Whole(1, 10_000)),
   /** One POST, connection to last byte read, gives up after this long. @defaultValue 10000 */

@@ -42,6 +42,8 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
   const schedule = resolveSchedule(options.retrySchedule)
   const concurrency = options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY
   const maxInFlight = options.maxInFlightPerEndpoint ?? Math.ceil(concurrency / 2)
+  // No cap given: half the slots while several endpoints are active (or one was slow) within a timeout, else all of them.
+  const adaptive = options.maxInFlightPerEndpoint === undefined ? { soloMaxInFlight: concurrency, recentMs: timeoutMs } : {}
   const connection = connect(options.redis, 'worker', (err) => log.warn({ err: err.message }, 'anvil delivery: Redis error'))
   const dispatcher = createGuardedDispatcher({ allowNets: options.allowNets, connectTimeoutMs: timeoutMs, lookup: options.lookup })
   const circuit = options.circuit === false
@@ -59,7 +61,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     circuit,
     rateLimit: createEndpointRateLimit(connection.client, prefix),
     // A cap at or above the concurrency can never bind: no gate then.
-    gate: maxInFlight >= concurrency ? undefined : createEndpointGate({ maxInFlight, slowAfterMs: SLOW_ENDPOINT_AFTER_MS, timeoutMs }),
+    gate: maxInFlight >= concurrency ? undefined : createEndpointGate({ maxInFlight, slowAfterMs: SLOW_ENDPOINT_AFTER_MS, timeoutMs, ...adaptive }),
     disableAfterMs: options.disableAfterMs ?? DEFAULT_DISABLE_AFTER_MS,
     onEndpointDisabled: options.onEndpointDisabled,
     onAttempt: options.onAttempt,

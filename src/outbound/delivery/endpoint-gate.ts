@@ -3,11 +3,20 @@
  * endpoint that hangs holds a bounded share of the worker's slots before its circuit opens (which takes
  * whole timeouts). A job over the cap waits here while the endpoint is answering quickly; once its oldest
  * delivery has been out longer than `slowAfterMs`, the job is told to come back later (the slower, the later).
+ *
+ * Adaptive (`soloMaxInFlight` set): the cap binds only while it can protect something, i.e. within `recentMs`
+ * of a second endpoint entering (or being in flight) or of a delivery that took longer than `slowAfterMs`.
+ * Otherwise the one busy endpoint may use `soloMaxInFlight` (the worker's every slot): halving a lone fast
+ * endpoint's parallelism would cost throughput and shield no one.
  */
 export interface GateSettings {
   maxInFlight: number
   slowAfterMs: number
   timeoutMs: number
+  /** The cap while it does not bind (adaptive); absent: `maxInFlight` always binds. */
+  soloMaxInFlight?: number
+  /** How long a second endpoint or a slow delivery keeps the cap binding; required with `soloMaxInFlight`. */
+  recentMs?: number
 }
 
 export type GateEntry = { release: () => void } | { retryAt: number }
@@ -25,8 +34,20 @@ export interface EndpointGate {
 
 export function createEndpointGate (settings: GateSettings): EndpointGate {
   const loads = new Map<string, EndpointLoad>()
+  const adaptive = settings.soloMaxInFlight !== undefined
+  const soloMax = settings.soloMaxInFlight ?? settings.maxInFlight
+  const recentMs = settings.recentMs ?? 0
+  // The cap binds before this time; a fixed cap always binds. Plain numbers and one string: nothing allocated per delivery.
+  let bindsUntil = adaptive ? 0 : Infinity
+  let lastEndpoint: string | undefined
+  let lastEnteredAt = -Infinity
 
   function release (endpointId: string, load: EndpointLoad, start: number): void {
+    if (adaptive) {
+      // A delivery that sat this long may be the start of a hang: keep the cap for a while, even for a lone endpoint.
+      const now = Date.now()
+      if (now - start > settings.slowAfterMs) bindsUntil = now + recentMs
+    }
     const index = load.starts.indexOf(start)
     if (index !== -1) load.starts.splice(index, 1)
     const next = load.waiters.shift()
@@ -47,11 +68,18 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
   /** Admits at once when under the cap; otherwise undefined and the oldest delivery's start. */
   function admit (endpointId: string, now: number): GateEntry | undefined {
     let load = loads.get(endpointId)
+    if (adaptive) {
+      // Another endpoint in flight now, or entered within the window: more than one endpoint is active.
+      const othersInFlight = loads.size > (load === undefined ? 0 : 1)
+      if (othersInFlight || (endpointId !== lastEndpoint && now - lastEnteredAt < recentMs)) bindsUntil = now + recentMs
+      lastEndpoint = endpointId
+      lastEnteredAt = now
+    }
     if (load === undefined) {
       load = { starts: [], waiters: [], timer: undefined }
       loads.set(endpointId, load)
     }
-    if (load.starts.length >= settings.maxInFlight) return undefined
+    if (load.starts.length >= (now < bindsUntil ? settings.maxInFlight : soloMax)) return undefined
     // A start time shared by two deliveries is still one entry each: indexOf removes one.
     load.starts.push(now)
     const current = load
