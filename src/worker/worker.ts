@@ -197,8 +197,10 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
         if (closing === undefined) sweeper = every(sweepIntervalMs, sweep, sweepTrouble)
       }
       if (journal !== undefined && journal.retentionIntervalMs > 0 && closing === undefined) {
-        pruner = every(journal.retentionIntervalMs, async () => await prune(journal),
-          (err) => log.warn({ err: err.message }, 'anvil worker: journal retention failed'))
+        const pruneTrouble = (err: Error): void => log.warn({ err: err.message }, 'anvil worker: journal retention failed')
+        // A pass at start too, in the background: a worker restarted more often than the interval still prunes.
+        prune(journal).catch(pruneTrouble)
+        pruner = every(journal.retentionIntervalMs, async () => await prune(journal), pruneTrouble)
       }
     },
     close () {
