@@ -15,9 +15,9 @@ export const JournalOptionsSchema = Type.Object({
   database: Opaque<DatabaseInput>(),
   /** The schema the journal's tables are in. @defaultValue `'anvil'` */
   schema: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$', errorMessage: 'must be a lower-case SQL identifier (a-z, 0-9, _)' })),
-  /** Rows older than this many days are deleted by the worker; 0 keeps them. @defaultValue 30 */
+  /** Rows older than this many days are deleted by the worker (at most 36,500); 0 keeps them. @defaultValue 30 */
   retentionDays: Type.Optional(Whole(0, 36_500)),
-  /** How often the worker deletes expired rows; 0 never (another worker does). @defaultValue 3600000 (an hour) */
+  /** How often the worker deletes expired rows, after a pass at start; 0 never (another worker does). @defaultValue 3600000 (an hour) */
   retentionIntervalMs: Type.Optional(Whole(0)),
   /** Events one journal write carries at most. @defaultValue 200 */
   writeBatch: Type.Optional(Whole(1, 10_000)),
