@@ -7,7 +7,7 @@ import t from 'tap'
 import { openDatabase } from '../src/db/database.js'
 import { MAX_RETRY_WAIT_MS } from '../src/outbound/delivery/delivery-schedule.js'
 import { createOutbound } from '../src/outbound/outbound.js'
-import { deleteIdleMessages, idleSeconds, retentionStatements } from '../src/outbound/outbox-retention.js'
+import { deleteIdleMessages, idleSeconds, RETENTION_FLOOR_MS, retentionStatements } from '../src/outbound/outbox-retention.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
 
 const fixture = await outboundFixture()
@@ -74,12 +74,13 @@ t.test('old finished messages go with their log; recent, pending and re-sent one
 })
 
 t.test('a short retention still keeps a message whose last attempt may have a retry due', async (t) => {
-  t.equal(idleSeconds(1) * 1000, MAX_RETRY_WAIT_MS, 'one day is raised to the longest retry wait')
+  t.ok(RETENTION_FLOOR_MS > MAX_RETRY_WAIT_MS, 'the floor covers the longest retry wait')
+  t.equal(idleSeconds(1) * 1000, RETENTION_FLOOR_MS, 'one day is raised to the floor')
   t.equal(idleSeconds(30), 30 * 86400)
-  const waitDays = MAX_RETRY_WAIT_MS / 86_400_000
+  const floorDays = RETENTION_FLOOR_MS / 86_400_000
   await seed({
-    retry_due: { status: 'dispatched', daysAgo: 5, attempts: [5, 4, waitDays - 0.1] },
-    given_up: { status: 'dispatched', daysAgo: 5, attempts: [5, 4, waitDays + 0.1] }
+    retry_due: { status: 'dispatched', daysAgo: 12, attempts: [12, 11, floorDays - 0.1] },
+    given_up: { status: 'dispatched', daysAgo: 12, attempts: [12, 11, floorDays + 0.1] }
   })
   t.same(await deleteIdleMessages(database, 1), { messages: 1, deliveries: 3 })
   t.same((await left()).messages, ['retry_due'])

@@ -9,6 +9,8 @@ export const DEFAULT_DELETE_BATCH = 1000
 
 /** Runs `step` (one statement that deletes at most `batch` rows and says how many) until a step deletes fewer. */
 export async function inBatches (batch: number, step: (batch: number) => Promise<number>): Promise<number> {
+  // A step that may delete nothing would never delete fewer than it may: no end.
+  if (!(batch >= 1)) throw new RangeError(`a delete batch must be at least 1, not ${batch}`)
   let deleted = 0
   for (;;) {
     const count = await step(batch)

@@ -44,8 +44,9 @@ const MAX_ERROR_LENGTH = 2000
 /**
  * A new delivery of an id (another dedupe key: the provider sent it again, re-signed) keeps what the last one
  * was in `previous_delivery`, for the diff; a retry or a replay of the same delivery does not. A job of the
- * same delivery that a journal replay has since moved to another job (a retry that was waiting) takes nothing:
- * its event runs on the replay's job. A dead row is the exception: a dead-letter replay's job takes it.
+ * same delivery that a journal replay has since moved to another job takes nothing when it is a retry (a
+ * retry that was waiting): its event runs on the replay's job. A first attempt still takes it (a dead-letter
+ * replay's job, or the same delivery accepted again after the dedupe window).
  */
 function startSql (events: string): string {
   return `INSERT INTO ${events} AS e (id, source, provider, event_type, dedupe_key, payload, payload_json, content_type,
@@ -66,7 +67,7 @@ function startSql (events: string): string {
       content_type = EXCLUDED.content_type, headers = EXCLUDED.headers, signature = EXCLUDED.signature,
       request_id = EXCLUDED.request_id, received_at = EXCLUDED.received_at, retry_schedule = EXCLUDED.retry_schedule
     WHERE NOT (e.dedupe_key = EXCLUDED.dedupe_key AND e.job_id IS DISTINCT FROM EXCLUDED.job_id
-      AND starts_with(e.job_id, '${JOURNAL_REPLAY_JOB_PREFIX}') AND e.status <> 'dead')
+      AND starts_with(coalesce(e.job_id, ''), '${JOURNAL_REPLAY_JOB_PREFIX}') AND EXCLUDED.attempts > 1)
     RETURNING e.id`
 }
 

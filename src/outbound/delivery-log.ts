@@ -139,10 +139,13 @@ export function createDeliveryLog (db: Database) {
       }))
     },
 
-    /** The messages an endpoint failed since a time and has not succeeded with since: what `recover` re-sends. */
+    /**
+     * The messages an endpoint failed since a time and has not succeeded with since: what `recover` re-sends.
+     * Only those still in the outbox (retention may have taken a message whose late attempts are still logged).
+     */
     async failedSince (endpointId: string, since: string): Promise<string[]> {
       const { rows } = await db.pool.query<{ message_id: string }>(
-        `SELECT message_id FROM ${deliveries} WHERE endpoint_id = $1
+        `SELECT message_id FROM ${deliveries} d WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM ${outbox} o WHERE o.id = d.message_id)
          GROUP BY message_id HAVING NOT bool_or(status = 'success') AND max(created_at) >= $2::timestamptz
          ORDER BY min(id)`, [endpointId, since])
       return rows.map((row) => row.message_id)

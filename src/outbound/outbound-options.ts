@@ -73,8 +73,9 @@ export const OutboundOptionsSchema = Type.Object({
   dispatch: Type.Optional(DispatchOptionsSchema),
   /**
    * Dispatched and failed messages, with their delivery log, are deleted once nothing has happened to them
-   * (dispatch, an attempt, a re-send) for this many days, and never sooner than two days (the longest a retry
-   * waits); pending ones never are; 0 keeps everything. @defaultValue 30
+   * (dispatch, an attempt, a re-send) for this many days, and never sooner than seven days (the longest a retry
+   * waits, plus the time a failing endpoint's jobs may wait before it is disabled); pending ones never are; 0
+   * keeps everything. @defaultValue 30
    */
   retentionDays: Type.Optional(Whole(0, 36_500)),
   /** How often the process that dispatches deletes them; 0 never (another process does). @defaultValue 3600000 (an hour) */

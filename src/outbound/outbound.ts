@@ -125,12 +125,11 @@ export function createOutbound (options: OutboundOptions): Outbound {
       if (pruner !== undefined || closed || retentionIntervalMs === 0) return
       const failed = (err: Error): void => logger.warn({ err: err.message }, 'anvil outbound: retention failed; the next pass tries again')
       // A pass at start too: a process restarted more often than the interval would otherwise never prune.
-      prune().catch(failed)
-      pruner = every(retentionIntervalMs, prune, failed)
+      pruner = every(retentionIntervalMs, prune, failed, { immediate: true })
     },
     async close () {
       closed = true
-      pruner?.stop()
+      void pruner?.stop()
       await dispatcher.close()
       await queue.close()
       await disconnect(connection)

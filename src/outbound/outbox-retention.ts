@@ -4,8 +4,8 @@
  * - `pending` messages (not dispatched yet, or their dispatch being retried) are never deleted, whatever their age.
  * - `dispatched` and `failed` (dispatch given up) messages are deleted with their whole delivery log once they
  *   have been idle for the age: created, dispatched (or last tried) and every delivery attempt, re-sends
- *   included, longer ago than that. Never sooner than MAX_RETRY_WAIT_MS after the last attempt, so a delivery
- *   whose next retry is still due keeps its message and its log, even with a retention of a day.
+ *   included, longer ago than that. Never sooner than RETENTION_FLOOR_MS (7 days) after the last attempt, so a
+ *   delivery whose next retry is still due, or held back behind an open circuit, keeps its message and its log.
  * - Delivery-log rows whose message is no longer in the outbox go at the same age.
  *
  * A delivery job carries its own body, so even a job held back past all of this (a backlog of weeks) is still
@@ -14,8 +14,15 @@
 import type { Database } from '../db/database.js'
 import { DEFAULT_DELETE_BATCH, deleteInBatches, inBatches } from '../db/batched-delete.js'
 import { MAX_RETRY_WAIT_MS } from './delivery/delivery-schedule.js'
+import { DEFAULT_DISABLE_AFTER_MS } from './delivery/delivery-options.js'
 
 const DAY_MS = 24 * 60 * 60 * 1000
+
+/**
+ * The least idle time, whatever the setting: the longest retry wait, plus the time an endpoint may fail before
+ * it is disabled by default, during which its jobs can be held back (circuit open, rate limit) with no attempt logged.
+ */
+export const RETENTION_FLOOR_MS = MAX_RETRY_WAIT_MS + DEFAULT_DISABLE_AFTER_MS
 
 export interface OutboxPruned {
   messages: number
@@ -23,9 +30,9 @@ export interface OutboxPruned {
   deliveries: number
 }
 
-/** How long a message must have been idle to go: the age, or the longest retry wait if that is longer. */
+/** How long a message must have been idle to go: the age, or RETENTION_FLOOR_MS if that is longer. */
 export function idleSeconds (days: number): number {
-  return Math.max(days * DAY_MS, MAX_RETRY_WAIT_MS) / 1000
+  return Math.max(days * DAY_MS, RETENTION_FLOOR_MS) / 1000
 }
 
 /** The two statements of a pass; `$1` is idleSeconds, `$2` the batch. Exported so a test can EXPLAIN them. */

@@ -93,7 +93,10 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     try {
       const context = { log: async (line: string) => { await job.log(line) } }
       if (journal === undefined) await handler(event, context)
-      else await runJournaled(journal, (journaled) => handler(journaled, context), event, { jobId, data: job.data, attempt, maxAttempts })
+      else if (!await runJournaled(journal, (journaled) => handler(journaled, context), event, { jobId, data: job.data, attempt, maxAttempts })) {
+        log.info({ jobId, requestId: job.data.requestId, attempt }, 'anvil worker: retry skipped, a journal replay runs this event on another job')
+        return
+      }
     } catch (err) {
       await noteUnrecoverable(job, err)
       throw err
@@ -197,16 +200,16 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
         if (closing === undefined) sweeper = every(sweepIntervalMs, sweep, sweepTrouble)
       }
       if (journal !== undefined && journal.retentionIntervalMs > 0 && closing === undefined) {
-        const pruneTrouble = (err: Error): void => log.warn({ err: err.message }, 'anvil worker: journal retention failed')
-        // A pass at start too, in the background: a worker restarted more often than the interval still prunes.
-        prune(journal).catch(pruneTrouble)
-        pruner = every(journal.retentionIntervalMs, async () => await prune(journal), pruneTrouble)
+        // A pass at start too: a worker restarted more often than the interval still prunes.
+        pruner = every(journal.retentionIntervalMs, async () => await prune(journal),
+          (err) => log.warn({ err: err.message }, 'anvil worker: journal retention failed'), { immediate: true })
       }
     },
     close () {
       closing ??= (async () => {
-        sweeper?.stop()
-        pruner?.stop()
+        // Not waited for: a retention pass in flight may take longer than the shutdown allows.
+        void sweeper?.stop()
+        void pruner?.stop()
         const graceful = worker.close().then(() => true, (err: Error) => {
           log.warn({ err: err.message }, 'anvil worker: close failed')
           return true
