@@ -141,11 +141,15 @@ export async function startConsole (t: Test): Promise<ConsoleHarness> {
     async loggedIn (t, name) {
       const { page, errors } = await newPage(t, name)
       await page.goto(`${base}/admin/console/`)
-      if (await page.getByLabel('Admin token').isVisible().catch(() => false)) {
-        await page.getByLabel('Admin token').fill(TOKEN)
+      const tokenField = page.getByLabel('Admin token')
+      const sections = page.getByRole('navigation', { name: 'Sections' })
+      // The page asks the server for its session before it shows either: wait for one, not for the load event.
+      await tokenField.or(sections).first().waitFor()
+      if (await tokenField.isVisible()) {
+        await tokenField.fill(TOKEN)
         await page.getByRole('button', { name: 'Log in' }).click()
       }
-      await page.getByRole('navigation', { name: 'Sections' }).waitFor()
+      await sections.waitFor()
       return { page, errors }
     },
     async checkAccessible (t, page, what) {
