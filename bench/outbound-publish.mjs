@@ -42,8 +42,6 @@ const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toSt
 const redis = await startRedis()
 await migrate(dbUrl)
 const pool = new pg.Pool({ connectionString: dbUrl, max: concurrency })
-// DROP DATABASE … WITH (FORCE) at the end ends whatever connection is still idle; node-postgres emits that on the pool.
-pool.on('error', () => {})
 // The database is dropped WITH (FORCE) at the end: a connection it ends is not an error of the bench.
 pool.on('error', () => {})
 const outbound = createOutbound({ database: pool, redis: redis.url, notifyIntervalMs })

@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox'
 import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
 import { SCHEMA_PATTERN } from '../../src/db/database.js'
-import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, QueueName, RetrySchedule, Whole } from '../../src/shared/schemas.js'
+import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, QueueName, RetentionDays, RetrySchedule, Whole } from '../../src/shared/schemas.js'
 import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
 import { netsProblem } from '../../src/outbound/delivery/cidr.js'
 import { DEFAULT_OUTBOX_RETENTION_DAYS } from '../../src/outbound/outbound-options.js'
@@ -235,7 +235,7 @@ export const SETTINGS = {
   journalRetentionDays: define({
     env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
     description: 'with ANVIL_DATABASE_URL: the worker deletes journal rows older than this, 0 keeps them',
-    expected: 'a whole number of days, at least 0', schema: Whole(0, 36_500), parse: toInteger
+    expected: 'a whole number of days, at least 0', schema: RetentionDays(), parse: toInteger
   }),
   workerRole: define({
     env: 'ANVIL_WORKER_ROLE', key: 'role', flag: '--role', value: '<role>', default: 'all',
@@ -246,7 +246,7 @@ export const SETTINGS = {
     env: 'ANVIL_OUTBOUND_RETENTION_DAYS', key: 'outboundRetentionDays', flag: '--outbound-retention-days', value: '<days>',
     default: String(DEFAULT_OUTBOX_RETENTION_DAYS),
     description: 'with ANVIL_DATABASE_URL: the worker deletes dispatched and failed outbox messages, with their delivery log, idle longer than this (pending ones never), 0 keeps them',
-    expected: 'a whole number of days, at least 0', schema: Whole(0, 36_500), parse: toInteger
+    expected: 'a whole number of days, at least 0', schema: RetentionDays(), parse: toInteger
   }),
   limit: define({
     key: 'limit', flag: '--limit', value: '<n>', description: 'with --all: at most this many',

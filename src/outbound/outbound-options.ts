@@ -2,7 +2,7 @@ import type { JobsOptions } from 'bullmq'
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
-import { Opaque, Prefix, QueueName, Whole } from '../shared/schemas.js'
+import { Opaque, Prefix, QueueName, RetentionDays, Whole } from '../shared/schemas.js'
 import type { AnvilLogger } from '../worker/worker-options.js'
 import { RetryScheduleSettingSchema } from './delivery/delivery-schedule.js'
 import { EventType } from './endpoint-schemas.js'
@@ -77,7 +77,7 @@ export const OutboundOptionsSchema = Type.Object({
    * waits, plus the time a failing endpoint's jobs may wait before it is disabled); pending ones never are; 0
    * keeps everything. @defaultValue 30
    */
-  retentionDays: Type.Optional(Whole(0, 36_500)),
+  retentionDays: Type.Optional(RetentionDays()),
   /** How often the process that dispatches deletes them; 0 never (another process does). @defaultValue 3600000 (an hour) */
   retentionIntervalMs: Type.Optional(Whole(0)),
   /** The delivery retries; must be the delivery worker's `retrySchedule`, since each job's attempts come from it. @defaultValue `'standard-webhooks'` */

@@ -19,6 +19,9 @@ export const SOURCE_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]{1,200}$'
 export const Whole = (minimum: number, maximum = Number.MAX_SAFE_INTEGER, options: SchemaOptions = {}): TInteger =>
   Type.Integer({ ...options, minimum, maximum })
 
+/** Days of history a retention pass keeps (the journal's, the outbox's); 0 keeps everything, 100 years at most. */
+export const RetentionDays = (): TInteger => Whole(0, 36_500)
+
 export const QueueName = (): TString => Type.String({ pattern: QUEUE_NAME_PATTERN })
 export const Prefix = (): TString => Type.String({ pattern: PREFIX_PATTERN, errorMessage: `must be a non-empty key prefix ${PREFIX_RULE}` })
 export const SourceName = (): TString =>
