@@ -24,10 +24,20 @@ export interface EffectFields {
   effectKey: (action: string) => string
 }
 
+/**
+ * `committed`: the handler's writes and the job's `done` committed together; `no-transaction`: the handler began
+ * none (the caller marks the event); `done-before`: this job had already committed its `done` (another run of
+ * it), so this run's writes were rolled back.
+ */
+export type CommitOutcome = 'committed' | 'no-transaction' | 'done-before'
+
+/** The index (migration 0008) that lets a job commit its `done` attempt once. */
+const DONE_ONCE = 'webhook_event_attempts_done_once'
+
 export interface EffectScope {
   fields: EffectFields
-  /** Marks the event done and logs the attempt, in the transaction when one was begun (then commits): true when it did so. */
-  commitDone: (attempt: number, startedAt?: Date) => Promise<boolean>
+  /** Logs the job's `done` attempt, marks the event done if the job holds it, and commits, in the transaction when one was begun. */
+  commitDone: (attempt: number, startedAt?: Date) => Promise<CommitOutcome>
   /** Rolls back whatever the handler did through `db` and `once`. */
   rollback: () => Promise<void>
 }
@@ -124,23 +134,25 @@ export function effectScope (db: Database, eventId: string, jobId: string): Effe
   return {
     fields: { db: { query }, once, effectKey },
     async commitDone (attempt, startedAt) {
-      if (opening === undefined) return false
+      if (opening === undefined) return 'no-transaction'
       const c = await opening
       const began = startedAt === undefined ? 'NULL' : `${literal(startedAt.toISOString())}::timestamptz`
       try {
-        // Only the job that holds the row marks it and logs the attempt (as the batched mark does), then the
-        // commit: one round trip.
+        // The job's `done` attempt always goes with its writes (the unique index refuses a second one, which
+        // rolls this run back); the event's row only when the job holds it (a replay's is the replay's). One
+        // round trip with the commit.
         await send(c, [`WITH marked AS (UPDATE ${events} SET status = 'done', attempts = ${Number(attempt)}, last_error = NULL,
           error_class = NULL, processed_at = now(), updated_at = now() WHERE id = ${literal(eventId)} AND job_id = ${literal(jobId)} RETURNING id)
           INSERT INTO ${attempts} (event_id, attempt, started_at, status, job_id)
-          SELECT id, ${Number(attempt)}, ${began}, 'done', ${literal(jobId)} FROM marked`, 'COMMIT'])
+          VALUES (${literal(eventId)}, ${Number(attempt)}, ${began}, 'done', ${literal(jobId)})`, 'COMMIT'])
       } catch (err) {
         await c.query('ROLLBACK').catch(() => {})
         release()
+        if ((err as { constraint?: string }).constraint === DONE_ONCE) return 'done-before'
         throw err
       }
       release()
-      return true
+      return 'committed'
     },
     async rollback () {
       if (opening === undefined) return

@@ -5,7 +5,7 @@
 import { inTransaction, type Database } from '../db/database.js'
 import { JOURNAL_REPLAY_JOB_PREFIX } from '../shared/constants.js'
 import type { WebhookJobData } from '../queue/job-data.js'
-import { jsonView, pgText, type EventStatus } from './event-row.js'
+import { headersJson, jsonView, pgText, type EventStatus } from './event-row.js'
 import { WriteBatcher } from './write-batcher.js'
 
 export interface StartedEvent {
@@ -26,12 +26,16 @@ export interface FinishedEvent {
   startedAt?: Date
 }
 
+/**
+ * `run`: the row exists and says `processing`, the handler may run. The job may not run at all when it has
+ * committed its `done` already (`done`: a stall, a crash or a redelivery ran it again) or when the event was
+ * replayed onto another job since this one was queued (`overtaken`: a retry left waiting).
+ */
+export type StartResult = 'run' | 'done' | 'overtaken'
+
 export interface JournalWriter {
-  /**
-   * Resolves once the row exists and says `processing`: only then may the handler run. False when the job may
-   * not run at all: the event was replayed onto another job since this one was queued (a retry left waiting).
-   */
-  started (event: StartedEvent): Promise<boolean>
+  /** Resolves once the row is written, or refused: only on `run` may the handler run. */
+  started (event: StartedEvent): Promise<StartResult>
   finished (event: FinishedEvent): Promise<void>
 }
 
@@ -46,9 +50,11 @@ const MAX_ERROR_LENGTH = 2000
  * was in `previous_delivery`, for the diff; a retry or a replay of the same delivery does not. A job of the
  * same delivery that a journal replay has since moved to another job takes nothing when it is a retry (a
  * retry that was waiting): its event runs on the replay's job. A first attempt still takes it (a dead-letter
- * replay's job, or the same delivery accepted again after the dedupe window).
+ * replay's job, or the same delivery accepted again after the dedupe window). A job that has committed its
+ * `done` takes nothing: the row says so when the job holds it (read as it is now, not as the statement began),
+ * its attempt log when not.
  */
-function startSql (events: string): string {
+function startSql (events: string, attempts: string): string {
   return `INSERT INTO ${events} AS e (id, source, provider, event_type, dedupe_key, payload, payload_json, content_type,
       headers, signature, request_id, received_at, status, attempts, job_id, retry_schedule)
     SELECT v.id, v.source, v.provider, v.event_type, v.dedupe_key, v.payload, v.payload_json::jsonb, v.content_type,
@@ -68,13 +74,17 @@ function startSql (events: string): string {
       request_id = EXCLUDED.request_id, received_at = EXCLUDED.received_at, retry_schedule = EXCLUDED.retry_schedule
     WHERE NOT (e.dedupe_key = EXCLUDED.dedupe_key AND e.job_id IS DISTINCT FROM EXCLUDED.job_id
       AND starts_with(coalesce(e.job_id, ''), '${JOURNAL_REPLAY_JOB_PREFIX}') AND EXCLUDED.attempts > 1)
+      AND NOT (e.status = 'done' AND e.job_id = EXCLUDED.job_id)
+      AND NOT EXISTS (SELECT 1 FROM ${attempts} AS a WHERE a.event_id = e.id AND a.job_id = EXCLUDED.job_id AND a.status = 'done')
     RETURNING e.id`
 }
 
 /**
- * Only the job that holds the row may finish it: a late outcome of an earlier job never overwrites a replay's.
- * The attempt's log row goes in the same statement, only for the rows marked. As CTEs, so the combined
- * statement can carry them too (PostgreSQL takes data-modifying WITH only at the top level).
+ * Only the job that holds the row may finish it: a late outcome of an earlier job never overwrites a replay's,
+ * and nothing overwrites a `done` (a run of the job that failed, or stalled out, after another run committed).
+ * The attempt's log row goes in the same statement, only for the rows marked; a second `done` of a job is not
+ * logged twice. As CTEs, so the combined statement can carry them too (PostgreSQL takes data-modifying WITH
+ * only at the top level).
  */
 function finishCtes (events: string, attempts: string, first = 1): string {
   const $ = (n: number): string => `$${n + first - 1}`
@@ -83,11 +93,11 @@ function finishCtes (events: string, attempts: string, first = 1): string {
       updated_at = now()
     FROM unnest(${$(1)}::text[], ${$(2)}::text[], ${$(3)}::int[], ${$(4)}::text[], ${$(5)}::text[], ${$(6)}::text[], ${$(7)}::timestamptz[])
       AS v(id, job_id, attempts, status, last_error, error_class, started_at)
-    WHERE e.id = v.id AND e.job_id = v.job_id
+    WHERE e.id = v.id AND e.job_id = v.job_id AND e.status <> 'done'
     RETURNING v.id, v.job_id, v.attempts, v.status, v.last_error, v.error_class, v.started_at),
   logged AS (INSERT INTO ${attempts} (event_id, attempt, started_at, status, error_class, error, job_id)
     SELECT id, attempts, started_at, CASE WHEN status = 'done' THEN 'done' ELSE 'failed' END, error_class, last_error, job_id
-    FROM marked RETURNING 1)`
+    FROM marked ON CONFLICT DO NOTHING RETURNING 1)`
 }
 
 function finishSql (events: string, attempts: string): string {
@@ -109,13 +119,13 @@ function rounds<T extends { id: string }> (items: T[]): T[][] {
   return out
 }
 
-function startValues (items: StartedEvent[]): unknown[] {
+function startValues (items: Array<Extract<Write, { kind: 'start' }>>): unknown[] {
   const columns: unknown[][] = Array.from({ length: 15 }, () => [])
-  for (const { id, jobId, attempt, data } of items) {
+  for (const { event: { id, jobId, attempt, data }, withoutView } of items) {
     const payload = Buffer.from(data.payload, 'base64')
     const row = [
       pgText(id), pgText(data.source), pgText(data.provider), pgText(data.eventType), pgText(data.key), payload,
-      jsonView(payload), pgText(data.contentType), JSON.stringify(data.headers), pgText(data.signature),
+      withoutView === true ? null : jsonView(payload), pgText(data.contentType), headersJson(data.headers), pgText(data.signature),
       pgText(data.requestId), new Date(data.receivedAt), attempt, jobId, `{${data.retry.join(',')}}`
     ]
     row.forEach((value, i) => columns[i]?.push(value))
@@ -123,7 +133,8 @@ function startValues (items: StartedEvent[]): unknown[] {
   return columns
 }
 
-type Write = { kind: 'start', event: StartedEvent } | { kind: 'finish', event: FinishedEvent }
+/** `withoutView`: the start is written again without its JSON view, which PostgreSQL refused. */
+type Write = { kind: 'start', event: StartedEvent, withoutView?: boolean } | { kind: 'finish', event: FinishedEvent }
 
 function finishValues (items: FinishedEvent[]): unknown[] {
   return [
@@ -150,29 +161,71 @@ async function write (db: Database, synchronous: boolean, text: string, values: 
   })
 }
 
+/**
+ * A value PostgreSQL refuses rather than a failure of the write: class 22 (data: JSON it does not take, an
+ * encoding) and 54 (a limit: JSON nested deeper than its parser goes).
+ */
+const refusesValue = (err: unknown): boolean => /^(22|54)/.test(String((err as { code?: unknown } | null)?.code ?? ''))
+
+type Settled = PromiseSettledResult<StartResult>
+
 export function createJournalWriter (db: Database, maxBatch: number, synchronous = true): JournalWriter {
   const events = db.table('webhook_events')
   const attempts = db.table('webhook_event_attempts')
-  const start = startSql(events)
+  const start = startSql(events, attempts)
   const finish = finishSql(events, attempts)
   const both = combinedSql(start, events, attempts)
-  // Each write answers true, but a start the statement did not take (see startSql).
-  const writes = new WriteBatcher<Write, boolean>(async (items) => {
-    const refused = new Set<Write>()
-    // A row is written at most once per statement (PostgreSQL would apply only one of two changes to it).
-    for (const round of rounds(items.map((w) => ({ id: w.event.id, write: w })))) {
-      const starts = round.flatMap((r) => r.write.kind === 'start' ? [r.write.event] : [])
-      const finishes = round.flatMap((r) => r.write.kind === 'finish' ? [r.write.event] : [])
-      const rows = finishes.length === 0
-        ? await write(db, synchronous, start, startValues(starts))
-        : starts.length === 0
-          ? await write(db, synchronous, finish, finishValues(finishes))
-          : await write(db, synchronous, both, [...startValues(starts), ...finishValues(finishes)])
-      if (starts.length === 0 || rows.length === starts.length) continue
-      const taken = new Set(rows.map((row) => row.id))
-      for (const r of round) if (r.write.kind === 'start' && !taken.has(r.id)) refused.add(r.write)
+
+  /** The starts the statement did not take: `done` for a job that committed its done, else `overtaken`. */
+  async function refusals (refused: StartedEvent[]): Promise<Set<StartedEvent>> {
+    const { rows } = await db.pool.query<{ id: string, job_id: string }>(`SELECT a.event_id AS id, a.job_id FROM ${attempts} AS a
+      JOIN unnest($1::text[], $2::text[]) AS v(id, job_id) ON a.event_id = v.id AND a.job_id = v.job_id WHERE a.status = 'done'`,
+    [refused.map((e) => e.id), refused.map((e) => e.jobId)])
+    const done = new Set(rows.map((row) => `${row.id}\n${row.job_id}`))
+    return new Set(refused.filter((e) => done.has(`${e.id}\n${e.jobId}`)))
+  }
+
+  /** One statement for a round; starts answer whether they were taken. */
+  async function writeRound (round: Write[]): Promise<Map<Write, StartResult>> {
+    const starts = round.flatMap((w) => w.kind === 'start' ? [w] : [])
+    const finishes = round.flatMap((w) => w.kind === 'finish' ? [w.event] : [])
+    const rows = finishes.length === 0
+      ? await write(db, synchronous, start, startValues(starts))
+      : starts.length === 0
+        ? await write(db, synchronous, finish, finishValues(finishes))
+        : await write(db, synchronous, both, [...startValues(starts), ...finishValues(finishes)])
+    const taken = new Set(rows.map((row) => row.id))
+    const refused = new Set<Write>(starts.filter((w) => !taken.has(w.event.id)))
+    const done = refused.size === 0 ? new Set() : await refusals([...refused].map((w) => w.event as StartedEvent))
+    return new Map(round.map((w) => [w, !refused.has(w) ? 'run' : done.has(w.event) ? 'done' : 'overtaken']))
+  }
+
+  /**
+   * A round PostgreSQL refuses for one value is written again one write at a time, so the others never notice;
+   * a start still refused alone is stored without its JSON view (the bytes are kept). What fails then fails alone.
+   */
+  async function settle (round: Write[], results: Map<Write, Settled>): Promise<void> {
+    try {
+      for (const [w, result] of await writeRound(round)) results.set(w, { status: 'fulfilled', value: result })
+    } catch (err) {
+      const [only] = round
+      if (refusesValue(err) && round.length > 1) {
+        for (const w of round) await settle([w], results)
+      } else if (refusesValue(err) && only?.kind === 'start' && only.withoutView !== true) {
+        const plain = { ...only, withoutView: true }
+        await settle([plain], results)
+        results.set(only, results.get(plain) as Settled)
+      } else {
+        for (const w of round) results.set(w, { status: 'rejected', reason: err })
+      }
     }
-    return items.map((w) => !refused.has(w))
+  }
+
+  const writes = new WriteBatcher<Write, StartResult>(async (items) => {
+    const results = new Map<Write, Settled>()
+    // A row is written at most once per statement (PostgreSQL would apply only one of two changes to it).
+    for (const round of rounds(items.map((w) => ({ id: w.event.id, write: w })))) await settle(round.map((r) => r.write), results)
+    return items.map((w) => results.get(w) as Settled)
   }, maxBatch, WRITES_IN_FLIGHT)
   return {
     started: async (event) => await writes.add({ kind: 'start', event }),

@@ -8,9 +8,9 @@ export class WriteBatcher<I, R = void> {
   private inFlight = 0
   private scheduled = false
 
-  /** `write` answers one result per item, in the items' order. */
+  /** `write` settles each item, in the items' order: one item's failure need not be the others'. */
   constructor (
-    private readonly write: (items: I[]) => Promise<R[]>,
+    private readonly write: (items: I[]) => Promise<Array<PromiseSettledResult<R>>>,
     private readonly maxBatch: number,
     private readonly maxInFlight = 1
   ) {}
@@ -37,7 +37,13 @@ export class WriteBatcher<I, R = void> {
     const batch = this.pending.splice(0, this.maxBatch)
     this.inFlight++
     this.write(batch.map((entry) => entry.item)).then(
-      (results) => { batch.forEach((entry, i) => entry.resolve(results[i] as R)) },
+      (results) => {
+        batch.forEach((entry, i) => {
+          const result = results[i]
+          if (result?.status === 'fulfilled') entry.resolve(result.value)
+          else entry.reject(result?.reason)
+        })
+      },
       (err: unknown) => { for (const entry of batch) entry.reject(err) }
     ).finally(() => {
       this.inFlight--

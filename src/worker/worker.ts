@@ -45,6 +45,12 @@ export interface AnvilWorker {
   readonly journal?: Journal
 }
 
+/** Why a journaled job completed without its handler's effects. */
+const NOT_RUN = {
+  done: 'anvil worker: run skipped, this job has already committed its event done',
+  overtaken: 'anvil worker: retry skipped, a journal replay runs this event on another job'
+} as const
+
 const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
 
 /**
@@ -93,9 +99,12 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     try {
       const context = { log: async (line: string) => { await job.log(line) } }
       if (journal === undefined) await handler(event, context)
-      else if (!await runJournaled(journal, (journaled) => handler(journaled, context), event, { jobId, data: job.data, attempt, maxAttempts })) {
-        log.info({ jobId, requestId: job.data.requestId, attempt }, 'anvil worker: retry skipped, a journal replay runs this event on another job')
-        return
+      else {
+        const outcome = await runJournaled(journal, (journaled) => handler(journaled, context), event, { jobId, data: job.data, attempt, maxAttempts })
+        if (outcome !== 'ran') {
+          log.info({ jobId, requestId: job.data.requestId, attempt }, NOT_RUN[outcome])
+          return
+        }
       }
     } catch (err) {
       await noteUnrecoverable(job, err)
