@@ -10,6 +10,7 @@ import { errors } from '../shared/errors.js'
 import { countEvents } from './event-queries.js'
 import { resolveFilter, type EventFilter, type ResolvedFilter } from './event-filter.js'
 import { REPLAYABLE, replayPage, type ReplayCursor, type ReplayTarget } from './event-replay.js'
+import { pgText } from './event-row.js'
 
 /** Events per page without a rate; with one, a tenth of a second's worth. */
 export const MAX_REPLAY_PAGE = 200
@@ -113,7 +114,7 @@ export class ReplayRuns {
   private launch (id: string, filter: ResolvedFilter, rate: number | undefined, cursor: ReplayCursor | undefined): void {
     const done = this.loop(id, filter, rate, cursor).catch(async (err: Error) => {
       await this.target.db.pool.query(`UPDATE ${this.table} SET state = 'cancelled', last_error = $2, updated_at = now() WHERE id = $1 AND state = 'running'`,
-        [id, err.message]).catch(() => {})
+        [id, pgText(err.message)]).catch(() => {})
     }).finally(() => this.runs.delete(id))
     this.runs.set(id, done)
   }
