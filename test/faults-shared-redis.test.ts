@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap'
 import { migrate } from '../src/db/migrate.js'
 import { createOutbound, type Outbound } from '../src/outbound/outbound.js'
-import { eventually, outcome, startCli, type Cli } from './helpers/cli.js'
+import { eventually, outcome, parseJson, startCli, type Cli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
 import { startReceiver, type Receiver } from './helpers/receiver.js'
@@ -57,14 +57,15 @@ t.test('two anvil workers, two databases, one Redis, default prefix: each messag
 
   const workerA = worker(t, a)
   await workerA.log(STARTED)
-  t.match(await workerA.log('anvil: the queues are claimed for this deployment'), { deployment: a.id, prefix: '{anvil}', queues: ['outbound'] })
   const workerB = worker(t, b)
   t.equal(await outcome(workerB, workerB.log(STARTED)), 1, 'the second deployment stops instead of consuming')
   t.equal(workerB.stderr, `anvil: queue {anvil}:outbound on ${redis.url} belongs to deployment ${a.id}, not to this database's (${b.id}): ` +
     'none of its jobs is taken here; give each deployment its own ANVIL_PREFIX, or set ANVIL_DATABASE_URL to the database that owns it\n')
+  t.match(workerA.lines.map(parseJson).find((entry) => entry?.msg === 'anvil: the queues are claimed for this deployment'),
+    { deployment: a.id, prefix: '{anvil}', queues: ['outbound'] }, 'the first one said which deployment it is')
 
   const ofA = [...queuedBefore, ...await publish(a, 20, 'a')]
-  await eventually(async () => (await logged(a)).length >= ofA.length ? true : undefined)
+  await eventually(async () => (await logged(a)).length + (await logged(b)).length >= ofA.length ? true : undefined)
   t.same(received(a.receiver), [...ofA].sort(), 'every message of A reached A\'s receiver once, the queued ones too')
   t.same(await logged(a), [...ofA].sort().map((id) => ({ message_id: id, status: 'success' })), 'A\'s log: its own messages, each delivered')
   t.same(await logged(b), [], 'B took no job: nothing in its log')
