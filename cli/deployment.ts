@@ -30,24 +30,28 @@ export interface Binding {
   projectDir?: string
 }
 
+function readProjectId (dir: string): string | undefined {
+  try { return readFileSync(join(dir, PROJECT_ID_FILE), 'utf8').trim() } catch { return undefined }
+}
+
+function writeProjectId (dir: string, id: string): void {
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, PROJECT_ID_FILE), `${id}\n`)
+}
+
 /** The project's id from its `.anvil/` folder, made on first use. */
 function projectId (dir: string): string {
-  try {
-    return readFileSync(join(dir, PROJECT_ID_FILE), 'utf8').trim()
-  } catch {
-    const id = newId('dep')
-    mkdirSync(dir, { recursive: true })
-    writeFileSync(join(dir, PROJECT_ID_FILE), `${id}\n`)
-    return id
-  }
+  const kept = readProjectId(dir)
+  if (kept !== undefined) return kept
+  const id = newId('dep')
+  writeProjectId(dir, id)
+  return id
 }
 
 /** The project's id before this run, and the database's written in its place, so a later run without the database is the same deployment. */
 function takeOverProject (dir: string, id: string): string[] {
-  let earlier: string | undefined
-  try { earlier = readFileSync(join(dir, PROJECT_ID_FILE), 'utf8').trim() } catch {}
-  mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, PROJECT_ID_FILE), `${id}\n`)
+  const earlier = readProjectId(dir)
+  writeProjectId(dir, id)
   return earlier === undefined || earlier === id ? [] : [earlier]
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { signAnvil } from '../src/providers/anvil.js'
 import { DEV_SECRET } from '../cli/config/settings.js'
 import { eventually, outcome, parseJson, startCli, tempDir, type Cli } from './helpers/cli.js'
+import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
 
 const redis = await TestRedis.start()
@@ -49,4 +50,14 @@ t.test('two anvil dev in two projects on the Redis that answers: neither takes t
   t.same(events(devB), [], 'the refused run handled none')
   t.equal(await devA.stop(), 0)
   t.equal(await devB2.stop(), 0)
+
+  // Project A given a database: the same project, so its queue passes to the database's id, kept for later runs.
+  const db = await TestDatabase.create()
+  t.teardown(async () => await db.drop())
+  const devA2 = dev(dirA, { ANVIL_DATABASE_URL: db.url })
+  await devA2.log('anvil dev: listening')
+  const [row] = await db.query<{ id: string }>('SELECT id FROM anvil.deployment')
+  t.equal(await redis.command('GET', '{anvil}:webhooks:deployment'), row?.id, 'the queue is the database\'s now')
+  t.equal(projectId(dirA), row?.id, 'and so is the project\'s id')
+  t.equal(await devA2.stop(), 0)
 })
