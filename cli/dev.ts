@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { anvilWorker } from '../index.js'
 import { DEV_SECRET, type DevConfig, type Env } from './config/load-config.js'
-import { DEFAULT_PATH, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
+import { DEFAULT_PATH, DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { DEV_REDIS_DIR, ensureDevRedis } from './dev-redis.js'
 import type { WebhookEvent } from '../src/worker/webhook-event.js'
 import { errors } from '../src/shared/errors.js'
@@ -11,6 +11,8 @@ import type { WebhookHandler } from '../src/worker/worker.js'
 import { Lifecycle } from './lifecycle.js'
 import { migrate } from '../src/db/migrate.js'
 import { startOutgoing } from './outbound-worker.js'
+import { bindQueues } from './deployment.js'
+import { DEFAULT_OUTBOUND_QUEUE_NAME } from '../src/outbound/delivery/delivery-job.js'
 import { loadHandler } from './handler-module.js'
 import { createLogger, prettyDestination } from './logging.js'
 import { freshTestBody, localUrl, opensslCurl, sendLine, signedCurl } from './quickstart.js'
@@ -104,6 +106,13 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
       }
       redisUrl = found.url
     }
+    const database = config.databaseUrl === undefined ? undefined : { url: config.databaseUrl, schema: config.dbSchema }
+    // A laptop's database is brought up to date first: its id is the deployment's.
+    if (database !== undefined) await migrate(database.url, database.schema === undefined ? {} : { schema: database.schema })
+    // The project's queues, claimed before the ingress adds to them or the worker takes from them: two projects
+    // on one Redis (the one on the default URL, say) never take each other's events.
+    const queues = [config.queueName ?? DEFAULT_QUEUE_NAME, ...(database === undefined ? [] : [DEFAULT_OUTBOUND_QUEUE_NAME])]
+    if (!await bindQueues({ redisUrl, prefix: config.prefix, queues, database, projectDir: join(process.cwd(), DEV_REDIS_DIR) }, log, life)) return
     const app = await buildServer({ ...config, redisUrl, allowShortSecrets: true }, log, tracing)
     await app.register(anvilWorker, {
       handler,
@@ -119,9 +128,10 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
         : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
     })
     if (config.databaseUrl !== undefined) {
-      // A laptop's database: brought up to date, then the outgoing side runs here as in `anvil worker`.
-      await migrate(config.databaseUrl, config.dbSchema === undefined ? {} : { schema: config.dbSchema })
-      app.decorate('anvilOutbound', startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life))
+      // The outgoing side runs here as in `anvil worker`.
+      const sending = startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+      app.decorate('anvilOutbound', sending.outbound)
+      sending.start()
     }
     const metricsApp = await registerMetrics(app, config, { redis: redisUrl, queueName: config.queueName, prefix: config.prefix }, log)
     if (metricsApp !== undefined) {

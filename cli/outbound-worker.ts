@@ -16,25 +16,28 @@ export interface OutgoingConfig {
 /**
  * The outgoing side of `anvil worker` (ANVIL_DATABASE_URL set): the outbox dispatcher, its retention and the
  * delivery worker on the database's store. Closed by the lifecycle, delivery first, so attempts in flight are still recorded.
- * The service is returned for the metrics (the outbox gauges read it).
+ * The service is returned for the metrics (the outbox gauges read it); `start` begins dispatching and delivering,
+ * once the caller has claimed the outbound queue (cli/deployment.ts).
  */
-export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): Outbound {
+export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): { outbound: Outbound, start: () => void } {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
   const outbound = createOutbound({
     database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log,
     ...(config.outboundRetentionDays === undefined ? {} : { retentionDays: config.outboundRetentionDays })
   })
   life.add('outbox', async () => await outbound.close())
-  outbound.startRetention()
   const delivery = createDeliveryWorker({
     redis: config.redisUrl, store: outbound.store, ...prefix, logger: log,
     ...(config.outboundAllowNets === undefined ? {} : { allowNets: config.outboundAllowNets }),
     onEndpointDisabled: (event) => log.warn(event, 'anvil worker: endpoint disabled')
   })
   life.add('delivery', async () => await delivery.close())
-  // Not awaited: with PostgreSQL or Redis away the probes must still answer (not ready) while both reconnect.
-  Promise.all([outbound.dispatcher.start(), delivery.start()])
-    .then(() => log.info({ queue: outbound.queue.name }, 'anvil worker: dispatching and delivering outgoing webhooks'))
-    .catch((err: Error) => log.error({ err: err.message }, 'anvil worker: the outgoing side did not start'))
-  return outbound
+  function start (): void {
+    outbound.startRetention()
+    // Not awaited: with PostgreSQL or Redis away the probes must still answer (not ready) while both reconnect.
+    Promise.all([outbound.dispatcher.start(), delivery.start()])
+      .then(() => log.info({ queue: outbound.queue.name }, 'anvil worker: dispatching and delivering outgoing webhooks'))
+      .catch((err: Error) => log.error({ err: err.message }, 'anvil worker: the outgoing side did not start'))
+  }
+  return { outbound, start }
 }

@@ -4,6 +4,8 @@ import { createLogger } from './logging.js'
 import { closeGracefully, buildServer, listen, registerMetrics, sampledQueue } from './server.js'
 import { registerAdmin } from './admin-server.js'
 import { setUpTracing } from './tracing.js'
+import { bindQueues } from './deployment.js'
+import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 
 /** `anvil serve`: the ingress alone; workers run elsewhere (`anvil worker`). */
 export async function serve (config: ServeConfig): Promise<void> {
@@ -13,6 +15,11 @@ export async function serve (config: ServeConfig): Promise<void> {
   life.closeOnSignals(0)
   try {
     const tracing = await setUpTracing(config, 'anvil-serve', log, life)
+    // With a database the ingress knows its deployment: it adds nothing to another deployment's queue.
+    if (config.databaseUrl !== undefined) {
+      const binding = { redisUrl: config.redisUrl ?? DEFAULT_REDIS_URL, prefix: config.prefix, queues: [config.queueName ?? DEFAULT_QUEUE_NAME] }
+      if (!await bindQueues({ ...binding, database: { url: config.databaseUrl, schema: config.dbSchema } }, log, life)) return
+    }
     const app = await buildServer(config, log, tracing)
     const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
     if (metricsApp !== undefined) {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { WorkerCommandConfig } from './config/load-config.js'
-import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
+import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { redactUrl } from '../src/redis/connect.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { errors } from '../src/shared/errors.js'
@@ -10,6 +10,7 @@ import { loadHandler } from './handler-module.js'
 import { startOutgoing } from './outbound-worker.js'
 import type { Outbound } from '../src/outbound/outbound.js'
 import { Lifecycle } from './lifecycle.js'
+import { bindQueues, type Binding } from './deployment.js'
 import { createLogger, throttleRepeats } from './logging.js'
 import { closeGracefully, createApp, listen, registerMetrics, sampledQueue } from './server.js'
 import { setUpTracing } from './tracing.js'
@@ -51,10 +52,23 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
   life.closeOnSignals(config.shutdownTimeoutMs)
   try {
     const tracing = await setUpTracing(config, 'anvil-worker', log, life)
-    const outgoing = config.databaseUrl === undefined || config.role === 'inbound'
+    const sending = config.databaseUrl === undefined || config.role === 'inbound'
       ? undefined
       : startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
-    if (handler === undefined) return await serveProbes(config, redisUrl, log, life, outgoing)
+    const outgoing = sending?.outbound
+    // With a database, the queues this process consumes are claimed for its deployment before any job is taken.
+    const binding: Binding = {
+      redisUrl,
+      prefix: config.prefix,
+      queues: [...(handler === undefined ? [] : [config.queueName ?? DEFAULT_QUEUE_NAME]), ...(outgoing === undefined ? [] : [outgoing.queue.name])],
+      ...(config.databaseUrl === undefined ? {} : { database: { url: config.databaseUrl, schema: config.dbSchema } })
+    }
+    const bound = async (): Promise<boolean> => {
+      if (!await bindQueues(binding, log, life)) return false
+      sending?.start()
+      return true
+    }
+    if (handler === undefined) return await serveProbes(config, redisUrl, log, life, outgoing, bound)
     const worker = createWorker(handler, {
       redis: redisUrl,
       queueName: config.queueName,
@@ -95,6 +109,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       log.warn({ redis: redactUrl(redisUrl) }, 'anvil worker: Redis is not reachable yet; retrying (not ready until it answers)')
     }, REDIS_WAIT_NOTICE_MS)
     probe.unref()
+    if (!await bound()) return
     // Resolves once Redis answers; ioredis reconnects forever in between.
     await worker.start()
     started = true
@@ -108,7 +123,9 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
 }
 
 /** The outgoing-only worker: health (Redis) and metrics, no inbound queue. */
-async function serveProbes (config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle, outgoing?: Outbound): Promise<void> {
+async function serveProbes (
+  config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle, outgoing: Outbound | undefined, bound: () => Promise<boolean>
+): Promise<void> {
   const app = createApp(log)
   if (outgoing !== undefined) app.decorate('anvilOutbound', outgoing)
   await app.register(anvilHealth, { redis: redisUrl })
@@ -120,5 +137,6 @@ async function serveProbes (config: WorkerCommandConfig, redisUrl: string, log: 
   }
   const port = await listen(app, config.host, config.port)
   log.info({ host: config.host, port }, 'anvil worker: health and metrics listening')
+  if (!await bound()) return
   log.info({ role: config.role, outgoing: true }, 'anvil worker: started')
 }

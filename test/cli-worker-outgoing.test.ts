@@ -3,7 +3,7 @@ import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { migrate } from '../src/db/migrate.js'
 import { createOutbound } from '../src/outbound/outbound.js'
-import { runCli, startCli } from './helpers/cli.js'
+import { runCli, startCli, tempDir } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
 import { startReceiver } from './helpers/receiver.js'
@@ -58,7 +58,10 @@ t.test('anvil dev with a database migrates it and sends outgoing webhooks too', 
   t.teardown(async () => await other.drop())
   const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })
   t.teardown(() => receiver.close())
-  const dev = startCli(t, ['dev'], { env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: other.url, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', PORT: '0' } })
+  // Another database is another deployment: on this Redis it needs a prefix of its own (test/faults-shared-redis.test.ts).
+  const dev = startCli(t, ['dev'], {
+    cwd: tempDir(t), env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: other.url, ANVIL_PREFIX: '{dev}', ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', PORT: '0' }
+  })
   await dev.log('anvil worker: dispatching and delivering outgoing webhooks')
   const outbound = createOutbound({ database: other.url, redis: redis.url })
   t.teardown(async () => await outbound.close())

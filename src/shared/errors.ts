@@ -34,6 +34,7 @@ export const errors = {
   INVALID_FILTER: createError('ANVIL_ERR_INVALID_FILTER', 'Invalid filter: %s', 400, Error, NO_STACK),
   EVENT_NOT_FOUND: createError('ANVIL_ERR_EVENT_NOT_FOUND', 'No event with id %s in the journal', 404, Error, NO_STACK),
   REPLAY_RUN_NOT_FOUND: createError('ANVIL_ERR_REPLAY_RUN_NOT_FOUND', 'No replay run with id %s', 404, Error, NO_STACK),
+  FOREIGN_QUEUE: createError('ANVIL_ERR_FOREIGN_QUEUE', 'Queue %s belongs to deployment %s, %s', 500),
   ROUTER_STARTED: createError('ANVIL_ERR_ROUTER_STARTED', 'Cannot add a handler for %s: the router is in use by a started worker (or has dispatched an event); register every handler before starting it', 500)
 } as const
 

@@ -98,6 +98,11 @@ export class Cli {
   }
 }
 
+/** The exit code when the process stops by itself; 'running' once `started` resolves (a log line, say). */
+export async function outcome (cli: Cli, started: Promise<unknown>): Promise<number | null | 'running'> {
+  return await Promise.race([cli.exited, started.then(() => 'running' as const, async () => await cli.exited)])
+}
+
 export function parseJson (text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text)
