@@ -79,9 +79,9 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
       throw new DeliveryFailure('stalled: the worker stopped during this attempt')
     }
   }
-  const state = deps.store.loadEndpoint !== undefined
-    ? await deps.store.loadEndpoint(endpointId)
-    : { enabled: true, rateLimit: null, secrets: await deps.store.loadSecrets(endpointId) }
+  const state = await logged(job, token, deps, store.loadEndpoint !== undefined
+    ? store.loadEndpoint(endpointId)
+    : store.loadSecrets(endpointId).then((secrets) => ({ enabled: true, rateLimit: null, secrets })))
   const urlProblem = endpointUrlProblem(data.url, { httpsOnly: deps.httpsOnly })
   const refusal = state === undefined || state.secrets.length === 0
     ? refusedLocally('endpoint_gone', 'the endpoint no longer exists or has no secret')
@@ -151,14 +151,14 @@ async function wait (job: Job<OutboundJobData>, token: string | undefined, retry
 }
 
 /**
- * A write to the delivery log before a POST; while the log cannot be written the job waits, its attempt not
+ * A read or write of the store before a POST; while the store cannot answer the job waits, its attempt not
  * counted, so no delivery is sent unlogged and none ends for want of its log.
  */
 async function logged<T> (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps, write: Promise<T>): Promise<T> {
   try {
     return await write
   } catch (err) {
-    deps.log.warn({ jobId: job.id, err: (err as Error).message, retryInMs: LOG_UNAVAILABLE_RETRY_MS }, 'anvil delivery: the delivery log cannot be written; the delivery waits')
+    deps.log.warn({ jobId: job.id, err: (err as Error).message, retryInMs: LOG_UNAVAILABLE_RETRY_MS }, 'anvil delivery: the delivery store cannot be reached; the delivery waits')
     return await wait(job, token, Date.now() + LOG_UNAVAILABLE_RETRY_MS)
   }
 }
