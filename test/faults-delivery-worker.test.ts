@@ -64,10 +64,8 @@ t.test('delivery workers SIGKILLed at random points: every message delivered, ev
     spawned.push(script)
     script.log('fixture delivery worker: started').then(() => up.add(script), () => {})
   }
-  const began = Date.now()
   for (let i = 0; i < 2; i++) spawn()
   await waitFor('the workers to start', () => up.size === 2, 30_000)
-  t.comment(`started ${Date.now() - began} ms`)
   await outbound.dispatcher.start()
   const messageIds: string[] = []
   // A batch before each kill, so every kill lands while deliveries are in flight, at a random point of one.
@@ -83,14 +81,12 @@ t.test('delivery workers SIGKILLed at random points: every message delivered, ev
     await victim.exited
     spawn()
   }
-  t.comment(`kills done ${Date.now() - began} ms`)
   const jobs = new Queue(queueName, { connection: { url: redis.url }, prefix: '{anvil}' })
   t.teardown(() => jobs.close())
   await waitFor('every job to end', async () => {
     const { completed = 0, failed = 0 } = await jobs.getJobCounts('completed', 'failed')
     return completed + failed === MESSAGES
   }, 40_000)
-  t.comment(`all ended ${Date.now() - began} ms`)
   const rows = await rowsOf(messageIds)
   const rowsPer = new Map<string, Row[]>()
   for (const row of rows) rowsPer.set(row.message_id, [...rowsPer.get(row.message_id) ?? [], row])
