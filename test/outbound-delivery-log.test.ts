@@ -25,8 +25,10 @@ async function service (t: Test, schedule: number[]) {
   const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8', retrySchedule: schedule, jitter: 0 })
   const app = Fastify()
   await app.register(anvilAdmin, { token: TOKEN, outbound })
+  // Its dispatcher stops with the test: the outbox is shared, and a later test's messages are not for this queue.
   t.teardown(async () => {
     await app.close()
+    await outbound.dispatcher.close()
     await worker.close()
   })
   await Promise.all([outbound.dispatcher.start(), worker.start()])
@@ -113,7 +115,7 @@ t.test('a hand retry while the scheduled retry waits: exactly one more POST, and
   const { outbound, app } = await service(t, [1500])
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/retry`, tenant: 'hand' })
   const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'hand' })
-  await receiver.waitFor(1)
+  await eventually(async () => receiver.received.length >= 1)
   const failed = await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'failed'", [messageId])).length === 1)
     .then(async () => (await app.inject({ url: `/admin/deliveries?endpoint=${endpoint.id}&status=failed`, headers })).json().items[0])
   const scheduled = await outbound.queue.getJob(`${messageId}.${endpoint.id}`)
@@ -121,7 +123,7 @@ t.test('a hand retry while the scheduled retry waits: exactly one more POST, and
   failing = false
   const retried = await app.inject({ method: 'POST', url: `/admin/deliveries/${String(failed.id)}/retry`, headers })
   t.equal(retried.statusCode, 202)
-  await receiver.waitFor(2)
+  await eventually(async () => receiver.received.length >= 2)
   await eventually(async () => ['completed', 'failed'].includes(await scheduled?.getState() ?? ''), 20_000)
   t.equal(await scheduled?.getState(), 'completed', 'the scheduled retry ends: its message was delivered')
   t.equal(receiver.received.length, 2, 'the first try and the hand retry; the scheduled retry did not POST again')

@@ -24,7 +24,7 @@ export const STOPPED_MID_POST = 'the worker stopped during this attempt (killed,
 export const STOPPED_BEFORE_POST = 'the worker stopped before this attempt reached the network'
 
 /** Outside text as the log keeps it: storable, at most `bytes` of UTF-8; null for none. */
-const logged = (text: string | undefined, bytes = DEFAULT_RESPONSE_CAP_BYTES): string | null =>
+const kept = (text: string | undefined, bytes = DEFAULT_RESPONSE_CAP_BYTES): string | null =>
   text === undefined || text === '' ? null : cutUtf8(storableText(text), bytes)
 
 /** What the delivery worker reads and writes in PostgreSQL (INTERFACE.md). */
@@ -71,8 +71,8 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
     async recordAttempt (attempt: DeliveryAttempt): Promise<RecordedAttempt> {
       const status = attempt.success ? 'success' : 'failed'
       // The error class and message and the answer's head come from outside: they never fail the write.
-      const outcome = [status, attempt.httpStatus ?? null, Math.max(0, Math.round(attempt.durationMs)), logged(attempt.errorClass, 200),
-        logged(attempt.errorMessage), logged(attempt.responseHead)]
+      const outcome = [status, attempt.httpStatus ?? null, Math.max(0, Math.round(attempt.durationMs)), kept(attempt.errorClass, 200),
+        kept(attempt.errorMessage), kept(attempt.responseHead)]
       return await inTransaction(db.pool, async (client) => {
         // The row written before the POST gets its outcome; without one (or if retention took it), a row of its own.
         const { rows } = attempt.deliveryId === undefined
