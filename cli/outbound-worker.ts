@@ -11,6 +11,9 @@ export interface OutgoingConfig {
   outboundAllowNets?: string
   /** ANVIL_OUTBOUND_RETENTION_DAYS; undefined: the core's default. */
   outboundRetentionDays?: number
+  /** ANVIL_LOCK_DURATION_MS and ANVIL_STALLED_INTERVAL_MS, as the inbound worker takes them; undefined: BullMQ's. */
+  lockDurationMs?: number
+  stalledIntervalMs?: number
 }
 
 /**
@@ -29,6 +32,8 @@ export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecy
   const delivery = createDeliveryWorker({
     redis: config.redisUrl, store: outbound.store, ...prefix, logger: log,
     ...(config.outboundAllowNets === undefined ? {} : { allowNets: config.outboundAllowNets }),
+    ...(config.lockDurationMs === undefined ? {} : { lockDurationMs: config.lockDurationMs }),
+    ...(config.stalledIntervalMs === undefined ? {} : { stalledIntervalMs: config.stalledIntervalMs }),
     onEndpointDisabled: (event) => log.warn(event, 'anvil worker: endpoint disabled')
   })
   life.add('delivery', async () => await delivery.close())

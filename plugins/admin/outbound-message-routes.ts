@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { Outbound } from '../../src/outbound/outbound.js'
-import { DeliverySchema, MessageWithDeliveriesSchema, UndeliveredSchema } from '../../src/outbound/delivery-schemas.js'
+import { DeliverySchema, DeliveryStatus, MessageWithDeliveriesSchema, UndeliveredSchema, type Delivery } from '../../src/outbound/delivery-schemas.js'
 import { MessageInputSchema, type MessageInput } from '../../src/outbound/publish.js'
 import { IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
 
@@ -15,12 +15,12 @@ export async function outboundMessageRoutes (admin: FastifyInstance, { outbound 
     schema: { tags: ['messages'], params: IdParams, response: { 200: MessageWithDeliveriesSchema } }
   }, async (request) => await outbound.deliveries.message(request.params.id))
 
-  admin.get<{ Querystring: { endpoint?: string, status?: 'success' | 'failed', since?: string, limit?: number, cursor?: string } }>('/deliveries', {
+  admin.get<{ Querystring: { endpoint?: string, status?: Delivery['status'], since?: string, limit?: number, cursor?: string } }>('/deliveries', {
     schema: {
       tags: ['deliveries'],
       querystring: Type.Object({
         endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-        status: Type.Optional(Type.Union([Type.Literal('success'), Type.Literal('failed')])),
+        status: Type.Optional(DeliveryStatus()),
         /** ISO 8601: attempts at or after it. */
         since: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
         ...PageQuery

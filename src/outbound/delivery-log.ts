@@ -6,7 +6,7 @@ import { iso, pageSize, toPage, type Page } from './page.js'
 
 export interface DeliveryQuery {
   endpoint?: string
-  status?: 'success' | 'failed'
+  status?: Delivery['status']
   /** ISO time: attempts at or after it. */
   since?: string
   limit?: number

@@ -4,12 +4,15 @@ import { Type, type Static } from '@sinclair/typebox'
 const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(schema: T) => Type.Union([schema, Type.Null()])
 const Time = () => Type.String({ format: 'date-time' })
 
+/** `started`: written before the POST and not completed yet, or its worker died mid-POST (the outcome is unknown). */
+export const DeliveryStatus = () => Type.Union([Type.Literal('started'), Type.Literal('success'), Type.Literal('failed')])
+
 export const DeliverySchema = Type.Object({
   id: Type.String(),
   messageId: Type.String(),
   endpointId: Type.String(),
   attempt: Type.Integer(),
-  status: Type.Union([Type.Literal('success'), Type.Literal('failed')]),
+  status: DeliveryStatus(),
   httpStatus: Nullable(Type.Integer()),
   durationMs: Type.Integer(),
   error: Type.Optional(Type.String()),

@@ -1,5 +1,6 @@
 import { inTransaction, type Database } from '../db/database.js'
-import type { DeliveryAttempt } from './delivery/delivery-job.js'
+import { storableText } from '../shared/storable-text.js'
+import type { AttemptStart, DeliveryAttempt, ResumedJob } from './delivery/delivery-job.js'
 import { DEFAULT_RESPONSE_CAP_BYTES } from './delivery/delivery-options.js'
 import type { DatabaseDeliveryStore, RecordedAttempt, StoredEndpointState } from './outbound-job.js'
 
@@ -17,6 +18,14 @@ export function cutUtf8 (text: string, bytes: number): string {
   // A cut inside a character decodes to U+FFFD at the end: drop it.
   return buffer.subarray(0, bytes).toString('utf8').replace(/\uFFFD+$/, '')
 }
+
+/** Why an attempt's row says `stalled`: its worker stopped mid-POST, or before the POST. */
+export const STOPPED_MID_POST = 'the worker stopped during this attempt (killed, or its lock lost): the receiver may have received it'
+export const STOPPED_BEFORE_POST = 'the worker stopped before this attempt reached the network'
+
+/** Outside text as the log keeps it: storable, at most `bytes` of UTF-8; null for none. */
+const kept = (text: string | undefined, bytes = DEFAULT_RESPONSE_CAP_BYTES): string | null =>
+  text === undefined || text === '' ? null : cutUtf8(storableText(text), bytes)
 
 /** What the delivery worker reads and writes in PostgreSQL (INTERFACE.md). */
 export function createDeliveryStore (db: Database, options: DeliveryStoreOptions = {}): DatabaseDeliveryStore {
@@ -52,19 +61,59 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
     async loadSecrets (endpointId) {
       return (await loadEndpoint(endpointId))?.secrets ?? []
     },
+    async startAttempt (start: AttemptStart): Promise<string> {
+      const { rows } = await db.pool.query<{ id: string }>(
+        `INSERT INTO ${deliveries} (message_id, endpoint_id, job_id, attempt, status, duration_ms, payload_sha256)
+         VALUES ($1, $2, $3, $4, 'started', 0, $5) RETURNING id`,
+        [start.messageId, start.endpointId, start.jobId, start.attempt, start.payloadSha256])
+      return String(rows[0]?.id)
+    },
     async recordAttempt (attempt: DeliveryAttempt): Promise<RecordedAttempt> {
+      const status = attempt.success ? 'success' : 'failed'
+      // The error class and message and the answer's head come from outside: they never fail the write.
+      const outcome = [status, attempt.httpStatus ?? null, Math.max(0, Math.round(attempt.durationMs)), kept(attempt.errorClass, 200),
+        kept(attempt.errorMessage), kept(attempt.responseHead)]
       return await inTransaction(db.pool, async (client) => {
-        const { rows } = await client.query<{ id: string }>(
-          `INSERT INTO ${deliveries} (message_id, endpoint_id, attempt, status, http_status, duration_ms, error_class, error,
-             response_head, payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-          [attempt.messageId, attempt.endpointId, attempt.attempt, attempt.success ? 'success' : 'failed', attempt.httpStatus ?? null,
-            Math.max(0, Math.round(attempt.durationMs)), attempt.errorClass ?? null, attempt.errorMessage ?? null,
-            attempt.responseHead === '' ? null : cutUtf8(attempt.responseHead, DEFAULT_RESPONSE_CAP_BYTES), attempt.payloadSha256])
+        // The row written before the POST gets its outcome; without one (or if retention took it), a row of its own.
+        const { rows } = attempt.deliveryId === undefined
+          ? { rows: [] }
+          : await client.query<{ id: string }>(
+            `UPDATE ${deliveries} SET status = $2, http_status = $3, duration_ms = $4, error_class = $5, error = $6, response_head = $7
+             WHERE id = $1 RETURNING id`, [attempt.deliveryId, ...outcome])
+        const inserted = rows.length > 0
+          ? rows
+          : (await client.query<{ id: string }>(
+              `INSERT INTO ${deliveries} (status, http_status, duration_ms, error_class, error, response_head, message_id, endpoint_id, attempt,
+                 payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+              [...outcome, attempt.messageId, attempt.endpointId, attempt.attempt, attempt.payloadSha256])).rows
         const updated = await client.query<{ failing_since: Date | null }>(
           `UPDATE ${endpoints} SET last_delivery_at = now(), last_delivery_status = $2,
              failing_since = CASE WHEN $2 = 'success' THEN NULL ELSE coalesce(failing_since, now()) END
-           WHERE id = $1 RETURNING failing_since`, [attempt.endpointId, attempt.success ? 'success' : 'failed'])
-        return { deliveryId: String(rows[0]?.id), failingSince: updated.rows[0]?.failing_since ?? null }
+           WHERE id = $1 RETURNING failing_since`, [attempt.endpointId, status])
+        return { deliveryId: String(inserted[0]?.id), failingSince: updated.rows[0]?.failing_since ?? null }
+      })
+    },
+    async resumeAttempt (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }> {
+      return await inTransaction(db.pool, async (client) => {
+        const counted = await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${deliveries} WHERE job_id = $1 AND error_class = 'stalled'`, [job.jobId])
+        // Attempts of this job left started are over: no run of it is left to complete them (a stall, or a lost write).
+        const settled = await client.query(
+          `UPDATE ${deliveries} SET status = 'failed', error_class = 'stalled', error = $2 WHERE job_id = $1 AND status = 'started'`,
+          [job.jobId, STOPPED_MID_POST])
+        const stalls = job.stalls - (counted.rows[0]?.n ?? 0)
+        // One row per stall: a stall before the POST left none.
+        const missing = stalls - (settled.rowCount ?? 0)
+        if (missing > 0) {
+          await client.query(
+            `INSERT INTO ${deliveries} (message_id, endpoint_id, job_id, attempt, status, duration_ms, error_class, error, payload_sha256)
+             SELECT $1, $2, $3, $4, 'failed', 0, 'stalled', $5, $6 FROM generate_series(1, $7)`,
+            [job.messageId, job.endpointId, job.jobId, job.attempt, STOPPED_BEFORE_POST, job.payloadSha256, missing])
+        }
+        const delivered = await client.query(
+          `SELECT 1 FROM ${deliveries} WHERE message_id = $1 AND endpoint_id = $2 AND status = 'success' AND created_at >= $3 LIMIT 1`,
+          [job.messageId, job.endpointId, job.since])
+        return { stalled: stalls > 0, delivered: delivered.rows.length > 0 }
       })
     },
     async disableEndpoint (endpointId, reason) {

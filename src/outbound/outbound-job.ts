@@ -2,7 +2,7 @@
  * The database side's additions to the job and store contract of src/outbound/delivery/delivery-job.ts
  * (INTERFACE.md): deterministic job ids, and the store as the database implements it.
  */
-import type { DeliveryAttempt, DeliveryStore, EndpointState } from './delivery/delivery-job.js'
+import type { AttemptStart, DeliveryAttempt, DeliveryStore, EndpointState, ResumedJob } from './delivery/delivery-job.js'
 import type { OutboundScheme } from './delivery/sign-outbound.js'
 
 /** `${messageId}.${endpointId}`: the same pair is one job, so a re-dispatch never delivers twice. */
@@ -24,8 +24,10 @@ export interface StoredEndpointState extends EndpointState {
 /** The delivery store with every optional member there, as PostgreSQL provides it. */
 export interface DatabaseDeliveryStore extends DeliveryStore {
   loadEndpoint (endpointId: string): Promise<StoredEndpointState | undefined>
-  /** Writes the attempt and the endpoint's last delivery in one transaction. */
+  /** Writes the attempt (completing its started row) and the endpoint's last delivery in one transaction. */
   recordAttempt (attempt: DeliveryAttempt): Promise<RecordedAttempt>
+  startAttempt (start: AttemptStart): Promise<string>
+  resumeAttempt (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }>
   /** True when this call disabled it (false: already disabled, or gone). */
   disableEndpoint (endpointId: string, reason: string): Promise<boolean>
   /** Drops what the cache holds for an endpoint (after a rotation or an edit in this process). */

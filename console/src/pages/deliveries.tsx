@@ -5,7 +5,7 @@ import { href, navigate, type Route } from '../router'
 import { useApi } from '../use-api'
 
 interface Delivery {
-  id: string, messageId: string, endpointId: string, attempt: number, status: 'success' | 'failed',
+  id: string, messageId: string, endpointId: string, attempt: number, status: 'started' | 'success' | 'failed',
   httpStatus: number | null, durationMs: number, error?: string, createdAt: string
 }
 const FIELDS = ['endpoint', 'status', 'since'] as const
@@ -30,7 +30,7 @@ export function Deliveries ({ route }: { route: Route }) {
         <Field label='Endpoint id'><input name='endpoint' value={draft.endpoint ?? ''} onInput={(e) => setDraft({ ...draft, endpoint: (e.target as HTMLInputElement).value })} /></Field>
         <Field label='Status'>
           <select name='status' value={draft.status ?? ''} onChange={(e) => setDraft({ ...draft, status: (e.target as HTMLSelectElement).value })}>
-            <option value=''>any</option><option value='success'>success</option><option value='failed'>failed</option>
+            <option value=''>any</option><option value='success'>success</option><option value='failed'>failed</option><option value='started'>started (outcome unknown)</option>
           </select>
         </Field>
         <Field label='Since (ISO time)'><input name='since' value={draft.since ?? ''} onInput={(e) => setDraft({ ...draft, since: (e.target as HTMLInputElement).value })} /></Field>

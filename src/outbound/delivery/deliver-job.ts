@@ -1,7 +1,9 @@
 /**
- * One attempt of one delivery job: load the secrets, wait (as a delayed job) while the endpoint's circuit is
- * open or its rate is spent, sign, POST, write the attempt, then decide: success, retry (BullMQ's backoff,
- * with the receiver's Retry-After), or fail for good and maybe disable the endpoint.
+ * One attempt of one delivery job: settle what an earlier run left (a stall is a failed attempt; a message
+ * delivered since by another job is not sent again), load the secrets, wait (as a delayed job) while the
+ * endpoint's circuit is open or its rate is spent, sign, write the attempt as started, POST, complete it,
+ * then decide: success, retry (BullMQ's backoff, with the receiver's Retry-After), or fail for good and maybe
+ * disable the endpoint.
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq'
 import { sha256Hex } from '../../signing/crypto.js'
@@ -9,7 +11,7 @@ import type { AnvilLogger } from '../../worker/worker-options.js'
 import type { CircuitBreaker } from './circuit-breaker.js'
 import type { EndpointGate } from './endpoint-gate.js'
 import type { EndpointRateLimit } from './endpoint-rate-limit.js'
-import type { DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
+import type { AttemptStart, DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
 import type { EndpointDisabledEvent } from './delivery-options.js'
 import { publishOutbound } from './delivery-channels.js'
 import { endpointUrlProblem } from './endpoint-url.js'
@@ -43,6 +45,9 @@ const USER_AGENT = 'anvil-webhooks'
 /** The entry of a worker without a per-endpoint cap. */
 const UNGATED = { release () {} }
 
+/** How long a delivery waits, not counted as an attempt, while its log cannot be written. */
+export const LOG_UNAVAILABLE_RETRY_MS = 5000
+
 /** The admission of a worker without a circuit breaker. */
 const OPEN_ROAD = { send: true as const, probe: false, dirty: false }
 
@@ -51,12 +56,32 @@ function refusedLocally (errorClass: string, errorMessage: string): SendResult {
   return { success: false, durationMs: 0, errorClass: errorClass as SendResult['errorClass'], errorMessage, responseHead: '' }
 }
 
+/** What the log needs to know of this attempt before its POST. */
+export function attemptOf (job: Job<OutboundJobData>): AttemptStart {
+  const { messageId, endpointId, body } = job.data
+  return { messageId, endpointId, jobId: job.id as string, attempt: job.attemptsMade + 1, payloadSha256: sha256Hex(body) }
+}
+
 export async function deliverJob (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<void> {
   const data = job.data
   const { endpointId } = data
-  const state = deps.store.loadEndpoint !== undefined
-    ? await deps.store.loadEndpoint(endpointId)
-    : { enabled: true, rateLimit: null, secrets: await deps.store.loadSecrets(endpointId) }
+  const { store } = deps
+  // A retry, or a run after a stall: what the last run left is settled before anything is sent.
+  if ((job.attemptsMade > 0 || job.stalledCounter > 0) && store.resumeAttempt !== undefined) {
+    const resumed = await logged(job, token, deps, store.resumeAttempt({ ...attemptOf(job), stalls: job.stalledCounter, since: new Date(job.timestamp) }))
+    if (resumed.delivered) {
+      deps.log.info({ jobId: job.id, endpointId }, 'anvil delivery: delivered since by another job (a hand retry or recover); not sent again')
+      return
+    }
+    if (resumed.stalled) {
+      deps.log.warn({ jobId: job.id, endpointId, attempt: job.attemptsMade + 1 }, 'anvil delivery: the last run stalled; counted as a failed attempt')
+      publishOutbound('delivered', () => ({ endpointId, eventType: data.eventType, outcome: 'stalled', durationMs: 0 }))
+      throw new DeliveryFailure('stalled: the worker stopped during this attempt')
+    }
+  }
+  const state = await logged(job, token, deps, store.loadEndpoint !== undefined
+    ? store.loadEndpoint(endpointId)
+    : store.loadSecrets(endpointId).then((secrets) => ({ enabled: true, rateLimit: null, secrets })))
   const urlProblem = endpointUrlProblem(data.url, { httpsOnly: deps.httpsOnly })
   const refusal = state === undefined || state.secrets.length === 0
     ? refusedLocally('endpoint_gone', 'the endpoint no longer exists or has no secret')
@@ -72,6 +97,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   const entry = entering instanceof Promise ? await entering : entering
   if ('retryAt' in entry) await wait(job, token, entry.retryAt)
   let result: SendResult
+  let deliveryId: string | undefined
   let admission: { send: true, probe: boolean, dirty: boolean }
   try {
     if (rateLimit !== null && deps.rateLimit !== undefined) {
@@ -85,6 +111,8 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
     const headers = signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets })
     headers['content-type'] = CONTENT_TYPE
     headers['user-agent'] = USER_AGENT
+    // In the log before the POST: a crash mid-POST leaves a row whose outcome is unknown, and a re-send is a row of its own.
+    deliveryId = store.startAttempt === undefined ? undefined : await logged(job, token, deps, store.startAttempt(attemptOf(job)))
     result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
   } finally {
     (entry as { release: () => void }).release()
@@ -100,7 +128,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
       publishOutbound('circuit', () => ({ endpointId, open: change === 'opened' }))
     }
   }
-  const recorded = await note(job, deps, result)
+  const recorded = await note(job, deps, result, deliveryId)
   // Nothing returned: BullMQ would store a return value with every completed job.
   if (result.success) return
 
@@ -122,8 +150,21 @@ async function wait (job: Job<OutboundJobData>, token: string | undefined, retry
   throw new DelayedError()
 }
 
+/**
+ * A read or write of the store before a POST; while the store cannot answer the job waits, its attempt not
+ * counted, so no delivery is sent unlogged and none ends for want of its log.
+ */
+async function logged<T> (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps, write: Promise<T>): Promise<T> {
+  try {
+    return await write
+  } catch (err) {
+    deps.log.warn({ jobId: job.id, err: (err as Error).message, retryInMs: LOG_UNAVAILABLE_RETRY_MS }, 'anvil delivery: the delivery store cannot be reached; the delivery waits')
+    return await wait(job, token, Date.now() + LOG_UNAVAILABLE_RETRY_MS)
+  }
+}
+
 /** Writes the attempt (the delivery log, else the job's log), then tells the hooks and the metrics. */
-async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult): Promise<{ failingSince?: Date | null } | undefined> {
+async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string): Promise<{ failingSince?: Date | null } | undefined> {
   const { messageId, endpointId, eventType, body } = job.data
   const attempt: DeliveryAttempt = {
     messageId,
@@ -134,6 +175,7 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
     payloadSha256: sha256Hex(body),
     success: result.success
   }
+  if (deliveryId !== undefined) attempt.deliveryId = deliveryId
   // Set only when known: the log tells an attempt that got no answer from one that did.
   if (result.httpStatus !== undefined) attempt.httpStatus = result.httpStatus
   if (result.errorClass !== undefined) {

@@ -29,6 +29,25 @@ export interface DeliveryAttempt {
   responseHead: string
   payloadSha256: string
   success: boolean
+  /** The row `startAttempt` wrote for this attempt, which `recordAttempt` completes; unset, a row of its own. */
+  deliveryId?: string
+}
+
+/** An attempt about to POST, written before it so a crash mid-POST leaves it in the log. */
+export interface AttemptStart {
+  messageId: string
+  endpointId: string
+  jobId: string
+  attempt: number
+  payloadSha256: string
+}
+
+/** A job run again after an earlier run of it stopped (a stall) or failed. */
+export interface ResumedJob extends AttemptStart {
+  /** How often BullMQ took the job back as stalled, in all. */
+  stalls: number
+  /** When the job was made: a success for its message and endpoint since then makes a send of it redundant. */
+  since: Date
 }
 
 export interface EndpointState {
@@ -48,4 +67,12 @@ export interface DeliveryStore {
   recordAttempt? (attempt: DeliveryAttempt): Promise<{ failingSince?: Date | null } | undefined | void>
   /** True when this call disabled the endpoint (so the hook fires once). */
   disableEndpoint? (endpointId: string, reason: string): Promise<boolean>
+  /** With `recordAttempt`: writes the attempt as started before its POST, and gives the row's id for `recordAttempt`. */
+  startAttempt? (start: AttemptStart): Promise<string>
+  /**
+   * Before a retry or a run after a stall: the job's attempts left started become failed attempts (`stalled`),
+   * a stall that left none gets a row too; `stalled` is true when the job stalled since its last counted stall,
+   * `delivered` when its message reached the endpoint since the job was made.
+   */
+  resumeAttempt? (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }>
 }

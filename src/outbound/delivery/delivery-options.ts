@@ -71,6 +71,10 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   onEndpointDisabled: Type.Optional(Opaque<(event: EndpointDisabledEvent) => void>()),
   /** Called after every attempt, recorded or not. @defaultValue none */
   onAttempt: Type.Optional(Opaque<(attempt: DeliveryAttempt) => void>()),
+  /** A delivery whose lock is not renewed for this long (its worker died) is taken back, and counts as a failed attempt. @defaultValue 30000 (BullMQ's) */
+  lockDurationMs: Type.Optional(Whole(1)),
+  /** How often deliveries whose lock expired are looked for. @defaultValue 30000 (BullMQ's) */
+  stalledIntervalMs: Type.Optional(Whole(1)),
   /** How long `close` waits for deliveries in flight. @defaultValue 10000 */
   shutdownTimeoutMs: Type.Optional(Whole(0)),
   /** Name resolution for endpoints (the guard checks what it returns). @defaultValue `dns.lookup` */

@@ -3,7 +3,7 @@
  * SSRF-guarded dispatcher, retries on the outbound schedule, and keeps one bad endpoint from slowing the rest.
  */
 import { Worker, type Job } from 'bullmq'
-import { DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../../shared/constants.js'
+import { DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS, STALLED_MESSAGE } from '../../shared/constants.js'
 import { errors } from '../../shared/errors.js'
 import { within } from '../../shared/within.js'
 import { checkClusterPrefix, connect, disconnect } from '../../redis/connect.js'
@@ -18,7 +18,7 @@ import {
 } from './delivery-options.js'
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
 import { createGuardedDispatcher } from './guarded-dispatcher.js'
-import { deliverJob, DeliveryFailure, type DeliverDeps } from './deliver-job.js'
+import { attemptOf, deliverJob, DeliveryFailure, type DeliverDeps } from './deliver-job.js'
 
 export interface DeliveryWorker {
   /** Starts taking jobs; resolves once the worker is connected. */
@@ -74,6 +74,10 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
       prefix,
       autorun: false,
       concurrency,
+      // A stall is a failed attempt of its own (deliverJob counts it), so a job may stall as often as it may be tried.
+      maxStalledCount: schedule.length + 1,
+      ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
+      ...(options.stalledIntervalMs === undefined ? {} : { stalledInterval: options.stalledIntervalMs }),
       settings: {
         backoffStrategy: (attemptsMade: number, type?: string, err?: Error) => type === OUTBOUND_BACKOFF_TYPE
           ? nextDelay(schedule, attemptsMade, {
@@ -90,6 +94,11 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     const final = job.finishedOn !== undefined
     log[final ? 'error' : 'warn']({ jobId: job.id, endpointId: job.data.endpointId, attempt: job.attemptsMade, err: err.message },
       final ? 'anvil delivery: failed for good' : 'anvil delivery: attempt failed')
+    // Failed by BullMQ without a run (it stalled past the limit): its stalls get their rows, so it ends logged.
+    if (final && job.failedReason === STALLED_MESSAGE && deps.store.resumeAttempt !== undefined) {
+      deps.store.resumeAttempt({ ...attemptOf(job), attempt: job.attemptsMade, stalls: job.stalledCounter, since: new Date(job.timestamp) })
+        .catch((err: Error) => log.error({ jobId: job.id, err: err.message }, 'anvil delivery: stalled job not logged'))
+    }
   })
 
   let closing: Promise<void> | undefined

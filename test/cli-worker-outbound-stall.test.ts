@@ -1,0 +1,47 @@
+/**
+ * `anvil worker --role outbound` SIGKILLed mid-POST: with ANVIL_LOCK_DURATION_MS and ANVIL_STALLED_INTERVAL_MS
+ * another worker takes the delivery back soon, the killed attempt is a failed attempt in the delivery log, and
+ * the retry follows the schedule. The many-kills run is test/faults-delivery-worker.test.ts.
+ */
+import t from 'tap'
+import { migrate } from '../src/db/migrate.js'
+import { createOutbound } from '../src/outbound/outbound.js'
+import { eventually, startCli } from './helpers/cli.js'
+import { TestDatabase } from './helpers/pg.js'
+import { TestRedis } from './helpers/redis.js'
+import { startReceiver } from './helpers/receiver.js'
+
+const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
+t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
+await migrate(db.url)
+
+t.test('--role outbound takes ANVIL_LOCK_DURATION_MS: a worker SIGKILLed mid-POST is a logged failed attempt, retried on the schedule by another', async (t) => {
+  let holding = true
+  // The first POST is never answered: its worker dies waiting.
+  const receiver = await startReceiver((_req, res) => { if (!holding) res.end('ok') })
+  t.teardown(() => receiver.close())
+  const outbound = createOutbound({ database: db.url, redis: redis.url })
+  t.teardown(async () => await outbound.close())
+  const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/killed`, tenant: 'cli-kill' })
+  const env = {
+    REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_WORKER_ROLE: 'outbound', ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8',
+    ANVIL_LOCK_DURATION_MS: '1000', ANVIL_STALLED_INTERVAL_MS: '500', HOST: '127.0.0.1', PORT: '0'
+  }
+  const first = startCli(t, ['worker'], { env })
+  await first.log('anvil worker: dispatching and delivering outgoing webhooks')
+  const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'cli-kill' })
+  await eventually(() => receiver.received.length >= 1 ? true : undefined)
+  const logged = async (): Promise<Array<{ attempt: number, status: string, error_class: string | null }>> =>
+    await db.query('SELECT attempt, status, error_class FROM anvil.deliveries WHERE message_id = $1 ORDER BY id', [messageId])
+  t.match(await logged(), [{ attempt: 1, status: 'started' }], 'the attempt is in the log before its answer')
+  process.kill(first.child.pid as number, 'SIGKILL')
+  await first.exited
+  holding = false
+  const second = startCli(t, ['worker'], { env })
+  // BullMQ's 30 s lock would outlast this wait: the second worker takes the job back after the 1 s one.
+  await eventually(() => receiver.received.length >= 2 ? true : undefined)
+  await eventually(async () => await outbound.queue.getJobState(`${messageId}.${endpoint.id}`) === 'completed' ? true : undefined)
+  t.match(await logged(), [{ attempt: 1, status: 'failed', error_class: 'stalled' }, { attempt: 2, status: 'success' }],
+    'the killed attempt is a failed attempt, then the retry (after the schedule\'s first step) succeeds')
+  t.equal(await second.stop(), 0)
+})
