@@ -14,7 +14,7 @@ import { createEndpointGate } from './endpoint-gate.js'
 import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from './delivery-job.js'
 import {
   checkDeliveryWorkerOptions, CIRCUIT_CLEAN_CACHE_MS, DEFAULT_CIRCUIT_OPEN_MS, SLOW_ENDPOINT_AFTER_MS, DEFAULT_DELIVERY_CONCURRENCY, DEFAULT_DELIVERY_TIMEOUT_MS,
-  DEFAULT_DISABLE_AFTER_MS, DEFAULT_FAILURE_THRESHOLD, DEFAULT_RESPONSE_CAP_BYTES, type DeliveryWorkerOptions
+  DEFAULT_DISABLE_AFTER_MS, DEFAULT_FAILURE_THRESHOLD, DEFAULT_RESPONSE_CAP_BYTES, RESPONSE_BODY_TIMEOUT_MS, type DeliveryWorkerOptions
 } from './delivery-options.js'
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
 import { createGuardedDispatcher } from './guarded-dispatcher.js'
@@ -56,7 +56,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     })
   const deps: DeliverDeps = {
     store: options.store,
-    send: { dispatcher, timeoutMs, responseCapBytes: options.responseCapBytes ?? DEFAULT_RESPONSE_CAP_BYTES },
+    send: { dispatcher, timeoutMs, responseCapBytes: options.responseCapBytes ?? DEFAULT_RESPONSE_CAP_BYTES, bodyTimeoutMs: RESPONSE_BODY_TIMEOUT_MS },
     httpsOnly: options.httpsOnly ?? false,
     circuit,
     rateLimit: createEndpointRateLimit(connection.client, prefix),

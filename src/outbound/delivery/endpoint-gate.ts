@@ -1,8 +1,11 @@
 /**
  * A bulkhead per endpoint, in this process: at most `maxInFlight` deliveries to one endpoint at once, so an
  * endpoint that hangs holds a bounded share of the worker's slots before its circuit opens (which takes
- * whole timeouts). A job over the cap waits here while the endpoint is answering quickly; once its oldest
- * delivery has been out longer than `slowAfterMs`, the job is told to come back later (the slower, the later).
+ * whole timeouts). The slots are earned: an endpoint starts with one in flight, doubles it with each delivery
+ * done within `slowAfterMs`, and drops back to one after a slower one, so an endpoint that hangs or trickles
+ * holds one slot, not the cap, while the others go on. A job over its endpoint's share waits here while the
+ * endpoint is answering quickly; once the endpoint is known slow (its oldest delivery out longer than
+ * `slowAfterMs`, or its last one took longer), the job is told to come back later, holding no slot.
  *
  * Adaptive (`soloMaxInFlight` set): the cap binds only while it can protect something, i.e. within `recentMs`
  * of a second endpoint entering (or being in flight) or of a delivery that took longer than `slowAfterMs`.
@@ -26,6 +29,8 @@ interface EndpointLoad { starts: number[], waiters: Array<() => void>, timer: No
 
 /** Delayed jobs of one slow endpoint come back spread over this much. */
 const SPREAD_MS = 1000
+/** Endpoints whose earned share is remembered; past this many the memory starts over (every share back to one). */
+const MAX_REMEMBERED = 10_000
 
 export interface EndpointGate {
   /** Synchronous when the endpoint is under its cap (the common case), a promise when the job has to wait. */
@@ -41,26 +46,25 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
   let bindsUntil = adaptive ? 0 : Infinity
   let lastEndpoint: string | undefined
   let lastEnteredAt = -Infinity
+  /** Deliveries each endpoint may have in flight while the cap binds, earned by quick answers; 0: known slow (one). */
+  const earned = new Map<string, number>()
 
   function release (endpointId: string, load: EndpointLoad, start: number): void {
-    if (adaptive) {
-      // A delivery that sat this long may be the start of a hang: keep the cap for a while, even for a lone endpoint.
-      const now = Date.now()
-      if (now - start > settings.slowAfterMs) bindsUntil = now + recentMs
-    }
+    const now = Date.now()
+    // A delivery that sat this long may be the start of a hang: keep the cap for a while, even for a lone endpoint.
+    const slow = now - start > settings.slowAfterMs
+    if (adaptive && slow) bindsUntil = now + recentMs
+    if (earned.size >= MAX_REMEMBERED) earned.clear()
+    earned.set(endpointId, slow ? 0 : Math.min(settings.maxInFlight, 2 * Math.max(1, earned.get(endpointId) ?? 1)))
     const index = load.starts.indexOf(start)
     if (index !== -1) load.starts.splice(index, 1)
-    const next = load.waiters.shift()
-    if (next !== undefined) {
-      if (load.waiters.length === 0 && load.timer !== undefined) {
-        clearTimeout(load.timer)
-        load.timer = undefined
-      }
-      next()
-    } else if (load.starts.length === 0) loads.delete(endpointId)
+    // Every waiter looks again: the share may have grown by more than the one slot freed.
+    if (load.waiters.length > 0) wakeAll(load)
+    else if (load.starts.length === 0) loads.delete(endpointId)
   }
 
   function wakeAll (load: EndpointLoad): void {
+    clearTimeout(load.timer)
     load.timer = undefined
     for (const wake of load.waiters.splice(0)) wake()
   }
@@ -79,7 +83,7 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
       load = { starts: [], waiters: [], timer: undefined }
       loads.set(endpointId, load)
     }
-    if (load.starts.length >= (now < bindsUntil ? settings.maxInFlight : soloMax)) return undefined
+    if (load.starts.length >= (now < bindsUntil ? Math.max(1, earned.get(endpointId) ?? 1) : soloMax)) return undefined
     // A start time shared by two deliveries is still one entry each: indexOf removes one.
     load.starts.push(now)
     const current = load
@@ -96,7 +100,9 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
       const oldest = Math.min(...load.starts)
       const age = now - oldest
       // Back after about as long as the endpoint has been sitting on its oldest delivery, at most a timeout.
-      if (age >= settings.slowAfterMs) return { retryAt: now + Math.min(settings.timeoutMs, age) + Math.floor(Math.random() * SPREAD_MS) }
+      if (age >= settings.slowAfterMs || earned.get(endpointId) === 0) {
+        return { retryAt: now + Math.min(settings.timeoutMs, Math.max(age, settings.slowAfterMs)) + Math.floor(Math.random() * SPREAD_MS) }
+      }
       await new Promise<void>((resolve) => {
         load.waiters.push(resolve)
         // The oldest only gets younger as deliveries end, so the first waiter's timer is never late.
