@@ -7,6 +7,7 @@ import { DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../../shared/consta
 import { errors } from '../../shared/errors.js'
 import { within } from '../../shared/within.js'
 import { checkClusterPrefix, connect, disconnect } from '../../redis/connect.js'
+import { watchClock } from '../../redis/clock-skew.js'
 import type { AnvilLogger } from '../../worker/worker-options.js'
 import { createCircuitBreaker } from './circuit-breaker.js'
 import { createEndpointRateLimit } from './endpoint-rate-limit.js'
@@ -93,14 +94,17 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
   })
 
   let closing: Promise<void> | undefined
+  let stopClock: (() => void) | undefined
   return {
     worker,
     async start () {
       worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil delivery: stopped'))
       await worker.waitUntilReady()
+      if (closing === undefined) stopClock ??= watchClock(connection.client, log)
     },
     close () {
       closing ??= (async () => {
+        stopClock?.()
         const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
         const graceful = worker.close().then(() => true, () => true)
         if (!await within(graceful, shutdownTimeoutMs, () => false, { ref: true })) {

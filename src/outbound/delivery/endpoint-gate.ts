@@ -29,6 +29,8 @@ interface EndpointLoad { starts: number[], waiters: Array<() => void>, timer: No
 
 /** Delayed jobs of one slow endpoint come back spread over this much. */
 const SPREAD_MS = 1000
+/** How far ahead, in timeouts, a slow endpoint's job may be put back. */
+const MAX_PUT_BACK_TIMEOUTS = 3
 /** Endpoints whose earned share is remembered; past this many the memory starts over (every share back to one). */
 const MAX_REMEMBERED = 10_000
 
@@ -48,14 +50,18 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
   let lastEnteredAt = -Infinity
   /** Deliveries each endpoint may have in flight while the cap binds, earned by quick answers; 0: known slow (one). */
   const earned = new Map<string, number>()
+  /** A slow endpoint's pace (how long its last delivery took) and when the next job put back should return. */
+  const paced = new Map<string, { paceMs: number, nextAt: number }>()
 
   function release (endpointId: string, load: EndpointLoad, start: number): void {
     const now = Date.now()
     // A delivery that sat this long may be the start of a hang: keep the cap for a while, even for a lone endpoint.
     const slow = now - start > settings.slowAfterMs
     if (adaptive && slow) bindsUntil = now + recentMs
-    if (earned.size >= MAX_REMEMBERED) earned.clear()
+    if (earned.size >= MAX_REMEMBERED) { earned.clear(); paced.clear() }
     earned.set(endpointId, slow ? 0 : Math.min(settings.maxInFlight, 2 * Math.max(1, earned.get(endpointId) ?? 1)))
+    if (slow) paced.set(endpointId, { paceMs: now - start, nextAt: paced.get(endpointId)?.nextAt ?? 0 })
+    else paced.delete(endpointId)
     const index = load.starts.indexOf(start)
     if (index !== -1) load.starts.splice(index, 1)
     // Every waiter looks again: the share may have grown by more than the one slot freed.
@@ -91,6 +97,19 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
     return { release: () => { if (!released) { released = true; release(endpointId, current, now) } } }
   }
 
+  /**
+   * When a job of a slow endpoint comes back: one delivery's time (its last one, or how long it has sat on its
+   * oldest, at most a timeout) after the one put back before it, so its backlog returns at about the pace it
+   * takes jobs instead of all of them cycling through the worker's slots; at most a few timeouts ahead.
+   */
+  function putBack (endpointId: string, now: number, age: number): number {
+    const memory = paced.get(endpointId) ?? { paceMs: 0, nextAt: 0 }
+    const pace = Math.min(settings.timeoutMs, Math.max(memory.paceMs, age, settings.slowAfterMs))
+    const at = Math.min(Math.max(now + pace, memory.nextAt), now + MAX_PUT_BACK_TIMEOUTS * settings.timeoutMs)
+    paced.set(endpointId, { paceMs: memory.paceMs, nextAt: at + pace })
+    return at + Math.floor(Math.random() * Math.min(SPREAD_MS, pace))
+  }
+
   async function enterSlowly (endpointId: string): Promise<GateEntry> {
     for (;;) {
       const now = Date.now()
@@ -99,10 +118,7 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
       const load = loads.get(endpointId) as EndpointLoad
       const oldest = Math.min(...load.starts)
       const age = now - oldest
-      // Back after about as long as the endpoint has been sitting on its oldest delivery, at most a timeout.
-      if (age >= settings.slowAfterMs || earned.get(endpointId) === 0) {
-        return { retryAt: now + Math.min(settings.timeoutMs, Math.max(age, settings.slowAfterMs)) + Math.floor(Math.random() * SPREAD_MS) }
-      }
+      if (age >= settings.slowAfterMs || earned.get(endpointId) === 0) return { retryAt: putBack(endpointId, now, age) }
       await new Promise<void>((resolve) => {
         load.waiters.push(resolve)
         // The oldest only gets younger as deliveries end, so the first waiter's timer is never late.
