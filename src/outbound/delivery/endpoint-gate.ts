@@ -4,8 +4,9 @@
  * whole timeouts). The slots are earned: an endpoint starts with one in flight, doubles it with each delivery
  * done within `slowAfterMs`, and drops back to one after a slower one, so an endpoint that hangs or trickles
  * holds one slot, not the cap, while the others go on. A job over its endpoint's share waits here while the
- * endpoint is answering quickly; once the endpoint is known slow (its oldest delivery out longer than
- * `slowAfterMs`, or its last one took longer), the job is told to come back later, holding no slot.
+ * endpoint is answering quickly (100 ms at most before its first quick answer); once the endpoint is known
+ * slow (its oldest delivery out longer than that or `slowAfterMs`, or its last one took longer), the job is
+ * told to come back later, paced, holding no slot.
  *
  * Adaptive (`soloMaxInFlight` set): the cap binds only while it can protect something, i.e. within `recentMs`
  * of a second endpoint entering (or being in flight) or of a delivery that took longer than `slowAfterMs`.
@@ -29,6 +30,8 @@ interface EndpointLoad { starts: number[], waiters: Array<() => void>, timer: No
 
 /** Delayed jobs of one slow endpoint come back spread over this much. */
 const SPREAD_MS = 1000
+/** How long a job of an endpoint that never answered quickly may wait here for a slot of it. */
+const UNPROVEN_PATIENCE_MS = 100
 /** How far ahead, in timeouts, a slow endpoint's job may be put back. */
 const MAX_PUT_BACK_TIMEOUTS = 3
 /** Endpoints whose earned share is remembered; past this many the memory starts over (every share back to one). */
@@ -118,11 +121,14 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
       const load = loads.get(endpointId) as EndpointLoad
       const oldest = Math.min(...load.starts)
       const age = now - oldest
-      if (age >= settings.slowAfterMs || earned.get(endpointId) === 0) return { retryAt: putBack(endpointId, now, age) }
+      const share = earned.get(endpointId)
+      // Waiting holds a slot: only briefly for an endpoint that never answered quickly (it may be hanging).
+      const patience = share === undefined ? Math.min(UNPROVEN_PATIENCE_MS, settings.slowAfterMs) : settings.slowAfterMs
+      if (age >= patience || share === 0) return { retryAt: putBack(endpointId, now, age) }
       await new Promise<void>((resolve) => {
         load.waiters.push(resolve)
         // The oldest only gets younger as deliveries end, so the first waiter's timer is never late.
-        load.timer ??= setTimeout(wakeAll, settings.slowAfterMs - age, load)
+        load.timer ??= setTimeout(wakeAll, patience - age, load)
       })
     }
   }
