@@ -8,7 +8,7 @@
 import { loadavg } from 'node:os'
 import { Queue } from 'bullmq'
 import { createDeliveryWorker } from '../dist/index.js'
-import { benchArgs, emitSection, quantile, showSpread, spread, startRedis, startServer } from './lib.mjs'
+import { benchArgs, emitSection, memoryDeliveryStore, quantile, showSpread, spread, startRedis, startServer } from './lib.mjs'
 
 const values = benchArgs({
   rounds: { type: 'string', default: '3' },
@@ -42,12 +42,7 @@ const hostile = [
 const redis = await startRedis()
 const receiver = await startServer({ module: new URL('./servers/outbound-receiver.mjs', import.meta.url).pathname })
 
-/** Secrets from memory, attempts dropped: the engine's own cost, without a database. */
-const store = {
-  loadSecrets: async () => [SECRET],
-  loadEndpoint: async () => ({ enabled: true, rateLimit: null, secrets: [SECRET] }),
-  recordAttempt: async () => ({ failingSince: null })
-}
+const store = memoryDeliveryStore(SECRET)
 const job = (i, endpointId, path) => ({
   messageId: `msg_${i}`, endpointId, eventType: 'invoice.paid', url: receiver.url + path, scheme: 'standard-webhooks',
   body: JSON.stringify({ id: `msg_${i}`, type: 'invoice.paid', data: { invoice: `in_${i}`, amount: 1000 + i } })
