@@ -20,7 +20,7 @@ const values = benchArgs({
   hanging: { type: 'string', default: '2' },
   trickling: { type: 'string', default: '2' },
   concurrency: { type: 'string', default: '10' },
-  /** Seconds of an unmeasured round alone first, so the JIT's warm-up and the first connections fall on no measured round. */
+  /** Seconds of an unmeasured round of each side first, so the JIT's warm-up and the first connections fall on no measured round. */
   warmup: { type: 'string', default: '3' }
 })
 const quick = values.quick
@@ -88,7 +88,7 @@ async function round (withHostile, roundSeconds = seconds) {
 const results = { alone: [], hostile: [] }
 const load = { start: loadavg(), end: undefined }
 try {
-  if (!quick) await round(false, Number(values.warmup))
+  if (!quick) for (const withHostile of [false, true]) await round(withHostile, Number(values.warmup))
   for (let r = 0; r < rounds; r++) {
     for (const side of r % 2 === 0 ? ['alone', 'hostile'] : ['hostile', 'alone']) {
       const result = await round(side === 'hostile')
