@@ -227,6 +227,15 @@ export function quantile (sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]
 }
 
+/** An outgoing delivery store with secrets from memory and attempts dropped: the engine's own cost, without a database. */
+export function memoryDeliveryStore (secret) {
+  return {
+    loadSecrets: async () => [secret],
+    loadEndpoint: async () => ({ enabled: true, rateLimit: null, secrets: [secret] }),
+    recordAttempt: async () => ({ failingSince: null })
+  }
+}
+
 /** Forks a CLI command (`anvil worker …`) tracked for clean-up; resolves `stop()` once it has exited. */
 export function forkTracked (module, args, env, options = {}) {
   const child = track(fork(module, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'], ...options }))

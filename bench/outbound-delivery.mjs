@@ -10,7 +10,7 @@ import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import { Agent, request } from 'undici'
 import { createDeliveryWorker, deliveryJobOptions, resolveSchedule } from '../dist/index.js'
-import { benchArgs, emitSection, quantile, showSpread, spread, startRedis, startServer } from './lib.mjs'
+import { benchArgs, emitSection, memoryDeliveryStore, quantile, showSpread, spread, startRedis, startServer } from './lib.mjs'
 
 const values = benchArgs({
   jobs: { type: 'string', default: '5000' },
@@ -45,12 +45,7 @@ const GIVE_UP_MS = 300_000
 const redis = await startRedis()
 const receiver = await startServer({ module: new URL('./servers/outbound-receiver.mjs', import.meta.url).pathname })
 
-/** Secrets from memory, attempts dropped: the engine's own cost, without a database. */
-const store = {
-  loadSecrets: async () => [SECRET],
-  loadEndpoint: async () => ({ enabled: true, rateLimit: null, secrets: [SECRET] }),
-  recordAttempt: async () => ({ failingSince: null })
-}
+const store = memoryDeliveryStore(SECRET)
 
 const body = (i) => JSON.stringify({ id: `msg_${i}`, type: 'invoice.paid', timestamp: new Date().toISOString(), data: { invoice: `in_${i}`, amount: 1000 + i, currency: 'eur' } })
 const jobData = (i, endpoints, path = (e) => `/ep_${e}`) => {

@@ -14,6 +14,7 @@ import type { Publish } from '../src/outbound/publish.js'
 import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/presets.js'
 import { compileCheck } from '../src/shared/validate.js'
 import { Whole } from '../src/shared/schemas.js'
+import { watchClock } from '../src/redis/clock-skew.js'
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5000
 
@@ -123,7 +124,8 @@ const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
     await ingress.close()
     throw err
   }
-  app.addHook('onClose', async () => await ingress.close())
+  const stopClock = watchClock(ingress.queue.client, app.log)
+  app.addHook('onClose', async () => { stopClock(); await ingress.close() })
 
   if (!await ingress.queue.waitForRedis(connectTimeoutMs)) {
     app.log.warn('anvil: Redis is not reachable yet; webhooks get 503 until it is')

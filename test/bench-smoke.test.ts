@@ -48,6 +48,14 @@ t.test('bench/outbound-delivery.mjs runs alone and prints the throughput rows an
   t.match(stdout, /^\| off \(the per-endpoint cap alone\) \| \d+\/\d+ \|/m)
 })
 
+t.test('bench/outbound-hostile.mjs runs alone and prints the healthy tenant alone and beside the hostile endpoints', { timeout: GIVE_UP_MS }, async (t) => {
+  const { stdout } = await run(process.execPath, ['bench/outbound-hostile.mjs', '--quick'], { timeout: GIVE_UP_MS })
+  t.match(stdout, /^## Outbound hostile receivers/m)
+  t.match(stdout, /^\| alone \| \d+\/\d+ \| \d+ \| \d+ \| \d+ \|$/m)
+  t.match(stdout, /^\| beside 2 hanging and 2 trickling endpoints of another tenant, \d+ jobs\/s each \| \d+\/\d+ \| \d+ \| \d+ \| \d+ \|$/m)
+  t.match(stdout, /^p99 beside \/ p99 alone: [\d.]+\. Load average/m)
+})
+
 t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with every section', { timeout: GIVE_UP_MS }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'anvil-bench-smoke-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))

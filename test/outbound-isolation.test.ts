@@ -32,9 +32,10 @@ t.test('the circuit opens after consecutive failures, shared by processes, and a
   t.equal(await b.record('ep_1', false, { probe: false, dirty: true }, now), 'opened', 'the third consecutive failure, in another process')
   t.equal(await a.record('ep_1', false, { probe: false, dirty: true }, now), undefined, 'opened once')
 
+  const before = Date.now()
   const waiting = await a.admit('ep_1', now + 1000)
   t.equal(waiting.send, false, 'open: jobs wait')
-  if (!waiting.send) t.ok(waiting.retryAt >= now + 30_000 && waiting.retryAt < now + 31_000, 'until the circuit half-opens')
+  if (!waiting.send) t.ok(waiting.retryAt >= before + 29_000 && waiting.retryAt < Date.now() + 30_000, 'what is left of the window (29 s), from this process\'s now')
   t.same(await a.admit('ep_2', now), { send: true, probe: false, dirty: false }, 'other endpoints are untouched')
 
   const probe = await b.admit('ep_1', now + 30_000)
@@ -72,26 +73,31 @@ t.test('a clean read is trusted for a while in this process; a local failure ask
   t.equal((await a.admit('ep_1', now + 3)).send, false, 'after its own failure it reads Redis: open')
 })
 
-t.test('the per-endpoint bulkhead: a fast endpoint waits its turn, a slow one sends jobs back', async (t) => {
+t.test('the per-endpoint bulkhead: shares are earned by quick answers, a fast endpoint waits its turn, a slow one sends jobs back', async (t) => {
   const gate = createEndpointGate({ maxInFlight: 2, slowAfterMs: 200, timeoutMs: 10_000 })
   const first = await gate.enter('ep_1')
-  const second = await gate.enter('ep_1')
-  t.ok('release' in first && 'release' in second, 'up to the cap at once')
+  t.ok('release' in first, 'a new endpoint: one at once')
   t.ok('release' in await gate.enter('ep_2'), 'other endpoints are not counted')
   let entered = false
-  const third = Promise.resolve(gate.enter('ep_1')).then((entry) => { entered = true; return entry })
+  const waiting = Promise.resolve(gate.enter('ep_1')).then((entry) => { entered = true; return entry })
   await new Promise((resolve) => setImmediate(resolve))
-  t.notOk(entered, 'over the cap: waits')
+  t.notOk(entered, 'over its share: waits')
   if ('release' in first) first.release()
-  const admitted = await third
-  t.ok('release' in admitted, 'a release lets the next one in')
+  const second = await waiting
+  t.ok('release' in second, 'a release lets the next one in')
+  const third = await gate.enter('ep_1')
+  t.ok('release' in second && 'release' in third, 'a quick answer earned a second slot: up to the cap at once')
   // Neither of the two in flight comes back: the endpoint is slow past slowAfterMs, and the next job is sent back.
   const before = Date.now()
   const fourth = await gate.enter('ep_1')
   t.ok('retryAt' in fourth, 'slow: told to come back')
   if ('retryAt' in fourth) t.ok(fourth.retryAt >= before + 150 && fourth.retryAt <= Date.now() + 11_000, 'later, by about how long the endpoint has sat on its oldest')
+  // Released well past slowAfterMs: a slow delivery.
+  await new Promise((resolve) => setTimeout(resolve, 50))
   if ('release' in second) { second.release(); second.release() }
-  if ('release' in admitted) admitted.release()
+  const fifth = await gate.enter('ep_1')
+  t.ok('retryAt' in fifth, 'its last delivery was slow: one in flight, the next sent back at once, holding no slot')
+  if ('release' in third) third.release()
   t.ok('release' in await gate.enter('ep_1'), 'free again once released (a second release is a no-op)')
 })
 

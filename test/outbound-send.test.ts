@@ -6,7 +6,7 @@ import { startReceiver } from './helpers/receiver.js'
 
 const dispatcher = createGuardedDispatcher({ allowNets: '127.0.0.0/8' })
 t.teardown(() => dispatcher.close())
-const options = { dispatcher, timeoutMs: 10_000, responseCapBytes: 4096 }
+const options = { dispatcher, timeoutMs: 10_000, responseCapBytes: 4096, bodyTimeoutMs: 1000 }
 const post = async (url: string, timeoutMs = options.timeoutMs) =>
   await sendWebhook({ url, headers: { 'content-type': 'application/json' }, body: '{"a":1}' }, { ...options, timeoutMs })
 
@@ -86,15 +86,20 @@ t.test('an error answer dripping a byte at a time, never idle for long, is cut a
   t.ok(stopped, 'the connection was dropped')
 })
 
-t.test('a 2xx answer dripping its body still counts as delivered once the total timeout cuts it', async (t) => {
+t.test('a 2xx is delivered on its status line: a body that drips gets a short deadline of its own, then the socket is dropped', async (t) => {
+  let stopped = false
   const receiver = await startReceiver((_req, res) => {
     res.writeHead(200)
     const drip = setInterval(() => { res.write('ok') }, 20)
-    res.on('close', () => clearInterval(drip))
+    res.on('close', () => { clearInterval(drip); stopped = true })
   })
   t.teardown(() => receiver.close())
-  const result = await post(receiver.url + '/drip-ok', 300)
+  // The total timeout is far past tap's: only the body's own deadline can end this.
+  const result = await sendWebhook({ url: receiver.url + '/drip-ok', headers: {}, body: '{}' }, { ...options, timeoutMs: 600_000, bodyTimeoutMs: 300 })
   t.match(result, { success: true, httpStatus: 200, responseHead: /^(ok)+$/ })
+  t.notOk('errorClass' in result)
+  await new Promise<void>((resolve) => { const check = (): void => { stopped ? resolve() : setTimeout(check, 10) }; check() })
+  t.ok(stopped, 'the connection was dropped')
 })
 
 t.test('a 1 GB answer is capped: 4 KiB kept, the rest never read', async (t) => {

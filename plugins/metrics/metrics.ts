@@ -12,6 +12,7 @@ import { errors } from '../../src/shared/errors.js'
 import { DEFAULT_METRICS_PATH } from '../../src/shared/constants.js'
 import { createQueueSampler, SAMPLED_STATES, type QueueSample, type QueueSampler, QueueSamplerOptionsSchema } from '../../src/queue/queue-sampler.js'
 import { compileCheck } from '../../src/shared/validate.js'
+import { clockSkewSeconds } from '../../src/redis/clock-skew.js'
 import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
 import { instrumentOutbound } from './outbound-metrics.js'
 import { instrumentOutbox, watchOutbox } from './outbox-metrics.js'
@@ -181,6 +182,13 @@ function addQueueGauges (registry: Registry, samplersNow: () => ReadonlySet<Queu
     name: 'anvil_dead_letters', help: 'Dead letters waiting (sampled on scrape)', labelNames: ['queue'], registers,
     async collect () {
       for (const sample of await sampleAll()) this.set({ queue: sample.queueName }, sample.deadLetters)
+    }
+  }))
+  reuse(registry, 'anvil_clock_skew_seconds', () => new Gauge({
+    name: 'anvil_clock_skew_seconds', help: 'How far this host\'s clock is ahead of Redis\'s (negative: behind), checked at start and every minute', registers,
+    collect () {
+      const skew = clockSkewSeconds()
+      if (skew !== undefined) this.set(skew)
     }
   }))
   reuse(registry, 'anvil_dead_letters_oldest_age_seconds', () => new Gauge({

@@ -52,6 +52,8 @@ export class WebhookQueue {
   readonly queue: Queue<WebhookJobData>
   readonly settings: QueueSettings
   private readonly connection: OwnedConnection
+  /** The producer connection (the clock check reads Redis's time on it). */
+  get client (): OwnedConnection['client'] { return this.connection.client }
   private readonly timeoutMs: number
   private nextReady: Promise<void> | undefined
   private everConnected = false

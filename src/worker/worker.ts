@@ -11,6 +11,7 @@ import { every, type Repeating } from '../shared/every.js'
 import { type WebhookJobData } from '../queue/job-data.js'
 import { toEvent, type WebhookEvent } from './webhook-event.js'
 import { checkClusterPrefix } from '../redis/connect.js'
+import { watchClock } from '../redis/clock-skew.js'
 import { openQueues } from '../queue/open-queues.js'
 import { BACKOFF_TYPE, delayAfter } from '../queue/retry.js'
 import { DEFAULT_KEEP_JOBS } from '../queue/queue-settings.js'
@@ -179,6 +180,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   let pruner: Repeating | undefined
   let running = false
   let closing: Promise<void> | undefined
+  let stopClock: (() => void) | undefined
 
   async function sweep (): Promise<number> {
     const seen = await sweepFailed(main, dead, connection.client, noteDeadLettered)
@@ -204,6 +206,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
       startHandler(handler, log)
       worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil worker: stopped'))
       await worker.waitUntilReady()
+      if (closing === undefined) stopClock ??= watchClock(connection.client, log)
       if (sweepIntervalMs > 0) {
         await sweep().catch(sweepTrouble)
         if (closing === undefined) sweeper = every(sweepIntervalMs, sweep, sweepTrouble)
@@ -216,6 +219,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     },
     close () {
       closing ??= (async () => {
+        stopClock?.()
         // Not waited for: a retention pass in flight may take longer than the shutdown allows.
         void sweeper?.stop()
         void pruner?.stop()

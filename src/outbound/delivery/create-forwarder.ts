@@ -14,7 +14,7 @@ import type { HandlerContext, WebhookHandler } from '../../worker/worker.js'
 import type { WebhookEvent } from '../../worker/webhook-event.js'
 import type { DeliveryAttempt } from './delivery-job.js'
 import { publishOutbound } from './delivery-channels.js'
-import { DEFAULT_DELIVERY_TIMEOUT_MS, DEFAULT_RESPONSE_CAP_BYTES } from './delivery-options.js'
+import { DEFAULT_DELIVERY_TIMEOUT_MS, DEFAULT_RESPONSE_CAP_BYTES, RESPONSE_BODY_TIMEOUT_MS } from './delivery-options.js'
 import { forwardProblem, type ForwardOptions } from './forward-options.js'
 import { createGuardedDispatcher } from './guarded-dispatcher.js'
 import { sendWebhook } from './send-webhook.js'
@@ -52,7 +52,7 @@ export function createForwarder (sources: readonly SourceOptions[], options: For
   })
   const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS
   const dispatcher = createGuardedDispatcher({ allowNets: options.allowNets, connectTimeoutMs: timeoutMs, lookup: options.lookup })
-  const send = { dispatcher, timeoutMs, responseCapBytes: options.responseCapBytes ?? DEFAULT_RESPONSE_CAP_BYTES }
+  const send = { dispatcher, timeoutMs, responseCapBytes: options.responseCapBytes ?? DEFAULT_RESPONSE_CAP_BYTES, bodyTimeoutMs: RESPONSE_BODY_TIMEOUT_MS }
 
   async function forward (event: WebhookEvent, context: HandlerContext | undefined, target: ForwardOptions): Promise<void> {
     // The provider's event id when it has one, else the job's: the same on every attempt, for the receiver's dedupe.

@@ -11,6 +11,8 @@ import { netsProblem } from './cidr.js'
 
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000
 export const DEFAULT_RESPONSE_CAP_BYTES = 4096
+/** How long a 2xx's body may take after its status: the log's copy only, so short. */
+export const RESPONSE_BODY_TIMEOUT_MS = 1000
 export const DEFAULT_DELIVERY_CONCURRENCY = 10
 export const DEFAULT_FAILURE_THRESHOLD = 5
 export const DEFAULT_CIRCUIT_OPEN_MS = 30_000
@@ -36,7 +38,8 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   concurrency: Type.Optional(Whole(1, 10_000)),
   /**
    * Deliveries to one endpoint in flight at once in this process, so a hanging endpoint cannot take every
-   * slot before its circuit opens. Set, it is a fixed cap that always binds. Unset, the cap adapts: it binds
+   * slot before its circuit opens. An endpoint earns them while the cap binds: one at first, doubling with each
+   * delivery done within 500 ms, one again after a slower one. Set, it is a fixed cap that always binds. Unset, the cap adapts: it binds
    * only within `timeoutMs` of this process having more than one endpoint in flight or entering, or of a
    * delivery taking longer than 500 ms; otherwise the one endpoint gets every slot. The trade-off: a lone
    * endpoint that starts hanging holds every slot until its deliveries time out, so the first job of another

@@ -7,6 +7,7 @@ import { DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS, STALLED_MESSAGE } from '..
 import { errors } from '../../shared/errors.js'
 import { within } from '../../shared/within.js'
 import { checkClusterPrefix, connect, disconnect } from '../../redis/connect.js'
+import { watchClock } from '../../redis/clock-skew.js'
 import type { AnvilLogger } from '../../worker/worker-options.js'
 import { createCircuitBreaker } from './circuit-breaker.js'
 import { createEndpointRateLimit } from './endpoint-rate-limit.js'
@@ -14,7 +15,7 @@ import { createEndpointGate } from './endpoint-gate.js'
 import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from './delivery-job.js'
 import {
   checkDeliveryWorkerOptions, CIRCUIT_CLEAN_CACHE_MS, DEFAULT_CIRCUIT_OPEN_MS, SLOW_ENDPOINT_AFTER_MS, DEFAULT_DELIVERY_CONCURRENCY, DEFAULT_DELIVERY_TIMEOUT_MS,
-  DEFAULT_DISABLE_AFTER_MS, DEFAULT_FAILURE_THRESHOLD, DEFAULT_RESPONSE_CAP_BYTES, type DeliveryWorkerOptions
+  DEFAULT_DISABLE_AFTER_MS, DEFAULT_FAILURE_THRESHOLD, DEFAULT_RESPONSE_CAP_BYTES, RESPONSE_BODY_TIMEOUT_MS, type DeliveryWorkerOptions
 } from './delivery-options.js'
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
 import { createGuardedDispatcher } from './guarded-dispatcher.js'
@@ -56,7 +57,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     })
   const deps: DeliverDeps = {
     store: options.store,
-    send: { dispatcher, timeoutMs, responseCapBytes: options.responseCapBytes ?? DEFAULT_RESPONSE_CAP_BYTES },
+    send: { dispatcher, timeoutMs, responseCapBytes: options.responseCapBytes ?? DEFAULT_RESPONSE_CAP_BYTES, bodyTimeoutMs: RESPONSE_BODY_TIMEOUT_MS },
     httpsOnly: options.httpsOnly ?? false,
     circuit,
     rateLimit: createEndpointRateLimit(connection.client, prefix),
@@ -102,14 +103,17 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
   })
 
   let closing: Promise<void> | undefined
+  let stopClock: (() => void) | undefined
   return {
     worker,
     async start () {
       worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil delivery: stopped'))
       await worker.waitUntilReady()
+      if (closing === undefined) stopClock ??= watchClock(connection.client, log)
     },
     close () {
       closing ??= (async () => {
+        stopClock?.()
         const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
         const graceful = worker.close().then(() => true, () => true)
         if (!await within(graceful, shutdownTimeoutMs, () => false, { ref: true })) {

@@ -1,7 +1,9 @@
 /**
  * One POST of a webhook: a total timeout over connection, headers and body; at most a few KiB of the
  * answer kept and the rest never read (the socket is dropped), so a huge or endless answer holds nothing;
- * redirects not followed. It never throws: every outcome is a `SendResult`.
+ * redirects not followed. A 2xx is delivered when its status line arrives: its body then gets a short
+ * deadline of its own, so a receiver trickling it holds the socket and the worker's slot only that long.
+ * It never throws: every outcome is a `SendResult`.
  */
 import type { Dispatcher } from 'undici'
 import { parseRetryAfter } from './retry-after.js'
@@ -22,6 +24,8 @@ export interface SendOptions {
   timeoutMs: number
   /** Bytes of the answer kept for the delivery log. */
   responseCapBytes: number
+  /** How long the body of a 2xx may take once its status arrived (within `timeoutMs`). */
+  bodyTimeoutMs: number
 }
 
 export interface SendResult {
@@ -68,7 +72,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   controller: Dispatcher.DispatchController | undefined = undefined
   resolve!: (result: SendResult) => void
 
-  constructor (readonly started: number, readonly deadline: number, readonly options: SendOptions) {}
+  constructor (readonly started: number, public deadline: number, readonly options: SendOptions) {}
 
   onRequestStart (controller: Dispatcher.DispatchController): void {
     this.controller = controller
@@ -77,6 +81,8 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseStart (_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     this.status = statusCode
+    // Delivered: what is left is the log's copy of the body, which may not hold the socket for long.
+    if (statusCode >= 200 && statusCode < 300) this.deadline = Math.min(this.deadline, performance.now() + this.options.bodyTimeoutMs)
     if (statusCode === 429 || statusCode === 503) {
       const value = headers['retry-after']
       this.retryAfter = Array.isArray(value) ? value[0] : value
@@ -100,7 +106,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseError (_controller: Dispatcher.DispatchController, err: Error): void {
-    // The status arrived: a 2xx whose body then stalls still counts as delivered; the cap is a complete answer.
+    // The status arrived: a 2xx whose body then stalls is delivered; the cap is a complete answer.
     if (err === CAP_REACHED || (this.status >= 200 && this.status < 300)) return this.answered()
     this.failed(err)
   }
