@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq'
 import { openDatabase, type Database } from '../db/database.js'
 import { connect, disconnect } from '../redis/connect.js'
+import { redisGate } from '../redis/redis-outage.js'
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../shared/constants.js'
 import { errors } from '../shared/errors.js'
 import { every, type Repeating } from '../shared/every.js'
@@ -89,7 +90,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
       maxMs: dispatch.retryMaxMs ?? DEFAULT_DISPATCH_RETRY.maxMs,
       attempts: dispatch.attempts ?? DEFAULT_DISPATCH_RETRY.attempts
     }
-  }, logger)
+  }, logger, redisGate(connection.client))
   const deliveries = createDeliveryLog(database)
   const outbox = database.table('outbox')
   const retentionDays = options.retentionDays ?? DEFAULT_OUTBOX_RETENTION_DAYS
