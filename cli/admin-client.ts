@@ -19,8 +19,11 @@ class AdminApiError extends Error {
   constructor (message: string, readonly code: string, readonly statusCode: number) { super(message) }
 }
 
-export function adminClient (admin: { url: string, token: string }): CliEventLog {
-  async function call<T> (method: string, path: string, body?: unknown): Promise<T> {
+/** One call to the admin API: its answer, or the error it answered with. */
+export type AdminCall = <T>(method: string, path: string, body?: unknown) => Promise<T>
+
+export function adminCall (admin: { url: string, token: string }): AdminCall {
+  return async function call<T> (method: string, path: string, body?: unknown): Promise<T> {
     let res: Response
     try {
       res = await fetch(admin.url + path, {
@@ -36,6 +39,10 @@ export function adminClient (admin: { url: string, token: string }): CliEventLog
     if (!res.ok) throw new AdminApiError(answer?.error ?? `HTTP ${res.status}`, answer?.code ?? 'ANVIL_ERR_ADMIN', res.status)
     return answer as T
   }
+}
+
+export function adminClient (admin: { url: string, token: string }): CliEventLog {
+  const call = adminCall(admin)
   const query = (filter: unknown, page: { limit?: number, cursor?: string } = {}): string => {
     const params = new URLSearchParams()
     for (const [key, value] of Object.entries({ ...(filter as object), ...page })) if (value !== undefined) params.set(key, String(value))

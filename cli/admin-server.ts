@@ -15,6 +15,8 @@ export interface AdminFeatureContext {
   redis: string
   queueName?: string
   prefix?: string
+  /** The delivery jobs' schedule (ANVIL_OUTBOUND_RETRY_SCHEDULE), for the jobs a re-send makes. */
+  outboundRetrySchedule?: number[]
   log: Logger
 }
 
@@ -46,7 +48,8 @@ export async function registerAdmin (
   const database = config.databaseUrl === undefined ? undefined : openDatabase(config.databaseUrl, { schema: config.dbSchema })
   if (database !== undefined) host.addHook('onClose', async () => await database.close())
   const context: AdminFeatureContext = {
-    database, redis: config.redisUrl ?? DEFAULT_REDIS_URL, queueName: config.queueName, prefix: config.prefix, log
+    database, redis: config.redisUrl ?? DEFAULT_REDIS_URL, queueName: config.queueName, prefix: config.prefix, log,
+    ...(config.outboundRetrySchedule === undefined ? {} : { outboundRetrySchedule: config.outboundRetrySchedule })
   }
   const routes: FastifyPluginAsync[] = []
   for (const feature of features) {

@@ -27,13 +27,14 @@ export async function openCliEventLog (config: JournalCliConfig): Promise<CliEve
 }
 
 /** `--filter status=failed --filter provider=stripe` as a filter; an unknown key is one line naming the known ones. */
-export function parseFilterFlags (pairs: readonly string[]): EventFilter {
+export function parseFilterFlags (pairs: readonly string[], keys: Record<string, string> = FILTER_KEYS): EventFilter {
   const filter: Record<string, string> = {}
   for (const pair of pairs) {
     const at = pair.indexOf('=')
-    const key = FILTER_KEYS[at < 0 ? pair : pair.slice(0, at)]
+    const name = at < 0 ? pair : pair.slice(0, at)
+    const key = Object.hasOwn(keys, name) ? keys[name] : undefined
     if (at < 1 || key === undefined) {
-      throw new errors.INVALID_FILTER(`--filter takes key=value with a key of ${Object.keys(FILTER_KEYS).filter((k) => k !== 'errorClass').join(', ')} (got ${JSON.stringify(pair)})`)
+      throw new errors.INVALID_FILTER(`--filter takes key=value with a key of ${Object.keys(keys).filter((k) => k !== 'errorClass').join(', ')} (got ${JSON.stringify(pair)})`)
     }
     filter[key] = pair.slice(at + 1)
   }

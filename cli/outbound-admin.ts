@@ -9,11 +9,16 @@ import { outboundAdminRoutes } from '../plugins/admin/outbound-routes.js'
  * not import admin-server.ts back), on when ANVIL_DATABASE_URL is set. The service shares the admin API's pool
  * (left open: the server closes it) and its Redis.
  */
-export function outboundAdminFeature (context: { database?: Database, redis: string, prefix?: string, log: Logger }): FastifyPluginAsync | undefined {
-  const { database, redis, prefix, log } = context
+export function outboundAdminFeature (context: {
+  database?: Database, redis: string, prefix?: string, outboundRetrySchedule?: number[], log: Logger
+}): FastifyPluginAsync | undefined {
+  const { database, redis, prefix, outboundRetrySchedule, log } = context
   if (database === undefined) return undefined
   return async function outboundFeature (admin) {
-    const outbound = createOutbound({ database: database.pool, schema: database.schema, redis, ...(prefix === undefined ? {} : { prefix }), logger: log })
+    const outbound = createOutbound({
+      database: database.pool, schema: database.schema, redis, ...(prefix === undefined ? {} : { prefix }),
+      ...(outboundRetrySchedule === undefined ? {} : { retrySchedule: outboundRetrySchedule }), logger: log
+    })
     admin.addHook('onClose', async () => await outbound.close())
     await admin.register(outboundAdminRoutes(outbound))
   }

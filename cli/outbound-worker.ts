@@ -1,9 +1,10 @@
 import type { Logger } from 'pino'
 import { createDeliveryWorker } from '../src/outbound/delivery/delivery-worker.js'
 import { createOutbound, type Outbound } from '../src/outbound/outbound.js'
+import type { OutgoingSchedules } from './config/load-config.js'
 import type { Lifecycle } from './lifecycle.js'
 
-export interface OutgoingConfig {
+export interface OutgoingConfig extends OutgoingSchedules {
   databaseUrl: string
   dbSchema?: string
   redisUrl: string
@@ -24,13 +25,20 @@ export interface OutgoingConfig {
  */
 export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): { outbound: Outbound, start: () => void } {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
+  // The same schedule on the jobs (their attempts) and on the worker (their delays).
+  const schedule = config.outboundRetrySchedule === undefined ? {} : { retrySchedule: config.outboundRetrySchedule }
   const outbound = createOutbound({
     database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log,
-    ...(config.outboundRetentionDays === undefined ? {} : { retentionDays: config.outboundRetentionDays })
+    ...(config.outboundRetentionDays === undefined ? {} : { retentionDays: config.outboundRetentionDays }),
+    ...schedule,
+    dispatch: {
+      ...(config.outboxMaxAttempts === undefined ? {} : { attempts: config.outboxMaxAttempts }),
+      ...(config.outboxRetryBaseMs === undefined ? {} : { retryBaseMs: config.outboxRetryBaseMs })
+    }
   })
   life.add('outbox', async () => await outbound.close())
   const delivery = createDeliveryWorker({
-    redis: config.redisUrl, store: outbound.store, ...prefix, logger: log,
+    redis: config.redisUrl, store: outbound.store, ...prefix, ...schedule, logger: log,
     ...(config.outboundAllowNets === undefined ? {} : { allowNets: config.outboundAllowNets }),
     ...(config.lockDurationMs === undefined ? {} : { lockDurationMs: config.lockDurationMs }),
     ...(config.stalledIntervalMs === undefined ? {} : { stalledIntervalMs: config.stalledIntervalMs }),

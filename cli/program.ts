@@ -5,7 +5,7 @@
  */
 import { Command } from 'commander'
 import { loadDevConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
-import { loadJournalConfig, loadMigrateConfig, loadReplayConfig } from './config/load-database-config.js'
+import { loadJournalConfig, loadMessagesConfig, loadMigrateConfig, loadReplayConfig } from './config/load-database-config.js'
 import {
   DEV_DEFAULTS, addDeadLetterRetentionOptions, addForwardOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
   SETTING_GROUPS, addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags
@@ -91,6 +91,22 @@ export function createProgram (version: string): Command {
       const config = loadJournalConfig(process.env, givenFlags(command))
       const { showEvent } = await import('./events.js')
       await showEvent(config, id)
+    })
+
+  const messages = program.command('messages').description('The outbox of outgoing webhooks (ANVIL_DATABASE_URL, or the admin API with --url)')
+  addSettings(addSharedOptions(messages.command('resend')), [...SETTING_GROUPS.journal, 'outboundRetrySchedule', 'limit'], { limit: { description: 'with --filter: at most this many messages' } })
+    .description('Send messages that ended failed (dispatch or delivery) again, to the endpoints without a success and none in flight, under the same webhook-id; one JSON line per message')
+    .argument('[id]', 'the message to re-send')
+    .option('--filter <key=value>', 'the failed messages matching: failure (dispatch or delivery), type, tenant, since, until (repeatable; none: every failed message)', collect, [])
+    .option('--all', 'every failed message (the same as an empty --filter)')
+    .option('--dry-run', 'print what would be sent where, and send nothing')
+    .action(async (id: string | undefined, flags: { filter: string[], all?: boolean, dryRun?: boolean }, command: Command) => {
+      const byFilter = flags.filter.length > 0 || flags.all === true
+      if ((id !== undefined) === byFilter) command.error('give a message id, --filter or --all')
+      const config = loadMessagesConfig(process.env, givenFlags(command))
+      if (id !== undefined && config.limit !== undefined) command.error('--limit goes with --filter or --all, not with an id')
+      const { resendMessages } = await import('./messages.js')
+      await resendMessages(config, id === undefined ? { filter: flags.filter } : { id }, flags.dryRun === true)
     })
 
   program.command('send')

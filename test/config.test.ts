@@ -140,6 +140,21 @@ t.test('idempotency strategies', async (t) => {
   }
 })
 
+t.test('the outbox dispatch and the outgoing delivery schedules: read by worker and dev (serve: the schedule), one line when wrong', async (t) => {
+  const db = { ANVIL_DATABASE_URL: 'postgres://anvil@db.internal/anvil' }
+  t.match(loadWorkerConfig({ ...db, ANVIL_OUTBOX_MAX_ATTEMPTS: '2', ANVIL_OUTBOX_RETRY_BASE_MS: '50', ANVIL_OUTBOUND_RETRY_SCHEDULE: '10,20' }),
+    { outboxMaxAttempts: 2, outboxRetryBaseMs: 50, outboundRetrySchedule: [10, 20] })
+  t.match(loadDevConfig({ ...db, ANVIL_OUTBOUND_RETRY_SCHEDULE: 'none' }), { outboundRetrySchedule: [] })
+  t.match(loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_OUTBOUND_RETRY_SCHEDULE: '5' }), { outboundRetrySchedule: [5] })
+  t.notOk('outboxMaxAttempts' in loadWorkerConfig(db), 'unset: the core\'s default')
+  t.equal(problem(() => loadWorkerConfig({ ...db, ANVIL_OUTBOX_MAX_ATTEMPTS: '0' })),
+    'Invalid configuration: ANVIL_OUTBOX_MAX_ATTEMPTS must be an integer from 1 to 1000 (got "0")')
+  t.equal(problem(() => loadWorkerConfig({ ANVIL_OUTBOX_RETRY_BASE_MS: 'soon' })),
+    'Invalid configuration: ANVIL_OUTBOX_RETRY_BASE_MS must be a whole number of milliseconds, at least 1 (got "soon")', 'checked without a database too')
+  t.equal(problem(() => loadWorkerConfig({ ...db }, { outboundRetrySchedule: '1s' })),
+    'Invalid configuration: --outbound-retry-schedule must be comma-separated whole milliseconds from 0 to 86400000 (e.g. 1000,5000,30000), or "none" (got "1s")')
+})
+
 t.test('ANVIL_OUTBOUND_RETENTION_DAYS: whole days, 0 keeps everything; checked even without a database', async (t) => {
   const db = { ANVIL_DATABASE_URL: 'postgres://anvil@db.internal/anvil' }
   t.equal(loadWorkerConfig({ ...db, ANVIL_OUTBOUND_RETENTION_DAYS: '0' }).outboundRetentionDays, 0)

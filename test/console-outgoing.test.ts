@@ -1,11 +1,12 @@
 /**
  * The console's flows that need real failures behind them, in a real Chromium against a real `anvil serve` and
  * `anvil worker` (test/helpers/console.ts): the diff of a redelivered event id, the undelivered view, retrying a
- * failed delivery, and recovering an endpoint since a time. Each test ends with a screenshot under .tap/console/.
+ * failed delivery, and recovering an endpoint since a time (re-sending failed messages: test/console-resend.test.ts).
+ * Each test ends with a screenshot under .tap/console/.
  *
- * The receivers answer 500 until the test fixes them. The worker's outgoing schedule is Standard Webhooks': a
- * message is tried at once and again about 5 s later, then not for 5 minutes, so once two failed attempts are in,
- * a success that follows is the console's doing.
+ * The receivers answer 500 until the test fixes them. The worker's outgoing schedule (ANVIL_OUTBOUND_RETRY_SCHEDULE
+ * 5000): a message is tried at once and again about 5 s later, then failed for good, so once two failed attempts
+ * are in, a success that follows is the console's doing.
  */
 import t from 'tap'
 import { pageErrors, settled, startConsole } from './helpers/console.js'

@@ -92,6 +92,18 @@ export interface AdminConfig {
   /** The PostgreSQL the admin API's features (outgoing webhooks, the journal) use; undefined: none of them. */
   databaseUrl?: string
   dbSchema?: string
+  /** ANVIL_OUTBOUND_RETRY_SCHEDULE: the attempts of the delivery jobs a re-send makes. */
+  outboundRetrySchedule?: number[]
+}
+
+/** The outgoing side's schedules; undefined: the core's defaults. */
+export interface OutgoingSchedules {
+  /** ANVIL_OUTBOX_MAX_ATTEMPTS */
+  outboxMaxAttempts?: number
+  /** ANVIL_OUTBOX_RETRY_BASE_MS */
+  outboxRetryBaseMs?: number
+  /** ANVIL_OUTBOUND_RETRY_SCHEDULE */
+  outboundRetrySchedule?: number[]
 }
 
 export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & ObservabilityConfig & AdminConfig & {
@@ -99,7 +111,7 @@ export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & Obser
   allowShortSecrets?: boolean
 }
 /** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
-export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & {
+export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & OutgoingSchedules & {
   host: string
   port: number
   /** ANVIL_WORKER_ROLE: which side this process runs; `all` runs whichever is configured. */
@@ -113,7 +125,7 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
   dbSchema?: string
   outboundRetentionDays?: number
 }
-export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & {
+export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & OutgoingSchedules & {
   secret: string
   /** With ANVIL_DATABASE_URL, dev migrates it and sends outgoing webhooks too. */
   databaseUrl?: string
@@ -238,7 +250,8 @@ function admin (env: Env, flags: Flags, port: number): AdminConfig {
   return {
     admin: token === undefined ? undefined : { token, port: adminPort },
     databaseUrl: read(SETTINGS.databaseUrl, env, flags),
-    dbSchema: read(SETTINGS.dbSchema, env, flags)
+    dbSchema: read(SETTINGS.dbSchema, env, flags),
+    ...optional('outboundRetrySchedule', read(SETTINGS.outboundRetrySchedule, env, flags))
   }
 }
 
@@ -281,12 +294,17 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
 }
 
 /** The database of the outgoing side (`worker`, `dev`); its schema and the outbox's retention only with it. */
-function outgoing (env: Env, flags: Flags): { databaseUrl?: string, dbSchema?: string, outboundRetentionDays?: number } {
+function outgoing (env: Env, flags: Flags): OutgoingSchedules & { databaseUrl?: string, dbSchema?: string, outboundRetentionDays?: number } {
   const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
   // Read (so checked) either way, like the journal's: a bad value is refused before the database is added.
   const retentionDays = read(SETTINGS.outboundRetentionDays, env, flags)
+  const schedules = {
+    ...optional('outboxMaxAttempts', read(SETTINGS.outboxMaxAttempts, env, flags)),
+    ...optional('outboxRetryBaseMs', read(SETTINGS.outboxRetryBaseMs, env, flags)),
+    ...optional('outboundRetrySchedule', read(SETTINGS.outboundRetrySchedule, env, flags))
+  }
   if (databaseUrl === undefined) return {}
-  return { databaseUrl, ...optional('dbSchema', read(SETTINGS.dbSchema, env, flags)), ...optional('outboundRetentionDays', retentionDays) }
+  return { databaseUrl, ...optional('dbSchema', read(SETTINGS.dbSchema, env, flags)), ...optional('outboundRetentionDays', retentionDays), ...schedules }
 }
 
 function optional<K extends string, V> (key: K, value: V | undefined): Partial<Record<K, V>> {

@@ -53,3 +53,22 @@ export function loadJournalConfig (env: Env, flags: Flags = {}): JournalCliConfi
     limit: read(SETTINGS.limit, env, flags)
   }
 }
+
+/** `anvil messages resend`: the admin API, else the outbox in PostgreSQL (required then) and the delivery queue's Redis. */
+export type MessagesCliConfig = JournalCliConfig & (
+  { admin: { url: string, token: string } } | { admin?: undefined, databaseUrl: string }
+) & {
+  /** ANVIL_OUTBOUND_RETRY_SCHEDULE: the attempts of the jobs a re-send makes. */
+  outboundRetrySchedule?: number[]
+}
+
+export function loadMessagesConfig (env: Env, flags: Flags = {}): MessagesCliConfig {
+  const config = loadJournalConfig(env, flags)
+  const schedule = read(SETTINGS.outboundRetrySchedule, env, flags)
+  const extra = schedule === undefined ? {} : { outboundRetrySchedule: schedule }
+  if (config.admin !== undefined) return { ...config, admin: config.admin, ...extra }
+  if (config.databaseUrl === undefined) {
+    throw new errors.INVALID_CONFIG(`${SETTINGS.databaseUrl.env as string} (or ${SETTINGS.adminUrl.flag as string} with ${SETTINGS.adminToken.env as string}) is required: the outbox is in PostgreSQL`)
+  }
+  return { ...config, admin: undefined, databaseUrl: config.databaseUrl, ...extra }
+}

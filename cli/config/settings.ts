@@ -10,7 +10,8 @@ import { SCHEMA_PATTERN } from '../../src/db/database.js'
 import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, QueueName, RetentionDays, RetrySchedule, Whole } from '../../src/shared/schemas.js'
 import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
 import { netsProblem } from '../../src/outbound/delivery/cidr.js'
-import { DEFAULT_OUTBOX_RETENTION_DAYS } from '../../src/outbound/outbound-options.js'
+import { DEFAULT_DISPATCH_RETRY, DEFAULT_OUTBOX_RETENTION_DAYS, DispatchOptionsSchema } from '../../src/outbound/outbound-options.js'
+import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/outbound/delivery/delivery-schedule.js'
 import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { define, toInteger, type Setting } from './setting.js'
 import {
@@ -247,6 +248,25 @@ export const SETTINGS = {
     default: String(DEFAULT_OUTBOX_RETENTION_DAYS),
     description: 'with ANVIL_DATABASE_URL: the worker deletes dispatched and failed outbox messages, with their delivery log, idle longer than this (pending ones never), 0 keeps them',
     expected: 'a whole number of days, at least 0', schema: RetentionDays(), parse: toInteger
+  }),
+  outboxMaxAttempts: define({
+    env: 'ANVIL_OUTBOX_MAX_ATTEMPTS', key: 'outboxMaxAttempts', flag: '--outbox-max-attempts', value: '<n>',
+    default: String(DEFAULT_DISPATCH_RETRY.attempts),
+    description: 'with ANVIL_DATABASE_URL: failed dispatches (fan-out to the delivery queue) after which a message is failed; a Redis outage uses none',
+    expected: 'an integer from 1 to 1000', schema: DispatchOptionsSchema.properties.attempts, parse: toInteger
+  }),
+  outboxRetryBaseMs: define({
+    env: 'ANVIL_OUTBOX_RETRY_BASE_MS', key: 'outboxRetryBaseMs', flag: '--outbox-retry-base-ms', value: '<ms>',
+    default: String(DEFAULT_DISPATCH_RETRY.baseMs),
+    description: 'with ANVIL_DATABASE_URL: the wait after the first failed dispatch, doubled after each next one (at most 15 minutes)',
+    expected: `${MS}, at least 1`, schema: DispatchOptionsSchema.properties.retryBaseMs, parse: toInteger
+  }),
+  outboundRetrySchedule: define({
+    env: 'ANVIL_OUTBOUND_RETRY_SCHEDULE', key: 'outboundRetrySchedule', flag: '--outbound-retry-schedule', value: '<list>',
+    default: STANDARD_WEBHOOKS_SCHEDULE_MS.join(','), defaultShown: 'Standard Webhooks\' (5 s, 5 m, 30 m, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h)',
+    description: `outgoing webhooks: the delays in ms between delivery attempts, e.g. 1000,5000, or ${NO_RETRIES}; the same on serve and worker`,
+    expected: `comma-separated whole milliseconds from 0 to ${MAX_RETRY_STEP_MS} (e.g. 1000,5000,30000), or "${NO_RETRIES}"`,
+    schema: RetrySchedule(), parse: toSchedule
   }),
   limit: define({
     key: 'limit', flag: '--limit', value: '<n>', description: 'with --all: at most this many',

@@ -2,10 +2,14 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { Outbound } from '../../src/outbound/outbound.js'
 import { DeliverySchema, DeliveryStatus, MessageWithDeliveriesSchema, UndeliveredSchema, type Delivery } from '../../src/outbound/delivery-schemas.js'
+import { MessageResendSchema, ResendFilterSchema, type ResendFilter } from '../../src/outbound/message-resend.js'
 import { MessageInputSchema, type MessageInput } from '../../src/outbound/publish.js'
-import { IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
+import { emptyBodyIsObject, IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
 
-/** `/messages`, `/deliveries` and `/undelivered`: publish, look up, retry. */
+const DryRun = { /** Say what it would do, and do nothing. @defaultValue false */ dryRun: Type.Optional(Type.Boolean()) }
+const ResendPageSchema = Type.Composite([PageOf(MessageResendSchema), Type.Object({ dryRun: Type.Boolean() })])
+
+/** `/messages`, `/deliveries` and `/undelivered`: publish, look up, retry, re-send what failed. */
 export async function outboundMessageRoutes (admin: FastifyInstance, { outbound }: { outbound: Outbound }): Promise<void> {
   admin.post<{ Body: MessageInput }>('/messages', {
     schema: { tags: ['messages'], body: MessageInputSchema, response: { 202: Type.Object({ messageId: Type.String() }) } }
@@ -14,6 +18,36 @@ export async function outboundMessageRoutes (admin: FastifyInstance, { outbound 
   admin.get<{ Params: { id: string } }>('/messages/:id', {
     schema: { tags: ['messages'], params: IdParams, response: { 200: MessageWithDeliveriesSchema } }
   }, async (request) => await outbound.deliveries.message(request.params.id))
+
+  admin.post<{ Params: { id: string }, Body: { dryRun?: boolean } }>('/messages/:id/resend', {
+    preValidation: emptyBodyIsObject,
+    schema: {
+      tags: ['messages'],
+      params: IdParams,
+      body: Type.Object(DryRun, { additionalProperties: false }),
+      response: { 200: MessageResendSchema, 202: MessageResendSchema }
+    }
+  }, async (request, reply) => {
+    const dryRun = request.body.dryRun === true
+    return await reply.code(dryRun ? 200 : 202).send(await outbound.resend.message(request.params.id, { dryRun }))
+  })
+
+  admin.post<{ Body: { filter?: ResendFilter, dryRun?: boolean, limit?: number, cursor?: string } }>('/messages/resend', {
+    preValidation: emptyBodyIsObject,
+    schema: {
+      tags: ['messages'],
+      body: Type.Object({ filter: Type.Optional(ResendFilterSchema), ...DryRun, ...PageQuery }, { additionalProperties: false }),
+      response: { 200: ResendPageSchema, 202: ResendPageSchema }
+    }
+  }, async (request, reply) => {
+    const { filter = {}, dryRun = false, limit, cursor } = request.body
+    const times = {
+      ...(filter.since === undefined ? {} : { since: isoTime(filter.since, 'filter.since') }),
+      ...(filter.until === undefined ? {} : { until: isoTime(filter.until, 'filter.until') })
+    }
+    const page = await outbound.resend.matching({ ...filter, ...times }, { dryRun, limit, cursor })
+    return await reply.code(dryRun ? 200 : 202).send(page)
+  })
 
   admin.get<{ Querystring: { endpoint?: string, status?: Delivery['status'], since?: string, limit?: number, cursor?: string } }>('/deliveries', {
     schema: {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import type { Database } from '../db/database.js'
+import { redisWithin } from '../redis/redis-within.js'
+import type { RedisGate } from '../redis/redis-outage.js'
 import type { AnvilLogger } from '../worker/worker-options.js'
 import type { FanOut, OutboxMessage } from './fan-out.js'
 import { outboxChannels } from './outbox-channels.js'
@@ -47,12 +49,14 @@ export interface Dispatcher {
 /**
  * Moves outbox rows to the delivery queue. A claim is `FOR UPDATE SKIP LOCKED` plus a lease, so dispatchers
  * never take the same row at once, and a row whose dispatcher died is taken again when its lease ends; the
- * jobs' deterministic ids make that second fan-out add nothing.
+ * jobs' deterministic ids make that second fan-out add nothing. While the delivery queue's Redis is away
+ * nothing is claimed, and a fan-out that Redis failed gives its attempt back: an outage is not the message's failure.
  */
-export function createDispatcher (db: Database, fanOut: FanOut, settings: DispatcherSettings, log: AnvilLogger): Dispatcher {
+export function createDispatcher (db: Database, fanOut: FanOut, settings: DispatcherSettings, log: AnvilLogger, redis: RedisGate): Dispatcher {
   const owner = randomUUID()
   const outbox = db.table('outbox')
   let closed = false
+  let redisAway = false
   let running: Promise<void> | undefined
   let again = false
   let timer: NodeJS.Timeout | undefined
@@ -70,16 +74,33 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
     return rows.map((row) => ({ id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, attempts: row.attempts }))
   }
 
+  function noteRedis (away: boolean, err?: string): void {
+    if (away === redisAway) return
+    redisAway = away
+    if (away) log.warn({ err }, 'anvil outbound: Redis is unavailable; dispatch waits for it')
+    else log.info({}, 'anvil outbound: Redis is back; dispatching')
+  }
+
   async function dispatchOne (message: ClaimedMessage): Promise<void> {
     try {
-      const jobs = await fanOut(message)
+      // Bounded: a Redis that stops answering must not hold the claim until its lease ends and another takes it.
+      const jobs = await redisWithin(fanOut(message), Math.max(1, Math.floor(settings.leaseMs / 2)))
       if (outboxChannels.dispatched.hasSubscribers) outboxChannels.dispatched.publish({ eventType: message.publicType ?? '', jobs: jobs.length })
       await db.pool.query(
         `UPDATE ${outbox} SET status = 'dispatched', dispatched_at = now(), last_error = NULL, lease_owner = NULL, lease_until = NULL
          WHERE id = $1 AND lease_owner = $2`, [message.id, owner])
     } catch (err) {
-      const failed = message.attempts >= settings.retry.attempts
       const error = (err as Error).message
+      if (redis.outage(err)) {
+        noteRedis(true, error)
+        // Redis's failure, not the message's: the attempt is given back and the row waits one poll.
+        await db.pool.query(
+          `UPDATE ${outbox} SET attempts = attempts - 1, next_attempt_at = now() + $3 * interval '1 millisecond', last_error = $4,
+             lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
+          [message.id, owner, settings.pollIntervalMs, `Redis unavailable: ${error}`])
+        return
+      }
+      const failed = message.attempts >= settings.retry.attempts
       ;(failed ? log.error : log.warn).call(log, { messageId: message.id, attempts: message.attempts, err: error },
         failed ? 'anvil outbound: dispatch failed for good' : 'anvil outbound: dispatch failed, will retry')
       await db.pool.query(
@@ -90,6 +111,12 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
   }
 
   async function dispatchOnce (): Promise<number> {
+    // Nothing is claimed (so no attempt used) while Redis is away; a pass waits up to one poll for it to come.
+    if (!await redis.untilReady(settings.pollIntervalMs)) {
+      noteRedis(true, 'not connected')
+      return 0
+    }
+    noteRedis(false)
     const claimed = await claim()
     await Promise.all(claimed.map(dispatchOne))
     return claimed.length

@@ -1,4 +1,5 @@
 import type { JobsOptions, Queue } from 'bullmq'
+import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import { OUTBOUND_JOB_NAME, type OutboundJobData } from './delivery/delivery-job.js'
 import type { OutboundScheme } from './delivery/sign-outbound.js'
@@ -14,10 +15,14 @@ export interface OutboxMessage {
   createdAt: Date
 }
 
-/** A delivery job per endpoint: the exact id of the first try, or new ids with a suffix (retry, recover). */
+/** A delivery job per endpoint: the exact id of the first try, or new ids with a suffix (retry, recover, resend). */
 export interface FanOutTarget {
   endpointId?: string
+  /** These endpoints, as the caller chose them. */
+  endpointIds?: readonly string[]
   suffix?: string
+  /** Reads the endpoints on this client (the caller's transaction) instead of the pool. */
+  client?: pg.ClientBase
 }
 
 /** The envelope receivers get, built from the stored JSON text so no byte of the data changes. */
@@ -36,12 +41,14 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
   return async (message, target = {}) => {
     if (message.publicType === null) return []
     const type = message.publicType
-    const { rows } = target.endpointId === undefined
-      ? await db.pool.query<{ id: string, url: string, scheme: OutboundScheme }>(
+    const client = target.client ?? db.pool
+    const chosen = target.endpointIds ?? (target.endpointId === undefined ? undefined : [target.endpointId])
+    const { rows } = chosen === undefined
+      ? await client.query<{ id: string, url: string, scheme: OutboundScheme }>(
         `SELECT id, url, scheme FROM ${endpoints} WHERE enabled AND tenant IS NOT DISTINCT FROM $1
          AND (cardinality(event_types) = 0 OR $2 = ANY (event_types)) ORDER BY id`, [message.tenant, type])
-      : await db.pool.query<{ id: string, url: string, scheme: OutboundScheme }>(
-        `SELECT id, url, scheme FROM ${endpoints} WHERE id = $1`, [target.endpointId])
+      : await client.query<{ id: string, url: string, scheme: OutboundScheme }>(
+        `SELECT id, url, scheme FROM ${endpoints} WHERE id = ANY ($1) ORDER BY id`, [chosen])
     if (rows.length === 0) return []
     const body = envelope(message, type)
     const jobs = rows.map((endpoint) => ({

@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq'
 import { openDatabase, type Database } from '../db/database.js'
 import { connect, disconnect } from '../redis/connect.js'
+import { redisGate } from '../redis/redis-outage.js'
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../shared/constants.js'
 import { errors } from '../shared/errors.js'
 import { every, type Repeating } from '../shared/every.js'
@@ -78,6 +79,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     ...DEFAULT_DELIVERY_RETENTION,
     ...options.deliveryJobOptions
   })
+  const gate = redisGate(connection.client)
   const dispatch = options.dispatch ?? {}
   const dispatcher = createDispatcher(database, fanOut, {
     pollIntervalMs: dispatch.pollIntervalMs ?? DEFAULT_DISPATCH_POLL_MS,
@@ -89,7 +91,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
       maxMs: dispatch.retryMaxMs ?? DEFAULT_DISPATCH_RETRY.maxMs,
       attempts: dispatch.attempts ?? DEFAULT_DISPATCH_RETRY.attempts
     }
-  }, logger)
+  }, logger, gate)
   const deliveries = createDeliveryLog(database)
   const outbox = database.table('outbox')
   const retentionDays = options.retentionDays ?? DEFAULT_OUTBOX_RETENTION_DAYS
@@ -110,7 +112,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     endpoints,
     deliveries,
     dispatcher,
-    resend: createResender(database, fanOut, deliveries, endpoints, maxPayloadBytes),
+    resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, maxPayloadBytes }),
     publish: createPublisher(database, { maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }) }),
     async outboxStats () {
       const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(

@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto'
+import type { Queue } from 'bullmq'
 import type { Database } from '../db/database.js'
+import type { RedisGate } from '../redis/redis-outage.js'
 import { errors } from '../shared/errors.js'
 import type { DeliveryLog } from './delivery-log.js'
 import type { EndpointStore } from './endpoint-store.js'
 import type { FanOut, OutboxMessage } from './fan-out.js'
+import type { OutboundJobData } from './delivery/delivery-job.js'
 import { newId } from './ids.js'
+import { createMessageResend } from './message-resend.js'
 import { serializeData } from './publish.js'
 
 export const TEST_EVENT_TYPE = 'anvil.test'
@@ -20,9 +24,23 @@ export type Resender = ReturnType<typeof createResender>
 /** A fresh job id for an operator's re-send: each one is a new delivery, never deduplicated against the first. */
 const resendSuffix = (kind: 'retry' | 'recover'): string => `${kind}-${randomBytes(6).toString('hex')}`
 
-/** What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event. */
-export function createResender (db: Database, fanOut: FanOut, log: DeliveryLog, endpoints: EndpointStore, maxPayloadBytes: number) {
+export interface ResenderDeps {
+  db: Database
+  queue: Queue<OutboundJobData>
+  fanOut: FanOut
+  log: DeliveryLog
+  endpoints: EndpointStore
+  redis: RedisGate
+  maxPayloadBytes: number
+}
+
+/**
+ * What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event, and a
+ * message that ended failed (src/outbound/message-resend.ts), alone or by filter.
+ */
+export function createResender ({ db, queue, fanOut, log, endpoints, redis, maxPayloadBytes }: ResenderDeps) {
   const outbox = db.table('outbox')
+  const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis)
 
   async function message (id: string): Promise<OutboxMessage> {
     const { rows } = await db.pool.query<{ id: string, public_type: string | null, tenant: string | null, data: string, created_at: Date }>(
@@ -39,6 +57,11 @@ export function createResender (db: Database, fanOut: FanOut, log: DeliveryLog, 
   }
 
   return {
+    /** A failed message to the endpoints that have not had it (none twice); `dryRun` says what it would do. */
+    message: resendMessage,
+    /** A page of the failed messages a filter matches, each re-sent as `message` does. */
+    matching: resendMatching,
+
     async retry (deliveryId: string): Promise<ResendResult> {
       const delivery = await log.get(deliveryId)
       return await resend(delivery.messageId, delivery.endpointId, 'retry')

@@ -10,6 +10,7 @@ import { MicroBatch } from './micro-batch.js'
 import { DuplicateShare } from './duplicate-share.js'
 import { addCorked, type BatchJob } from './add-corked.js'
 import { pingWithin, redisWithin } from '../redis/redis-within.js'
+import { redisReady } from '../redis/redis-outage.js'
 import { within } from '../shared/within.js'
 import type { Telemetry } from './telemetry.js'
 
@@ -171,9 +172,7 @@ export class WebhookQueue {
   }
 
   private connected (): boolean {
-    const { client } = this.connection
-    // ioredis reports a connected cluster as 'connect' until its first slots refresh, as BullMQ allows.
-    return client.status === 'ready' || (client.status === 'connect' && isCluster(client))
+    return redisReady(this.connection.client)
   }
 
   /** Resolves true once the connection is ready, or false when `ms` pass first. Waiters share one listener. */

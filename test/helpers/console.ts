@@ -81,6 +81,8 @@ export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
   const base = `http://127.0.0.1:${port}`
   const env = {
     REDIS_URL: redis.url, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ANVIL_DATABASE_URL: db.url, ANVIL_RETRY_SCHEDULE: '600000',
+    // Outgoing webhooks: tried at once and 5 s later, then failed for good (so a re-send has something to do).
+    ANVIL_OUTBOUND_RETRY_SCHEDULE: '5000',
     ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_SECRET, GITHUB_SECRET, CONSOLE_FAIL_FILE: failSwitch
   }
   const server = startCli(t, ['serve'], { env: { ...env, PORT: String(port), ANVIL_ADMIN_TOKEN: TOKEN } })
