@@ -106,8 +106,10 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
   role: WorkerRole
   /** The sources file's sources: those with `forward` are forwarded by the worker; their `secrets` are not read (the worker verifies nothing). */
   sources?: SourceOptions[]
-  /** ANVIL_OUTBOUND_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
+  /** ANVIL_OUTBOUND_ALLOW_NETS: networks the endpoints of outgoing webhooks may reach despite the SSRF guard. */
   outboundAllowNets?: string
+  /** ANVIL_FORWARD_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
+  forwardAllowNets?: string
   /** ANVIL_DATABASE_URL: with it, the worker writes the journal around each handler run, dispatches the outbox and delivers outgoing webhooks. */
   databaseUrl?: string
   dbSchema?: string
@@ -276,6 +278,7 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
     role,
     ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true', 'forward')),
     ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags)),
+    ...optional('forwardAllowNets', read(SETTINGS.forwardAllowNets, env, flags)),
     ...outgoing(env, flags)
   }
 }

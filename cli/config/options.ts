@@ -31,7 +31,7 @@ export const SETTING_GROUPS = {
   /** `anvil worker` only: one side (inbound jobs, or the outbox) per process, when they should scale apart. */
   workerRole: ['workerRole'],
   /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
-  forward: ['config', 'allowShortSecrets', 'outboundAllowNets'],
+  forward: ['config', 'allowShortSecrets', 'outboundAllowNets', 'forwardAllowNets'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
   admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema'],
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
