@@ -53,6 +53,8 @@ export interface IngressConfig {
   bodyLimit?: number
   /** A request not complete (headers and body) within this long gets 408 and its connection is closed. */
   requestTimeoutMs: number
+  /** ANVIL_TRUST_PROXY: Fastify's trustProxy (request.ip from X-Forwarded-For). @defaultValue false */
+  trustProxy?: boolean | number | string
   /** The plugin's `maxInFlightBytes`: past it a webhook is answered 503 before its body is read. */
   maxInFlightBytes?: number
   dedupeWindowMs?: number
@@ -186,6 +188,7 @@ function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | 
     path: read(SETTINGS.path, env, flags),
     bodyLimit: read(SETTINGS.bodyLimit, env, flags),
     requestTimeoutMs: read(SETTINGS.requestTimeoutMs, env, flags) ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    trustProxy: read(SETTINGS.trustProxy, env, flags),
     maxInFlightBytes: read(SETTINGS.maxInFlightBytes, env, flags),
     dedupeWindowMs: read(SETTINGS.dedupeWindowMs, env, flags),
     retrySchedule: read(SETTINGS.retrySchedule, env, flags),

@@ -14,7 +14,7 @@ export type DefaultsShown = Partial<Record<SettingKey, { default?: string, shown
 /** The groups of settings, per command; cli/anvil.ts puts them together and the loaders read the same ones. */
 export const SETTING_GROUPS = {
   shared: ['redisUrl', 'queueName', 'prefix', 'logLevel'],
-  ingress: ['host', 'port', 'path', 'bodyLimit', 'requestTimeoutMs', 'maxInFlightBytes', 'dedupeWindowMs', 'retrySchedule', 'idempotency', 'config'],
+  ingress: ['host', 'port', 'trustProxy', 'path', 'bodyLimit', 'requestTimeoutMs', 'maxInFlightBytes', 'dedupeWindowMs', 'retrySchedule', 'idempotency', 'config'],
   /** `serve` only: `anvil dev` always accepts short secrets. */
   secrets: ['allowShortSecrets'],
   worker: ['concurrency', 'shutdownTimeoutMs'],

@@ -186,6 +186,18 @@ export const SETTINGS = {
     description: 'serve metrics on this port instead of the main one', expected: 'an integer from 0 to 65535',
     schema: Whole(0, 65535), parse: toInteger
   }),
+  trustProxy: define({
+    env: 'ANVIL_TRUST_PROXY', key: 'trustProxy', flag: '--trust-proxy', value: '<proxies>', default: 'false',
+    description: 'the proxies in front whose X-Forwarded-For names the client (the console login limit counts per client): true, a hop count, or comma-separated networks',
+    expected: 'true, false, a number of hops, or comma-separated networks of your proxies such as 10.0.0.0/8',
+    schema: Type.Union([Type.Boolean(), Whole(1, 100), Type.String({ minLength: 1 })]),
+    parse: (raw) => raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : toInteger(raw),
+    breaks: (value) => {
+      if (typeof value !== 'string') return undefined
+      const problem = netsProblem(value)
+      return problem === undefined ? undefined : `must be true, false, a number of hops, or comma-separated networks (${problem})`
+    }
+  }),
   logPayloads: define({
     env: 'ANVIL_LOG_PAYLOADS', key: 'logPayloads', flag: '--log-payloads', value: '<bool>', default: 'false',
     description: 'true: log payloads instead of redacting them', expected: 'true or false',
