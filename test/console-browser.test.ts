@@ -122,23 +122,6 @@ t.test('open a failed event, replay it, and watch it turn done', async (t) => {
   t.pass('failed, replayed, done')
 })
 
-t.test('an event whose payload nests 5,000 deep opens as text: no 500, no error in the page', async (t) => {
-  // Written as text: JSON.stringify of the value would itself run out of stack in this process.
-  const body = `{"id":"evt_console_deep","object":"event","type":"invoice.deep","data":{"object":${'['.repeat(5000)}${']'.repeat(5000)}}}`
-  const signed = signRequest('stripe', { body, secret: STRIPE_SECRET })
-  t.equal((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: signed.headers, body: signed.body })).status, 202)
-  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?type=invoice.deep&status=done')).items.length === 1)
-  const { page, errors } = await loggedIn(t, 'event-deep-payload')
-  const answers: number[] = []
-  page.on('response', (response) => { if (response.url().includes('/admin/events/evt_console_deep')) answers.push(response.status()) })
-  await page.goto(`${base}/admin/console/#/events/evt_console_deep`)
-  await page.getByTestId('event-status').getByText('done').waitFor()
-  const shown = await page.getByTestId('payload').textContent() ?? ''
-  t.ok(shown.includes('['.repeat(5000) + ']'.repeat(5000)), 'the payload, as its text')
-  t.same(answers, [200])
-  t.same(pageErrors(errors), [])
-})
-
 t.test('bulk replay a filtered set of 200 and see the progress reach the end', async (t) => {
   const sends = Array.from({ length: 200 }, (_, i) => async () => await sendStripe(`evt_bulk_${i}`, 'payout.paid', { n: i }))
   for (let i = 0; i < sends.length; i += 25) await Promise.all(sends.slice(i, i + 25).map(async (send) => await send()))

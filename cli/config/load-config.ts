@@ -188,7 +188,7 @@ function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | 
     path: read(SETTINGS.path, env, flags),
     bodyLimit: read(SETTINGS.bodyLimit, env, flags),
     requestTimeoutMs: read(SETTINGS.requestTimeoutMs, env, flags) ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    trustProxy: read(SETTINGS.trustProxy, env, flags),
+    ...optional('trustProxy', read(SETTINGS.trustProxy, env, flags)),
     maxInFlightBytes: read(SETTINGS.maxInFlightBytes, env, flags),
     dedupeWindowMs: read(SETTINGS.dedupeWindowMs, env, flags),
     retrySchedule: read(SETTINGS.retrySchedule, env, flags),
