@@ -40,11 +40,11 @@ export const ADMIN_FEATURES: AdminFeature[] = [journalFeature, outboundAdminFeat
  * for the caller to listen on and close). The database is closed with the app that serves the admin API.
  */
 export async function registerAdmin (
-  app: FastifyInstance, config: CommonConfig & Pick<IngressConfig, 'requestTimeoutMs'> & AdminConfig, log: Logger,
+  app: FastifyInstance, config: CommonConfig & Pick<IngressConfig, 'requestTimeoutMs' | 'trustProxy'> & AdminConfig, log: Logger,
   features: readonly AdminFeature[] = ADMIN_FEATURES
 ): Promise<FastifyInstance | undefined> {
   if (config.admin === undefined) return undefined
-  const host = config.admin.port === undefined ? app : createApp(log, config.requestTimeoutMs)
+  const host = config.admin.port === undefined ? app : createApp(log, config.requestTimeoutMs, config.trustProxy)
   const database = config.databaseUrl === undefined ? undefined : openDatabase(config.databaseUrl, { schema: config.dbSchema })
   if (database !== undefined) host.addHook('onClose', async () => await database.close())
   const context: AdminFeatureContext = {
@@ -56,6 +56,7 @@ export async function registerAdmin (
     const made = await feature(context)
     if (made !== undefined) routes.push(made)
   }
-  await host.register(anvilAdmin, { token: config.admin.token, routes })
+  // Console sessions in Redis, which `serve` always has: a logout holds on every replica.
+  await host.register(anvilAdmin, { token: config.admin.token, routes, redis: context.redis, ...(config.prefix === undefined ? {} : { redisPrefix: config.prefix }) })
   return host === app ? undefined : host
 }

@@ -42,9 +42,11 @@ export function checkingIntervalFor (requestTimeoutMs: number): number {
  * not complete within `requestTimeoutMs` gets 408 and its connection is closed: Fastify's `requestTimeout`
  * alone is not enough, because Node keeps its 60 s headers timeout and uses the larger of the two.
  */
-export function createApp (log: Logger, requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): FastifyInstance {
+export function createApp (log: Logger, requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS, trustProxy: boolean | number | string = false): FastifyInstance {
   // Typed as Fastify's base logger so the app's type matches the plugins' (a pino Logger is one).
   return Fastify({
+    // A hop count as proxy-addr reads one: the nearest `trustProxy` addresses are proxies.
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     requestTimeout: requestTimeoutMs,
     http: {
       requestTimeout: requestTimeoutMs,
@@ -70,7 +72,7 @@ export async function buildServer (
   config: CommonConfig & IngressConfig & RetentionConfig & { allowShortSecrets?: boolean }, log: Logger,
   tracing?: Pick<Tracing, 'fastifyPlugin' | 'telemetry'>
 ): Promise<FastifyInstance> {
-  const app = createApp(log, config.requestTimeoutMs)
+  const app = createApp(log, config.requestTimeoutMs, config.trustProxy)
   if (tracing !== undefined) {
     // A webhook sender is not trusted with our traces: its traceparent would choose the trace id and could turn
     // sampling off (for a whole micro-batch of adds), and its baggage would ride each job into the handler.

@@ -35,7 +35,7 @@ async function workerHandler (config: WorkerCommandConfig, handlerPath: string |
       ? 'anvil worker --role inbound needs --handler or a sources file (ANVIL_CONFIG) whose sources forward'
       : 'anvil worker needs --handler, a sources file (ANVIL_CONFIG) whose sources forward, or ANVIL_DATABASE_URL (outgoing webhooks)')
   }
-  const forwarder = createForwarder(config.sources ?? [], { allowNets: config.outboundAllowNets, fallback: loaded?.handler })
+  const forwarder = createForwarder(config.sources ?? [], { allowNets: config.forwardAllowNets, fallback: loaded?.handler })
   return { handler: forwarder.handler, file: loaded?.file, close: forwarder.close }
 }
 

@@ -6,14 +6,26 @@ import t from 'tap'
 import Fastify from 'fastify'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { SessionKeys, SESSION_TTL_MS } from '../plugins/admin/session.js'
+import { memorySessionStore } from '../plugins/admin/session-store.js'
+import { TestRedis } from './helpers/redis.js'
 
 const TOKEN = 'admin-token-session-0123'
 
-async function adminApp (options: { loginsPerMinute?: number, token?: string } = {}): Promise<ReturnType<typeof Fastify>> {
-  const app = Fastify()
-  await app.register(anvilAdmin, { token: options.token ?? TOKEN, loginsPerMinute: options.loginsPerMinute })
+const redis = await TestRedis.start()
+t.teardown(async () => await redis.stop())
+
+/** The admin API with one route that changes something, and counts how often it ran. */
+async function adminApp (options: { loginsPerMinute?: number, token?: string, redis?: string, trustProxy?: boolean } = {}): Promise<ReturnType<typeof Fastify> & { changes: () => number }> {
+  const app = Fastify({ trustProxy: options.trustProxy })
+  let changes = 0
+  await app.register(anvilAdmin, {
+    token: options.token ?? TOKEN,
+    loginsPerMinute: options.loginsPerMinute,
+    ...(options.redis === undefined ? {} : { redis: options.redis }),
+    routes: [async (admin) => { admin.post('/change', async () => ({ changes: ++changes })) }]
+  })
   t.teardown(async () => await app.close())
-  return app
+  return Object.assign(app, { changes: () => changes })
 }
 
 async function login (app: ReturnType<typeof Fastify>, token = TOKEN): Promise<{ cookie: string, csrf: string, setCookie: string }> {
@@ -64,13 +76,78 @@ t.test('a tampered, foreign or expired cookie is 401', async (t) => {
   t.equal((await app.inject({ url: '/admin/openapi.json', headers: { cookie: tampered } })).statusCode, 401)
   const other = await adminApp({ token: 'another-admin-token-0123' })
   t.equal((await other.inject({ url: '/admin/openapi.json', headers: { cookie } })).statusCode, 401, 'a new token ends every session')
-  const keys = new SessionKeys(TOKEN)
+  const keys = new SessionKeys(TOKEN, memorySessionStore())
   const unsigned = decodeURIComponent(value).split('.').slice(0, 2).join('.')
   const fake = { cookies: { anvil_admin_session: 'x' }, unsignCookie: () => ({ valid: true, renew: false, value: unsigned }) }
   const expiresAt = Number(unsigned.split('.')[0])
-  t.ok(keys.read(fake as never, expiresAt - 1) !== undefined, 'open until it expires')
-  t.equal(keys.read(fake as never, expiresAt), undefined, 'closed once it expires')
+  t.ok(keys.parse(fake as never, expiresAt - 1) !== undefined, 'open until it expires')
+  t.equal(keys.parse(fake as never, expiresAt), undefined, 'closed once it expires')
   t.ok(expiresAt - Date.now() <= SESSION_TTL_MS)
+})
+
+t.test('a logout ends the session on the server: its cookie and CSRF token change nothing afterwards', async (t) => {
+  for (const store of ['memory', 'redis'] as const) {
+    const app = await adminApp(store === 'redis' ? { redis: redis.url } : {})
+    const { cookie, csrf } = await login(app)
+    const change = async (): Promise<number> => (await app.inject({ method: 'POST', url: '/admin/change', headers: { cookie, 'x-csrf-token': csrf } })).statusCode
+    t.equal(await change(), 200, `${store}: the session changes things`)
+    t.equal((await app.inject({ method: 'DELETE', url: '/admin/session', headers: { cookie, 'x-csrf-token': csrf } })).statusCode, 204)
+    t.equal(await change(), 401, `${store}: the old cookie and CSRF token are refused`)
+    t.same((await app.inject({ url: '/admin/session', headers: { cookie } })).json(), { error: 'Missing or wrong admin token', code: 'ANVIL_ERR_UNAUTHORIZED' })
+    t.equal(app.changes(), 1)
+  }
+})
+
+t.test('log out everywhere: DELETE /admin/sessions ends every session, on every replica sharing Redis', async (t) => {
+  const [a, b] = [await adminApp({ redis: redis.url }), await adminApp({ redis: redis.url })]
+  const first = await login(a)
+  const second = await login(b)
+  const mine = await login(a)
+  t.equal((await b.inject({ method: 'POST', url: '/admin/change', headers: { cookie: first.cookie, 'x-csrf-token': first.csrf } })).statusCode, 200, 'a session opened on one replica works on the other')
+  t.equal((await b.inject({ method: 'DELETE', url: '/admin/session', headers: { cookie: first.cookie, 'x-csrf-token': first.csrf } })).statusCode, 204)
+  t.equal((await a.inject({ method: 'POST', url: '/admin/change', headers: { cookie: first.cookie, 'x-csrf-token': first.csrf } })).statusCode, 401, 'logged out on one replica: out on the other')
+  t.equal((await a.inject({ method: 'POST', url: '/admin/change', headers: { cookie: second.cookie, 'x-csrf-token': second.csrf } })).statusCode, 200, 'the others stay open')
+  const everywhere = await a.inject({ method: 'DELETE', url: '/admin/sessions', headers: { cookie: mine.cookie, 'x-csrf-token': mine.csrf } })
+  t.equal(everywhere.statusCode, 204)
+  t.match(String(everywhere.headers['set-cookie']), /anvil_admin_session=; Max-Age=0/)
+  for (const { cookie, csrf } of [second, mine]) {
+    for (const app of [a, b]) t.equal((await app.inject({ method: 'POST', url: '/admin/change', headers: { cookie, 'x-csrf-token': csrf } })).statusCode, 401)
+  }
+  t.equal((await a.inject({ method: 'DELETE', url: '/admin/sessions', headers: { authorization: `Bearer ${TOKEN}` } })).statusCode, 204, 'with the Bearer token too')
+  t.equal((await b.inject({ method: 'DELETE', url: '/admin/sessions', headers: { cookie: mine.cookie } })).statusCode, 403, 'a cookie needs the CSRF token for it')
+  const fresh = await login(b)
+  t.equal((await a.inject({ method: 'POST', url: '/admin/change', headers: { cookie: fresh.cookie, 'x-csrf-token': fresh.csrf } })).statusCode, 200, 'a new login works')
+})
+
+t.test('Redis down: a cookie request is 503 { error, code }, the Bearer token still works', async (t) => {
+  const own = await TestRedis.start()
+  t.teardown(async () => await own.stop())
+  const app = await adminApp({ redis: own.url })
+  const { cookie, csrf } = await login(app)
+  await own.stop()
+  const res = await app.inject({ method: 'POST', url: '/admin/change', headers: { cookie, 'x-csrf-token': csrf } })
+  t.equal(res.statusCode, 503)
+  t.same(res.json(), { error: 'Session store (Redis) unavailable, retry later or use the Bearer token', code: 'ANVIL_ERR_SESSION_STORE_UNAVAILABLE' })
+  t.equal((await app.inject({ method: 'POST', url: '/admin/change', headers: { authorization: `Bearer ${TOKEN}` } })).statusCode, 200)
+  t.equal((await app.inject({ method: 'POST', url: '/admin/session', payload: { token: TOKEN } })).statusCode, 503, 'no login it could not record')
+})
+
+t.test('only failed logins count, per client address: a stranger cannot lock out an operator, the token is never refused for use', async (t) => {
+  for (const store of ['memory', 'redis'] as const) {
+    const app = await adminApp({ loginsPerMinute: 3, ...(store === 'redis' ? { redis: redis.url } : {}) })
+    const from = (remoteAddress: string, token: string) => app.inject({ method: 'POST', url: '/admin/session', payload: { token }, remoteAddress })
+    for (let i = 0; i < 12; i++) t.equal((await from('192.0.2.7', TOKEN)).statusCode, 200, `${store}: success ${i + 1} counts for nothing`)
+    for (let i = 0; i < 3; i++) t.equal((await from('192.0.2.66', 'wrong-token-guess-' + i)).statusCode, 401)
+    const limited = await from('192.0.2.66', TOKEN)
+    t.equal(limited.statusCode, 429, `${store}: the guesser is refused, even with the right token`)
+    t.equal((await from('192.0.2.7', TOKEN)).statusCode, 200, `${store}: the operator elsewhere is not`)
+  }
+  // Behind a proxy, trustProxy makes request.ip the client's (X-Forwarded-For), so clients are told apart.
+  const proxied = await adminApp({ loginsPerMinute: 2, trustProxy: true })
+  const via = (client: string, token: string) => proxied.inject({ method: 'POST', url: '/admin/session', payload: { token }, remoteAddress: '10.0.0.1', headers: { 'x-forwarded-for': client } })
+  for (let i = 0; i < 2; i++) t.equal((await via('198.51.100.9', 'wrong-token-guess-' + i)).statusCode, 401)
+  t.equal((await via('198.51.100.9', TOKEN)).statusCode, 429)
+  t.equal((await via('203.0.113.5', TOKEN)).statusCode, 200, 'another client through the same proxy logs in')
 })
 
 t.test('logins are rate-limited: past the limit 429 { error, code }, even with the right token', async (t) => {

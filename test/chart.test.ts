@@ -234,7 +234,8 @@ t.test('forward mode, the single source: `worker` with no handler, its own sourc
   const env = envOf(worker)
   t.equal(env.ANVIL_CONFIG.value, '/etc/anvil/sources.yaml')
   t.same(env.ANVIL_FORWARD_SECRET.valueFrom, { secretKeyRef: { name: 'anvil-forward', key: 'forward-secret' } })
-  t.equal(env.ANVIL_OUTBOUND_ALLOW_NETS.value, '10.96.0.0/12', 'a cluster Service is a private address: allowed only when asked')
+  t.equal(env.ANVIL_FORWARD_ALLOW_NETS.value, '10.96.0.0/12', 'a cluster Service is a private address: allowed only when asked')
+  t.equal(env.ANVIL_OUTBOUND_ALLOW_NETS, undefined, 'for forward mode only: customer-registered endpoints still reach public addresses only')
   t.equal(env.WEBHOOK_SECRET, undefined, 'the worker verifies nothing: no webhook secret')
   const config = named(manifests, 'ConfigMap', '-worker-sources')
   t.match(containerOf(worker).volumeMounts, [{ name: 'tmp' }, { name: 'sources', mountPath: '/etc/anvil', readOnly: true }])
@@ -251,14 +252,15 @@ t.test('forward mode, the single source: `worker` with no handler, its own sourc
   const { loadWorkerConfig } = await import('../cli/config/load-config.js')
   const { DEFAULT_SOURCE } = await import('../src/shared/constants.js')
   const file = await writeTemp(t, config.data['sources.yaml'] as string)
-  const loaded = loadWorkerConfig({ ANVIL_CONFIG: file, ANVIL_FORWARD_SECRET: FORWARD_SECRET, ANVIL_OUTBOUND_ALLOW_NETS: env.ANVIL_OUTBOUND_ALLOW_NETS.value })
+  const loaded = loadWorkerConfig({ ANVIL_CONFIG: file, ANVIL_FORWARD_SECRET: FORWARD_SECRET, ANVIL_FORWARD_ALLOW_NETS: env.ANVIL_FORWARD_ALLOW_NETS.value })
   t.match(loaded.sources, [{ name: DEFAULT_SOURCE, path: '/webhooks', forward: { url: 'http://billing.payments.svc.cluster.local:8080/webhooks', secret: FORWARD_SECRET } }])
-  t.equal(loaded.outboundAllowNets, '10.96.0.0/12')
+  t.equal(loaded.forwardAllowNets, '10.96.0.0/12')
+  t.equal(loaded.outboundAllowNets, undefined)
   t.throws(() => loadWorkerConfig({ ANVIL_CONFIG: file }), /forward\.secret names \$\{ANVIL_FORWARD_SECRET\}, which is not set/, 'the reference is the variable the chart sets')
 
   const noNets = await template('worker.handler=', 'webhookSecret.existingSecret=w', 'worker.forward.url=https://billing.example.com/h', 'worker.forward.secret.name=f')
   t.equal(noNets.code, 0, noNets.stderr)
-  t.notMatch(noNets.stdout, /ANVIL_OUTBOUND_ALLOW_NETS/, 'no allowNets: public addresses only')
+  t.notMatch(noNets.stdout, /ALLOW_NETS/, 'no allowNets: public addresses only')
 })
 
 t.test('forward mode with sources: every source forwards; the worker gets the forward secret only, the server none of it', async (t) => {
@@ -282,16 +284,17 @@ t.test('forward mode with sources: every source forwards; the worker gets the fo
   const env = envOf(worker)
   t.same(containerOf(worker).args, ['worker'])
   t.same(env.ANVIL_FORWARD_SECRET.valueFrom, { secretKeyRef: { name: 'anvil-forward', key: 'signing' } })
-  t.equal(env.ANVIL_OUTBOUND_ALLOW_NETS.value, '10.0.0.0/8,192.168.0.0/16', 'a list, joined as the CLI reads it')
+  t.equal(env.ANVIL_FORWARD_ALLOW_NETS.value, '10.0.0.0/8,192.168.0.0/16', 'a list, joined as the CLI reads it')
+  t.equal(env.ANVIL_OUTBOUND_ALLOW_NETS, undefined)
   t.notOk(Object.keys(env).some((name) => name.endsWith('_WEBHOOK_SECRET') || name === 'WEBHOOK_SECRET'), 'no provider secret on the worker')
   t.notOk(Object.keys(envOf(named(manifests, 'Deployment', '-server'))).some((name) => name.includes('FORWARD')), 'no forward secret on the server')
 
   const { loadWorkerConfig } = await import('../cli/config/load-config.js')
   const file = await writeTemp(t, named(manifests, 'ConfigMap', '-worker-sources').data['sources.yaml'] as string)
   const forward = { url: 'https://billing.example.com/hooks', secret: 'whsec_stripe_scheme_01234', scheme: 'stripe' }
-  t.match(loadWorkerConfig({ ANVIL_CONFIG: file, ANVIL_FORWARD_SECRET: forward.secret, ANVIL_OUTBOUND_ALLOW_NETS: env.ANVIL_OUTBOUND_ALLOW_NETS.value }), {
+  t.match(loadWorkerConfig({ ANVIL_CONFIG: file, ANVIL_FORWARD_SECRET: forward.secret, ANVIL_FORWARD_ALLOW_NETS: env.ANVIL_FORWARD_ALLOW_NETS.value }), {
     sources: [{ name: 'stripe', provider: 'stripe', forward }, { provider: 'github', forward }],
-    outboundAllowNets: '10.0.0.0/8,192.168.0.0/16'
+    forwardAllowNets: '10.0.0.0/8,192.168.0.0/16'
   }, 'accepted with the forward secret alone')
 })
 

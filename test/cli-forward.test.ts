@@ -4,13 +4,17 @@ import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
+import { migrate } from '../src/db/migrate.js'
+import { createOutbound } from '../src/outbound/outbound.js'
 import { signRequest } from '../src/testing/sign-request.js'
 import { runCli, startCli, tempDir } from './helpers/cli.js'
+import { TestDatabase } from './helpers/pg.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 import { startReceiver } from './helpers/receiver.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const [redis, db] = await Promise.all([TestRedis.start(), TestDatabase.create()])
+t.teardown(async () => await Promise.all([redis.stop(), db.drop()]))
+await migrate(db.url)
 const STRIPE_SECRET = 'whsec_' + randomBytes(24).toString('hex')
 const FORWARD_SECRET = 'whsec_' + randomBytes(32).toString('base64')
 
@@ -41,9 +45,20 @@ t.test('serve + worker, no handler: a signed Stripe event reaches the service, s
   const port = await freePort()
   const serve = startCli(t, ['serve'], { env: { ...env, STRIPE_SECRET, PORT: String(port) } })
   await serve.log('anvil serve: listening', { port })
-  // The worker verifies nothing: it is given the forward secret only, never the provider's.
-  const worker = startCli(t, ['worker'], { env: { ...env, PORT: '0', ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8' } })
+  // The worker verifies nothing: it is given the forward secret only, never the provider's. Its allowlist opens
+  // the SSRF guard for the forward URL alone: an endpoint a customer registered on the same network stays refused.
+  const outbound = createOutbound({ database: db.url, redis: redis.url })
+  t.teardown(async () => await outbound.close())
+  const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/customer` })
+  const worker = startCli(t, ['worker'], { env: { ...env, PORT: '0', ANVIL_FORWARD_ALLOW_NETS: '127.0.0.0/8', ANVIL_DATABASE_URL: db.url } })
   await worker.log('anvil worker: started')
+  const { messageId } = await outbound.publish({ type: 'order.paid', data: { total: 5 } })
+  let attempts: Array<{ error_class: string | null }> = []
+  for (let i = 0; i < 400 && attempts.length === 0; i++) {
+    attempts = await db.query('SELECT error_class FROM anvil.deliveries WHERE message_id = $1 AND endpoint_id = $2', [messageId, endpoint.id])
+    if (attempts.length === 0) await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  t.match(attempts, [{ error_class: 'ssrf' }], 'ANVIL_FORWARD_ALLOW_NETS does not open the guard for endpoints')
 
   const event = { id: 'evt_cli_forward', object: 'event', type: 'customer.created', data: { object: { id: 'cus_1' } } }
   const signed = signRequest('stripe', { body: event, secret: STRIPE_SECRET })
@@ -52,6 +67,7 @@ t.test('serve + worker, no handler: a signed Stripe event reaches the service, s
   await receiver.waitFor(1)
   t.same(verified, [{ event, id: 'evt_cli_forward', type: 'customer.created' }])
   t.notOk(worker.output.includes(FORWARD_SECRET) || serve.output.includes(FORWARD_SECRET), 'the forward secret is never printed')
+  t.equal(receiver.received.filter((request) => request.url === '/customer').length, 0, 'the endpoint was never reached')
   t.equal(await worker.stop('SIGTERM'), 0)
   t.equal(await serve.stop('SIGTERM'), 0)
 })

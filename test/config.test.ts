@@ -62,6 +62,7 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_PREFIX: '{stripe}',
     ANVIL_BODY_LIMIT: '65536',
     ANVIL_REQUEST_TIMEOUT_MS: '12000',
+    ANVIL_TRUST_PROXY: '10.0.0.0/8, 192.168.0.1',
     ANVIL_MAX_IN_FLIGHT_BYTES: '8388608',
     ANVIL_DEDUPE_WINDOW_MS: '3600000',
     ANVIL_RETRY_SCHEDULE: '1000, 5000,30000',
@@ -98,6 +99,7 @@ t.test('every environment variable is read and typed', async (t) => {
     path: '/hooks/stripe',
     bodyLimit: 65536,
     requestTimeoutMs: 12000,
+    trustProxy: '10.0.0.0/8, 192.168.0.1',
     maxInFlightBytes: 8388608,
     dedupeWindowMs: 3600000,
     retrySchedule: [1000, 5000, 30000],
@@ -123,10 +125,22 @@ t.test('every environment variable is read and typed', async (t) => {
   // The request timeout is the server's (Fastify's), the in-flight cap the plugin's HTTP side, the admin API its own
   // plugin's: not core options.
   const {
-    host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, requestTimeoutMs, maxInFlightBytes, admin, databaseUrl, dbSchema,
+    host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, requestTimeoutMs, trustProxy, maxInFlightBytes, admin, databaseUrl, dbSchema,
     ...ingress
   } = serve
   t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))
+})
+
+t.test('ANVIL_TRUST_PROXY: true, false, a hop count or networks; anything else one line', async (t) => {
+  const trust = (value: string): unknown => loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_TRUST_PROXY: value }).trustProxy
+  t.equal(trust('true'), true)
+  t.equal(trust('false'), false)
+  t.equal(trust('1'), 1)
+  t.equal(trust('10.0.0.0/8,::1'), '10.0.0.0/8,::1')
+  t.equal(loadServeConfig({ WEBHOOK_SECRET: SECRET }).trustProxy, undefined, 'unset: Fastify\'s default, no proxy trusted')
+  for (const bad of ['0', 'yes', '10.0.0.0/33']) {
+    t.match(problem(() => trust(bad)), /^Invalid configuration: ANVIL_TRUST_PROXY must be true, false, a number of hops, or (comma-separated networks of your proxies such as 10\.0\.0\.0\/8|comma-separated networks \(.*\)) \(got /)
+  }
 })
 
 t.test('idempotency strategies', async (t) => {
@@ -282,7 +296,7 @@ t.test('every CLI flag reaches its setting (commander names the keys config read
   const command = addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(new Command('dev')))))).exitOverride()
   command.parse([
     '--redis-url', 'redis://flag:1', '--queue', 'q', '--prefix', 'p', '--log-level', 'trace',
-    '--host', 'h', '--port', '1', '--path', '/p', '--body-limit', '2', '--request-timeout-ms', '14', '--max-in-flight-bytes', '15', '--dedupe-window-ms', '3',
+    '--host', 'h', '--port', '1', '--path', '/p', '--body-limit', '2', '--request-timeout-ms', '14', '--trust-proxy', '2', '--max-in-flight-bytes', '15', '--dedupe-window-ms', '3',
     '--retry-schedule', '4,5', '--idempotency', 'payload', '--concurrency', '6', '--shutdown-timeout-ms', '7',
     '--metrics-path', 'off', '--metrics-port', '8', '--tracing', 'otlp', '--log-payloads', 'true',
     '--retention-completed-age-seconds', '9', '--retention-completed-count', '10', '--retention-failed-age-seconds', '11',
@@ -299,6 +313,7 @@ t.test('every CLI flag reaches its setting (commander names the keys config read
     path: '/p',
     bodyLimit: 2,
     requestTimeoutMs: 14,
+    trustProxy: 2,
     maxInFlightBytes: 15,
     dedupeWindowMs: 3,
     retrySchedule: [4, 5],

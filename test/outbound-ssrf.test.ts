@@ -23,10 +23,11 @@ const pointAt = (address: string, family: 4 | 6 = 4) => ((_name: string, _option
 t.test('refused ranges, IPv4-mapped IPv6 included, and the allowlist', async (t) => {
   for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
     '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fc00::1', 'fe80::1', 'fe80::1%eth0', '[::1]', '::ffff:127.0.0.1',
-    '::ffff:7f00:1', '0:0:0:0:0:ffff:a9fe:a9fe', '::ffff:10.0.0.1', '224.0.0.1', 'not-an-ip']) {
+    '::ffff:7f00:1', '0:0:0:0:0:ffff:a9fe:a9fe', '::ffff:10.0.0.1', '224.0.0.1', 'not-an-ip',
+    '::7f00:1', '::127.0.0.1', '::a9fe:a9fe', '::808:808', '::ffff:8.8.8.8', '::ffff:808:808']) {
     t.ok(isRefusedAddress(address), `${address} refused`)
   }
-  for (const address of ['8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+  for (const address of ['8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111']) {
     t.notOk(isRefusedAddress(address), `${address} allowed`)
   }
   t.equal(unmapIpv4('::ffff:7f00:1'), '127.0.0.1')
@@ -34,8 +35,14 @@ t.test('refused ranges, IPv4-mapped IPv6 included, and the allowlist', async (t)
   const allow = blockListOf(['127.0.0.0/8', '::1'])
   t.notOk(isRefusedAddress('127.0.0.2', allow))
   t.notOk(isRefusedAddress('::ffff:127.0.0.1', allow), 'a mapped address is allowed by its IPv4 network')
+  t.notOk(isRefusedAddress('::ffff:7f00:2', allow), 'in either notation')
   t.notOk(isRefusedAddress('::1', allow))
   t.ok(isRefusedAddress('10.0.0.1', allow), 'only the allowlisted networks')
+  t.ok(isRefusedAddress('::ffff:10.0.0.1', allow), 'nor through the mapped form of another network')
+  t.ok(isRefusedAddress('::7f00:1', allow), 'an IPv4-compatible address is an IPv6 address: the IPv4 allowlist does not cover it')
+  const cluster = blockListOf(['10.96.0.0/12'])
+  for (const address of ['10.96.0.1', '::ffff:10.96.0.1', '::ffff:a60:1']) t.notOk(isRefusedAddress(address, cluster), `${address} allowed with 10.96.0.0/12`)
+  for (const address of ['10.95.0.1', '::ffff:10.95.0.1', '::a60:1', '::ffff:127.0.0.1', '::ffff:8.8.8.8']) t.ok(isRefusedAddress(address, cluster), `${address} refused with 10.96.0.0/12`)
 })
 
 t.test('the CIDR parser names what is wrong', async (t) => {
@@ -86,6 +93,21 @@ t.test('the guard refuses at connection time, after DNS, unless allowlisted', as
   t.equal(await post(allowed, 'hooks.example.com'), 200)
   t.equal(await post(allowed, '127.0.0.1'), 200)
   t.equal(target.hits(), 2)
+
+  // After DNS: an AAAA answer in the mapped or compatible form is refused unless its IPv4 network is allowlisted.
+  for (const address of ['::ffff:127.0.0.1', '::7f00:1', '::ffff:8.8.8.8', '::8.8.8.8']) {
+    const sixes = createGuardedDispatcher({ lookup: pointAt(address, 6) })
+    t.teardown(() => sixes.close())
+    await t.rejects(post(sixes, 'hooks.example.com'), { code: 'ANVIL_ERR_OUTBOUND_ADDRESS_REFUSED' }, `a name resolving to ${address}`)
+  }
+  const compatible = createGuardedDispatcher({ allowNets: '127.0.0.0/8', lookup: pointAt('::7f00:1', 6) })
+  t.teardown(() => compatible.close())
+  await t.rejects(post(compatible, 'hooks.example.com'), { code: 'ANVIL_ERR_OUTBOUND_ADDRESS_REFUSED' }, 'compatible: not the allowlisted IPv4 host')
+  const mapped = createGuardedDispatcher({ allowNets: '127.0.0.0/8', lookup: pointAt('::ffff:127.0.0.1', 6) })
+  t.teardown(() => mapped.close())
+  t.equal(await post(mapped, 'hooks.example.com'), 200, 'mapped: the allowlisted IPv4 host, reached')
+  t.equal(await post(mapped, '[::ffff:127.0.0.1]'), 200, 'its literal too')
+  t.equal(target.hits(), 4)
 
   const otherNet = createGuardedDispatcher({ allowNets: ['10.0.0.0/8'], lookup: pointAt('127.0.0.1') })
   t.teardown(() => otherNet.close())

@@ -53,6 +53,8 @@ export interface IngressConfig {
   bodyLimit?: number
   /** A request not complete (headers and body) within this long gets 408 and its connection is closed. */
   requestTimeoutMs: number
+  /** ANVIL_TRUST_PROXY: Fastify's trustProxy (request.ip from X-Forwarded-For). @defaultValue false */
+  trustProxy?: boolean | number | string
   /** The plugin's `maxInFlightBytes`: past it a webhook is answered 503 before its body is read. */
   maxInFlightBytes?: number
   dedupeWindowMs?: number
@@ -118,8 +120,10 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
   role: WorkerRole
   /** The sources file's sources: those with `forward` are forwarded by the worker; their `secrets` are not read (the worker verifies nothing). */
   sources?: SourceOptions[]
-  /** ANVIL_OUTBOUND_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
+  /** ANVIL_OUTBOUND_ALLOW_NETS: networks the endpoints of outgoing webhooks may reach despite the SSRF guard. */
   outboundAllowNets?: string
+  /** ANVIL_FORWARD_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
+  forwardAllowNets?: string
   /** ANVIL_DATABASE_URL: with it, the worker writes the journal around each handler run, dispatches the outbox and delivers outgoing webhooks. */
   databaseUrl?: string
   dbSchema?: string
@@ -196,6 +200,7 @@ function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | 
     path: read(SETTINGS.path, env, flags),
     bodyLimit: read(SETTINGS.bodyLimit, env, flags),
     requestTimeoutMs: read(SETTINGS.requestTimeoutMs, env, flags) ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    ...optional('trustProxy', read(SETTINGS.trustProxy, env, flags)),
     maxInFlightBytes: read(SETTINGS.maxInFlightBytes, env, flags),
     dedupeWindowMs: read(SETTINGS.dedupeWindowMs, env, flags),
     retrySchedule: read(SETTINGS.retrySchedule, env, flags),
@@ -289,6 +294,7 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
     role,
     ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true', 'forward')),
     ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags)),
+    ...optional('forwardAllowNets', read(SETTINGS.forwardAllowNets, env, flags)),
     ...outgoing(env, flags)
   }
 }

@@ -14,7 +14,7 @@ export type DefaultsShown = Partial<Record<SettingKey, { default?: string, shown
 /** The groups of settings, per command; cli/anvil.ts puts them together and the loaders read the same ones. */
 export const SETTING_GROUPS = {
   shared: ['redisUrl', 'queueName', 'prefix', 'logLevel'],
-  ingress: ['host', 'port', 'path', 'bodyLimit', 'requestTimeoutMs', 'maxInFlightBytes', 'dedupeWindowMs', 'retrySchedule', 'idempotency', 'config'],
+  ingress: ['host', 'port', 'trustProxy', 'path', 'bodyLimit', 'requestTimeoutMs', 'maxInFlightBytes', 'dedupeWindowMs', 'retrySchedule', 'idempotency', 'config'],
   /** `serve` only: `anvil dev` always accepts short secrets. */
   secrets: ['allowShortSecrets'],
   worker: ['concurrency', 'shutdownTimeoutMs'],
@@ -31,7 +31,7 @@ export const SETTING_GROUPS = {
   /** `anvil worker` only: one side (inbound jobs, or the outbox) per process, when they should scale apart. */
   workerRole: ['workerRole'],
   /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
-  forward: ['config', 'allowShortSecrets', 'outboundAllowNets'],
+  forward: ['config', 'allowShortSecrets', 'outboundAllowNets', 'forwardAllowNets'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
   admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema', 'outboundRetrySchedule'],
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */

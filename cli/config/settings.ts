@@ -53,6 +53,16 @@ export const NO_RETRIES = 'none'
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
+/** How a list of networks for the SSRF guard is read (ANVIL_OUTBOUND_ALLOW_NETS, ANVIL_FORWARD_ALLOW_NETS). */
+const allowNets = {
+  expected: 'comma-separated networks such as 127.0.0.0/8,10.0.0.0/8',
+  schema: Type.String({ minLength: 1 }),
+  breaks: (nets: string): string | undefined => {
+    const problem = netsProblem(nets)
+    return problem === undefined ? undefined : `must be comma-separated networks (${problem})`
+  }
+}
+
 function toSchedule (raw: string): unknown {
   if (raw.trim() === NO_RETRIES) return []
   return raw.split(',').map(toInteger)
@@ -177,6 +187,18 @@ export const SETTINGS = {
     description: 'serve metrics on this port instead of the main one', expected: 'an integer from 0 to 65535',
     schema: Whole(0, 65535), parse: toInteger
   }),
+  trustProxy: define({
+    env: 'ANVIL_TRUST_PROXY', key: 'trustProxy', flag: '--trust-proxy', value: '<proxies>', default: 'false',
+    description: 'the proxies in front whose X-Forwarded-For names the client (the console login limit counts per client): true, a hop count, or comma-separated networks',
+    expected: 'true, false, a number of hops, or comma-separated networks of your proxies such as 10.0.0.0/8',
+    schema: Type.Union([Type.Boolean(), Whole(1, 100), Type.String({ minLength: 1 })]),
+    parse: (raw) => raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : toInteger(raw),
+    breaks: (value) => {
+      if (typeof value !== 'string') return undefined
+      const problem = netsProblem(value)
+      return problem === undefined ? undefined : `must be true, false, a number of hops, or comma-separated networks (${problem})`
+    }
+  }),
   logPayloads: define({
     env: 'ANVIL_LOG_PAYLOADS', key: 'logPayloads', flag: '--log-payloads', value: '<bool>', default: 'false',
     description: 'true: log payloads instead of redacting them', expected: 'true or false',
@@ -199,12 +221,14 @@ export const SETTINGS = {
   }),
   outboundAllowNets: define({
     env: 'ANVIL_OUTBOUND_ALLOW_NETS', key: 'outboundAllowNets', flag: '--outbound-allow-nets', value: '<cidrs>',
-    description: 'networks outgoing webhooks may reach despite the SSRF guard (loopback, private…), comma-separated',
-    expected: 'comma-separated networks such as 127.0.0.0/8,10.0.0.0/8', schema: Type.String({ minLength: 1 }),
-    breaks: (nets) => {
-      const problem = netsProblem(nets)
-      return problem === undefined ? undefined : `must be comma-separated networks (${problem})`
-    }
+    description: 'networks the endpoints of outgoing webhooks may reach despite the SSRF guard (loopback, private…), comma-separated',
+    ...allowNets
+  }),
+  // Apart from the endpoints' list: the forward URL is the operator's, an endpoint URL may be a customer's.
+  forwardAllowNets: define({
+    env: 'ANVIL_FORWARD_ALLOW_NETS', key: 'forwardAllowNets', flag: '--forward-allow-nets', value: '<cidrs>',
+    description: 'networks forward mode may reach despite the SSRF guard (a Service CIDR), comma-separated',
+    ...allowNets
   }),
   databaseUrl: define({
     env: 'ANVIL_DATABASE_URL', key: 'databaseUrl', flag: '--database-url', value: '<url>', description: 'PostgreSQL URL',

@@ -41,7 +41,8 @@ function App () {
   if (session === 'unknown') return <p aria-busy='true'>Loading…</p>
   if (session === 'out') return <Login onLogin={() => setSession('in')} />
   const section = '/' + (route.path.split('/')[1] ?? '')
-  const logout = (): void => { api('DELETE', '/session').finally(() => { setCsrf(null); setSession('out') }) }
+  // Log out ends this session on the server; everywhere ends every session (a lost laptop, a shared screen).
+  const logout = (path: '/session' | '/sessions'): void => { api('DELETE', path).finally(() => { setCsrf(null); setSession('out') }) }
   return (
     <>
       <header>
@@ -50,7 +51,8 @@ function App () {
         <nav aria-label='Sections'>
           {NAV.map(([path, label]) => <a key={path} href={href(path)} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
         </nav>
-        <button type='button' onClick={logout}>Log out</button>
+        <button type='button' onClick={() => logout('/session')}>Log out</button>
+        <button type='button' onClick={() => logout('/sessions')}>Log out everywhere</button>
       </header>
       <main id='main' tabIndex={-1}><Page route={route} /></main>
     </>

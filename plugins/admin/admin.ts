@@ -8,21 +8,22 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import cookie from '@fastify/cookie'
 import helmet from '@fastify/helmet'
-import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import { Type, type Static } from '@sinclair/typebox'
-import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
+import { DEFAULT_PREFIX, MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
 import { compileCheck } from '../../src/shared/validate.js'
-import { Opaque, Whole } from '../../src/shared/schemas.js'
+import { Opaque, Prefix, Whole } from '../../src/shared/schemas.js'
+import type { RedisClient } from '../../src/redis/connect.js'
 import { adminGuard } from './admin-guard.js'
 import { consoleRoutes } from './console.js'
 import type { Outbound } from '../../src/outbound/outbound.js'
 import { outboundAdminRoutes } from './outbound-routes.js'
 import { adminErrorHandler } from './error-handler.js'
 import { SessionKeys } from './session.js'
+import { memorySessionStore, redisSessionStore } from './session-store.js'
 import { sessionRoutes } from './session-routes.js'
-import { typeboxValidatorCompiler } from './validator.js'
+import { refuseNul, typeboxValidatorCompiler } from './validator.js'
 
 export const DEFAULT_ADMIN_PREFIX = '/admin'
 export const DEFAULT_LOGINS_PER_MINUTE = 10
@@ -52,8 +53,19 @@ export const AdminOptionsSchema = Type.Object({
   routes: Type.Optional(Type.Array(Opaque<FastifyPluginAsync>())),
   /** Serve the console at `<prefix>/console/`. @defaultValue true */
   console: Type.Optional(Type.Boolean()),
-  /** Console logins per client address and minute; past it 429. @defaultValue 10 */
+  /**
+   * Failed console logins per client address (`request.ip`; behind a proxy set Fastify's `trustProxy`) in a
+   * minute from the first; past it 429 until the minute ends. Successful logins are not counted. @defaultValue 10
+   */
   loginsPerMinute: Type.Optional(Whole(1, 10_000)),
+  /**
+   * Where console sessions and failed logins are kept: a Redis URL (Anvil connects and closes it) or an ioredis
+   * client (left open), shared by every replica; without it, this process's memory, so a logout ends the
+   * session on this replica only. @defaultValue none (memory)
+   */
+  redis: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Opaque<RedisClient>()])),
+  /** The key prefix of the sessions in Redis. @defaultValue `'{anvil}'` */
+  redisPrefix: Type.Optional(Prefix()),
   /** Serve the outgoing-webhook routes of this service. @defaultValue the `anvilOutbound` plugin's, when it was registered first */
   outbound: Type.Optional(Opaque<Outbound>())
 }, { additionalProperties: false })
@@ -67,14 +79,16 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(`admin ${problem.replace(/^token: .*/, `token: at least ${MIN_ADMIN_TOKEN_LENGTH} characters`)}`)
   if (options.routes?.some((routes) => typeof routes !== 'function') === true) throw new errors.INVALID_OPTIONS('admin routes: each must be a Fastify plugin (an async function)')
   const prefix = options.prefix ?? DEFAULT_ADMIN_PREFIX
-  const sessions = new SessionKeys(options.token)
+  const store = options.redis === undefined ? memorySessionStore() : redisSessionStore(options.redis, options.redisPrefix ?? DEFAULT_PREFIX)
+  const sessions = new SessionKeys(options.token, store)
   await app.register(async function adminRoutes (admin: FastifyInstance) {
+    admin.addHook('onClose', async () => await store.close())
     admin.setValidatorCompiler(typeboxValidatorCompiler)
     admin.setErrorHandler(adminErrorHandler)
     await admin.register(cookie, { secret: sessions.cookieSecret })
     await admin.register(helmet, { contentSecurityPolicy: { useDefaults: false, directives: CONSOLE_CSP } })
-    await admin.register(rateLimit, { global: false })
     admin.addHook('onRequest', adminGuard(options.token, sessions))
+    admin.addHook('preValidation', refuseNul)
     await admin.register(swagger, {
       openapi: {
         info: { title: 'Anvil admin API', version: '1' },

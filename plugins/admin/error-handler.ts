@@ -1,13 +1,33 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { isAnvilError } from '../../src/shared/errors.js'
+import { databaseErrorKind } from '../../src/db/database-errors.js'
+import { errors, isAnvilError } from '../../src/shared/errors.js'
+
+/** First line only: a reason is one line, and PostgreSQL's messages may carry a DETAIL after it. */
+const firstLine = (message: string): string => message.split('\n')[0] as string
+
+/**
+ * The error a route's failure becomes for its caller: its own when Anvil raised it; a 400 when PostgreSQL
+ * refused the caller's data (the check a route missed, said in one line); a 503 when the database is out of
+ * reach; else a 500.
+ */
+function answerFor (error: FastifyError): FastifyError {
+  if (isAnvilError(error) || (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500)) return error
+  const kind = databaseErrorKind(error)
+  if (kind === 'input') return new errors.BAD_REQUEST(`invalid input: ${firstLine(error.message)}`)
+  if (kind === 'unavailable') return new errors.DATABASE_UNAVAILABLE(firstLine(error.message), { cause: error })
+  return error
+}
 
 /** Every admin error is `{ error, code }` with its 4xx; a 5xx keeps its details in the log. */
-export async function adminErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function adminErrorHandler (raised: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const error = answerFor(raised)
   const statusCode = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500
-  if (statusCode >= 500) {
+  if (statusCode === 503) {
+    request.log.warn({ err: raised.message }, 'anvil admin: a dependency is unavailable')
+  } else if (statusCode >= 500) {
     request.log.error({ err: error }, 'anvil admin: request failed')
     if (!isAnvilError(error)) return await reply.code(500).send({ error: 'Internal Server Error', code: 'ANVIL_ERR_INTERNAL' })
   }
   const code = isAnvilError(error) ? error.code : statusCode === 404 ? 'ANVIL_ERR_NOT_FOUND' : 'ANVIL_ERR_BAD_REQUEST'
-  return await reply.code(statusCode).send({ error: error.message, code })
+  return await reply.code(statusCode).send({ error: firstLine(error.message), code })
 }

@@ -2,6 +2,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { errors } from '../../src/shared/errors.js'
+import { isTimeInRange, TIME_RANGE_RULE } from '../../src/shared/time.js'
 import { MAX_PAGE_SIZE } from '../../src/outbound/page.js'
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
@@ -22,6 +23,7 @@ export const ErrorReply = Type.Object({ error: Type.String(), code: Type.String(
 export function isoTime (value: string, field: string): string {
   const ms = Date.parse(value)
   if (Number.isNaN(ms)) throw new errors.BAD_REQUEST(`${field}: must be an ISO 8601 date-time`)
+  if (!isTimeInRange(ms)) throw new errors.BAD_REQUEST(`${field}: ${TIME_RANGE_RULE}`)
   return new Date(ms).toISOString()
 }
 

@@ -5,19 +5,26 @@ import { tokenMatcher } from './admin-guard.js'
 import type { SessionKeys } from './session.js'
 
 const SessionAnswerSchema = Type.Object({ csrfToken: Type.Union([Type.String(), Type.Null()]), expiresAt: Type.Union([Type.String(), Type.Null()]) })
+/** The window failed logins are counted in, from a client's first failure. */
+export const LOGIN_WINDOW_MS = 60_000
+
+const retryIn = (ms: number): string => {
+  const seconds = Math.max(1, Math.ceil(ms / 1000))
+  return seconds === 1 ? '1 second' : `${seconds} seconds`
+}
 
 /**
- * The console's login: `POST <prefix>/session { token }` (rate-limited) sets the session cookie and answers the
- * CSRF token; `GET` answers it again for the open session (null for a Bearer caller); `DELETE` ends it.
+ * The console's login: `POST <prefix>/session { token }` sets the session cookie and answers the CSRF token;
+ * `GET` answers it again for the open session (null for a Bearer caller); `DELETE` ends it, `DELETE
+ * <prefix>/sessions` ends every one. Only failed logins count against a client address (`request.ip`: behind
+ * a proxy, Fastify's `trustProxy` makes it the client's), so a stranger's guesses never lock out an operator
+ * elsewhere, and an operator who has the token is never refused for having used it.
  */
-export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath: string, loginsPerMinute: number) {
+export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath: string, failedLoginsPerMinute: number) {
   const matches = tokenMatcher(token)
   return async function anvilSessionRoutes (admin: FastifyInstance): Promise<void> {
     admin.post('/session', {
-      config: {
-        anvilPublic: true,
-        rateLimit: { max: loginsPerMinute, timeWindow: 60_000, errorResponseBuilder: (_request, context) => new errors.RATE_LIMITED(context.after) }
-      },
+      config: { anvilPublic: true },
       schema: {
         summary: 'Log in to the console: sets an HttpOnly session cookie',
         security: [],
@@ -25,15 +32,28 @@ export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath:
         response: { 200: SessionAnswerSchema }
       }
     }, async (request, reply) => {
-      if (!matches((request.body as { token: string }).token)) throw new errors.UNAUTHORIZED()
-      return sessions.open(request, reply, cookiePath)
+      const failures = await sessions.store.failures(request.ip)
+      if (failures.count >= failedLoginsPerMinute) {
+        void reply.header('retry-after', String(Math.max(1, Math.ceil(failures.retryAfterMs / 1000))))
+        throw new errors.RATE_LIMITED(retryIn(failures.retryAfterMs))
+      }
+      if (!matches((request.body as { token: string }).token)) {
+        await sessions.store.fail(request.ip, LOGIN_WINDOW_MS)
+        throw new errors.UNAUTHORIZED()
+      }
+      return await sessions.open(request, reply, cookiePath)
     })
     admin.get('/session', { schema: { summary: 'The open session and its CSRF token', response: { 200: SessionAnswerSchema } } }, async (request) => {
-      const session = sessions.read(request)
+      const session = await sessions.read(request)
       return session === undefined ? { csrfToken: null, expiresAt: null } : sessions.answer(session)
     })
-    admin.delete('/session', { schema: { summary: 'Log out of the console' } }, async (_request, reply) => {
-      sessions.close(reply, cookiePath)
+    admin.delete('/session', { schema: { summary: 'Log out of the console: ends this session on the server' } }, async (request, reply) => {
+      await sessions.close(request, reply, cookiePath)
+      return await reply.code(204).send()
+    })
+    admin.delete('/sessions', { schema: { summary: 'Log out everywhere: ends every console session' } }, async (request, reply) => {
+      await sessions.store.endAll()
+      await sessions.close(request, reply, cookiePath)
       return await reply.code(204).send()
     })
   }

@@ -5,6 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
+import { isTimeInRange, TIME_RANGE_RULE } from '../shared/time.js'
 import { EVENT_STATUSES, type EventStatus } from './event-row.js'
 
 const STATUS = `(${EVENT_STATUSES.join('|')})`
@@ -47,10 +48,12 @@ const checkFilter = compileCheck(EventFilterSchema)
 function timeOf (name: string, value: string | undefined, now: number): Date | undefined {
   if (value === undefined) return undefined
   const duration = DURATION.exec(value)
-  if (duration !== null) return new Date(now - Number(duration[1]) * (UNIT_MS[duration[2] as string] as number))
   // Date.parse takes many shapes; only ISO 8601 dates and times are meant.
-  const ms = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ? Date.parse(value) : Number.NaN
+  const ms = duration !== null
+    ? now - Number(duration[1]) * (UNIT_MS[duration[2] as string] as number)
+    : /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ? Date.parse(value) : Number.NaN
   if (Number.isNaN(ms)) throw new errors.INVALID_FILTER(`${name} ${TIME_RULE} (got ${JSON.stringify(value)})`)
+  if (!isTimeInRange(ms)) throw new errors.INVALID_FILTER(`${name} ${TIME_RANGE_RULE} (got ${JSON.stringify(value)})`)
   return new Date(ms)
 }
 

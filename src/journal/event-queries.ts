@@ -1,6 +1,7 @@
 /** Reading the journal: a page of events, a count, one event with its effects, and a cursor to the next page. */
 import type { Database } from '../db/database.js'
 import { decodeCursor, encodeCursor } from '../shared/cursor.js'
+import { nestsDeeperThan } from '../shared/json.js'
 import { errors } from '../shared/errors.js'
 import { filterSql, type ResolvedFilter } from './event-filter.js'
 import type { EventStatus } from './event-row.js'
@@ -94,7 +95,7 @@ export async function listEvents (db: Database, filter: ResolvedFilter, page: { 
   const { where, values } = filterSql(filter)
   let after = ''
   if (page.cursor !== undefined && page.cursor !== '') {
-    const [at, id] = decodeCursor(page.cursor, ['string', 'string'])
+    const [at, id] = decodeCursor(page.cursor, ['time', 'string'])
     values.push(at, id)
     after = ` AND (e.received_at, e.id) < ($${values.length - 1}::timestamptz, $${values.length})`
   }
@@ -163,7 +164,8 @@ export async function getEvent (db: Database, id: string): Promise<EventDetail> 
       jobId: a.job_id
     }))
   }
-  if (row.payload_json !== null) detail.json = row.payload_json
+  // A row journaled before the view had a depth bound may hold a deeper one: its bytes are shown instead.
+  if (row.payload_json !== null && !nestsDeeperThan(text)) detail.json = row.payload_json
   const diff = row.previous_delivery === null ? undefined : deliveryDiff(row.previous_delivery, row)
   if (diff !== undefined) detail.previousDelivery = diff
   return detail

@@ -279,7 +279,7 @@ The worker reads only the forward secret (it verifies nothing): the sources' own
 {{- toYaml (dict "sources" $sources) -}}
 {{- end -}}
 
-{{/* ANVIL_OUTBOUND_ALLOW_NETS from worker.forward.allowNets: a string, or a list joined with commas. */}}
+{{/* ANVIL_FORWARD_ALLOW_NETS from worker.forward.allowNets: a string, or a list joined with commas. */}}
 {{- define "anvil.forwardAllowNets" -}}
 {{- $nets := .Values.worker.forward.allowNets -}}
 {{- if kindIs "slice" $nets }}{{ join "," $nets }}{{ else }}{{ $nets | default "" }}{{ end -}}

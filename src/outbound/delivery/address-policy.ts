@@ -1,6 +1,7 @@
 /**
  * Which addresses an outgoing webhook may reach: none that is loopback, private, link-local (cloud metadata
- * included), CGNAT, reserved or IPv6 unique-local, unless the operator allowlisted its network.
+ * included), CGNAT, reserved or IPv6 unique-local, unless the operator allowlisted its network. An IPv4 address
+ * written as IPv6 (`::ffff:a.b.c.d` mapped, `::a.b.c.d` compatible) is no public receiver's address either.
  */
 import { isIP, type BlockList } from 'node:net'
 import { blockListOf, type AddressFamily } from './cidr.js'
@@ -10,11 +11,12 @@ export const REFUSED_NETS: readonly string[] = Object.freeze([
   '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12',
   '192.0.0.0/24', '192.0.2.0/24', '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '198.51.100.0/24',
   '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4',
-  '::/128', '::1/128', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/32',
+  '::/96', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/32',
   '2001:db8::/32', '2002::/16', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8'
 ])
 
-// No ::ffff:0:0/96 rule: BlockList matches IPv4 addresses against it; mapped addresses are unmapped first.
+// ::/96 holds :: and ::1 and the IPv4-compatible forms. No ::ffff:0:0/96 rule: BlockList would match every IPv4
+// address against it; mapped addresses are unmapped first and refused by isRefusedAddress.
 const refused = blockListOf(REFUSED_NETS)
 
 /** The eight 16-bit groups of a valid IPv6 address (an IPv4 tail counts as two). */
@@ -45,22 +47,26 @@ export function unmapIpv4 (address: string): string | undefined {
   return [high >> 8, high & 255, low >> 8, low & 255].join('.')
 }
 
-/** The address without IPv6 brackets or a zone, and its family; undefined for a host name. */
-export function literalAddress (host: string): { address: string, family: AddressFamily } | undefined {
+/** The address without IPv6 brackets or a zone, and its family (a mapped one as IPv4); undefined for a host name. */
+export function literalAddress (host: string): { address: string, family: AddressFamily, mapped?: true } | undefined {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
   const unzoned = bare.replace(/%.*$/, '')
   const version = isIP(unzoned)
   if (version === 0) return undefined
   const mapped = version === 6 ? unmapIpv4(unzoned) : undefined
-  if (mapped !== undefined) return { address: mapped, family: 'ipv4' }
+  if (mapped !== undefined) return { address: mapped, family: 'ipv4', mapped: true }
   return { address: unzoned, family: version === 4 ? 'ipv4' : 'ipv6' }
 }
 
-/** True when a connection to `address` (an IP) must be refused under the allowlist. */
+/**
+ * True when a connection to `address` (an IP) must be refused under the allowlist. A mapped address reaches the
+ * IPv4 host it names, so it is judged by that host's allowlisting alike in both forms; not allowlisted, it is
+ * refused whatever it maps to.
+ */
 export function isRefusedAddress (address: string, allow?: BlockList): boolean {
   const literal = literalAddress(address)
   // Not an IP: nothing a socket could be connected to, so nothing to allow.
   if (literal === undefined) return true
   if (allow?.check(literal.address, literal.family) === true) return false
-  return refused.check(literal.address, literal.family)
+  return literal.mapped === true || refused.check(literal.address, literal.family)
 }

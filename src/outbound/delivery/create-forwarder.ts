@@ -21,7 +21,7 @@ import { sendWebhook } from './send-webhook.js'
 import { signatureHeaders } from './sign-outbound.js'
 
 export interface ForwarderOptions {
-  /** Networks reachable despite the SSRF guard (`ANVIL_OUTBOUND_ALLOW_NETS`). */
+  /** Networks reachable despite the SSRF guard (`ANVIL_FORWARD_ALLOW_NETS`). */
   allowNets?: string | readonly string[]
   timeoutMs?: number
   responseCapBytes?: number
