@@ -230,8 +230,8 @@ t.test('the Helm chart: its containers run real commands on paths in the image, 
   for (const deployment of deployments) {
     const container = deployment.spec.template.spec.containers[0]
     t.equal(container.command, undefined, `${deployment.metadata.name}: keeps the image's ENTRYPOINT`)
-    // A handler is looked for in Anvil's image only; an image built FROM it holds the user's.
-    const ours = String(container.image).startsWith('ghcr.io/anvil/anvil:')
+    // A handler is looked for in Anvil's image only (the values files name it …/anvil); an image built FROM it holds the user's.
+    const ours = /\/anvil:[^/]+$/.test(String(container.image))
     const names: string[] = container.env.map((e: { name: string }) => e.name).filter((name: string) => !referenced.has(name))
     await checkRun(t, deployment.metadata.name, container.args, names, ours ? files : undefined)
     for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
