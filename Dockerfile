@@ -12,16 +12,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# The build: those dependencies (for their types) plus the compiler, the types of Node and of pg (which ships
-# none), and the console's bundler and Preact, at the lockfile's versions; nothing else of the devDependencies (test and benchmark tools, provider
-# SDKs, Helm).
+# The build: those dependencies (for their types, pg's among them) plus the compiler, the types of Node, and the
+# console's bundler and Preact, at the lockfile's versions; nothing else of the devDependencies (test and benchmark
+# tools, provider SDKs, Helm).
 FROM deps AS build
 RUN npm pkg delete devDependencies && npm install --no-save --no-audit --no-fund \
       "typescript@$(node -p "require('./package-lock.json').packages['node_modules/typescript'].version")" \
       "@types/node@$(node -p "require('./package-lock.json').packages['node_modules/@types/node'].version")" \
       "vite@$(node -p "require('./package-lock.json').packages['node_modules/vite'].version")" \
-      "preact@$(node -p "require('./package-lock.json').packages['node_modules/preact'].version")" \
-      "@types/pg@$(node -p "require('./package-lock.json').packages['node_modules/@types/pg'].version")"
+      "preact@$(node -p "require('./package-lock.json').packages['node_modules/preact'].version")"
 COPY tsconfig.json tsconfig.build.json index.ts ./
 COPY console ./console
 COPY src ./src

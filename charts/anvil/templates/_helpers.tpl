@@ -31,15 +31,41 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "anvil.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- $repository := required "image.repository is required: Anvil's image is not published; build it from the repository's Dockerfile and push it to your registry, or name your image built FROM it (docs/deployment.md: Container)" .Values.image.repository -}}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* The bundled Redis's image, by digest when one is given (values.yaml says how to bump it). */}}
+{{- define "anvil.redisImage" -}}
+{{- $image := .Values.redis.image -}}
+{{- printf "%s:%s" $image.repository $image.tag -}}{{- with $image.digest }}@{{ . }}{{ end -}}
+{{- end -}}
+
+{{/*
+The pods' topologySpreadConstraints: the component's own list, each without a labelSelector given the
+component's; empty, a soft spread (ScheduleAnyway: never blocks scheduling) across nodes and zones.
+Call with (dict "root" $ "component" "server").
+*/}}
+{{- define "anvil.topologySpread" -}}
+{{- $selector := dict "matchLabels" (include "anvil.selector" . | fromYaml) -}}
+{{- $constraints := list -}}
+{{- range (index .root.Values .component).topologySpreadConstraints -}}
+{{- $constraints = append $constraints (merge (deepCopy .) (dict "labelSelector" $selector)) -}}
+{{- else -}}
+{{- range $key := list "kubernetes.io/hostname" "topology.kubernetes.io/zone" -}}
+{{- $constraints = append $constraints (dict "maxSkew" 1 "topologyKey" $key "whenUnsatisfiable" "ScheduleAnyway" "labelSelector" $selector) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $constraints -}}
 {{- end -}}
 
 {{- define "anvil.webhookSecretName" -}}
 {{- default (printf "%s-webhook" (include "anvil.fullname" .)) .Values.webhookSecret.existingSecret -}}
 {{- end -}}
 
+{{/* Never generated: a random password would change on every render (helm template, Argo CD) and restarted pods would stop matching the running Redis. */}}
 {{- define "anvil.redisSecretName" -}}
-{{- default (printf "%s-redis" (include "anvil.fullname" .)) .Values.redis.existingSecret -}}
+{{- required "redis.existingSecret is required for the bundled Redis: a Secret you create with the key redis-password, e.g. kubectl create secret generic anvil-redis --from-literal=redis-password=\"$(openssl rand -hex 24)\" (the chart makes up no password, so every render is the same)" .Values.redis.existingSecret -}}
 {{- end -}}
 
 {{/* True when the app needs a Redis password: always for the bundled Redis, with a Secret for an external one. */}}

@@ -1,0 +1,54 @@
+/**
+ * The published types, as a user installs them: `npm pack` makes the tarball, which is unpacked into a fresh
+ * app's node_modules beside the package's production dependencies only (test/helpers/consumer.ts), and the
+ * app is compiled with `skipLibCheck: false`. Every type the declarations import must come with the package,
+ * and `event.db` and `publish`'s `client` must be pg's types, not `any`. Needs `npm run build` first (dist/).
+ */
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { ROOT, consumerProject } from './helpers/consumer.js'
+
+const run = promisify(execFile)
+// One whole-program compile (about 10 s of CPU); a shared, busy machine may stretch it.
+t.setTimeout(180_000)
+
+const app = consumerProject('anvil-package-types-')
+t.teardown(app.cleanup)
+const packDir = mkdtempSync(join(tmpdir(), 'anvil-pack-'))
+t.teardown(() => rmSync(packDir, { recursive: true, force: true }))
+
+const { stdout } = await run('npm', ['pack', '--pack-destination', packDir, '--ignore-scripts', '--silent'], { cwd: ROOT })
+const tarball = join(packDir, stdout.trim().split('\n').pop() as string)
+const installed = join(app.dir, 'node_modules/@anvil/fastify')
+mkdirSync(installed, { recursive: true })
+await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
+
+t.test('an app using event.db and publish({ client }) compiles against the tarball with skipLibCheck off, and neither is any', async (t) => {
+  writeFileSync(join(app.dir, 'app.ts'), `import Fastify from 'fastify'
+import pg from 'pg'
+import { anvilOutbound, createWorker } from '@anvil/fastify'
+
+const server = Fastify()
+await server.register(anvilOutbound, { database: 'postgres://127.0.0.1/app' })
+const pool = new pg.Pool()
+const client = await pool.connect()
+await server.anvil.publish({ type: 'order.paid', data: { id: 1 } }, { client })
+// @ts-expect-error -- publish's client is pg's, not any
+await server.anvil.publish({ type: 'order.paid', data: { id: 1 } }, { client: 42 })
+
+createWorker(async (event) => {
+  const result = await event.db?.query<{ n: number }>('SELECT 1 AS n')
+  const n: number | undefined = result?.rows[0]?.n
+  // @ts-expect-error -- event.db is pg's client, not any: a row is what the query says
+  const s: string | undefined = result?.rows[0]?.n
+  void n; void s
+}, { redis: 'redis://127.0.0.1:6379', journal: { database: 'postgres://127.0.0.1/app' } })
+`)
+  const result = await app.tsc('app.ts')
+  t.equal(result.output.trim(), '', 'no error, none from inside dist/ (TS7016: a declaration without its types)')
+  t.equal(result.code, 0)
+})
