@@ -118,11 +118,12 @@ t.test('send: each mistake is one clear line and exit 1', async (t) => {
 t.test('anvil dev prints a ready `anvil send` line per source; each works as printed', async (t) => {
   const printed = async (provider: string): Promise<string> => (await dev.line((line) => line.includes('anvil send ') && line.includes(`--provider ${provider} `))).trim()
   const lines = { github: await printed('github'), discord: await printed('discord'), twilio: await printed('twilio') }
-  t.equal(lines.github, `anvil send http://127.0.0.1:${devPort}/webhooks/github --provider github --event 'push'`)
-  t.equal(lines.discord, `anvil send http://127.0.0.1:${devPort}/webhooks/discord --provider discord --event 'APPLICATION_COMMAND'`)
-  t.equal(lines.twilio, `anvil send http://127.0.0.1:${devPort}/webhooks/twilio --provider twilio --event 'incoming_message' --public-url https://hooks.example.com/twilio`)
+  t.equal(lines.github, `npx anvil send http://127.0.0.1:${devPort}/webhooks/github --provider github --event 'push'`)
+  t.equal(lines.discord, `npx anvil send http://127.0.0.1:${devPort}/webhooks/discord --provider discord --event 'APPLICATION_COMMAND'`)
+  t.equal(lines.twilio, `npx anvil send http://127.0.0.1:${devPort}/webhooks/twilio --provider twilio --event 'incoming_message' --public-url https://hooks.example.com/twilio`)
   // One line through a shell, exactly as printed; the other two read into the command's flags, in this process.
-  const github = parseJson(await shell(`cd ${devDir} && ${lines.github.replace(/^anvil /, `node ${CLI} `)}`, { ANVIL_SEND_SECRET: 'gh-dev-secret-0123456789' }))
+  // Verbatim, in a clone: npx finds the package's own `anvil` (offline: it never asks the registry).
+  const github = parseJson(await shell(`cd ${ROOT} && ${lines.github}`, { ANVIL_SEND_SECRET: 'gh-dev-secret-0123456789', npm_config_offline: 'true' }))
   t.match(github, { status: 202, answer: { replayed: false } })
   t.match((await sendHere(...printedFlags(lines.twilio), { ANVIL_SEND_SECRET: 'tw-dev-secret-0123456789' })).answers, [{ status: 202 }])
   t.match((await sendHere(...printedFlags(lines.discord), { ANVIL_SEND_SECRET: discord.privateKeyPem })).answers, [{ status: 200, answer: { type: 5 } }], 'a deferred interaction response')
@@ -130,12 +131,12 @@ t.test('anvil dev prints a ready `anvil send` line per source; each works as pri
   t.equal(await dev.stop('SIGTERM'), 0)
 })
 
-/** A printed `anvil send <url> --provider p --event 'name' [--public-url u]` line as the command's arguments. */
+/** A printed `npx anvil send <url> --provider p --event 'name' [--public-url u]` line as the command's arguments. */
 function printedFlags (line: string): [string, SendFlags] {
   const words = line.split(' ').map((word) => word.replace(/^'(.*)'$/, '$1'))
   const flag = (name: string): string | undefined => {
     const at = words.indexOf(name)
     return at < 0 ? undefined : words[at + 1]
   }
-  return [words[2] as string, { provider: flag('--provider'), event: flag('--event'), publicUrl: flag('--public-url') }]
+  return [words[3] as string, { provider: flag('--provider'), event: flag('--event'), publicUrl: flag('--public-url') }]
 }

@@ -11,7 +11,7 @@ import helmet from '@fastify/helmet'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import { Type, type Static } from '@sinclair/typebox'
-import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
+import { DEFAULT_ADMIN_PREFIX, MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
 import { compileCheck } from '../../src/shared/validate.js'
 import { Opaque, Whole } from '../../src/shared/schemas.js'
@@ -24,7 +24,7 @@ import { SessionKeys } from './session.js'
 import { sessionRoutes } from './session-routes.js'
 import { typeboxValidatorCompiler } from './validator.js'
 
-export const DEFAULT_ADMIN_PREFIX = '/admin'
+export { DEFAULT_ADMIN_PREFIX }
 export const DEFAULT_LOGINS_PER_MINUTE = 10
 export { MIN_ADMIN_TOKEN_LENGTH }
 
