@@ -25,6 +25,9 @@ function field (value: unknown): string | undefined {
   return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined
 }
 
+/** What `anvil dev` lets outgoing webhooks reach when ANVIL_OUTBOUND_ALLOW_NETS is unset: receivers on this machine. */
+export const DEV_OUTBOUND_ALLOW_NETS = '127.0.0.0/8,::1/128'
+
 /** Logs what arrived. The id and type come from the job, else from a JSON body's `id` and `type`. */
 export function loggingHandler (log: Logger): WebhookHandler {
   return (event: WebhookEvent) => {
@@ -121,7 +124,11 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
     if (config.databaseUrl !== undefined) {
       // A laptop's database: brought up to date, then the outgoing side runs here as in `anvil worker`.
       await migrate(config.databaseUrl, config.dbSchema === undefined ? {} : { schema: config.dbSchema })
-      app.decorate('anvilOutbound', startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life))
+      const outboundAllowNets = config.outboundAllowNets ?? DEV_OUTBOUND_ALLOW_NETS
+      if (config.outboundAllowNets === undefined) {
+        log.info({ allowNets: outboundAllowNets }, 'anvil dev: outgoing webhooks may reach loopback, for receivers on this machine (ANVIL_OUTBOUND_ALLOW_NETS sets otherwise)')
+      }
+      app.decorate('anvilOutbound', startOutgoing({ ...config, outboundAllowNets, databaseUrl: config.databaseUrl, redisUrl }, log, life))
     }
     const metricsApp = await registerMetrics(app, config, { redis: redisUrl, queueName: config.queueName, prefix: config.prefix }, log)
     if (metricsApp !== undefined) {

@@ -43,22 +43,6 @@ t.test('events list (table and NDJSON) and events show, straight to PostgreSQL',
   await db.query("DELETE FROM anvil.webhook_events WHERE id LIKE 'list_%'")
 })
 
-t.test('events list prints whole ids: a 64-character id from the table is one `events show` finds', async (t) => {
-  const id = 'a'.repeat(20) + 'b'.repeat(44)
-  await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, payload_json, received_at, status, attempts, job_id)
-    VALUES ($1, 'billing', 'stripe', 'customer.subscription.trial_will_end', 'k-long', convert_to('{}', 'UTF8'), '{}'::jsonb, now(), 'done', 1, 'e_long')`, [id])
-  t.teardown(async () => { await db.query('DELETE FROM anvil.webhook_events WHERE id = $1', [id]) })
-  const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_QUEUE: 'cli-events' }
-  const table = await runCli(['events', 'list', '--provider', 'stripe', '--type', 'customer.subscription.trial_will_end'], { env })
-  t.equal(table.code, 0, table.stderr)
-  const shown = table.stdout.trim().split('\n')[1]?.split(/\s+/)[1] ?? ''
-  t.equal(shown, id, 'the ID column holds the whole id')
-  t.match(table.stdout, /customer\.subscription\.trial_will_end\s+done/, 'and the whole type')
-  const show = await runCli(['events', 'show', shown], { env })
-  t.equal(show.code, 0, show.stderr)
-  t.match(JSON.parse(show.stdout), { id })
-})
-
 t.test('replay --filter: a dry run counts; a run replays at a rate and prints its final state', async (t) => {
   await seedFailed('run_', 30)
   const queueName = 'cli-replay-filter'
@@ -117,12 +101,6 @@ t.test('through the admin API (--url, ANVIL_ADMIN_TOKEN); a URL without the toke
   t.equal(noToken.stderr, 'anvil: invalid configuration: ANVIL_ADMIN_URL needs ANVIL_ADMIN_TOKEN: the admin API\'s token\n')
   const wrong = await runCli(['events', 'list'], { env: { ...env, ANVIL_ADMIN_TOKEN: 'wrong-token-0123456789' } })
   t.equal(wrong.stderr, 'anvil: missing or wrong admin token\n')
-  const base = await runCli(['events', 'list', '--url', address, '--provider', 'paddle', '--json'], { env: { ANVIL_ADMIN_TOKEN: TOKEN } })
-  t.equal(base.code, 0, base.stderr)
-  t.same(base.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id), ['api_1', 'api_2'], 'the server\'s base URL means its /admin')
-  const elsewhere = await runCli(['events', 'list', '--url', `${address}/api`], { env: { ANVIL_ADMIN_TOKEN: TOKEN } })
-  t.equal(elsewhere.code, 1)
-  t.equal(elsewhere.stderr, `anvil: invalid configuration: no admin API at ${address}/api (/events answered 404): give its base URL, e.g. http://127.0.0.1:3000/admin\n`)
 })
 
 t.test('without a database: events list and replay --filter work on the dead letters; replay <id> is unchanged', async (t) => {
