@@ -1,11 +1,10 @@
 /** `anvil dev`: a private redis-server when none answers, printed curls that work, SIGINT/SIGTERM. Helpers: test/helpers/cli.ts. */
 import t from 'tap'
-import { existsSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { existsSync, symlinkSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { ensureDevRedis, probeRedis } from '../cli/dev-redis.js'
-import { CLI, ROOT, curlResponse, HAS_CURL, inspect, isRunning, parseJson, runCli, sendPrinted, shell, startCli, tempDir } from './helpers/cli.js'
+import { ROOT, curlResponse, HAS_CURL, inspect, isRunning, parseJson, runCli, sendPrinted, shell, startCli, tempDir } from './helpers/cli.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 
 const redis = await TestRedis.start()
@@ -87,26 +86,6 @@ t.test('dev with REDIS_URL set uses it and neither probes nor starts a redis-ser
   t.notOk(cli.lines.some((line) => /redis-server|Redis that is running/.test(String(parseJson(line)?.msg))))
   const queue = inspect(t, redis.url, 'cli-dev-url')
   t.equal(await queue.getJobCountByTypes('wait', 'active', 'completed'), 1, 'the event went to REDIS_URL')
-})
-
-t.test('dev --handler ./handler.ts: run with tsx when it is installed, else one line on how', async (t) => {
-  const cwd = tempDir(t)
-  writeFileSync(join(cwd, 'handler.ts'), 'export default async function handler (event: { eventId?: string }): Promise<void> {\n  console.log(`typed ${event.eventId ?? \'\'}`)\n}\n')
-  const hasTsx = ['tsx/esm/api'].some((name) => { try { createRequire(join(ROOT, 'package.json')).resolve(name); return true } catch { return false } })
-  if (!hasTsx) {
-    // tsx is not among this checkout's packages: the path that runs it is checked by reading, here the refusal.
-    const result = await runCli(['dev', '--handler', './handler.ts'], { cwd, env: { REDIS_URL: redis.url } })
-    t.equal(result.code, 1)
-    t.equal(result.stderr, `anvil: invalid configuration: --handler ./handler.ts is TypeScript, which Node ${process.version} cannot load alone: ` +
-      'install tsx (npm install --save-dev tsx) and run again, or give the compiled .js\n')
-    return
-  }
-  const port = await freePort()
-  const cli = startCli(t, ['dev', '--handler', './handler.ts', '--port', String(port)], { cwd, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-dev-ts' } })
-  await cli.log('anvil dev: listening', { port, handler: './handler.ts' })
-  t.equal((await sendPrinted((await cli.line((line) => line.startsWith('  curl '))).trim())).status, 202)
-  await cli.line((line) => line.startsWith('typed evt_'))
-  t.equal(await cli.stop('SIGTERM'), 0)
 })
 
 t.test('dev without redis-server on PATH: exit 1 and one line on how to get Redis', async (t) => {
