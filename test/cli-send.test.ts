@@ -103,7 +103,8 @@ t.test('send: each mistake is one clear line and exit 1', async (t) => {
   const unused = `http://127.0.0.1:${await freePort()}/webhooks`
   await t.rejects(sendHere(unused, { provider: 'stripe', event: 'invoice.paid' }), { code: 'ANVIL_ERR_INVALID_CONFIG', message: `Invalid configuration: cannot reach ${unused}: ECONNREFUSED` })
   const cases: Array<[string, SendFlags, Record<string, string>, string]> = [
-    [url, { provider: 'stripe', event: 'invoice.payed' }, STRIPE_ENV, '--event: no stripe sample "invoice.payed"; there are checkout.session.completed, payment_intent.succeeded, invoice.paid, customer.subscription.updated, charge.refunded'],
+    [url, { provider: 'stripe', event: 'invoice.payed' }, STRIPE_ENV, '--event: no stripe sample "invoice.payed"; did you mean "invoice.paid"? (37 samples)'],
+    [url, { provider: 'gitlab', event: 'nothing.like.it' }, STRIPE_ENV, '--event: no gitlab sample "nothing.like.it"; there are Push Hook, Merge Request Hook'],
     [url, { provider: 'stripe', file: join(dir, 'missing.json') }, STRIPE_ENV, `cannot read --file ${join(dir, 'missing.json')}: ENOENT`],
     [url, { provider: 'stripe', event: 'invoice.paid' }, {}, 'a secret is required: set ANVIL_SEND_SECRET (or give --secret-file or --secret)'],
     [url, { provider: 'stripe' }, STRIPE_ENV, 'give either --event <name> (a built-in sample) or --file <body>'],
