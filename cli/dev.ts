@@ -71,7 +71,7 @@ function banner (url: string, config: DevConfig): string {
   ]
   // The dev secret is a published default, not a secret; a secret the user set is never shown.
   if (config.devSecret) lines.push(`  export WEBHOOK_SECRET=${DEV_SECRET}`)
-  lines.push('  ' + opensslCurl(url, body), '', 'or with anvil send (signs like any provider; --redeliver shows the dedupe):', '')
+  lines.push('  ' + opensslCurl(url, body), '', 'or with npx anvil send (signs like any provider; --redeliver shows the dedupe):', '')
   lines.push(`  ${SEND_SECRET_ENV}=${config.devSecret ? DEV_SECRET : '"$WEBHOOK_SECRET"'} ${sendLine(url, 'anvil')}`, '', '')
   return lines.join('\n')
 }
