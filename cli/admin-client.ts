@@ -36,6 +36,10 @@ export function adminCall (admin: { url: string, token: string }): AdminCall {
       throw new errors.INVALID_CONFIG(`the admin API at ${redactUrl(admin.url)} did not answer: ${(err as Error).message}`)
     }
     const answer = await res.json().catch(() => undefined) as { error?: string, code?: string } | undefined
+    // A 404 without an Anvil code comes from outside the admin API: the URL points elsewhere on the server.
+    if (res.status === 404 && answer?.code === undefined) {
+      throw new errors.INVALID_CONFIG(`no admin API at ${redactUrl(admin.url)} (${path.split('?')[0]} answered 404): give its base URL, e.g. http://127.0.0.1:3000/admin`)
+    }
     if (!res.ok) throw new AdminApiError(answer?.error ?? `HTTP ${res.status}`, answer?.code ?? 'ANVIL_ERR_ADMIN', res.status)
     return answer as T
   }

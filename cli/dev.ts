@@ -27,6 +27,9 @@ function field (value: unknown): string | undefined {
   return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined
 }
 
+/** What `anvil dev` lets outgoing webhooks reach when ANVIL_OUTBOUND_ALLOW_NETS is unset: receivers on this machine. */
+export const DEV_OUTBOUND_ALLOW_NETS = '127.0.0.0/8,::1/128'
+
 /** Logs what arrived. The id and type come from the job, else from a JSON body's `id` and `type`. */
 export function loggingHandler (log: Logger): WebhookHandler {
   return (event: WebhookEvent) => {
@@ -70,7 +73,7 @@ function banner (url: string, config: DevConfig): string {
   ]
   // The dev secret is a published default, not a secret; a secret the user set is never shown.
   if (config.devSecret) lines.push(`  export WEBHOOK_SECRET=${DEV_SECRET}`)
-  lines.push('  ' + opensslCurl(url, body), '', 'or with anvil send (signs like any provider; --redeliver shows the dedupe):', '')
+  lines.push('  ' + opensslCurl(url, body), '', 'or with npx anvil send (signs like any provider; --redeliver shows the dedupe):', '')
   lines.push(`  ${SEND_SECRET_ENV}=${config.devSecret ? DEV_SECRET : '"$WEBHOOK_SECRET"'} ${sendLine(url, 'anvil')}`, '', '')
   return lines.join('\n')
 }
@@ -128,8 +131,12 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
         : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
     })
     if (config.databaseUrl !== undefined) {
-      // The outgoing side runs here as in `anvil worker`.
-      const sending = startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+      // The outgoing side runs here as in `anvil worker`, and may reach receivers on this machine unless told otherwise.
+      const outboundAllowNets = config.outboundAllowNets ?? DEV_OUTBOUND_ALLOW_NETS
+      if (config.outboundAllowNets === undefined) {
+        log.info({ allowNets: outboundAllowNets }, 'anvil dev: outgoing webhooks may reach loopback, for receivers on this machine (ANVIL_OUTBOUND_ALLOW_NETS sets otherwise)')
+      }
+      const sending = startOutgoing({ ...config, outboundAllowNets, databaseUrl: config.databaseUrl, redisUrl }, log, life)
       app.decorate('anvilOutbound', sending.outbound)
       sending.start()
     }

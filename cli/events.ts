@@ -41,15 +41,14 @@ export function parseFilterFlags (pairs: readonly string[], keys: Record<string,
   return filter
 }
 
-const cell = (value: string | null | undefined, width: number): string => {
-  const text = value ?? '-'
-  return text.length > width ? text.slice(0, width - 1) + '…' : text.padEnd(width)
-}
-
+/** Every column as wide as its widest value: ids are printed whole, so `events show` takes them as shown. */
 export function eventTable (items: readonly EventItem[]): string {
-  const head = `${cell('RECEIVED', 24)} ${cell('ID', 28)} ${cell('PROVIDER', 10)} ${cell('TYPE', 26)} ${cell('STATUS', 10)} ATT  ERROR`
-  const rows = items.map((e) => `${cell(e.receivedAt, 24)} ${cell(e.id, 28)} ${cell(e.provider, 10)} ${cell(e.eventType, 26)} ${cell(e.status, 10)} ${String(e.attempts).padEnd(4)} ${e.errorClass === undefined ? '' : `${e.errorClass}: ${e.lastError ?? ''}`}`)
-  return [head, ...rows].join('\n') + '\n'
+  const head = ['RECEIVED', 'ID', 'PROVIDER', 'TYPE', 'STATUS', 'ATT', 'ERROR']
+  const rows = [head, ...items.map((e) => [
+    e.receivedAt, e.id, e.provider ?? '-', e.eventType ?? '-', e.status, String(e.attempts), e.errorClass === undefined ? '' : `${e.errorClass}: ${e.lastError ?? ''}`
+  ])]
+  const widths = head.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0)))
+  return rows.map((row) => row.map((text, i) => i === head.length - 1 ? text : text.padEnd(widths[i] ?? 0)).join(' ').trimEnd()).join('\n') + '\n'
 }
 
 export async function listEvents (config: JournalCliConfig, filter: EventFilter, options: { json: boolean, limit?: number }): Promise<void> {

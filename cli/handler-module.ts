@@ -1,4 +1,5 @@
-import { resolve } from 'node:path'
+import { createRequire } from 'node:module'
+import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { errors } from '../src/shared/errors.js'
 import type { WebhookHandler } from '../src/worker/worker.js'
@@ -14,9 +15,31 @@ function handlerOf (mod: Module): WebhookHandler | undefined {
   return undefined
 }
 
+const TYPESCRIPT = /\.[cm]?tsx?$/
+
+/**
+ * A TypeScript handler needs a loader: Node's own where it strips types (22.6+ with a flag, 23.6+ by
+ * default), else tsx's, from the user's project or beside Anvil. Without either: one line saying how.
+ */
+function registerTypeScript (specifier: string, cwd: string): void {
+  if ((process.features as { typescript?: unknown }).typescript) return
+  for (const from of [join(cwd, 'package.json'), import.meta.url]) {
+    let api: { register: () => unknown }
+    try {
+      api = createRequire(from)('tsx/esm/api') as typeof api
+    } catch {
+      continue
+    }
+    api.register()
+    return
+  }
+  throw new errors.INVALID_CONFIG(`--handler ${specifier} is TypeScript, which Node ${process.version} cannot load alone: install tsx (npm install --save-dev tsx) and run again, or give the compiled .js`)
+}
+
 /** Loads the user's handler module (ESM or CommonJS), resolved against the working directory. */
 export async function loadHandler (specifier: string, cwd = process.cwd()): Promise<{ handler: WebhookHandler, file: string }> {
   const file = resolve(cwd, specifier)
+  if (TYPESCRIPT.test(file)) registerTypeScript(specifier, cwd)
   let mod: Module
   try {
     mod = await import(pathToFileURL(file).href) as Module

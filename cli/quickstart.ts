@@ -34,8 +34,11 @@ export function localUrl (host: string, port: number, path: string): string {
   return `http://${hostPart}:${port}${path}`
 }
 
-/** `anvil send` of the provider's first sample event to `url`; the secret is left to ANVIL_SEND_SECRET. */
+/**
+ * `npx anvil send` of the provider's first sample event to `url`; the secret is left to ANVIL_SEND_SECRET.
+ * `npx`: in a clone or a project with the package installed, `anvil` is not on PATH, and npx finds it.
+ */
 export function sendLine (url: string, provider: ProviderName, publicUrl?: string): string {
   const signedUrl = publicUrl === undefined ? '' : ` --public-url ${publicUrl}`
-  return `anvil send ${url} --provider ${provider} --event '${fixtureNames(provider)[0] ?? ''}'${signedUrl}`
+  return `npx anvil send ${url} --provider ${provider} --event '${fixtureNames(provider)[0] ?? ''}'${signedUrl}`
 }

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
+import { closestName } from '../src/shared/closest-name.js'
 import { errors } from '../src/shared/errors.js'
 import { isProviderName, PROVIDER_NAMES, type ProviderName } from '../src/providers/presets.js'
 import { fixture, fixtureNames, type FixtureName } from '../src/testing/fixture.js'
@@ -64,7 +65,11 @@ export function planSend (url: string, flags: SendFlags, env: Record<string, str
   let next: Plan['next']
   if (flags.event !== undefined) {
     const name = flags.event
-    if (!fixtureNames(provider).includes(name)) throw invalid(`--event: no ${provider} sample "${name}"; there are ${fixtureNames(provider).join(', ')}`)
+    const names = fixtureNames(provider)
+    if (!names.includes(name)) {
+      const meant = closestName(name, names)
+      throw invalid(`--event: no ${provider} sample "${name}"; ${meant === undefined ? `there are ${names.join(', ')}` : `did you mean "${meant}"? (${names.length} samples)`}`)
+    }
     next = () => {
       const sample = fixture(provider, name as FixtureName<typeof provider>)
       return { body: sample.body, eventType: flags.type ?? sample.eventType }

@@ -15,7 +15,7 @@ export function instrumentWebhookRoute (route: FastifyInstance, labels: EventLab
   })
   route.addHook('onError', (request, _reply, error: FastifyError, done) => {
     const reason = clientGone(request, error) ?? rejectionReason(error.code, error.statusCode ?? 500)
-    if (reason !== undefined) publish('rejected', () => ({ ...labels, reason }))
+    if (reason !== undefined) publish('rejected', () => ({ ...labels, reason, code: error.code }))
     done()
   })
   route.addHook('onResponse', (_request, reply, done) => {

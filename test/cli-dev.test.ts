@@ -4,7 +4,7 @@ import { existsSync, symlinkSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { ensureDevRedis, probeRedis } from '../cli/dev-redis.js'
-import { CLI, curlResponse, HAS_CURL, inspect, isRunning, parseJson, runCli, sendPrinted, shell, startCli, tempDir } from './helpers/cli.js'
+import { ROOT, curlResponse, HAS_CURL, inspect, isRunning, parseJson, runCli, sendPrinted, shell, startCli, tempDir } from './helpers/cli.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 
 const redis = await TestRedis.start()
@@ -48,8 +48,9 @@ t.test('dev starts a private redis-server when none answers, prints working curl
 
   // The `anvil send` line, as printed (the dev secret set on it): a fresh sample event, accepted.
   const sendLine = (await cli.line((line) => line.startsWith('  ANVIL_SEND_SECRET='))).trim()
-  t.equal(sendLine, `ANVIL_SEND_SECRET=whsec_dev anvil send http://127.0.0.1:${port}/webhooks --provider anvil --event 'test.ping'`)
-  t.match(parseJson(await shell(`cd ${cwd} && ${sendLine.replace(' anvil send ', ` node ${CLI} send `)}`)), { status: 202, answer: { replayed: false } })
+  t.equal(sendLine, `ANVIL_SEND_SECRET=whsec_dev npx anvil send http://127.0.0.1:${port}/webhooks --provider anvil --event 'test.ping'`)
+  // Verbatim, in a clone (npx finds the package's own bin; offline, so it never asks the registry).
+  t.match(parseJson(await shell(`cd ${ROOT} && ${sendLine}`, { npm_config_offline: 'true' })), { status: 202, answer: { replayed: false } })
 
   t.equal(await cli.stop('SIGTERM'), 0)
   t.notOk(isRunning(redisPid), 'redis-server is gone')

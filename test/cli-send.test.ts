@@ -103,7 +103,8 @@ t.test('send: each mistake is one clear line and exit 1', async (t) => {
   const unused = `http://127.0.0.1:${await freePort()}/webhooks`
   await t.rejects(sendHere(unused, { provider: 'stripe', event: 'invoice.paid' }), { code: 'ANVIL_ERR_INVALID_CONFIG', message: `Invalid configuration: cannot reach ${unused}: ECONNREFUSED` })
   const cases: Array<[string, SendFlags, Record<string, string>, string]> = [
-    [url, { provider: 'stripe', event: 'invoice.payed' }, STRIPE_ENV, '--event: no stripe sample "invoice.payed"; there are checkout.session.completed, payment_intent.succeeded, invoice.paid, customer.subscription.updated, charge.refunded'],
+    [url, { provider: 'stripe', event: 'invoice.payed' }, STRIPE_ENV, '--event: no stripe sample "invoice.payed"; did you mean "invoice.paid"? (37 samples)'],
+    [url, { provider: 'gitlab', event: 'nothing.like.it' }, STRIPE_ENV, '--event: no gitlab sample "nothing.like.it"; there are Push Hook, Merge Request Hook'],
     [url, { provider: 'stripe', file: join(dir, 'missing.json') }, STRIPE_ENV, `cannot read --file ${join(dir, 'missing.json')}: ENOENT`],
     [url, { provider: 'stripe', event: 'invoice.paid' }, {}, 'a secret is required: set ANVIL_SEND_SECRET (or give --secret-file or --secret)'],
     [url, { provider: 'stripe' }, STRIPE_ENV, 'give either --event <name> (a built-in sample) or --file <body>'],
@@ -118,11 +119,12 @@ t.test('send: each mistake is one clear line and exit 1', async (t) => {
 t.test('anvil dev prints a ready `anvil send` line per source; each works as printed', async (t) => {
   const printed = async (provider: string): Promise<string> => (await dev.line((line) => line.includes('anvil send ') && line.includes(`--provider ${provider} `))).trim()
   const lines = { github: await printed('github'), discord: await printed('discord'), twilio: await printed('twilio') }
-  t.equal(lines.github, `anvil send http://127.0.0.1:${devPort}/webhooks/github --provider github --event 'push'`)
-  t.equal(lines.discord, `anvil send http://127.0.0.1:${devPort}/webhooks/discord --provider discord --event 'APPLICATION_COMMAND'`)
-  t.equal(lines.twilio, `anvil send http://127.0.0.1:${devPort}/webhooks/twilio --provider twilio --event 'incoming_message' --public-url https://hooks.example.com/twilio`)
+  t.equal(lines.github, `npx anvil send http://127.0.0.1:${devPort}/webhooks/github --provider github --event 'push'`)
+  t.equal(lines.discord, `npx anvil send http://127.0.0.1:${devPort}/webhooks/discord --provider discord --event 'APPLICATION_COMMAND'`)
+  t.equal(lines.twilio, `npx anvil send http://127.0.0.1:${devPort}/webhooks/twilio --provider twilio --event 'incoming_message' --public-url https://hooks.example.com/twilio`)
   // One line through a shell, exactly as printed; the other two read into the command's flags, in this process.
-  const github = parseJson(await shell(`cd ${devDir} && ${lines.github.replace(/^anvil /, `node ${CLI} `)}`, { ANVIL_SEND_SECRET: 'gh-dev-secret-0123456789' }))
+  // Verbatim, in a clone: npx finds the package's own `anvil` (offline: it never asks the registry).
+  const github = parseJson(await shell(`cd ${ROOT} && ${lines.github}`, { ANVIL_SEND_SECRET: 'gh-dev-secret-0123456789', npm_config_offline: 'true' }))
   t.match(github, { status: 202, answer: { replayed: false } })
   t.match((await sendHere(...printedFlags(lines.twilio), { ANVIL_SEND_SECRET: 'tw-dev-secret-0123456789' })).answers, [{ status: 202 }])
   t.match((await sendHere(...printedFlags(lines.discord), { ANVIL_SEND_SECRET: discord.privateKeyPem })).answers, [{ status: 200, answer: { type: 5 } }], 'a deferred interaction response')
@@ -130,12 +132,12 @@ t.test('anvil dev prints a ready `anvil send` line per source; each works as pri
   t.equal(await dev.stop('SIGTERM'), 0)
 })
 
-/** A printed `anvil send <url> --provider p --event 'name' [--public-url u]` line as the command's arguments. */
+/** A printed `npx anvil send <url> --provider p --event 'name' [--public-url u]` line as the command's arguments. */
 function printedFlags (line: string): [string, SendFlags] {
   const words = line.split(' ').map((word) => word.replace(/^'(.*)'$/, '$1'))
   const flag = (name: string): string | undefined => {
     const at = words.indexOf(name)
     return at < 0 ? undefined : words[at + 1]
   }
-  return [words[2] as string, { provider: flag('--provider'), event: flag('--event'), publicUrl: flag('--public-url') }]
+  return [words[3] as string, { provider: flag('--provider'), event: flag('--event'), publicUrl: flag('--public-url') }]
 }

@@ -53,15 +53,15 @@ t.test('ANVIL_OUTBOUND_RETENTION_DAYS reaches the worker, which prunes the outbo
   t.match(bad.stderr, /^anvil: invalid configuration: ANVIL_OUTBOUND_RETENTION_DAYS must be a whole number of days, at least 0 \(got "30d"\)$/m)
 })
 
-t.test('anvil dev with a database migrates it and sends outgoing webhooks too', async (t) => {
+t.test('anvil dev with a database migrates it and sends outgoing webhooks too, to a receiver on loopback without ANVIL_OUTBOUND_ALLOW_NETS', async (t) => {
   const other = await TestDatabase.create()
   t.teardown(async () => await other.drop())
   const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })
   t.teardown(() => receiver.close())
   // Another database is another deployment: on this Redis it needs a prefix of its own (test/faults-shared-redis.test.ts).
-  const dev = startCli(t, ['dev'], {
-    cwd: tempDir(t), env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: other.url, ANVIL_PREFIX: '{dev}', ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', PORT: '0' }
-  })
+  const dev = startCli(t, ['dev'], { cwd: tempDir(t), env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: other.url, ANVIL_PREFIX: '{dev}', PORT: '0' } })
+  t.match(await dev.log('anvil dev: outgoing webhooks may reach loopback, for receivers on this machine (ANVIL_OUTBOUND_ALLOW_NETS sets otherwise)'),
+    { allowNets: '127.0.0.0/8,::1/128' })
   await dev.log('anvil worker: dispatching and delivering outgoing webhooks')
   const outbound = createOutbound({ database: other.url, redis: redis.url })
   t.teardown(async () => await outbound.close())
@@ -69,6 +69,8 @@ t.test('anvil dev with a database migrates it and sends outgoing webhooks too', 
   const { messageId } = await outbound.publish({ type: 'dev.ping', data: {} })
   await receiver.waitFor(1)
   t.equal(receiver.received[0]?.headers['webhook-id'], messageId)
+  for (let i = 0; i < 200 && (await other.query('SELECT 1 FROM anvil.deliveries WHERE message_id = $1', [messageId])).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  t.match(await other.query('SELECT status, attempt FROM anvil.deliveries WHERE message_id = $1', [messageId]), [{ status: 'success', attempt: 1 }], 'the first attempt, not an ssrf refusal and a retry')
   t.equal(await dev.stop(), 0)
 })
 

@@ -105,7 +105,7 @@ t.test('list, show (payload, headers, attempts, effects, the diff against the pr
   channels.rejected.publish({ source: 'billing', provider: 'stripe', reason: 'bad_signature' })
   channels.rejected.publish({ source: 'billing', provider: 'stripe', reason: 'too_large' })
   const after = (await app.inject({ url: '/admin/stats', headers: auth })).json()
-  t.same(after.signatureFailures, [{ source: 'billing', lastHour: 1, dayBaselinePerHour: 0 }], 'signature failures per source, not other rejections')
+  t.same(after.signatureFailures, [{ source: 'billing', lastHour: 1, lastHourByReason: { bad_signature: 1 }, dayBaselinePerHour: 0 }], 'signature failures per source, not other rejections')
 
   const replay = await app.inject({ method: 'POST', url: '/admin/events/evt_bad/replay', headers: auth })
   t.equal(replay.statusCode, 200)

@@ -104,6 +104,13 @@ t.test('typed handlers read the narrowed payloads', async (t) => {
   })
 })
 
+t.test('the samples cover what a Stripe or GitHub router handles most: at least 20 each, all router names', async (t) => {
+  t.ok(fixtureNames('stripe').length >= 20, `stripe: ${fixtureNames('stripe').length}`)
+  t.ok(fixtureNames('github').length >= 20, `github: ${fixtureNames('github').length}`)
+  for (const name of ['payment_intent.payment_failed', 'customer.subscription.deleted', 'invoice.payment_failed', 'charge.dispute.created']) t.ok(fixtureNames('stripe').includes(name), name)
+  for (const name of ['pull_request.closed', 'issue_comment.created', 'workflow_run.completed', 'release.published']) t.ok(fixtureNames('github').includes(name), name)
+})
+
 t.test('injectWebhook: a fixture by name; the same delivery id again is replayed; a wrong secret is a 401', async (t) => {
   const first = await injectWebhook(app, { provider: 'github', fixture: 'push', secret: keys('github').sign, eventId: 'dlv-kit-1' })
   const again = await injectWebhook(app, { provider: 'github', fixture: 'push', secret: keys('github').sign, eventId: 'dlv-kit-1' })

@@ -2,6 +2,7 @@
  * The configuration of the commands that read PostgreSQL or the admin API rather than serve: `migrate`,
  * `events` and `replay`. The same settings table and rules as cli/config/load-config.ts.
  */
+import { DEFAULT_ADMIN_PREFIX } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
 import { DEFAULT_LOG_LEVEL, SETTINGS, nameOf, read, type Env, type Flags, type LogLevel } from './settings.js'
 import { common, type CommonConfig } from './load-config.js'
@@ -39,6 +40,12 @@ export interface JournalCliConfig extends CommonConfig {
   limit?: number
 }
 
+/** The admin API's base: a server's bare URL (`http://host:3000`) means its default prefix, `/admin`. */
+export function adminBase (url: string): string {
+  const trimmed = url.replace(/\/+$/, '')
+  return new URL(trimmed).pathname === '/' ? trimmed + DEFAULT_ADMIN_PREFIX : trimmed
+}
+
 export function loadJournalConfig (env: Env, flags: Flags = {}): JournalCliConfig {
   const url = read(SETTINGS.adminUrl, env, flags)
   const token = read(SETTINGS.adminToken, env, flags)
@@ -47,7 +54,7 @@ export function loadJournalConfig (env: Env, flags: Flags = {}): JournalCliConfi
   }
   return {
     ...common(env, flags),
-    admin: url === undefined || token === undefined ? undefined : { url: url.replace(/\/+$/, ''), token },
+    admin: url === undefined || token === undefined ? undefined : { url: adminBase(url), token },
     databaseUrl: read(SETTINGS.databaseUrl, env, flags),
     dbSchema: read(SETTINGS.dbSchema, env, flags),
     limit: read(SETTINGS.limit, env, flags)

@@ -10,7 +10,7 @@ import cookie from '@fastify/cookie'
 import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import { Type, type Static } from '@sinclair/typebox'
-import { DEFAULT_PREFIX, MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
+import { DEFAULT_ADMIN_PREFIX, DEFAULT_PREFIX, MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
 import { compileCheck } from '../../src/shared/validate.js'
 import { Opaque, Prefix, Whole } from '../../src/shared/schemas.js'
@@ -25,7 +25,7 @@ import { memorySessionStore, redisSessionStore } from './session-store.js'
 import { sessionRoutes } from './session-routes.js'
 import { refuseNul, typeboxValidatorCompiler } from './validator.js'
 
-export const DEFAULT_ADMIN_PREFIX = '/admin'
+export { DEFAULT_ADMIN_PREFIX }
 export const DEFAULT_LOGINS_PER_MINUTE = 10
 export { MIN_ADMIN_TOKEN_LENGTH }
 

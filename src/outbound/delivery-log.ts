@@ -103,8 +103,8 @@ export function createDeliveryLog (db: Database) {
         tenant: row.tenant,
         data: JSON.parse(row.data),
         status: row.status,
-        attempts: row.attempts,
-        lastError: row.last_error,
+        dispatchAttempts: row.attempts,
+        lastDispatchError: row.last_error,
         createdAt: row.created_at.toISOString(),
         dispatchedAt: iso(row.dispatched_at),
         deliveries: attempts.rows.map(toDelivery)

@@ -31,8 +31,9 @@ export const MessageSchema = Type.Object({
   tenant: Nullable(Type.String()),
   data: Type.Unknown(),
   status: Type.Union([Type.Literal('pending'), Type.Literal('dispatched'), Type.Literal('failed')]),
-  attempts: Type.Integer(),
-  lastError: Nullable(Type.String()),
+  /** The dispatcher's tries at turning the message into delivery jobs; each delivery's own tries are its `attempt`. */
+  dispatchAttempts: Type.Integer(),
+  lastDispatchError: Nullable(Type.String()),
   createdAt: Time(),
   dispatchedAt: Nullable(Time())
 })

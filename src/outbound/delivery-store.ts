@@ -86,11 +86,15 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
               `INSERT INTO ${deliveries} (status, http_status, duration_ms, error_class, error, response_head, message_id, endpoint_id, attempt,
                  payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
               [...outcome, attempt.messageId, attempt.endpointId, attempt.attempt, attempt.payloadSha256])).rows
-        const updated = await client.query<{ failing_since: Date | null }>(
-          `UPDATE ${endpoints} SET last_delivery_at = now(), last_delivery_status = $2,
-             failing_since = CASE WHEN $2 = 'success' THEN NULL ELSE coalesce(failing_since, now()) END
-           WHERE id = $1 RETURNING failing_since`, [attempt.endpointId, status])
-        return { deliveryId: String(inserted[0]?.id), failingSince: updated.rows[0]?.failing_since ?? null }
+        // The row locked first: of two successes at once, only the first sees the run of failures it ends.
+        const updated = await client.query<{ failing_since: Date | null, was_failing_since: Date | null }>(
+          `UPDATE ${endpoints} e SET last_delivery_at = now(), last_delivery_status = $2,
+             failing_since = CASE WHEN $2 = 'success' THEN NULL ELSE coalesce(old.failing_since, now()) END
+           FROM (SELECT id, failing_since FROM ${endpoints} WHERE id = $1 FOR UPDATE) old
+           WHERE e.id = old.id RETURNING e.failing_since, old.failing_since AS was_failing_since`, [attempt.endpointId, status])
+        const row = updated.rows[0]
+        const recovered = attempt.success && row?.was_failing_since instanceof Date ? { recoveredFrom: row.was_failing_since } : {}
+        return { deliveryId: String(inserted[0]?.id), failingSince: row?.failing_since ?? null, ...recovered }
       })
     },
     async resumeAttempt (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }> {

@@ -14,6 +14,8 @@ export interface RecordedAttempt {
   deliveryId: string
   /** When the endpoint's run of failures began; null after a success. Drives auto-disable. */
   failingSince: Date | null
+  /** On a success that ended a run of failures (once per run): when that run began. */
+  recoveredFrom?: Date
 }
 
 /** What the database knows of an endpoint at delivery time. */

@@ -5,6 +5,8 @@ export const DEFAULT_QUEUE_NAME = 'webhooks'
 export const DEFAULT_PREFIX = '{anvil}'
 export const DEFAULT_PATH = '/webhooks'
 export const DEFAULT_METRICS_PATH = '/metrics'
+/** Where `anvilAdmin` serves its routes; the CLI adds it to a bare server URL. */
+export const DEFAULT_ADMIN_PREFIX = '/admin'
 export const DEFAULT_SOURCE = 'default'
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 /** Fastify holds a body in memory until it is verified: a gigabyte is past any webhook. */

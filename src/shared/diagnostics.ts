@@ -24,7 +24,11 @@ export interface ReceivedMessage extends EventLabels {}
 export interface VerifiedMessage extends EventLabels {}
 /** One verified webhook event (each event of a batch), before it is enqueued: its type is the signed one. */
 export interface EventReceivedMessage extends EventLabels {}
-export interface RejectedMessage extends EventLabels { reason: RejectionReason }
+export interface RejectedMessage extends EventLabels {
+  reason: RejectionReason
+  /** The refusal's error code (`ANVIL_ERR_SIGNATURE_MALFORMED`, …), where it had one: finer than the reason. */
+  code?: string
+}
 export interface EnqueuedMessage extends EventLabels {
   jobId: string
   /** True when the key was seen within the dedupe window: a duplicate, no new job. */

@@ -5,7 +5,12 @@ import { useApi } from '../use-api'
 import { PerMinuteChart, type MinuteCount } from './per-minute-chart'
 
 interface Count { key: string | null, count: number }
-interface SignatureFailures { source: string, lastHour: number, dayBaselinePerHour: number }
+/** `lastHourByReason`: absent from a server older than it. */
+interface SignatureFailures { source: string, lastHour: number, lastHourByReason?: Record<string, number>, dayBaselinePerHour: number }
+/** The reasons as the table shows them. */
+const REASONS: Record<string, string> = { bad_signature: 'wrong', malformed: 'malformed', missing: 'missing', stale: 'stale' }
+const byReason = (counts: Record<string, number> | undefined): string =>
+  counts === undefined ? '—' : Object.entries(counts).map(([reason, n]) => `${REASONS[reason] ?? reason} ${n}`).join(', ')
 interface Stats {
   /** `journal`, or `dead-letters` when there is no database and only the dead letters in Redis are known. */
   source?: string
@@ -75,9 +80,9 @@ export function Overview () {
             {stats.signatureFailures !== undefined && stats.signatureFailures.length > 0 && (
               <table>
                 <caption>Signature failures, last hour against the day's hourly baseline</caption>
-                <thead><tr><th scope='col'>Source</th><th scope='col'>Last hour</th><th scope='col'>Baseline</th></tr></thead>
+                <thead><tr><th scope='col'>Source</th><th scope='col'>Last hour</th><th scope='col'>By reason</th><th scope='col'>Baseline</th></tr></thead>
                 <tbody>{stats.signatureFailures.map((row) => (
-                  <tr key={row.source}><th scope='row'>{row.source}</th><td>{row.lastHour}</td><td>{text(row.dayBaselinePerHour)}</td></tr>
+                  <tr key={row.source}><th scope='row'>{row.source}</th><td>{row.lastHour}</td><td>{byReason(row.lastHourByReason)}</td><td>{text(row.dayBaselinePerHour)}</td></tr>
                 ))}</tbody>
               </table>
             )}

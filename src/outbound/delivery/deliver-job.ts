@@ -130,7 +130,12 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   }
   const recorded = await note(job, deps, result, deliveryId)
   // Nothing returned: BullMQ would store a return value with every completed job.
-  if (result.success) return
+  if (result.success) {
+    // Failures are logged per attempt; without this line an endpoint's recovery would never show.
+    const since = recorded?.recoveredFrom
+    if (since instanceof Date) deps.log.info({ endpointId, failingSince: since.toISOString(), failedForMs: Date.now() - since.getTime() }, 'anvil delivery: endpoint recovered')
+    return
+  }
 
   if (result.httpStatus === 410) {
     await disable(deps, endpointId, 'the endpoint answered 410 Gone')
@@ -164,7 +169,9 @@ async function logged<T> (job: Job<OutboundJobData>, token: string | undefined, 
 }
 
 /** Writes the attempt (the delivery log, else the job's log), then tells the hooks and the metrics. */
-async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string): Promise<{ failingSince?: Date | null } | undefined> {
+type Recorded = { failingSince?: Date | null, recoveredFrom?: Date } | undefined
+
+async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string): Promise<Recorded> {
   const { messageId, endpointId, eventType, body } = job.data
   const attempt: DeliveryAttempt = {
     messageId,
@@ -182,7 +189,7 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
     attempt.errorClass = result.errorClass
     attempt.errorMessage = result.errorMessage
   }
-  let recorded: { failingSince?: Date | null } | undefined
+  let recorded: Recorded
   if (deps.store.recordAttempt !== undefined) {
     recorded = (await deps.store.recordAttempt(attempt)) ?? undefined
   } else {

@@ -63,8 +63,11 @@ export interface DeliveryStore {
   loadSecrets (endpointId: string): Promise<string[]>
   /** When given, read instead of `loadSecrets`: a disabled or deleted endpoint is not delivered to. */
   loadEndpoint? (endpointId: string): Promise<EndpointState | undefined>
-  /** Writes the attempt; `failingSince` (the first failure since the last success) drives auto-disable. */
-  recordAttempt? (attempt: DeliveryAttempt): Promise<{ failingSince?: Date | null } | undefined | void>
+  /**
+   * Writes the attempt; `failingSince` (the first failure since the last success) drives auto-disable;
+   * `recoveredFrom`, on the success that ends such a run, is logged as the endpoint's recovery.
+   */
+  recordAttempt? (attempt: DeliveryAttempt): Promise<{ failingSince?: Date | null, recoveredFrom?: Date } | undefined | void>
   /** True when this call disabled the endpoint (so the hook fires once). */
   disableEndpoint? (endpointId: string, reason: string): Promise<boolean>
   /** With `recordAttempt`: writes the attempt as started before its POST, and gives the row's id for `recordAttempt`. */

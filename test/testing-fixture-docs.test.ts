@@ -1,0 +1,34 @@
+/**
+ * docs/handlers.md's example of signing `fixture(...).body`, as written on the page, against a real listening
+ * Anvil with a GitHub source: the signed sample is accepted (202) and is a job of the fixture's event type.
+ */
+import t from 'tap'
+import Fastify from 'fastify'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import anvil from '../plugins/ingress.js'
+import { ROOT } from './helpers/cli.js'
+import { TestRedis } from './helpers/redis.js'
+
+const SECRET = 'gh-fixture-docs-secret-0123'
+const redis = await TestRedis.start()
+t.teardown(async () => await redis.stop())
+
+t.test('the page\'s fixture example signs fixture(...).body and Anvil accepts it as that event', async (t) => {
+  const page = readFileSync(join(ROOT, 'docs/handlers.md'), 'utf8')
+  const example = /returns `\{ provider, name, eventType\?, body \}`[\s\S]*?```ts\n([\s\S]*?)```/.exec(page)?.[1]
+  t.ok(example, 'the example follows what fixture() returns')
+  const app = Fastify()
+  await app.register(anvil, { redis: redis.url, queueName: 'fixture-docs', sources: [{ path: '/webhooks/github', provider: 'github', secrets: [SECRET] }] })
+  t.teardown(async () => await app.close())
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  // Written beside the sources so it imports the kit as a project imports the package; the page's lines unchanged but the port.
+  const dir = mkdtempSync(join(ROOT, '.fixture-docs-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'example.ts')
+  const code = (example ?? '').replace(/^ {2}/gm, '').replace('http://127.0.0.1:3000', address)
+  writeFileSync(file, `import { fixture, signRequest } from '../testing/index.js'\nconst secret = ${JSON.stringify(SECRET)}\n${code}\nexport const answer = { status: res.status, json: await res.json(), eventType: sample.eventType }\n`)
+  const { answer } = await import(pathToFileURL(file).href) as { answer: { status: number, json: { jobId: string }, eventType: string } }
+  t.match(answer, { status: 202, json: { jobId: String, replayed: false }, eventType: 'pull_request' })
+})
