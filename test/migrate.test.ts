@@ -83,15 +83,15 @@ t.test('0003 adds nothing where an operator built its index CONCURRENTLY beforeh
   t.equal(indexes.length, 1, 'the one index, the operator\'s')
 })
 
-t.test('0008 folds the duplicate done attempts an earlier version wrote, then lets a job log its done once', async (t) => {
+t.test('0006 folds the duplicate done attempts an earlier version wrote, then lets a job log its done once', async (t) => {
   const shipped = loadMigrations()
-  const before = migrationsIn(Object.fromEntries(shipped.filter((m) => m.version < '0008').map((m) => [`${m.version}_${m.name}.sql`, m.sql])))
+  const before = migrationsIn(Object.fromEntries(shipped.filter((m) => m.version < '0006').map((m) => [`${m.version}_${m.name}.sql`, m.sql])))
   await migrate(db.url, { schema: 'dupes', dir: before })
   await db.query(`INSERT INTO dupes.webhook_events (id, source, dedupe_key, payload, received_at, status, job_id)
     VALUES ('evt_1', 'stripe', 'k_1', '\\x7b7d', now(), 'done', 'e_1')`)
   await db.query(`INSERT INTO dupes.webhook_event_attempts (event_id, attempt, status, job_id)
     VALUES ('evt_1', 1, 'done', 'e_1'), ('evt_1', 1, 'done', 'e_1'), ('evt_1', 1, 'failed', 'e_1'), ('evt_1', 1, 'done', 'e_2')`)
-  t.ok((await migrate(db.url, { schema: 'dupes' })).applied.includes('0008'))
+  t.ok((await migrate(db.url, { schema: 'dupes' })).applied.includes('0006'))
   const left = await db.query<{ status: string, job_id: string }>('SELECT status, job_id FROM dupes.webhook_event_attempts ORDER BY id')
   t.same(left, [{ status: 'done', job_id: 'e_1' }, { status: 'failed', job_id: 'e_1' }, { status: 'done', job_id: 'e_2' }], 'the first done of each job kept, the rest untouched')
   await t.rejects(db.query("INSERT INTO dupes.webhook_event_attempts (event_id, attempt, status, job_id) VALUES ('evt_1', 2, 'done', 'e_1')"),

@@ -31,7 +31,7 @@ export interface EffectFields {
  */
 export type CommitOutcome = 'committed' | 'no-transaction' | 'done-before'
 
-/** The index (migration 0008) that lets a job commit its `done` attempt once. */
+/** The index (migration 0006) that lets a job commit its `done` attempt once. */
 const DONE_ONCE = 'webhook_event_attempts_done_once'
 
 export interface EffectScope {
