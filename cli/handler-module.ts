@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
-import { join, resolve } from 'node:path'
+import { readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { errors } from '../src/shared/errors.js'
 import type { WebhookHandler } from '../src/worker/worker.js'
@@ -21,15 +22,20 @@ const TYPESCRIPT = /\.[cm]?tsx?$/
  * A TypeScript handler needs a loader: Node's own where it strips types (22.6+ with a flag, 23.6+ by
  * default), else tsx's, from the user's project or beside Anvil. Without either: one line saying how.
  */
-function registerTypeScript (specifier: string, cwd: string): void {
+async function registerTypeScript (specifier: string, cwd: string): Promise<void> {
   if ((process.features as { typescript?: unknown }).typescript) return
   for (const from of [join(cwd, 'package.json'), import.meta.url]) {
-    let api: { register: () => unknown }
+    let manifest: string
     try {
-      api = createRequire(from)('tsx/esm/api') as typeof api
+      manifest = createRequire(from).resolve('tsx/package.json')
     } catch {
       continue
     }
+    // tsx's ESM API, by its own exports map: its CommonJS build cannot be required from here.
+    const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }
+    const entry = exports['./esm/api']?.import.default
+    if (entry === undefined) continue
+    const api = await import(pathToFileURL(join(dirname(manifest), entry)).href) as { register: () => unknown }
     api.register()
     return
   }
@@ -39,7 +45,7 @@ function registerTypeScript (specifier: string, cwd: string): void {
 /** Loads the user's handler module (ESM or CommonJS), resolved against the working directory. */
 export async function loadHandler (specifier: string, cwd = process.cwd()): Promise<{ handler: WebhookHandler, file: string }> {
   const file = resolve(cwd, specifier)
-  if (TYPESCRIPT.test(file)) registerTypeScript(specifier, cwd)
+  if (TYPESCRIPT.test(file)) await registerTypeScript(specifier, cwd)
   let mod: Module
   try {
     mod = await import(pathToFileURL(file).href) as Module
