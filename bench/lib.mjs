@@ -252,3 +252,13 @@ export function forkTracked (module, args, env, options = {}) {
     }
   }
 }
+
+/** Waits (at most giveUpMs) for `healthy` latencies, closes the worker and queue, and gives their quantiles. */
+export async function settleLatencies ({ latencies, healthy, worker, queue, giveUpMs }) {
+  const deadline = Date.now() + giveUpMs
+  while (latencies.length < healthy && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  await worker.close()
+  await queue.close()
+  const sorted = [...latencies].sort((a, b) => a - b)
+  return { healthy, delivered: sorted.length, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted.at(-1) }
+}

@@ -10,7 +10,7 @@ import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import { Agent, request } from 'undici'
 import { createDeliveryWorker, deliveryJobOptions, resolveSchedule } from '../dist/index.js'
-import { benchArgs, emitSection, memoryDeliveryStore, quantile, showSpread, spread, startRedis, startServer } from './lib.mjs'
+import { benchArgs, emitSection, memoryDeliveryStore, showSpread, spread, startRedis, startServer, settleLatencies } from './lib.mjs'
 
 const values = benchArgs({
   jobs: { type: 'string', default: '5000' },
@@ -135,12 +135,7 @@ async function isolation (circuit) {
     await queue.add('deliver', jobData(i, 10, (e) => e === 0 ? '/hang' : `/ep_${e}`), options)
   }
   const healthy = total - Math.ceil(total / 10)
-  const deadline = Date.now() + GIVE_UP_MS
-  while (latencies.length < healthy && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
-  await worker.close()
-  await queue.close()
-  const sorted = [...latencies].sort((a, b) => a - b)
-  return { healthy, delivered: sorted.length, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted.at(-1) }
+  return await settleLatencies({ latencies, healthy, worker, queue, giveUpMs: GIVE_UP_MS })
 }
 
 const rows = []

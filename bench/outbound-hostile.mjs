@@ -8,7 +8,7 @@
 import { loadavg } from 'node:os'
 import { Queue } from 'bullmq'
 import { createDeliveryWorker } from '../dist/index.js'
-import { benchArgs, emitSection, memoryDeliveryStore, quantile, showSpread, spread, startRedis, startServer } from './lib.mjs'
+import { benchArgs, emitSection, memoryDeliveryStore, showSpread, spread, startRedis, startServer, settleLatencies } from './lib.mjs'
 
 const values = benchArgs({
   rounds: { type: 'string', default: '3' },
@@ -77,12 +77,7 @@ async function round (withHostile, roundSeconds = seconds) {
     await queue.add('deliver', job(i, endpointId, path), options)
   }
   const healthy = rate * roundSeconds
-  const deadline = Date.now() + GIVE_UP_MS
-  while (latencies.length < healthy && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
-  await worker.close()
-  await queue.close()
-  const sorted = [...latencies].sort((a, b) => a - b)
-  return { healthy, delivered: sorted.length, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted.at(-1) }
+  return await settleLatencies({ latencies, healthy, worker, queue, giveUpMs: GIVE_UP_MS })
 }
 
 const results = { alone: [], hostile: [] }
