@@ -20,21 +20,18 @@ const TYPESCRIPT = /\.[cm]?tsx?$/
 
 /**
  * A TypeScript handler needs a loader: Node's own where it strips types (22.6+ with a flag, 23.6+ by
- * default), else tsx's, from the user's project or beside Anvil. Without either: one line saying how.
+ * default), else the tsx of the user's project. Without either: one line saying how.
  */
 async function registerTypeScript (specifier: string, cwd: string): Promise<void> {
   if ((process.features as { typescript?: unknown }).typescript) return
-  for (const from of [join(cwd, 'package.json'), import.meta.url]) {
-    let manifest: string
-    try {
-      manifest = createRequire(from).resolve('tsx/package.json')
-    } catch {
-      continue
-    }
-    // tsx's ESM API, by its own exports map: its CommonJS build cannot be required from here.
-    const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> }
-    const entry = exports['./esm/api']?.import.default
-    if (entry === undefined) continue
+  let manifest: string | undefined
+  try {
+    manifest = createRequire(join(cwd, 'package.json')).resolve('tsx/package.json')
+  } catch {}
+  // tsx's ESM API, by its own exports map: its CommonJS build cannot be required from here.
+  const { exports } = manifest === undefined ? {} : JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: Record<string, { import?: { default?: string } }> }
+  const entry = exports?.['./esm/api']?.import?.default
+  if (manifest !== undefined && entry !== undefined) {
     const api = await import(pathToFileURL(join(dirname(manifest), entry)).href) as { register: () => unknown }
     api.register()
     return
