@@ -45,9 +45,10 @@ t.test('Stripe in five minutes: the README\'s handler and sources file, run by a
 
 t.test('npm start twice: each run prints a new event id, so the second run\'s curl is a new job, not replayed', async (t) => {
   const ids: string[] = []
+  const project = tempDir(t)
   for (const run of [1, 2]) {
     const port = await freePort()
-    const cli = startCli(t, ['dev', '--port', String(port)], { cwd: tempDir(t), env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'first-run-twice' } })
+    const cli = startCli(t, ['dev', '--port', String(port)], { cwd: project, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'first-run-twice' } })
     const curl = (await cli.line((line) => line.startsWith('  curl '))).trim()
     const id = (JSON.parse(/--data '([^']*)'/.exec(curl)?.[1] as string) as { id: string }).id
     ids.push(id)
