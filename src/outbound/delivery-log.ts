@@ -146,7 +146,8 @@ export function createDeliveryLog (db: Database) {
     async failedSince (endpointId: string, since: string): Promise<string[]> {
       const { rows } = await db.pool.query<{ message_id: string }>(
         `SELECT message_id FROM ${deliveries} d WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM ${outbox} o WHERE o.id = d.message_id)
-         GROUP BY message_id HAVING NOT bool_or(status = 'success') AND max(created_at) >= $2::timestamptz
+         GROUP BY message_id HAVING NOT bool_or(status = 'success') AND NOT bool_or(status = 'started') AND bool_or(status = 'failed')
+           AND max(created_at) >= $2::timestamptz
          ORDER BY min(id)`, [endpointId, since])
       return rows.map((row) => row.message_id)
     }

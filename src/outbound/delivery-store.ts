@@ -74,12 +74,13 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
       const outcome = [status, attempt.httpStatus ?? null, Math.max(0, Math.round(attempt.durationMs)), kept(attempt.errorClass, 200),
         kept(attempt.errorMessage), kept(attempt.responseHead)]
       return await inTransaction(db.pool, async (client) => {
-        // The row written before the POST gets its outcome; without one (or if retention took it), a row of its own.
+        // The row written before the POST gets its outcome; without one (retention took it, or a resumed run marked it
+        // stalled while this one still ran), a row of its own.
         const { rows } = attempt.deliveryId === undefined
           ? { rows: [] }
           : await client.query<{ id: string }>(
             `UPDATE ${deliveries} SET status = $2, http_status = $3, duration_ms = $4, error_class = $5, error = $6, response_head = $7
-             WHERE id = $1 RETURNING id`, [attempt.deliveryId, ...outcome])
+             WHERE id = $1 AND status = 'started' RETURNING id`, [attempt.deliveryId, ...outcome])
         const inserted = rows.length > 0
           ? rows
           : (await client.query<{ id: string }>(

@@ -7,6 +7,7 @@
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq'
 import { sha256Hex } from '../../signing/crypto.js'
+import { databaseErrorKind } from '../../db/database-errors.js'
 import type { AnvilLogger } from '../../worker/worker-options.js'
 import type { CircuitBreaker } from './circuit-breaker.js'
 import type { EndpointGate } from './endpoint-gate.js'
@@ -163,6 +164,8 @@ async function logged<T> (job: Job<OutboundJobData>, token: string | undefined, 
   try {
     return await write
   } catch (err) {
+    // Only an unreachable database waits; any other error (a missing migration, a bug) fails the attempt as usual.
+    if (databaseErrorKind(err) !== 'unavailable') throw err
     deps.log.warn({ jobId: job.id, err: (err as Error).message, retryInMs: LOG_UNAVAILABLE_RETRY_MS }, 'anvil delivery: the delivery store cannot be reached; the delivery waits')
     return await wait(job, token, Date.now() + LOG_UNAVAILABLE_RETRY_MS)
   }
