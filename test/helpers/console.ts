@@ -30,7 +30,7 @@ export interface ConsoleServer {
   sendGithub: (action: string) => Promise<void>
   adminGet: <T>(path: string) => Promise<T>
   adminPost: <T>(path: string, body?: object) => Promise<T>
-  waitFor: (check: () => Promise<boolean>) => Promise<void>
+  waitFor: (check: () => Promise<boolean>, seconds?: number) => Promise<void>
 }
 
 export interface ConsoleHarness extends ConsoleServer {
@@ -43,8 +43,8 @@ export interface ConsoleHarness extends ConsoleServer {
 }
 
 /** Polls a check every 100 ms until it holds; a guard against a hang, not a timing assertion. */
-export async function waitFor (check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 300; i++) {
+export async function waitFor (check: () => Promise<boolean>, seconds = 30): Promise<void> {
+  for (let i = 0; i < seconds * 10; i++) {
     if (await check()) return
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
