@@ -1,5 +1,5 @@
 /**
- * The journal's admin routes (issue 18), registered inside the admin scope (plugins/admin/admin.ts): behind
+ * The journal's admin routes, registered inside the admin scope (plugins/admin/admin.ts): behind
  * its token, errors as `{ error, code }`. They work on the journal with a database and on the dead letters
  * in Redis without one (src/journal/event-log.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * Outbox retention (issue 17): old history goes, nothing in flight does.
+ * Outbox retention: old history goes, nothing in flight does.
  *
  * - `pending` messages (not dispatched yet, or their dispatch being retried) are never deleted, whatever their age.
  * - `dispatched` and `failed` (dispatch given up) messages are deleted with their whole delivery log once they
