@@ -1,3 +1,5 @@
+import { NETWORK_ERROR_CODES } from '../shared/network-codes.js'
+
 /**
  * What a failed query says about its cause, read from PostgreSQL's SQLSTATE (a pg DatabaseError's `code`) or
  * the driver's connection errors: the caller's data (class 22, a data exception: a value out of range, bad
@@ -7,7 +9,6 @@ export type DatabaseErrorKind = 'input' | 'unavailable'
 
 /** Connection exceptions (08), too many connections (53), shut down or restarting (57P0x), gone (3D000), refused login (28), slow (57014). */
 const UNAVAILABLE_STATES = /^(08|53|57P0|3D000$|28|57014$)/
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE'])
 /** What pg says when a connection ends or never opens; it gives these no code. */
 const DRIVER_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/
 
@@ -18,7 +19,7 @@ export function databaseErrorKind (err: unknown): DatabaseErrorKind | undefined 
     if (code.startsWith('22')) return 'input'
     return UNAVAILABLE_STATES.test(code) ? 'unavailable' : undefined
   }
-  if (typeof code === 'string' && NETWORK_CODES.has(code)) return 'unavailable'
+  if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return 'unavailable'
   if (err instanceof AggregateError && err.errors.some((one) => databaseErrorKind(one) === 'unavailable')) return 'unavailable'
   return DRIVER_MESSAGES.test(err.message) ? 'unavailable' : undefined
 }

@@ -1,4 +1,5 @@
 /** Whether Redis is there to take a command: the outbox dispatcher holds its messages back while it is not. */
+import { NETWORK_ERROR_CODES } from '../shared/network-codes.js'
 import { within } from '../shared/within.js'
 import { isCluster, type RedisClient } from './connect.js'
 
@@ -6,7 +7,6 @@ import { isCluster, type RedisClient } from './connect.js'
 const UNAVAILABLE_REPLY = /^(OOM|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|NOREPLICAS)\b/
 /** What ioredis and redisWithin say of a connection that is gone, not open yet, or silent. */
 const CONNECTION_LOST = /Connection is closed|Stream isn't writeable|did not answer within|Failed to refresh slots cache|max retries per request/i
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
 
 /** True when commands can go now; ioredis reports a connected cluster as 'connect' until its first slots refresh, as BullMQ allows. */
 export function redisReady (client: RedisClient): boolean {
@@ -36,7 +36,7 @@ export function redisGate (client: RedisClient): RedisGate {
     outage (err) {
       if (!redisReady(client)) return true
       const { code, message = '' } = err as { code?: unknown, message?: string }
-      return (typeof code === 'string' && CONNECTION_CODES.has(code)) || UNAVAILABLE_REPLY.test(message) || CONNECTION_LOST.test(message)
+      return (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) || UNAVAILABLE_REPLY.test(message) || CONNECTION_LOST.test(message)
     }
   }
 }
