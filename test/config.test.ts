@@ -12,6 +12,8 @@ import {
 import { resolveIngressOptions } from '../src/inbound/ingress-options.js'
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/shared/constants.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue/queue-settings.js'
+import { join } from 'node:path'
+import { ROOT } from './helpers/root.js'
 
 const SECRET = 'whsec_config_test'
 
@@ -371,7 +373,7 @@ t.test('retention: bad values, and dead letters that would not outlive failed jo
 t.test('the README\'s configuration table has a row for every variable and flag, with its default', async (t) => {
   const { readFileSync } = await import('node:fs')
   const { SETTINGS, CONFIG_ENV_VARS } = await import('../cli/config/settings.js')
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
   const rows = readme.split('\n').filter((line) => line.startsWith('| `'))
   for (const name of CONFIG_ENV_VARS) {
     const row = rows.find((line) => line.startsWith(`| \`${name}\` |`))

@@ -6,9 +6,8 @@
 import t from 'tap'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { ROOT } from './helpers/root.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DOCS = [
   'README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', 'bench/README.md',
   ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)

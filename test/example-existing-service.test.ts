@@ -4,6 +4,8 @@ import type { WebhookEvent } from '../index.js'
 import { startTarget } from './helpers/target.js'
 import { signed } from './helpers/app.js'
 import { signAnvil } from '../src/providers/anvil.js'
+import { join } from 'node:path'
+import { ROOT } from './helpers/root.js'
 
 t.test('the README example: webhooks and app events both reach the handler', async (t) => {
   const redis = await startTarget()
@@ -37,8 +39,8 @@ t.test('the README example: webhooks and app events both reach the handler', asy
 /** The README's snippet: the example from its first import to the end of buildService, importing the package by name. */
 async function readmeSnippet (): Promise<{ expected: string, shown: string }> {
   const { readFile } = await import('node:fs/promises')
-  const example = await readFile(new URL('../examples/existing-service.ts', import.meta.url), 'utf8')
-  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+  const example = await readFile(join(ROOT, 'examples/existing-service.ts'), 'utf8')
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8')
   const start = example.indexOf('import Fastify')
   const end = example.indexOf('  return app\n}\n', start) + '  return app\n}\n'.length
   const expected = example.slice(start, end).replace("from '../index.js'", "from '@anvil/fastify'")
@@ -56,7 +58,7 @@ t.test('the README snippet compiles when pasted into a file of its own', async (
   const { mkdirSync, mkdtempSync, rmSync, writeFileSync } = await import('node:fs')
   const { join } = await import('node:path')
   const { execFile } = await import('node:child_process')
-  const root = new URL('..', import.meta.url).pathname
+  const root = ROOT
   // Under the repository (in the ignored .tap folder), so `fastify` resolves from its node_modules; the
   // package's types are the built ones (npm run build first), as a user's compiler sees them.
   mkdirSync(join(root, '.tap'), { recursive: true })

@@ -4,10 +4,10 @@
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { resolve } from 'node:path'
 import { promisify } from 'node:util'
+import { ROOT } from './helpers/root.js'
 
-const root = resolve(import.meta.dirname, '..')
+const root = ROOT
 
 t.test('src/handlers/generated is what the installed packages give', async (t) => {
   const { stdout, stderr } = await promisify(execFile)(process.execPath, ['scripts/generate-event-types.mjs', '--check'], { cwd: root })

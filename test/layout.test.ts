@@ -6,10 +6,9 @@
 import t from 'tap'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { ROOT } from './helpers/root.js'
 import ts from 'typescript'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const DIRS = ['src', 'plugins', 'cli']
 const MAX_LINES = 300
 /** Fastify itself, its plugin helper and its ecosystem; `@fastify/error` alone is framework-free (the errors registry). */

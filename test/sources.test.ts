@@ -18,6 +18,7 @@ import { createWorker } from '../src/worker/worker.js'
 import { SECRET, signed } from './helpers/app.js'
 import { sourceApp } from './helpers/providers.js'
 import { inspectQueue } from './helpers/queue.js'
+import { ROOT } from './helpers/root.js'
 import { freePort, TestRedis } from './helpers/redis.js'
 
 const stripe = new Stripe('sk_test_anvil')
@@ -165,7 +166,7 @@ t.test("signatures and secrets never reach a log line: every preset's header, an
 })
 
 t.test("docs/providers.md's sources example has one source per preset, and parses as a sources file", async (t) => {
-  const doc = readFileSync(new URL('../docs/providers.md', import.meta.url), 'utf8')
+  const doc = readFileSync(join(ROOT, 'docs/providers.md'), 'utf8')
   const section = doc.slice(doc.indexOf('## A sources file'))
   const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? ''
   const names = new Set([...yaml.matchAll(/\$\{([A-Z_]+)\}/g)].map((m) => m[1] as string))

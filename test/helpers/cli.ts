@@ -9,7 +9,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { Queue, UnrecoverableError } from 'bullmq'
 import { DEFAULT_PREFIX } from '../../src/shared/constants.js'
 import { deadLetterQueueName } from '../../src/queue/open-queues.js'
@@ -17,8 +16,9 @@ import { findExecutable } from '../../cli/dev-redis.js'
 import { Ingress } from '../../src/inbound/ingress.js'
 import { resolveIngressOptions } from '../../src/inbound/ingress-options.js'
 import { createWorker } from '../../src/worker/worker.js'
+import { ROOT } from './root.js'
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+export { ROOT }
 export const CLI = join(ROOT, 'dist', 'cli', 'anvil.js')
 /** A guard against a hung child, not a timing assertion: every wait below ends on an event first. */
 export const GIVE_UP_MS = 30_000

@@ -7,11 +7,12 @@
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { ROOT } from './root.js'
 
 const run = promisify(execFile)
-export const ROOT = resolve(import.meta.dirname, '..', '..')
+export { ROOT }
 
 /** The top-level packages of a production install: the lockfile's `node_modules/<name>` entries not marked `dev`. */
 export function productionPackages (): string[] {

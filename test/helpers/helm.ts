@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseAllDocuments } from 'yaml'
+import { ROOT } from './root.js'
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+export { ROOT }
 export const CHART = join(ROOT, 'charts', 'anvil')
 export const CHART_VALUES_DIR = join(CHART, 'ci')
 

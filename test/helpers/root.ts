@@ -1,0 +1,17 @@
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/**
+ * The repository's root: the nearest folder above this file with a package.json. Found, not counted in
+ * `..`s, because the suite also runs compiled, from build/test/ (npm test compiles it once with tsc).
+ */
+export const ROOT = findRoot(dirname(fileURLToPath(import.meta.url)))
+
+function findRoot (dir: string): string {
+  while (!existsSync(join(dir, 'package.json'))) {
+    if (dirname(dir) === dir) throw new Error('no package.json above test/helpers/')
+    dir = dirname(dir)
+  }
+  return dir + '/'
+}
