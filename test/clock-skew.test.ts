@@ -4,7 +4,7 @@
  * window is Redis's, so a process whose clock runs ahead does not close it early.
  */
 import t from 'tap'
-import { spawn } from 'node:child_process'
+import { spawn } from './helpers/children.js'
 import { join } from 'node:path'
 import { Queue } from 'bullmq'
 import { createCircuitBreaker } from '../src/outbound/delivery/circuit-breaker.js'

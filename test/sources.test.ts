@@ -1,5 +1,5 @@
 import t from 'tap'
-import { spawn } from 'node:child_process'
+import { spawn } from './helpers/children.js'
 import { generateKeyPairSync } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -4,7 +4,7 @@
  * Shared by the test/cli-*.test.ts files.
  */
 import type { Test } from 'tap'
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +17,7 @@ import { Ingress } from '../../src/inbound/ingress.js'
 import { resolveIngressOptions } from '../../src/inbound/ingress-options.js'
 import { createWorker } from '../../src/worker/worker.js'
 import { ROOT } from './root.js'
+import { spawn } from './children.js'
 
 export { ROOT }
 export const CLI = join(ROOT, 'dist', 'cli', 'anvil.js')
