@@ -1,11 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Cluster, Redis } from 'ioredis'
-import { freePort } from './redis.js'
+import { spawn } from './children.js'
+import { freePort, ownServerAnswers } from './redis.js'
 
 const SLOTS = 16384
 const BUS_PORT_OFFSET = 10000
@@ -26,11 +27,19 @@ export class TestCluster {
   }
 
   static async start (masters = 3): Promise<TestCluster> {
-    const ports: number[] = []
-    for (let i = 0; i < masters; i++) ports.push(await freeClusterPort())
-    const cluster = new TestCluster(ports, mkdtempSync(join(tmpdir(), 'anvil-cluster-')))
-    await cluster.boot()
-    return cluster
+    // A port free when picked may be taken before a node binds it: that node exits, and new ports are tried.
+    for (let attempt = 1; ; attempt++) {
+      const ports: number[] = []
+      for (let i = 0; i < masters; i++) ports.push(await freeClusterPort())
+      const cluster = new TestCluster(ports, mkdtempSync(join(tmpdir(), 'anvil-cluster-')))
+      try {
+        await cluster.boot()
+        return cluster
+      } catch (err) {
+        await cluster.stop()
+        if (attempt === 5) throw err
+      }
+    }
   }
 
   private async boot (): Promise<void> {
@@ -40,6 +49,7 @@ export class TestCluster {
         '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000'
       ], { stdio: 'ignore' }))
     }
+    await Promise.all(this.processes.map(async (child, i) => await ownServerAnswers(child, this.ports[i] as number)))
     const nodes = this.ports.map((port) => new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => 50 }))
     for (const node of nodes) node.on('error', () => {})
     try {
@@ -94,7 +104,7 @@ export class TestCluster {
   async stop (): Promise<void> {
     for (const client of this.clients) client.disconnect()
     await Promise.all(this.processes.map(async (child) => {
-      if (child.exitCode !== null) return
+      if (child.exitCode !== null || child.signalCode !== null) return
       const exited = new Promise((resolve) => child.once('exit', resolve))
       child.kill('SIGKILL')
       await exited

@@ -1,10 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { freePort } from '../../cli/dev-redis.js'
+import { spawn } from './children.js'
+
+/** A guard against a hung start, not a timing assertion: the wait ends when the server answers. */
+const GIVE_UP_MS = 30_000
 
 export { freePort }
 
@@ -24,17 +28,27 @@ export class TestRedis {
   }
 
   static async start (extraArgs: string[] = []): Promise<TestRedis> {
-    const redis = new TestRedis(await freePort(), extraArgs)
-    await redis.startProcess()
-    return redis
+    // A port free when picked may be taken before redis-server binds it: ours then exits, and another is tried.
+    for (let attempt = 1; ; attempt++) {
+      const redis = new TestRedis(await freePort(), extraArgs)
+      try {
+        await redis.startProcess()
+        return redis
+      } catch (err) {
+        await redis.stop()
+        if (attempt === 5) throw err
+      }
+    }
   }
 
+  /** Starts redis-server on this port, and returns once the server answering there is the one it started. */
   async startProcess (): Promise<void> {
-    this.process = spawn('redis-server', [
+    const child = spawn('redis-server', [
       '--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
       '--dir', this.dir, ...this.extraArgs
     ], { stdio: 'ignore' })
-    await this.waitFor(true)
+    this.process = child
+    await ownServerAnswers(child, this.port)
   }
 
   /** A fresh client (closed by the caller). */
@@ -65,7 +79,7 @@ export class TestRedis {
 
   async kill (): Promise<void> {
     const child = this.process
-    if (child === undefined || child.exitCode !== null) return
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return
     const exited = new Promise((resolve) => child.once('exit', resolve))
     child.kill('SIGKILL')
     await exited
@@ -76,18 +90,31 @@ export class TestRedis {
     await this.kill()
     rmSync(this.dir, { recursive: true, force: true })
   }
+}
 
-  private async waitFor (up: boolean): Promise<void> {
-    for (let i = 0; i < 200; i++) {
-      try {
-        if (await this.command('ping') === 'PONG' && up) return
-      } catch {
-        if (!up) return
-      }
-      await sleep(25)
+/**
+ * Waits until the server on `port` is `child`: INFO's process_id is its pid. Any PONG would do otherwise,
+ * and a test could run against a stranger that holds the port. Fails when the child exits first.
+ */
+export async function ownServerAnswers (child: ChildProcess, port: number): Promise<void> {
+  const deadline = Date.now() + GIVE_UP_MS
+  let answered = 'nothing'
+  while (child.exitCode === null && child.signalCode === null && Date.now() < deadline) {
+    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 })
+    client.on('error', () => {})
+    try {
+      await client.connect()
+      const pid = /^process_id:(\d+)/m.exec(String(await client.call('info', 'server')))?.[1]
+      if (Number(pid) === child.pid) return
+      answered = `a redis-server of pid ${String(pid)}`
+    } catch {
+      // Not listening yet.
+    } finally {
+      client.disconnect()
     }
-    throw new Error(`redis-server on ${this.port} did not come ${up ? 'up' : 'down'}`)
+    await sleep(25)
   }
+  throw new Error(`redis-server (pid ${String(child.pid)}) on ${port} did not answer (${answered} did); exit ${String(child.exitCode ?? child.signalCode)}`)
 }
 
 /** What the measuring connection itself sends: the handshake, the reset and the INFO that reads the counts. */
