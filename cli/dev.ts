@@ -143,7 +143,8 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
     const metricsApp = await registerMetrics(app, config, { redis: redisUrl, queueName: config.queueName, prefix: config.prefix }, log)
     if (metricsApp !== undefined) {
       life.add('metrics server', async () => await closeGracefully(metricsApp))
-      await listen(metricsApp, config.host, config.metricsPort ?? 0)
+      const metricsPort = await listen(metricsApp, config.host, config.metricsPort ?? 0)
+      log.info({ host: config.host, port: metricsPort, path: config.metricsPath }, 'anvil dev: metrics listening')
     }
     // Closes the server, then the queue and the worker (onClose hooks), before Redis is stopped.
     life.add('server', async () => await closeGracefully(app))

@@ -94,7 +94,8 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     life.add('http', async () => await closeGracefully(app))
     if (metricsApp !== undefined) {
       life.add('metrics server', async () => await closeGracefully(metricsApp))
-      await listen(metricsApp, config.host, config.metricsPort ?? 0)
+      const metricsPort = await listen(metricsApp, config.host, config.metricsPort ?? 0)
+      log.info({ host: config.host, port: metricsPort, path: config.metricsPath }, 'anvil worker: metrics listening')
     }
     // Never connected: no job is active, so there is nothing to wait for (BullMQ's close would wait for Redis).
     let started = false
@@ -133,7 +134,8 @@ async function serveProbes (
   life.add('http', async () => await closeGracefully(app))
   if (metricsApp !== undefined) {
     life.add('metrics server', async () => await closeGracefully(metricsApp))
-    await listen(metricsApp, config.host, config.metricsPort ?? 0)
+    const metricsPort = await listen(metricsApp, config.host, config.metricsPort ?? 0)
+    log.info({ host: config.host, port: metricsPort, path: config.metricsPath }, 'anvil worker: metrics listening')
   }
   const port = await listen(app, config.host, config.port)
   log.info({ host: config.host, port }, 'anvil worker: health and metrics listening')

@@ -11,7 +11,7 @@ import { createApp } from '../cli/server.js'
 import { isAnvilError } from '../src/shared/errors.js'
 import { NEVER_PRINTED, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
 
 const TOKEN = 'admin-token-for-cli-tests'
 const SECRET = 'whsec_cli_admin_0123456789'
@@ -44,27 +44,24 @@ t.test('admin settings: one line each, the token never quoted back', async (t) =
 t.test('anvil serve: no token, no admin API; a token, the API on the main port; ANVIL_ADMIN_PORT, on that port only', async (t) => {
   const redis = await TestRedis.start()
   t.teardown(async () => await redis.stop())
-  const port = await freePort()
-  let adminPort = await freePort()
-  while (adminPort === port) adminPort = await freePort()
-  const base = { REDIS_URL: redis.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: String(port) }
+  const base = { REDIS_URL: redis.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: '0' }
   const auth = { authorization: `Bearer ${TOKEN}` }
 
   const off = startCli(t, ['serve'], { env: base })
-  await off.log('anvil serve: listening', { port })
+  let port = await off.listeningPort('anvil serve: listening')
   t.equal((await fetch(`http://127.0.0.1:${port}/admin/openapi.json`, { headers: auth })).status, 404, 'no token: no admin API')
   t.equal(await off.stop(), 0)
 
   const main = startCli(t, ['serve'], { env: { ...base, ANVIL_ADMIN_TOKEN: TOKEN } })
-  await main.log('anvil serve: listening', { port })
+  port = await main.listeningPort('anvil serve: listening')
   t.equal((await fetch(`http://127.0.0.1:${port}/admin/openapi.json`)).status, 401)
   t.equal((await fetch(`http://127.0.0.1:${port}/admin/openapi.json`, { headers: auth })).status, 200)
   t.equal(await main.stop(), 0)
   t.notMatch(main.output, TOKEN, 'the token is never logged')
 
-  const apart = startCli(t, ['serve', '--admin-port', String(adminPort)], { env: { ...base, ANVIL_ADMIN_TOKEN: TOKEN } })
-  await apart.log('anvil serve: admin API listening', { port: adminPort })
-  await apart.log('anvil serve: listening', { port })
+  const apart = startCli(t, ['serve', '--admin-port', '0'], { env: { ...base, ANVIL_ADMIN_TOKEN: TOKEN } })
+  const adminPort = await apart.listeningPort('anvil serve: admin API listening')
+  port = await apart.listeningPort('anvil serve: listening')
   t.equal((await fetch(`http://127.0.0.1:${port}/admin/openapi.json`, { headers: auth })).status, 404, 'not on the webhook port')
   t.equal((await fetch(`http://127.0.0.1:${adminPort}/admin/openapi.json`, { headers: auth })).status, 200)
   t.equal((await fetch(`http://127.0.0.1:${adminPort}/webhooks`, { method: 'POST', body: '{}' })).status, 404, 'no webhooks on the admin port')

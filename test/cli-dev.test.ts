@@ -58,13 +58,12 @@ t.test('dev starts a private redis-server when none answers, prints working curl
 })
 
 t.test('dev uses a Redis that answers the probe, never shows a secret it was given, and exits 0 on SIGINT', async (t) => {
-  const port = await freePort()
   const secret = 'whsec_user_given_secret'
-  const cli = startCli(t, ['dev', '--port', String(port)], {
+  const cli = startCli(t, ['dev', '--port', '0'], {
     cwd: tempDir(t), env: { ANVIL_DEV_REDIS_PROBE_URL: redis.url, WEBHOOK_SECRET: secret, ANVIL_QUEUE: 'cli-dev-existing' }
   })
   t.equal((await cli.log('anvil dev: using the Redis that is running')).url, redis.url)
-  await cli.log('anvil dev: listening', { port })
+  const port = await cli.listeningPort('anvil dev: listening')
   const signedCurl = (await cli.line((line) => line.startsWith('  curl '))).trim()
   t.equal((await sendPrinted(signedCurl)).status, 202, 'the printed curl is signed with the given secret')
   t.equal(await cli.stop('SIGINT'), 0)
@@ -74,13 +73,12 @@ t.test('dev uses a Redis that answers the probe, never shows a secret it was giv
 })
 
 t.test('dev with REDIS_URL set uses it and neither probes nor starts a redis-server', async (t) => {
-  const port = await freePort()
-  const cli = startCli(t, ['dev', '--port', String(port)], {
+  const cli = startCli(t, ['dev', '--port', '0'], {
     cwd: tempDir(t),
     // Were the probe consulted, it would find nothing here and start a redis-server.
     env: { REDIS_URL: redis.url, ANVIL_DEV_REDIS_PROBE_URL: `redis://127.0.0.1:${await freePort()}`, ANVIL_QUEUE: 'cli-dev-url' }
   })
-  await cli.log('anvil dev: listening', { port })
+  const port = await cli.listeningPort('anvil dev: listening')
   t.equal((await sendPrinted((await cli.line((line) => line.startsWith('  curl '))).trim())).status, 202)
   t.equal(await cli.stop('SIGTERM'), 0)
   t.notOk(cli.lines.some((line) => /redis-server|Redis that is running/.test(String(parseJson(line)?.msg))))

@@ -103,10 +103,9 @@ t.test('the README\'s anvil serve + anvil worker quickstart: serve alone queues,
   t.same(serveArgs, ['serve'])
   t.same(workerArgs, ['worker', '--handler', './examples/handler.js'])
 
-  const port = await freePort()
   const queue = { ANVIL_QUEUE: 'first-run-serve' }
-  const serve = startCli(t, serveArgs, { env: { ...env, ...queue, REDIS_URL: redis.url, HOST: '127.0.0.1', PORT: String(port) } })
-  await serve.log('anvil serve: listening', { port })
+  const serve = startCli(t, serveArgs, { env: { ...env, ...queue, REDIS_URL: redis.url, HOST: '127.0.0.1', PORT: '0' } })
+  const port = await serve.listeningPort('anvil serve: listening')
   const script = lines.filter((line) => !/^(npm |export |#)|anvil\.js/.test(line)).join('\n').replaceAll('http://127.0.0.1:3000', `http://127.0.0.1:${port}`)
   if (!HAS_CURL) return t.comment('curl is not on PATH: the README block was not run')
   const first = await shell(script, { WEBHOOK_SECRET: env.WEBHOOK_SECRET as string })
@@ -121,7 +120,7 @@ t.test('the README\'s anvil serve + anvil worker quickstart: serve alone queues,
   t.same(Object.keys(JSON.parse(shown.trim().split('\n').at(-1) as string)), Object.keys(accepted.body as object))
 
   // Nothing ran it yet: serve alone only queues. Then the worker, as the README starts it.
-  const worker = startCli(t, workerArgs, { env: { ...env, ...queue, REDIS_URL: redis.url, HOST: '127.0.0.1', PORT: String(await freePort()) } })
+  const worker = startCli(t, workerArgs, { env: { ...env, ...queue, REDIS_URL: redis.url, HOST: '127.0.0.1', PORT: '0' } })
   const handled = parseJson(await worker.line((line) => parseJson(line)?.handled === jobId)) as Record<string, unknown>
   const shownWorker = readmeBlock('text', '"handled"').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
   t.same(Object.keys(handled), Object.keys(shownWorker[0] as object), 'the sample handler\'s line, as shown')

@@ -9,7 +9,7 @@ import { createOutbound } from '../src/outbound/outbound.js'
 import { eventually } from './helpers/outbound.js'
 import { runCli, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
 import { startReceiver } from './helpers/receiver.js'
 
 const TOKEN = 'admin-token-for-cli-messages'
@@ -58,9 +58,8 @@ t.test('by id, straight to the database: a message whose one delivery attempt fa
 })
 
 t.test('by filter, through the admin API: messages whose dispatch failed, a dry run then the re-send', async (t) => {
-  const port = await freePort()
-  const serve = startCli(t, ['serve'], { env: { ...env, WEBHOOK_SECRET: 'whsec_cli_messages_0123456789', ANVIL_ADMIN_TOKEN: TOKEN, HOST: '127.0.0.1', PORT: String(port) } })
-  await serve.log('anvil serve: listening', { port })
+  const serve = startCli(t, ['serve'], { env: { ...env, WEBHOOK_SECRET: 'whsec_cli_messages_0123456789', ANVIL_ADMIN_TOKEN: TOKEN, HOST: '127.0.0.1', PORT: '0' } })
+  const port = await serve.listeningPort('anvil serve: listening')
   const api = { ...env, ANVIL_ADMIN_TOKEN: TOKEN }
   const url = `http://127.0.0.1:${port}/admin`
   const dry = await runCli(['messages', 'resend', '--url', url, '--filter', 'failure=dispatch', '--filter', 'type=order.shipped', '--dry-run'], { env: api })

@@ -12,7 +12,7 @@ import { isAnvilError } from '../src/shared/errors.js'
 import { signAnvil } from '../src/providers/anvil.js'
 import { buildApp, signed } from './helpers/app.js'
 import { inspect, parseJson, runCli, startCli, tempDir, type Cli } from './helpers/cli.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
@@ -24,11 +24,10 @@ const entries = (cli: Cli): Array<Record<string, unknown>> =>
   cli.lines.map(parseJson).filter((entry): entry is Record<string, unknown> => entry !== undefined)
 
 async function startServe (t: Test, queueName: string): Promise<{ cli: Cli, post: (body: string, requestId?: string) => Promise<string> }> {
-  const port = await freePort()
   const cli = startCli(t, ['serve'], {
-    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: SECRET, HOST: '127.0.0.1', PORT: String(port), ANVIL_QUEUE: queueName, ANVIL_RETRY_SCHEDULE: 'none' }
+    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: SECRET, HOST: '127.0.0.1', PORT: '0', ANVIL_QUEUE: queueName, ANVIL_RETRY_SCHEDULE: 'none' }
   })
-  await cli.log('anvil serve: listening', { port })
+  const port = await cli.listeningPort('anvil serve: listening')
   const post = async (body: string, requestId?: string): Promise<string> => {
     const headers: Record<string, string> = { 'content-type': 'application/json', 'x-signature': signAnvil(SECRET, body) }
     if (requestId !== undefined) headers['x-request-id'] = requestId

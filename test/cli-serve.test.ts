@@ -65,11 +65,10 @@ t.test('serve honours LOG_LEVEL and exits 0 on SIGTERM', async (t) => {
   t.equal(cli.output, '', 'no info lines at LOG_LEVEL=warn')
 })
 t.test('serve: health routes, metrics on the same port, one request id on every line of a request', async (t) => {
-  const port = await freePort()
   const cli = startCli(t, ['serve'], {
-    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_ops_0123456789', HOST: '127.0.0.1', PORT: String(port), ANVIL_QUEUE: 'cli-serve-ops' }
+    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_ops_0123456789', HOST: '127.0.0.1', PORT: '0', ANVIL_QUEUE: 'cli-serve-ops' }
   })
-  await cli.log('anvil serve: listening', { port })
+  const port = await cli.listeningPort('anvil serve: listening')
   const base = `http://127.0.0.1:${port}`
   t.same(await (await fetch(`${base}/health/live`)).json(), { status: 'live' })
   const ready = await fetch(`${base}/health/ready`)
@@ -93,22 +92,19 @@ t.test('serve: health routes, metrics on the same port, one request id on every 
 })
 
 t.test('serve: ANVIL_METRICS_PORT serves metrics apart; ANVIL_METRICS_PATH=off serves none', async (t) => {
-  const port = await freePort()
-  let metricsPort = await freePort()
-  // The OS may hand the same free port out twice in a row.
-  while (metricsPort === port) metricsPort = await freePort()
   const apart = startCli(t, ['serve'], {
-    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: String(port), ANVIL_METRICS_PORT: String(metricsPort) }
+    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: '0', ANVIL_METRICS_PORT: '0' }
   })
-  await apart.log('anvil serve: listening', { port })
+  const metricsPort = await apart.listeningPort('anvil serve: metrics listening')
+  let port = await apart.listeningPort('anvil serve: listening')
   t.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404, 'not on the webhook port')
   t.match(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(), /# TYPE anvil_webhooks_received_total counter/)
   t.equal(await apart.stop('SIGTERM'), 0)
 
   const off = startCli(t, ['serve', '--metrics-path', 'off'], {
-    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: String(port) }
+    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: '0' }
   })
-  await off.log('anvil serve: listening', { port })
+  port = await off.listeningPort('anvil serve: listening')
   t.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404)
   t.equal((await fetch(`http://127.0.0.1:${port}/health/live`)).status, 200)
   t.equal(await off.stop('SIGTERM'), 0)
@@ -118,12 +114,11 @@ t.test('serve started while Redis is unreachable: stays up and says so, not read
   const late = await TestRedis.start()
   t.teardown(() => late.stop())
   await late.kill()
-  const port = await freePort()
   const cli = startCli(t, ['serve'], {
-    env: { REDIS_URL: late.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: String(port), ANVIL_QUEUE: 'cli-serve-late' }
+    env: { REDIS_URL: late.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: '0', ANVIL_QUEUE: 'cli-serve-late' }
   })
   await cli.log('anvil: Redis is not reachable yet; webhooks get 503 until it is')
-  await cli.log('anvil serve: listening', { port })
+  const port = await cli.listeningPort('anvil serve: listening')
   const ready = async (): Promise<number> => (await fetch(`http://127.0.0.1:${port}/health/ready`)).status
   t.equal(await ready(), 503)
   t.equal(cli.child.exitCode, null, 'still running')

@@ -7,22 +7,21 @@ import t from 'tap'
 import { connect } from 'node:net'
 import { parseJson, startCli } from './helpers/cli.js'
 import { signAnvil } from '../src/providers/anvil.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
 import { partialPost, statusOf } from './helpers/raw-socket.js'
 
 const redis = await TestRedis.start()
 t.teardown(() => redis.stop())
 
 t.test('serve: a request not complete within ANVIL_REQUEST_TIMEOUT_MS gets 408 and is closed; held bodies are capped by ANVIL_MAX_IN_FLIGHT_BYTES', async (t) => {
-  const port = await freePort()
   const mib = 1024 * 1024
   const cli = startCli(t, ['serve'], {
     env: {
-      REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_slow_senders_0123', HOST: '127.0.0.1', PORT: String(port), ANVIL_QUEUE: 'cli-serve-slow',
+      REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_slow_senders_0123', HOST: '127.0.0.1', PORT: '0', ANVIL_QUEUE: 'cli-serve-slow',
       ANVIL_REQUEST_TIMEOUT_MS: '1000', ANVIL_MAX_IN_FLIGHT_BYTES: String(4 * mib)
     }
   })
-  await cli.log('anvil serve: listening', { port })
+  const port = await cli.listeningPort('anvil serve: listening')
 
   // Headers, part of the body, then silence: the probe's socket was still open at 200 s.
   const silent = await partialPost(port, { declared: 1000, sent: 10 })

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseJson, ROOT, runCli, startCli, tempDir } from './helpers/cli.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
 import { signAnvil } from '../src/providers/anvil.js'
 
 const redis = await TestRedis.start()
@@ -89,14 +89,13 @@ async function post (port: number, body: string, traceparent: string): Promise<{
 t.test('otlp: the request span (serve) and the job span (worker) are in one trace, parent to child', async (t) => {
   const receiver = await startReceiver(t)
   const queueName = 'cli-tracing'
-  const port = await freePort()
   const common = { REDIS_URL: redis.url, ANVIL_QUEUE: queueName, HOST: '127.0.0.1', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }
-  const serve = startCli(t, ['serve'], { env: { ...common, PORT: String(port), WEBHOOK_SECRET: SECRET, ANVIL_TRACING: 'otlp' } })
+  const serve = startCli(t, ['serve'], { env: { ...common, PORT: '0', WEBHOOK_SECRET: SECRET, ANVIL_TRACING: 'otlp' } })
   // The flag instead of the variable, and a service name of the user's.
   const worker = startCli(t, ['worker', '--handler', 'examples/handler.js', '--tracing', 'otlp'], {
     env: { ...common, PORT: '0', OTEL_SERVICE_NAME: 'billing-worker' }
   })
-  await serve.log('anvil serve: listening', { port })
+  const port = await serve.listeningPort('anvil serve: listening')
   await worker.log('anvil worker: started')
 
   // Two senders' traceparents (the second asks not to be sampled), sent together so they may share one addBulk.
@@ -142,14 +141,13 @@ t.test('otlp with an unreachable collector: SIGTERM still exits 0, the flush giv
     for (const socket of sockets) socket.destroy()
     blackHole.close()
   })
-  const port = await freePort()
   const serve = startCli(t, ['serve'], {
     env: {
-      REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-tracing-hang', HOST: '127.0.0.1', PORT: String(port), WEBHOOK_SECRET: SECRET,
+      REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-tracing-hang', HOST: '127.0.0.1', PORT: '0', WEBHOOK_SECRET: SECRET,
       ANVIL_TRACING: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${(blackHole.address() as AddressInfo).port}/v1/traces`
     }
   })
-  await serve.log('anvil serve: listening', { port })
+  const port = await serve.listeningPort('anvil serve: listening')
   t.equal((await post(port, '{"id":"evt_hang"}', '00-6cf92f3577b34da6a3ce929d0e0e4738-00f067aa0ba902b7-01')).status, 202)
   t.equal(await serve.stop('SIGTERM'), 0, 'within the shutdown grace, which is shorter than the exporter timeout')
   await serve.log('anvil: tracing flush timed out; unsent spans dropped')
@@ -160,11 +158,10 @@ t.test('off (default): works with the optional packages absent, and never asks f
   const blockLog = join(dir, 'blocked.txt')
   const absent = { NODE_OPTIONS: `--import ${pathToFileURL(join(ROOT, 'test', 'fixtures', 'no-otel.mjs')).href}`, OTEL_BLOCK_LOG: blockLog }
   const queueName = 'cli-tracing-off'
-  const port = await freePort()
   const common = { ...absent, REDIS_URL: redis.url, ANVIL_QUEUE: queueName, HOST: '127.0.0.1' }
-  const serve = startCli(t, ['serve'], { env: { ...common, PORT: String(port), WEBHOOK_SECRET: SECRET } })
+  const serve = startCli(t, ['serve'], { env: { ...common, PORT: '0', WEBHOOK_SECRET: SECRET } })
   const worker = startCli(t, ['worker', '--handler', 'examples/handler.js'], { env: { ...common, PORT: '0', ANVIL_TRACING: 'off' } })
-  await serve.log('anvil serve: listening', { port })
+  const port = await serve.listeningPort('anvil serve: listening')
   await worker.log('anvil worker: started')
   const { status, jobId } = await post(port, '{"id":"evt_off","type":"test.ping"}', '00-7cf92f3577b34da6a3ce929d0e0e4739-00f067aa0ba902b7-01')
   t.equal(status, 202)

@@ -156,6 +156,18 @@ t.test('worker serves health and metrics on PORT; ready counts Redis and the wor
   t.equal(await cli.stop('SIGTERM'), 0)
 })
 
+t.test('worker: ANVIL_METRICS_PORT=0 serves metrics apart on a port the OS picks, and logs it', async (t) => {
+  const cli = startCli(t, ['worker', '--handler', 'examples/handler.js'], {
+    cwd: ROOT, env: { ...WORKER_HTTP, REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-worker-metrics-apart', ANVIL_METRICS_PORT: '0' }
+  })
+  const metricsPort = await cli.listeningPort('anvil worker: metrics listening')
+  const port = await cli.listeningPort('anvil worker: health and metrics listening')
+  t.not(metricsPort, port)
+  t.match(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(), /# TYPE anvil_jobs_processed_total counter/)
+  t.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404, 'not on the health port')
+  t.equal(await cli.stop('SIGTERM'), 0)
+})
+
 t.test('worker started while Redis is unreachable: retries with one clear line, not ready, starts once Redis is there', async (t) => {
   const late = await TestRedis.start()
   t.teardown(() => late.stop())

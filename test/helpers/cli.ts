@@ -93,6 +93,11 @@ export class Cli {
     return JSON.parse(line) as Record<string, unknown>
   }
 
+  /** The port a process started on port 0 bound, from its log line `msg` (no port picked beforehand, so no race for it). */
+  async listeningPort (msg: string): Promise<number> {
+    return Number((await this.log(msg)).port)
+  }
+
   async stop (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     this.child.kill(signal)
     return await this.exited
