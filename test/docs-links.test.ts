@@ -14,7 +14,7 @@ const DOCS = [
 ]
 /** Top-level folders whose paths the docs name; a path inside another one (`dist/src/…`) is not one of ours. */
 const PATH = /(?<![\w./@<>*-])(?:src|plugins|cli|test|bench|docs|examples|charts|infra|migrations)\/[\w./<>*-]*/g
-const SKIPPED = new Set(['node_modules', 'dist', '.git', '.tap', 'coverage'])
+const SKIPPED = new Set(['node_modules', 'dist', 'build', '.git', '.tap', 'coverage'])
 
 /** Every file and folder of the repository, relative to its root, folders with a trailing slash. */
 function walk (dir = ROOT, found: string[] = []): string[] {
