@@ -32,7 +32,7 @@ export interface OutboxStats {
 export interface Outbound {
   readonly database: Database
   readonly queue: Queue<OutboundJobData>
-  /** For the delivery worker: secrets, the attempt log, disabling (INTERFACE.md). */
+  /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
   readonly store: DatabaseDeliveryStore
   readonly endpoints: EndpointStore
   readonly deliveries: DeliveryLog
