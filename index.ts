@@ -28,7 +28,8 @@ export type { IdempotencyStrategy, KeyInput } from './src/inbound/idempotency.js
 
 // Workers and handlers.
 export { createWorker } from './src/worker/worker.js'
-export type { AnvilWorker, WebhookHandler, WorkerOptions, AnvilLogger } from './src/worker/worker.js'
+export type { AnvilWorker, WebhookHandler, WorkerOptions } from './src/worker/worker.js'
+export type { AnvilLogger } from './src/shared/logger.js'
 export type { WebhookEvent } from './src/worker/webhook-event.js'
 export type { DeadLetterData, FailureContext, FailureReason } from './src/worker/dead-letter.js'
 export { createRouter } from './src/handlers/router.js'
