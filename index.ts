@@ -1,4 +1,4 @@
-// The public API. The runtime names are listed in docs/api.md, and test/public-api.test.ts keeps the two equal.
+// The public API: docs/api.md lists every name exported here, types included; test/public-api.test.ts holds the two equal.
 export { default, default as anvil } from './plugins/ingress.js'
 export type { AnvilPluginOptions, AnvilDecorator } from './plugins/ingress.js'
 export { default as anvilWorker } from './plugins/worker.js'
