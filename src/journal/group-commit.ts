@@ -61,10 +61,11 @@ export class GroupCommitter {
     const group = this.open ?? this.start()
     group.members++
     group.running++
-    ticket.leave()
-    if (group.members >= this.options.maxEvents) this.close(group)
     const turn = group.chain.then(async () => await work(this.host(group)))
     group.chain = turn.catch(() => {})
+    // After its turn is on the chain: the commit waits for the chain as it is when the group closes.
+    ticket.leave()
+    if (group.members >= this.options.maxEvents) this.close(group)
     let result: T
     try {
       result = await turn
