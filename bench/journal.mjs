@@ -41,7 +41,8 @@ const dbName = `anvil_bench_${process.pid}`
 await admin(`CREATE DATABASE ${dbName}`)
 const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toString()
 await migrate(dbUrl)
-const pool = new pg.Pool({ connectionString: dbUrl, max: 12 })
+// No idle timeout: a backend that ends mid-drain would take its CPU seconds out of the sum.
+const pool = new pg.Pool({ connectionString: dbUrl, max: 12, idleTimeoutMillis: 0 })
 // The effect a handler writes without the journal (the **effect** side): its key unique, as `webhook_effects`' is.
 await pool.query('CREATE TABLE bench_effects (key text PRIMARY KEY, result jsonb, created_at timestamptz NOT NULL DEFAULT now())')
 // The database is dropped with its connections at the end: an idle client's error then is expected.
@@ -126,7 +127,7 @@ async function drain (side, concurrency) {
 
 /** A graphile-worker drain: its own pool, sized for its concurrency (each task's query takes a client). */
 async function graphile (side, concurrency, finished, onDone, times) {
-  const own = new pg.Pool({ connectionString: dbUrl, max: concurrency + 4 })
+  const own = new pg.Pool({ connectionString: dbUrl, max: concurrency + 4, idleTimeoutMillis: 0 })
   own.on('error', () => {})
   const before = await cpuNow()
   const runner = await graphileDrain({ pool: own, concurrency, batched: GRAPHILE[side], onDone })
