@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createHash } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -52,6 +53,48 @@ t.test('a migration changed after it was applied is refused, and nothing of the 
   await t.rejects(migrate(db.url, { schema: 'changed', dir: edited }), { code: 'ANVIL_ERR_MIGRATION_CHANGED', message: /0001_first/ })
   const tables = await db.query("SELECT 1 FROM information_schema.tables WHERE table_schema = 'changed' AND table_name = 'b'")
   t.equal(tables.length, 0, 'the later migration was not applied')
+})
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex')
+
+t.test('editing a comment is no change; a changed statement still is', async (t) => {
+  const schema = 'commented'
+  await migrate(db.url, { schema, dir: migrationsIn({ '0001_first.sql': '-- The first table.\nCREATE TABLE {{schema}}.a (id int);\n' }) })
+  const reworded = migrationsIn({ '0001_first.sql': '-- The first table, said otherwise.\n\n-- And a second line.\nCREATE TABLE {{schema}}.a (id int);\n' })
+  t.same(await migrate(db.url, { schema, dir: reworded }), { applied: [], current: ['0001'] }, 'comments and blank lines edited: accepted')
+  const changed = migrationsIn({ '0001_first.sql': '-- The first table.\nCREATE TABLE {{schema}}.a (id bigint);\n' })
+  await t.rejects(migrate(db.url, { schema, dir: changed }), { code: 'ANVIL_ERR_MIGRATION_CHANGED', message: /0001_first/ })
+})
+
+t.test('a whole-file checksum an earlier build recorded is accepted and rewritten; another is refused', async (t) => {
+  const schema = 'earlier_form'
+  const text = '-- The first table.\nCREATE TABLE {{schema}}.a (id int);\n'
+  const dir = migrationsIn({ '0001_first.sql': text })
+  await migrate(db.url, { schema, dir })
+  await db.query(`UPDATE ${schema}.schema_migrations SET checksum = $1`, [sha256(text)])
+  t.same(await migrate(db.url, { schema, dir }), { applied: [], current: ['0001'] })
+  const [row] = await db.query<{ checksum: string }>(`SELECT checksum FROM ${schema}.schema_migrations`)
+  t.equal(row?.checksum, loadMigrations(dir)[0]?.checksum, 'stored in the current form')
+  t.not(row?.checksum, sha256(text))
+  await db.query(`UPDATE ${schema}.schema_migrations SET checksum = $1`, [sha256('CREATE TABLE {{schema}}.a (id bigint);\n')])
+  await t.rejects(migrate(db.url, { schema, dir }), { code: 'ANVIL_ERR_MIGRATION_CHANGED' }, 'the whole file of other statements')
+})
+
+t.test('a database the earlier builds migrated (whole-file checksums) is accepted as it is', async (t) => {
+  const schema = 'earlier_builds'
+  const shipped = loadMigrations()
+  await migrate(db.url, { schema })
+  // What those builds recorded: the whole file's sha256, for 0002 and 0003 as they read before their comments were edited.
+  const recorded: Record<string, string> = {
+    '0002': 'b3cacde9cd6678b39236bafa01a5ca9a72532c775f04d4a3c95965f39493ddec',
+    '0003': '5594c294fb5fa608ac7b66bcf0d54cc4987af9fa7d7b168b6ddaafcd3842c8e8'
+  }
+  for (const m of shipped) {
+    await db.query(`UPDATE ${schema}.schema_migrations SET checksum = $2 WHERE version = $1`, [m.version, recorded[m.version] ?? sha256(m.sql)])
+  }
+  t.same((await migrate(db.url, { schema })).applied, [])
+  const rows = await db.query<{ version: string, checksum: string }>(`SELECT version, checksum FROM ${schema}.schema_migrations ORDER BY version`)
+  t.same(rows, shipped.map((m) => ({ version: m.version, checksum: m.checksum })), 'each rewritten to the current form')
 })
 
 t.test('a failing migration rolls back the whole run', async (t) => {
