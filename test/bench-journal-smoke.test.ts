@@ -18,7 +18,8 @@ t.test('bench/journal.mjs runs alone and prints the drain table, the paired rati
   t.match(stdout, row(50, 'effect'))
   t.match(stdout, row(10, 'group'))
   t.match(stdout, row(50, 'graphile-batched'))
-  for (const [pair, target] of [['journal / effect', '0.7'], ['group / effect', '2'], ['journal / graphile', '1'], ['group / graphile-batched', '1']]) {
+  const pairs: Array<[string, string]> = [['journal / effect', '0.7'], ['group / effect', '2'], ['journal / graphile', '1'], ['group / graphile-batched', '1']]
+  for (const [pair, target] of pairs) {
     t.match(stdout, new RegExp(`^\\| 10 \\| ${pair} \\| ≥ ${target} \\| [\\d.]+ \\| [\\d.]+ \\|$`, 'm'), pair)
   }
   t.match(stdout, /replayed by one run .*: \d+ events\/s/s)

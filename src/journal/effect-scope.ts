@@ -6,7 +6,7 @@
 import pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
-import { DONE_ONCE, markDone } from '../sql/webhook-event-done.js'
+import { DONE_ONCE, markDone } from '../sql/webhook_event_done.js'
 
 /** The handler's PostgreSQL client: `query` runs in the event's transaction (promise style). */
 export interface JournalDb {

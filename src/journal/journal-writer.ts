@@ -7,7 +7,7 @@ import { JOURNAL_REPLAY_JOB_PREFIX } from '../shared/constants.js'
 import type { WebhookJobData } from '../queue/job-data.js'
 import { headersJson, jsonView, pgText, type EventStatus } from './event-row.js'
 import { WriteBatcher } from './write-batcher.js'
-import { doneJobs } from '../sql/webhook-event-done.js'
+import { doneJobs } from '../sql/webhook_event_done.js'
 
 /** The journal's tables the writer writes, quoted. */
 interface Tables { events: string, failures: string, done: string }
