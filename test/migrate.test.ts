@@ -134,11 +134,32 @@ t.test('0006 folds the duplicate done attempts an earlier version wrote, then le
     VALUES ('evt_1', 'stripe', 'k_1', '\\x7b7d', now(), 'done', 'e_1')`)
   await db.query(`INSERT INTO dupes.webhook_event_attempts (event_id, attempt, status, job_id)
     VALUES ('evt_1', 1, 'done', 'e_1'), ('evt_1', 1, 'done', 'e_1'), ('evt_1', 1, 'failed', 'e_1'), ('evt_1', 1, 'done', 'e_2')`)
-  t.ok((await migrate(db.url, { schema: 'dupes' })).applied.includes('0006'))
+  const through = migrationsIn(Object.fromEntries(shipped.filter((m) => m.version <= '0006').map((m) => [`${m.version}_${m.name}.sql`, m.sql])))
+  t.ok((await migrate(db.url, { schema: 'dupes', dir: through })).applied.includes('0006'))
   const left = await db.query<{ status: string, job_id: string }>('SELECT status, job_id FROM dupes.webhook_event_attempts ORDER BY id')
   t.same(left, [{ status: 'done', job_id: 'e_1' }, { status: 'failed', job_id: 'e_1' }, { status: 'done', job_id: 'e_2' }], 'the first done of each job kept, the rest untouched')
   await t.rejects(db.query("INSERT INTO dupes.webhook_event_attempts (event_id, attempt, status, job_id) VALUES ('evt_1', 2, 'done', 'e_1')"),
     { code: '23505', constraint: 'webhook_event_attempts_done_once' }, 'a second done of a job is refused')
+})
+
+t.test('0007 moves the done attempts to their own table, keeps the log (a view) and each job\'s done once', async (t) => {
+  const shipped = loadMigrations()
+  const before = migrationsIn(Object.fromEntries(shipped.filter((m) => m.version < '0007').map((m) => [`${m.version}_${m.name}.sql`, m.sql])))
+  await migrate(db.url, { schema: 'marks', dir: before })
+  await db.query(`INSERT INTO marks.webhook_events (id, source, dedupe_key, payload, received_at, status, job_id)
+    VALUES ('evt_1', 'stripe', 'k_1', '\\x7b7d', now(), 'done', 'e_1')`)
+  await db.query(`INSERT INTO marks.webhook_event_attempts (event_id, attempt, status, error, job_id)
+    VALUES ('evt_1', 1, 'failed', 'no luck', 'e_1'), ('evt_1', 2, 'done', NULL, 'e_1')`)
+  const log = 'SELECT attempt, status, error, job_id FROM marks.webhook_event_attempts ORDER BY finished_at, id'
+  const was = await db.query(log)
+  t.ok((await migrate(db.url, { schema: 'marks' })).applied.includes('0007'))
+  t.same(await db.query(log), was, 'the attempt log reads as before')
+  t.same(await db.query('SELECT event_id, job_id, attempt FROM marks.webhook_event_done'), [{ event_id: 'evt_1', job_id: 'e_1', attempt: 2 }], 'the done attempt is a mark')
+  t.same(await db.query('SELECT status FROM marks.webhook_event_failures'), [{ status: 'failed' }], 'the failures stay')
+  await t.rejects(db.query("INSERT INTO marks.webhook_event_done (event_id, job_id, attempt) VALUES ('evt_1', 'e_1', 3)"),
+    { code: '23505', constraint: 'webhook_event_done_once' }, 'a second done of a job is refused')
+  await db.query("DELETE FROM marks.webhook_events WHERE id = 'evt_1'")
+  t.same(await db.query('SELECT 1 FROM marks.webhook_event_attempts'), [], 'the marks and failures go with their event')
 })
 
 t.test('bad input is one clear line, and a password is never echoed', async (t) => {
