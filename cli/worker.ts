@@ -1,14 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { WorkerCommandConfig } from './config/load-config.js'
+import { journalOptionsOf, type WorkerCommandConfig } from './config/load-config.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { redactUrl } from '../src/redis/connect.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { errors } from '../src/shared/errors.js'
-import { createForwarder } from '../src/outbound/delivery/create-forwarder.js'
+import { createForwarder } from '../src/forward/create-forwarder.js'
 import anvilHealth from '../plugins/health.js'
 import { loadHandler } from './handler-module.js'
 import { startOutgoing } from './outbound-worker.js'
-import type { Outbound } from '../src/outbound/outbound.js'
+import type { Outbound } from '../src/outbox/outbound.js'
 import { Lifecycle } from './lifecycle.js'
 import { bindQueues, type Binding } from './deployment.js'
 import { createLogger, throttleRepeats } from './logging.js'
@@ -82,7 +82,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       telemetry: tracing?.telemetry,
       journal: config.journal === undefined
         ? undefined
-        : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
+        : journalOptionsOf(config.journal)
     })
     if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
     const app = createApp(log)

@@ -5,11 +5,11 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { migrate } from '../src/db/migrate.js'
-import { createOutbound } from '../src/outbound/outbound.js'
+import { createOutbound } from '../src/outbox/outbound.js'
 import { signRequest } from '../src/testing/sign-request.js'
 import { runCli, startCli, tempDir } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
-import { TestRedis } from './helpers/redis.js'
+import { freePort, TestRedis } from './helpers/redis.js'
 import { startReceiver } from './helpers/receiver.js'
 
 const [redis, db] = await Promise.all([TestRedis.start(), TestDatabase.create()])
@@ -42,8 +42,9 @@ t.test('serve + worker, no handler: a signed Stripe event reaches the service, s
     ''
   ].join('\n'))
   const env = { REDIS_URL: redis.url, ANVIL_CONFIG: config, FORWARD_SECRET, ANVIL_QUEUE: 'cli-forward', HOST: '127.0.0.1' }
-  const serve = startCli(t, ['serve'], { env: { ...env, STRIPE_SECRET, PORT: '0' } })
-  const port = await serve.listeningPort('anvil serve: listening')
+  const port = await freePort()
+  const serve = startCli(t, ['serve'], { env: { ...env, STRIPE_SECRET, PORT: String(port) } })
+  await serve.log('anvil serve: listening', { port })
   // The worker verifies nothing: it is given the forward secret only, never the provider's. Its allowlist opens
   // the SSRF guard for the forward URL alone: an endpoint a customer registered on the same network stays refused.
   const outbound = createOutbound({ database: db.url, redis: redis.url })
@@ -54,7 +55,7 @@ t.test('serve + worker, no handler: a signed Stripe event reaches the service, s
   const { messageId } = await outbound.publish({ type: 'order.paid', data: { total: 5 } })
   let attempts: Array<{ error_class: string | null }> = []
   for (let i = 0; i < 400 && attempts.length === 0; i++) {
-    // The row of an attempt in flight has no outcome yet (status 'started'): wait for the finished one.
+    // Its row is written `started` before the connection is tried: wait for it to be completed.
     attempts = await db.query("SELECT error_class FROM anvil.deliveries WHERE message_id = $1 AND endpoint_id = $2 AND status <> 'started'", [messageId, endpoint.id])
     if (attempts.length === 0) await new Promise((resolve) => setTimeout(resolve, 25))
   }

@@ -1,0 +1,87 @@
+/**
+ * The contract of a delivery job: its data, name, queue and id, and the store the delivery worker is given.
+ * The outbox (src/outbox/) builds jobs and implements the store over PostgreSQL; the delivery side reads the
+ * one and calls the other, and never imports the outbox (forward mode runs it with no database at all).
+ */
+import type { OutboundScheme } from './sign-outbound.js'
+
+export const DEFAULT_OUTBOUND_QUEUE_NAME = 'outbound'
+export const OUTBOUND_JOB_NAME = 'deliver'
+
+/** `${messageId}.${endpointId}`: the same pair is one job, so a re-dispatch never delivers twice. */
+export function outboundJobId (messageId: string, endpointId: string, suffix?: string): string {
+  return suffix === undefined ? `${messageId}.${endpointId}` : `${messageId}.${endpointId}.${suffix}`
+}
+
+/** No secret ever: the worker loads the endpoint's live secrets when it signs. */
+export interface OutboundJobData {
+  messageId: string
+  endpointId: string
+  eventType: string
+  url: string
+  /** The envelope `{ id, type, timestamp, data }` as JSON, built once so every attempt sends the same bytes. */
+  body: string
+  scheme: OutboundScheme
+}
+
+export interface DeliveryAttempt {
+  messageId: string
+  endpointId: string
+  attempt: number
+  httpStatus?: number
+  durationMs: number
+  errorClass?: string
+  errorMessage?: string
+  responseHead: string
+  payloadSha256: string
+  success: boolean
+  /** The row `startAttempt` wrote for this attempt, which `recordAttempt` completes; unset, a row of its own. */
+  deliveryId?: string
+}
+
+/** An attempt about to POST, written before it so a crash mid-POST leaves it in the log. */
+export interface AttemptStart {
+  messageId: string
+  endpointId: string
+  jobId: string
+  attempt: number
+  payloadSha256: string
+}
+
+/** A job run again after an earlier run of it stopped (a stall) or failed. */
+export interface ResumedJob extends AttemptStart {
+  /** How often BullMQ took the job back as stalled, in all. */
+  stalls: number
+  /** When the job was made: a success for its message and endpoint since then makes a send of it redundant. */
+  since: Date
+}
+
+export interface EndpointState {
+  enabled: boolean
+  /** Deliveries per second, or null for no limit. */
+  rateLimit: number | null
+  secrets: string[]
+}
+
+/** Where secrets come from and attempts go. Without `recordAttempt` (no database) attempts go to the job's log. */
+export interface DeliveryStore {
+  /** The live secrets, newest first; `[]` when the endpoint is gone. */
+  loadSecrets (endpointId: string): Promise<string[]>
+  /** When given, read instead of `loadSecrets`: a disabled or deleted endpoint is not delivered to. */
+  loadEndpoint? (endpointId: string): Promise<EndpointState | undefined>
+  /**
+   * Writes the attempt; `failingSince` (the first failure since the last success) drives auto-disable;
+   * `recoveredFrom`, on the success that ends such a run, is logged as the endpoint's recovery.
+   */
+  recordAttempt? (attempt: DeliveryAttempt): Promise<{ failingSince?: Date | null, recoveredFrom?: Date } | undefined | void>
+  /** True when this call disabled the endpoint (so the hook fires once). */
+  disableEndpoint? (endpointId: string, reason: string): Promise<boolean>
+  /** With `recordAttempt`: writes the attempt as started before its POST, and gives the row's id for `recordAttempt`. */
+  startAttempt? (start: AttemptStart): Promise<string>
+  /**
+   * Before a retry or a run after a stall: the job's attempts left started become failed attempts (`stalled`),
+   * a stall that left none gets a row too; `stalled` is true when the job stalled since its last counted stall,
+   * `delivered` when its message reached the endpoint since the job was made.
+   */
+  resumeAttempt? (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }>
+}

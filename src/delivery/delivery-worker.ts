@@ -1,0 +1,131 @@
+/**
+ * The delivery worker: a BullMQ Worker on the outbound queue that signs and POSTs each job through the
+ * SSRF-guarded dispatcher, retries on the outbound schedule, and keeps one bad endpoint from slowing the rest.
+ */
+import { Worker, type Job } from 'bullmq'
+import { DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS, STALLED_MESSAGE } from '../shared/constants.js'
+import { errors } from '../shared/errors.js'
+import { within } from '../shared/within.js'
+import { checkClusterPrefix, connect, disconnect } from '../redis/connect.js'
+import { watchClock } from '../redis/clock-skew.js'
+import { createCircuitBreaker } from './circuit-breaker.js'
+import { createEndpointRateLimit } from './endpoint-rate-limit.js'
+import { createEndpointGate } from './endpoint-gate.js'
+import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from './delivery-job.js'
+import {
+  checkDeliveryWorkerOptions, CIRCUIT_CLEAN_CACHE_MS, DEFAULT_CIRCUIT_OPEN_MS, SLOW_ENDPOINT_AFTER_MS, DEFAULT_DELIVERY_CONCURRENCY, DEFAULT_DELIVERY_TIMEOUT_MS,
+  DEFAULT_DISABLE_AFTER_MS, DEFAULT_FAILURE_THRESHOLD, DEFAULT_RESPONSE_CAP_BYTES, RESPONSE_BODY_TIMEOUT_MS, type DeliveryWorkerOptions
+} from './delivery-options.js'
+import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
+import { createGuardedDispatcher } from './guarded-dispatcher.js'
+import { attemptOf, deliverJob, DeliveryFailure, type DeliverDeps } from './run-attempt.js'
+import { silentLogger, type AnvilLogger } from '../shared/logger.js'
+
+export interface DeliveryWorker {
+  /** Starts taking jobs; resolves once the worker is connected. */
+  start (): Promise<void>
+  /** Waits for deliveries in flight up to the shutdown timeout; closes what it created. */
+  close (): Promise<void>
+  readonly worker: Worker<OutboundJobData>
+}
+
+/** A probe holds its lease a little longer than its POST may take. */
+const PROBE_LEASE_MARGIN_MS = 5000
+
+export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryWorker {
+  const problem = checkDeliveryWorkerOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  const log = options.logger ?? silentLogger
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  checkClusterPrefix(options.redis, prefix)
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS
+  const schedule = resolveSchedule(options.retrySchedule)
+  const concurrency = options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY
+  const maxInFlight = options.maxInFlightPerEndpoint ?? Math.ceil(concurrency / 2)
+  // No cap given: half the slots while several endpoints are active (or one was slow) within a timeout, else all of them.
+  const adaptive = options.maxInFlightPerEndpoint === undefined ? { soloMaxInFlight: concurrency, recentMs: timeoutMs } : {}
+  const connection = connect(options.redis, 'worker', (err) => log.warn({ err: err.message }, 'anvil delivery: Redis error'))
+  const dispatcher = createGuardedDispatcher({ allowNets: options.allowNets, connectTimeoutMs: timeoutMs, lookup: options.lookup })
+  const circuit = options.circuit === false
+    ? undefined
+    : createCircuitBreaker(connection.client, prefix, {
+      failureThreshold: options.circuit?.failureThreshold ?? DEFAULT_FAILURE_THRESHOLD,
+      openMs: options.circuit?.openMs ?? DEFAULT_CIRCUIT_OPEN_MS,
+      probeLeaseMs: timeoutMs + PROBE_LEASE_MARGIN_MS,
+      cleanCacheMs: CIRCUIT_CLEAN_CACHE_MS
+    })
+  const deps: DeliverDeps = {
+    store: options.store,
+    send: { dispatcher, timeoutMs, responseCapBytes: options.responseCapBytes ?? DEFAULT_RESPONSE_CAP_BYTES, bodyTimeoutMs: RESPONSE_BODY_TIMEOUT_MS },
+    httpsOnly: options.httpsOnly ?? false,
+    circuit,
+    rateLimit: createEndpointRateLimit(connection.client, prefix),
+    // A cap at or above the concurrency can never bind: no gate then.
+    gate: maxInFlight >= concurrency ? undefined : createEndpointGate({ maxInFlight, slowAfterMs: SLOW_ENDPOINT_AFTER_MS, timeoutMs, ...adaptive }),
+    disableAfterMs: options.disableAfterMs ?? DEFAULT_DISABLE_AFTER_MS,
+    onEndpointDisabled: options.onEndpointDisabled,
+    onAttempt: options.onAttempt,
+    log
+  }
+
+  const worker = new Worker<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME,
+    async (job: Job<OutboundJobData>, token?: string) => await deliverJob(job, token, deps), {
+      connection: connection.client,
+      prefix,
+      autorun: false,
+      concurrency,
+      // A stall is a failed attempt of its own (deliverJob counts it), so a job may stall as often as it may be tried.
+      maxStalledCount: schedule.length + 1,
+      ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
+      ...(options.stalledIntervalMs === undefined ? {} : { stalledInterval: options.stalledIntervalMs }),
+      settings: {
+        backoffStrategy: (attemptsMade: number, type?: string, err?: Error) => type === OUTBOUND_BACKOFF_TYPE
+          ? nextDelay(schedule, attemptsMade, {
+            jitter: options.jitter,
+            retryAfterMs: err instanceof DeliveryFailure ? err.retryAfterMs : undefined,
+            retryAfterMaxMs: options.retryAfterMaxMs
+          })
+          : -1
+      }
+    })
+  worker.on('error', (err) => log.warn({ err: err.message }, 'anvil delivery: worker error'))
+  worker.on('failed', (job, err) => {
+    if (job === undefined) return
+    const final = job.finishedOn !== undefined
+    log[final ? 'error' : 'warn']({ jobId: job.id, endpointId: job.data.endpointId, attempt: job.attemptsMade, err: err.message },
+      final ? 'anvil delivery: failed for good' : 'anvil delivery: attempt failed')
+    // Failed by BullMQ without a run (it stalled past the limit): its stalls get their rows, so it ends logged.
+    if (final && job.failedReason === STALLED_MESSAGE && deps.store.resumeAttempt !== undefined) {
+      deps.store.resumeAttempt({ ...attemptOf(job), attempt: job.attemptsMade, stalls: job.stalledCounter, since: new Date(job.timestamp) })
+        .catch((err: Error) => log.error({ jobId: job.id, err: err.message }, 'anvil delivery: stalled job not logged'))
+    }
+  })
+
+  let closing: Promise<void> | undefined
+  let stopClock: (() => void) | undefined
+  return {
+    worker,
+    async start () {
+      worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil delivery: stopped'))
+      await worker.waitUntilReady()
+      if (closing === undefined) stopClock ??= watchClock(connection.client, log)
+    },
+    close () {
+      closing ??= (async () => {
+        stopClock?.()
+        const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
+        const graceful = worker.close().then(() => true, () => true)
+        if (!await within(graceful, shutdownTimeoutMs, () => false, { ref: true })) {
+          // Aborting the POSTs in flight ends their jobs (as failed attempts, retried later), which lets the close finish.
+          log.warn({ timeoutMs: shutdownTimeoutMs }, 'anvil delivery: shutdown timeout, aborting deliveries in flight')
+          await dispatcher.destroy()
+          await graceful
+        } else {
+          await dispatcher.close()
+        }
+        await disconnect(connection)
+      })()
+      return closing
+    }
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * One attempt of one delivery job: settle what an earlier run left (a stall is a failed attempt; a message
+ * delivered since by another job is not sent again), load the secrets, wait (as a delayed job) while the
+ * endpoint's circuit is open or its rate is spent, sign, write the attempt as started, POST, complete it,
+ * then decide: success, retry (BullMQ's backoff, with the receiver's Retry-After), or fail for good and maybe
+ * disable the endpoint.
+ */
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq'
+import { sha256Hex } from '../signing/crypto.js'
+import { databaseErrorKind } from '../db/database-errors.js'
+import type { CircuitBreaker } from './circuit-breaker.js'
+import type { EndpointGate } from './endpoint-gate.js'
+import type { EndpointRateLimit } from './endpoint-rate-limit.js'
+import type { AttemptStart, DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
+import type { EndpointDisabledEvent } from './delivery-options.js'
+import { publishOutbound } from './delivery-channels.js'
+import { endpointUrlProblem } from './endpoint-url.js'
+import { sendWebhook, type SendOptions, type SendResult } from './send-webhook.js'
+import { signatureHeaders } from './sign-outbound.js'
+import type { AnvilLogger } from '../shared/logger.js'
+
+/** A failed attempt that may be retried; the backoff strategy reads `retryAfterMs`. */
+export class DeliveryFailure extends Error {
+  constructor (message: string, readonly retryAfterMs?: number) {
+    super(message)
+    this.name = 'DeliveryFailure'
+  }
+}
+
+export interface DeliverDeps {
+  store: DeliveryStore
+  send: SendOptions
+  httpsOnly: boolean
+  circuit?: CircuitBreaker
+  rateLimit?: EndpointRateLimit
+  gate?: EndpointGate
+  disableAfterMs: number
+  onEndpointDisabled?: (event: EndpointDisabledEvent) => void
+  onAttempt?: (attempt: DeliveryAttempt) => void
+  log: AnvilLogger
+}
+
+/** Headers every delivery carries besides its signature. */
+const CONTENT_TYPE = 'application/json'
+const USER_AGENT = 'anvil-webhooks'
+/** The entry of a worker without a per-endpoint cap. */
+const UNGATED = { release () {} }
+
+/** How long a delivery waits, not counted as an attempt, while its log cannot be written. */
+export const LOG_UNAVAILABLE_RETRY_MS = 5000
+
+/** The admission of a worker without a circuit breaker. */
+const OPEN_ROAD = { send: true as const, probe: false, dirty: false }
+
+/** An attempt that never reached the network (a bad URL, a gone endpoint). */
+function refusedLocally (errorClass: string, errorMessage: string): SendResult {
+  return { success: false, durationMs: 0, errorClass: errorClass as SendResult['errorClass'], errorMessage, responseHead: '' }
+}
+
+/** What the log needs to know of this attempt before its POST. */
+export function attemptOf (job: Job<OutboundJobData>): AttemptStart {
+  const { messageId, endpointId, body } = job.data
+  return { messageId, endpointId, jobId: job.id as string, attempt: job.attemptsMade + 1, payloadSha256: sha256Hex(body) }
+}
+
+export async function deliverJob (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<void> {
+  const data = job.data
+  const { endpointId } = data
+  const { store } = deps
+  // A retry, or a run after a stall: what the last run left is settled before anything is sent.
+  if ((job.attemptsMade > 0 || job.stalledCounter > 0) && store.resumeAttempt !== undefined) {
+    const resumed = await logged(job, token, deps, store.resumeAttempt({ ...attemptOf(job), stalls: job.stalledCounter, since: new Date(job.timestamp) }))
+    if (resumed.delivered) {
+      deps.log.info({ jobId: job.id, endpointId }, 'anvil delivery: delivered since by another job (a hand retry or recover); not sent again')
+      return
+    }
+    if (resumed.stalled) {
+      deps.log.warn({ jobId: job.id, endpointId, attempt: job.attemptsMade + 1 }, 'anvil delivery: the last run stalled; counted as a failed attempt')
+      publishOutbound('delivered', () => ({ endpointId, eventType: data.eventType, outcome: 'stalled', durationMs: 0 }))
+      throw new DeliveryFailure('stalled: the worker stopped during this attempt')
+    }
+  }
+  const state = await logged(job, token, deps, store.loadEndpoint !== undefined
+    ? store.loadEndpoint(endpointId)
+    : store.loadSecrets(endpointId).then((secrets) => ({ enabled: true, rateLimit: null, secrets })))
+  const urlProblem = endpointUrlProblem(data.url, { httpsOnly: deps.httpsOnly })
+  const refusal = state === undefined || state.secrets.length === 0
+    ? refusedLocally('endpoint_gone', 'the endpoint no longer exists or has no secret')
+    : !state.enabled ? refusedLocally('endpoint_disabled', 'the endpoint is disabled')
+        : urlProblem !== undefined ? refusedLocally('invalid_url', `the endpoint URL ${urlProblem}`) : undefined
+  if (refusal !== undefined) {
+    await note(job, deps, refusal)
+    throw new UnrecoverableError(refusal.errorMessage)
+  }
+  const { secrets, rateLimit } = state as NonNullable<typeof state>
+
+  const entering = deps.gate === undefined ? UNGATED : deps.gate.enter(endpointId)
+  const entry = entering instanceof Promise ? await entering : entering
+  if ('retryAt' in entry) await wait(job, token, entry.retryAt)
+  let result: SendResult
+  let deliveryId: string | undefined
+  let admission: { send: true, probe: boolean, dirty: boolean }
+  try {
+    if (rateLimit !== null && deps.rateLimit !== undefined) {
+      const retryAt = await deps.rateLimit.take(endpointId, rateLimit)
+      if (retryAt !== undefined) await wait(job, token, retryAt)
+    }
+    const admitted = deps.circuit === undefined ? OPEN_ROAD : deps.circuit.admitCached(endpointId) ?? await deps.circuit.admit(endpointId)
+    if (!admitted.send) await wait(job, token, admitted.retryAt)
+    admission = admitted as typeof admission
+    const timestamp = Math.floor(Date.now() / 1000)
+    const headers = signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets })
+    headers['content-type'] = CONTENT_TYPE
+    headers['user-agent'] = USER_AGENT
+    // In the log before the POST: a crash mid-POST leaves a row whose outcome is unknown, and a re-send is a row of its own.
+    deliveryId = store.startAttempt === undefined ? undefined : await logged(job, token, deps, store.startAttempt(attemptOf(job)))
+    result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
+  } finally {
+    (entry as { release: () => void }).release()
+  }
+
+  if (deps.circuit !== undefined) {
+    const change = await deps.circuit.record(endpointId, result.success, admission).catch((err: Error) => {
+      deps.log.warn({ endpointId, err: err.message }, 'anvil delivery: circuit state not written')
+      return undefined
+    })
+    if (change !== undefined) {
+      deps.log.warn({ endpointId }, `anvil delivery: circuit ${change}`)
+      publishOutbound('circuit', () => ({ endpointId, open: change === 'opened' }))
+    }
+  }
+  const recorded = await note(job, deps, result, deliveryId)
+  // Nothing returned: BullMQ would store a return value with every completed job.
+  if (result.success) {
+    // Failures are logged per attempt; without this line an endpoint's recovery would never show.
+    const since = recorded?.recoveredFrom
+    if (since instanceof Date) deps.log.info({ endpointId, failingSince: since.toISOString(), failedForMs: Date.now() - since.getTime() }, 'anvil delivery: endpoint recovered')
+    return
+  }
+
+  if (result.httpStatus === 410) {
+    await disable(deps, endpointId, 'the endpoint answered 410 Gone')
+    throw new UnrecoverableError('HTTP 410: the endpoint is gone and was disabled')
+  }
+  const failingSince = recorded?.failingSince
+  if (deps.disableAfterMs > 0 && failingSince instanceof Date && Date.now() - failingSince.getTime() >= deps.disableAfterMs) {
+    await disable(deps, endpointId, `only failures since ${failingSince.toISOString()}`)
+    throw new UnrecoverableError(`${result.errorMessage ?? 'failed'}; the endpoint has only failed for too long and was disabled`)
+  }
+  throw new DeliveryFailure(`${result.errorClass ?? 'failed'}: ${result.errorMessage ?? ''}`, result.retryAfterMs)
+}
+
+/** Puts the job back as delayed: it holds no worker slot while its endpoint cannot take it. */
+async function wait (job: Job<OutboundJobData>, token: string | undefined, retryAt: number): Promise<never> {
+  await job.moveToDelayed(retryAt, token)
+  throw new DelayedError()
+}
+
+/**
+ * A read or write of the store before a POST; while the store cannot answer the job waits, its attempt not
+ * counted, so no delivery is sent unlogged and none ends for want of its log.
+ */
+async function logged<T> (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps, write: Promise<T>): Promise<T> {
+  try {
+    return await write
+  } catch (err) {
+    // Only an unreachable database waits; any other error (a missing migration, a bug) fails the attempt as usual.
+    if (databaseErrorKind(err) !== 'unavailable') throw err
+    deps.log.warn({ jobId: job.id, err: (err as Error).message, retryInMs: LOG_UNAVAILABLE_RETRY_MS }, 'anvil delivery: the delivery store cannot be reached; the delivery waits')
+    return await wait(job, token, Date.now() + LOG_UNAVAILABLE_RETRY_MS)
+  }
+}
+
+/** Writes the attempt (the delivery log, else the job's log), then tells the hooks and the metrics. */
+type Recorded = { failingSince?: Date | null, recoveredFrom?: Date } | undefined
+
+async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string): Promise<Recorded> {
+  const { messageId, endpointId, eventType, body } = job.data
+  const attempt: DeliveryAttempt = {
+    messageId,
+    endpointId,
+    attempt: job.attemptsMade + 1,
+    durationMs: result.durationMs,
+    responseHead: result.responseHead,
+    payloadSha256: sha256Hex(body),
+    success: result.success
+  }
+  if (deliveryId !== undefined) attempt.deliveryId = deliveryId
+  // Set only when known: the log tells an attempt that got no answer from one that did.
+  if (result.httpStatus !== undefined) attempt.httpStatus = result.httpStatus
+  if (result.errorClass !== undefined) {
+    attempt.errorClass = result.errorClass
+    attempt.errorMessage = result.errorMessage
+  }
+  let recorded: Recorded
+  if (deps.store.recordAttempt !== undefined) {
+    recorded = (await deps.store.recordAttempt(attempt)) ?? undefined
+  } else {
+    await job.log(JSON.stringify(attempt))
+  }
+  if (deps.onAttempt !== undefined) callHook(deps, 'onAttempt', () => deps.onAttempt?.(attempt))
+  publishOutbound('delivered', () => ({ endpointId, eventType, outcome: result.success ? 'success' : result.errorClass ?? 'failed', durationMs: result.durationMs }))
+  return recorded
+}
+
+async function disable (deps: DeliverDeps, endpointId: string, reason: string): Promise<void> {
+  const disabled = await deps.store.disableEndpoint?.(endpointId, reason) ?? false
+  if (!disabled) return
+  deps.log.warn({ endpointId, reason }, 'anvil delivery: endpoint disabled')
+  publishOutbound('endpointDisabled', () => ({ endpointId, reason }))
+  callHook(deps, 'onEndpointDisabled', () => deps.onEndpointDisabled?.({ endpointId, reason }))
+}
+
+/** A user's hook that throws is logged, never taken for the delivery's failure. */
+function callHook (deps: DeliverDeps, name: string, hook: () => unknown): void {
+  try {
+    hook()
+  } catch (err) {
+    deps.log.error({ hook: name, err: (err as Error).message }, 'anvil delivery: hook threw')
+  }
+}

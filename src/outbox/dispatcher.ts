@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto'
+import pg from 'pg'
+import type { Database } from '../db/database.js'
+import { redisWithin } from '../redis/redis-within.js'
+import type { RedisGate } from '../redis/redis-outage.js'
+import type { FanOut, OutboxMessage } from './fan-out.js'
+import { outboxChannels } from './outbox-channels.js'
+import { outboxChannel } from './publish.js'
+import type { AnvilLogger } from '../shared/logger.js'
+
+export interface DispatchRetry {
+  /** The first retry's delay; each next one doubles. */
+  baseMs: number
+  maxMs: number
+  /** After this many failed dispatches the message is `failed`. */
+  attempts: number
+}
+
+export interface DispatcherSettings {
+  pollIntervalMs: number
+  /** After a pass that found work, the next one comes this soon, until a pass finds none. */
+  busyPollMs: number
+  leaseMs: number
+  batchSize: number
+  retry: DispatchRetry
+}
+
+/** The wait after the `attempts`-th failed dispatch: base, 2×base, 4×base … capped. */
+export function dispatchDelay (attempts: number, retry: DispatchRetry): number {
+  return Math.min(retry.baseMs * 2 ** Math.max(0, attempts - 1), retry.maxMs)
+}
+
+export interface ClaimedMessage extends OutboxMessage {
+  attempts: number
+}
+
+export interface Dispatcher {
+  /** Claims up to a batch of due messages under this dispatcher's lease (exposed for tests and tools). */
+  claim (limit?: number): Promise<ClaimedMessage[]>
+  /** Claims and fans out one batch; the number of messages claimed. */
+  dispatchOnce (): Promise<number>
+  /** Listens for commits and polls as a backstop, until closed. */
+  start (): Promise<void>
+  /** Wakes the loop now (a NOTIFY does the same). */
+  wake (): void
+  close (): Promise<void>
+}
+
+/**
+ * Moves outbox rows to the delivery queue. A claim is `FOR UPDATE SKIP LOCKED` plus a lease, so dispatchers
+ * never take the same row at once, and a row whose dispatcher died is taken again when its lease ends; the
+ * jobs' deterministic ids make that second fan-out add nothing. While the delivery queue's Redis is away
+ * nothing is claimed, and a fan-out that Redis failed gives its attempt back: an outage is not the message's failure.
+ */
+export function createDispatcher (db: Database, fanOut: FanOut, settings: DispatcherSettings, log: AnvilLogger, redis: RedisGate): Dispatcher {
+  const owner = randomUUID()
+  const outbox = db.table('outbox')
+  let closed = false
+  let redisAway = false
+  let running: Promise<void> | undefined
+  let again = false
+  let timer: NodeJS.Timeout | undefined
+  let followUp: NodeJS.Timeout | undefined
+  let listener: pg.PoolClient | undefined
+
+  async function claim (limit = settings.batchSize): Promise<ClaimedMessage[]> {
+    const { rows } = await db.pool.query<{ id: string, public_type: string | null, tenant: string | null, data: string, created_at: Date, attempts: number }>(
+      `UPDATE ${outbox} o SET attempts = o.attempts + 1, lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
+       FROM (SELECT id FROM ${outbox} WHERE status = 'pending' AND next_attempt_at <= now()
+             AND (lease_until IS NULL OR lease_until <= now())
+             ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
+       WHERE o.id = due.id
+       RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts`, [owner, settings.leaseMs, limit])
+    return rows.map((row) => ({ id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, attempts: row.attempts }))
+  }
+
+  function noteRedis (away: boolean, err?: string): void {
+    if (away === redisAway) return
+    redisAway = away
+    if (away) log.warn({ err }, 'anvil outbound: Redis is unavailable; dispatch waits for it')
+    else log.info({}, 'anvil outbound: Redis is back; dispatching')
+  }
+
+  async function dispatchOne (message: ClaimedMessage): Promise<void> {
+    try {
+      // Bounded: a Redis that stops answering must not hold the claim until its lease ends and another takes it.
+      const jobs = await redisWithin(fanOut(message), Math.max(1, Math.floor(settings.leaseMs / 2)))
+      if (outboxChannels.dispatched.hasSubscribers) outboxChannels.dispatched.publish({ eventType: message.publicType ?? '', jobs: jobs.length })
+      await db.pool.query(
+        `UPDATE ${outbox} SET status = 'dispatched', dispatched_at = now(), last_error = NULL, lease_owner = NULL, lease_until = NULL
+         WHERE id = $1 AND lease_owner = $2`, [message.id, owner])
+    } catch (err) {
+      const error = (err as Error).message
+      if (redis.outage(err)) {
+        noteRedis(true, error)
+        // Redis's failure, not the message's: the attempt is given back and the row waits one poll.
+        await db.pool.query(
+          `UPDATE ${outbox} SET attempts = attempts - 1, next_attempt_at = now() + $3 * interval '1 millisecond', last_error = $4,
+             lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
+          [message.id, owner, settings.pollIntervalMs, `Redis unavailable: ${error}`])
+        return
+      }
+      const failed = message.attempts >= settings.retry.attempts
+      ;(failed ? log.error : log.warn).call(log, { messageId: message.id, attempts: message.attempts, err: error },
+        failed ? 'anvil outbound: dispatch failed for good' : 'anvil outbound: dispatch failed, will retry')
+      await db.pool.query(
+        `UPDATE ${outbox} SET status = $3, next_attempt_at = now() + $4 * interval '1 millisecond', last_error = $5,
+           lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
+        [message.id, owner, failed ? 'failed' : 'pending', dispatchDelay(message.attempts, settings.retry), error])
+    }
+  }
+
+  async function dispatchOnce (): Promise<number> {
+    // Nothing is claimed (so no attempt used) while Redis is away; a pass waits up to one poll for it to come.
+    if (!await redis.untilReady(settings.pollIntervalMs)) {
+      noteRedis(true, 'not connected')
+      return 0
+    }
+    noteRedis(false)
+    const claimed = await claim()
+    await Promise.all(claimed.map(dispatchOne))
+    return claimed.length
+  }
+
+  function wake (): void {
+    if (closed) return
+    if (running !== undefined) {
+      again = true
+      return
+    }
+    clearTimeout(followUp)
+    running = (async () => {
+      let found = 0
+      do {
+        again = false
+        let claimed = 0
+        do {
+          claimed = await dispatchOnce()
+          found += claimed
+        } while (!closed && claimed === settings.batchSize)
+      } while (again && !closed)
+      return found
+    })()
+      .then((found) => {
+        // Busy: more is likely on its way, and its publisher may not NOTIFY (one per interval).
+        if (found > 0 && !closed) followUp = setTimeout(wake, settings.busyPollMs).unref()
+      }, (err: Error) => log.warn({ err: err.message }, 'anvil outbound: dispatch pass failed; the next poll tries again'))
+      .finally(() => { running = undefined })
+  }
+
+  async function listen (): Promise<void> {
+    if (closed) return
+    let client: pg.PoolClient | undefined
+    try {
+      client = await db.pool.connect()
+      const held = client
+      client.on('notification', wake)
+      client.on('error', (err) => {
+        // Only the connection still listening is ours to release; a released one is the pool's.
+        if (listener !== held) return
+        listener = undefined
+        log.warn({ err: err.message }, 'anvil outbound: LISTEN connection lost; polling until it is back')
+        held.release(err)
+        setTimeout(() => { void listen() }, settings.pollIntervalMs).unref()
+      })
+      await client.query(`LISTEN ${pg.escapeIdentifier(outboxChannel(db.schema))}`)
+      listener = client
+      if (closed) await stopListening()
+    } catch (err) {
+      client?.release(err as Error)
+      log.warn({ err: (err as Error).message }, 'anvil outbound: cannot LISTEN; polling until it can')
+      setTimeout(() => { void listen() }, settings.pollIntervalMs).unref()
+    }
+  }
+
+  async function stopListening (): Promise<void> {
+    const client = listener
+    listener = undefined
+    if (client === undefined) return
+    client.removeAllListeners('notification')
+    await client.query('UNLISTEN *').catch(() => {})
+    client.release()
+  }
+
+  return {
+    claim,
+    dispatchOnce,
+    wake,
+    async start () {
+      if (timer !== undefined || closed) return
+      timer = setInterval(wake, settings.pollIntervalMs)
+      timer.unref()
+      await listen()
+      wake()
+    },
+    async close () {
+      closed = true
+      clearInterval(timer)
+      clearTimeout(followUp)
+      await running
+      await stopListening()
+    }
+  }
+}

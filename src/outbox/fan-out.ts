@@ -1,0 +1,61 @@
+import type { JobsOptions, Queue } from 'bullmq'
+import type pg from 'pg'
+import type { Database } from '../db/database.js'
+import { OUTBOUND_JOB_NAME, outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
+import type { OutboundScheme } from '../delivery/sign-outbound.js'
+
+/** What fan-out needs of an outbox row. */
+export interface OutboxMessage {
+  id: string
+  publicType: string | null
+  tenant: string | null
+  /** The data's JSON text. */
+  data: string
+  createdAt: Date
+}
+
+/** A delivery job per endpoint: the exact id of the first try, or new ids with a suffix (retry, recover, resend). */
+export interface FanOutTarget {
+  endpointId?: string
+  /** These endpoints, as the caller chose them. */
+  endpointIds?: readonly string[]
+  suffix?: string
+  /** Reads the endpoints on this client (the caller's transaction) instead of the pool. */
+  client?: pg.ClientBase
+}
+
+/** The envelope receivers get, built from the stored JSON text so no byte of the data changes. */
+export function envelope (message: OutboxMessage, type: string): string {
+  return `{"id":${JSON.stringify(message.id)},"type":${JSON.stringify(type)},"timestamp":${JSON.stringify(message.createdAt.toISOString())},"data":${message.data}}`
+}
+
+export type FanOut = (message: OutboxMessage, target?: FanOutTarget) => Promise<string[]>
+
+/**
+ * One job per subscribed, enabled endpoint of the message's tenant (or the one endpoint asked for). Job ids
+ * are deterministic, and BullMQ keeps the first of an id, so running this twice adds nothing.
+ */
+export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOptions: JobsOptions): FanOut {
+  const endpoints = db.table('endpoints')
+  return async (message, target = {}) => {
+    if (message.publicType === null) return []
+    const type = message.publicType
+    const client = target.client ?? db.pool
+    const chosen = target.endpointIds ?? (target.endpointId === undefined ? undefined : [target.endpointId])
+    const { rows } = chosen === undefined
+      ? await client.query<{ id: string, url: string, scheme: OutboundScheme }>(
+        `SELECT id, url, scheme FROM ${endpoints} WHERE enabled AND tenant IS NOT DISTINCT FROM $1
+         AND (cardinality(event_types) = 0 OR $2 = ANY (event_types)) ORDER BY id`, [message.tenant, type])
+      : await client.query<{ id: string, url: string, scheme: OutboundScheme }>(
+        `SELECT id, url, scheme FROM ${endpoints} WHERE id = ANY ($1) ORDER BY id`, [chosen])
+    if (rows.length === 0) return []
+    const body = envelope(message, type)
+    const jobs = rows.map((endpoint) => ({
+      name: OUTBOUND_JOB_NAME,
+      data: { messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body, scheme: endpoint.scheme },
+      opts: { ...jobOptions, jobId: outboundJobId(message.id, endpoint.id, target.suffix) }
+    }))
+    await queue.addBulk(jobs)
+    return jobs.map((job) => job.opts.jobId)
+  }
+}

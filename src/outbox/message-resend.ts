@@ -1,0 +1,148 @@
+/**
+ * Re-sending a message that ended failed, whatever failed: its dispatch (Redis refused it until its attempts
+ * were used) or its deliveries (an endpoint failed every attempt). A re-send goes to the endpoints the message
+ * is for (enabled and subscribed now and, once it was dispatched, already there then) that have no successful
+ * delivery of it and no delivery of it in flight, under the same `webhook-id`, as job `<message>.<endpoint>.resend`.
+ * The message's row is locked while that is decided and the jobs added, so concurrent re-sends make one job per
+ * endpoint: the second finds the first's job waiting.
+ */
+import type { Queue } from 'bullmq'
+import type pg from 'pg'
+import { Type, type Static } from '@sinclair/typebox'
+import { inTransaction, type Database } from '../db/database.js'
+import type { RedisGate } from '../redis/redis-outage.js'
+import { decodeCursor } from '../shared/cursor.js'
+import { errors } from '../shared/errors.js'
+import { outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
+import { EventType, Tenant } from './endpoint-schemas.js'
+import type { FanOut, OutboxMessage } from './fan-out.js'
+import { pageSize, toPage, type Page } from './page.js'
+
+export const RESEND_SUFFIX = 'resend'
+/** Job states in which a delivery may still happen. */
+const IN_FLIGHT = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children'])
+
+export const MessageResendSchema = Type.Object({
+  messageId: Type.String(),
+  /** Before the re-send: `failed` (dispatch gave up), `dispatched`, or `pending` (dispatch on its way: nothing done). */
+  status: Type.Union([Type.Literal('pending'), Type.Literal('dispatched'), Type.Literal('failed')]),
+  /** Sent again (a dry run: would be). */
+  endpointIds: Type.Array(Type.String()),
+  /** Still queued or retrying: left to that delivery. */
+  inFlight: Type.Array(Type.String()),
+  /** Already delivered: never sent twice. */
+  delivered: Type.Array(Type.String())
+})
+export type MessageResend = Static<typeof MessageResendSchema>
+
+export const ResendFilterSchema = Type.Object({
+  /** `dispatch`: messages whose dispatch gave up; `delivery`: dispatched, with an endpoint that failed and never succeeded. @defaultValue both */
+  failure: Type.Optional(Type.Union([Type.Literal('dispatch'), Type.Literal('delivery')])),
+  /** The message's type, as published. */
+  type: Type.Optional(EventType()),
+  tenant: Type.Optional(Tenant()),
+  /** ISO 8601: created at or after. */
+  since: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  /** ISO 8601: created before. */
+  until: Type.Optional(Type.String({ minLength: 1, maxLength: 64 }))
+}, { additionalProperties: false })
+export type ResendFilter = Static<typeof ResendFilterSchema>
+
+export interface ResendPage extends Page<MessageResend> {
+  dryRun: boolean
+}
+
+export function createMessageResend (db: Database, queue: Queue<OutboundJobData>, fanOut: FanOut, redis: RedisGate) {
+  const outbox = db.table('outbox')
+  const endpoints = db.table('endpoints')
+  const deliveries = db.table('deliveries')
+
+  /** Redis's failures are a 503 (retry later), never a half-done re-send: the transaction rolls back. */
+  async function onRedis<T> (work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (err) {
+      if (redis.outage(err)) throw new errors.REDIS_UNAVAILABLE({ cause: err })
+      throw err
+    }
+  }
+
+  async function plan (client: pg.ClientBase, message: OutboxMessage & { dispatchedAt: Date | null }) {
+    const { rows } = await client.query<{ id: string, delivered: boolean }>(
+      `SELECT e.id, EXISTS (SELECT 1 FROM ${deliveries} d WHERE d.message_id = $1 AND d.endpoint_id = e.id AND d.status = 'success') AS delivered
+       FROM ${endpoints} e WHERE e.enabled AND e.tenant IS NOT DISTINCT FROM $2 AND (cardinality(e.event_types) = 0 OR $3 = ANY (e.event_types))
+         AND ($4::timestamptz IS NULL OR e.created_at <= $4) ORDER BY e.id`,
+      [message.id, message.tenant, message.publicType, message.dispatchedAt])
+    const delivered = rows.filter((row) => row.delivered).map((row) => row.id)
+    const open = rows.filter((row) => !row.delivered).map((row) => row.id)
+    const states = await onRedis(async () => await Promise.all(open.map(async (endpointId) =>
+      await Promise.all([queue.getJobState(outboundJobId(message.id, endpointId)), queue.getJobState(outboundJobId(message.id, endpointId, RESEND_SUFFIX))]))))
+    const send: string[] = []
+    const inFlight: string[] = []
+    const finished: string[] = []
+    open.forEach((endpointId, i) => {
+      const [first, resent] = states[i] as [string, string]
+      if (first === 'completed' || resent === 'completed') delivered.push(endpointId)
+      else if (IN_FLIGHT.has(first) || IN_FLIGHT.has(resent)) inFlight.push(endpointId)
+      else {
+        send.push(endpointId)
+        if (resent !== 'unknown') finished.push(outboundJobId(message.id, endpointId, RESEND_SUFFIX))
+      }
+    })
+    return { send, inFlight, delivered: delivered.sort(), finished }
+  }
+
+  async function resendMessage (id: string, { dryRun = false } = {}): Promise<MessageResend> {
+    return await inTransaction(db.pool, async (client) => {
+      const { rows } = await client.query<{
+        id: string, public_type: string | null, tenant: string | null, data: string, created_at: Date, status: MessageResend['status'], dispatched_at: Date | null
+      }>(`SELECT id, public_type, tenant, data, created_at, status, dispatched_at FROM ${outbox} WHERE id = $1${dryRun ? '' : ' FOR UPDATE'}`, [id])
+      const row = rows[0]
+      if (row === undefined) throw new errors.NOT_FOUND(`no message ${id} in the outbox`)
+      const nothing = { messageId: id, status: row.status, endpointIds: [], inFlight: [], delivered: [] }
+      if (row.status === 'pending' || row.public_type === null) return nothing
+      const message = { id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, dispatchedAt: row.dispatched_at }
+      const { send, inFlight, delivered, finished } = await plan(client, message)
+      if (!dryRun) {
+        await onRedis(async () => {
+          // A finished re-send job is removed so its id can be used again (BullMQ keeps the first job of an id).
+          for (const jobId of finished) await queue.remove(jobId)
+          if (send.length > 0) await fanOut(message, { endpointIds: send, suffix: RESEND_SUFFIX, client })
+        })
+        if (row.status === 'failed') await client.query(`UPDATE ${outbox} SET status = 'dispatched', dispatched_at = now() WHERE id = $1`, [id])
+      }
+      return { messageId: id, status: row.status, endpointIds: send, inFlight, delivered }
+    })
+  }
+
+  /** One page of the failed messages a filter matches, oldest first, each re-sent (or, in a dry run, planned) in turn. */
+  async function resendMatching (filter: ResendFilter, options: { dryRun?: boolean, limit?: number, cursor?: string } = {}): Promise<ResendPage> {
+    const dryRun = options.dryRun ?? false
+    const limit = pageSize(options.limit)
+    const after = options.cursor === undefined ? [null, null] : decodeCursor(options.cursor, ['string', 'string'])
+    const { rows } = await db.pool.query<{ id: string, at: string }>(
+      `SELECT o.id, o.created_at::text AS at FROM ${outbox} o
+       WHERE ($1::text IS NULL OR o.type = $1) AND ($2::text IS NULL OR o.tenant = $2)
+         AND ($3::timestamptz IS NULL OR o.created_at >= $3) AND ($4::timestamptz IS NULL OR o.created_at < $4)
+         AND ($5::timestamptz IS NULL OR (o.created_at, o.id) > ($5, $6))
+         AND (($7::text IS DISTINCT FROM 'delivery' AND o.status = 'failed')
+           OR ($7::text IS DISTINCT FROM 'dispatch' AND o.status = 'dispatched' AND EXISTS (
+             SELECT 1 FROM ${deliveries} d WHERE d.message_id = o.id AND d.status = 'failed' AND NOT EXISTS (
+               SELECT 1 FROM ${deliveries} s WHERE s.message_id = o.id AND s.endpoint_id = d.endpoint_id AND s.status = 'success'))))
+       ORDER BY o.created_at, o.id LIMIT ${limit + 1}`,
+      [filter.type ?? null, filter.tenant ?? null, filter.since ?? null, filter.until ?? null, after[0], after[1], filter.failure ?? null])
+    const page = toPage(rows, limit, (row) => [row.at, row.id], (row) => row.id)
+    const items: MessageResend[] = []
+    for (const id of page.items) {
+      try {
+        items.push(await resendMessage(id, { dryRun }))
+      } catch (err) {
+        // Taken by retention since the page was read: nothing to re-send.
+        if ((err as { code?: string }).code !== 'ANVIL_ERR_NOT_FOUND') throw err
+      }
+    }
+    return { dryRun, items, next: page.next }
+  }
+
+  return { resendMessage, resendMatching }
+}

@@ -1,0 +1,91 @@
+import type { JobsOptions } from 'bullmq'
+import { Type, type Static } from '@sinclair/typebox'
+import type { DatabaseInput } from '../db/database.js'
+import type { RedisInput } from '../redis/connect.js'
+import { Opaque, Prefix, QueueName, RetentionDays, Whole } from '../shared/schemas.js'
+import { RetryScheduleSettingSchema } from '../delivery/delivery-schedule.js'
+import { EventType } from './endpoint-schemas.js'
+import type { AnvilLogger } from '../shared/logger.js'
+
+/** Defaults, named once. */
+export const DEFAULT_DISPATCH_POLL_MS = 2000
+export const DEFAULT_DISPATCH_BUSY_POLL_MS = 20
+export const DEFAULT_NOTIFY_INTERVAL_MS = 50
+export const DEFAULT_DISPATCH_LEASE_MS = 60_000
+export const DEFAULT_DISPATCH_BATCH = 100
+/** UseDeploy's dispatch backoff: 30 s, 1 m, 2 m … capped at 15 m, failed after 8 attempts. */
+export const DEFAULT_DISPATCH_RETRY = Object.freeze({ baseMs: 30_000, maxMs: 15 * 60_000, attempts: 8 })
+/** A delivery job is kept a day after success, so a re-dispatch of the same message finds it and adds nothing. */
+export const DEFAULT_DELIVERY_RETENTION: JobsOptions = Object.freeze({
+  removeOnComplete: { age: 24 * 60 * 60 },
+  removeOnFail: { age: 7 * 24 * 60 * 60 }
+})
+export const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024
+/** Finished messages idle this long go, with their delivery log (src/outbox/outbox-retention.ts). */
+export const DEFAULT_OUTBOX_RETENTION_DAYS = 30
+/** How often the process that dispatches deletes them. */
+export const DEFAULT_OUTBOX_RETENTION_INTERVAL_MS = 60 * 60 * 1000
+
+export const DispatchOptionsSchema = Type.Object({
+  /** The backstop poll, for a NOTIFY missed while the listener reconnected. @defaultValue 2000 */
+  pollIntervalMs: Type.Optional(Whole(10)),
+  /** After a pass that found work, the next pass comes this soon, until one finds none. @defaultValue 20 */
+  busyPollMs: Type.Optional(Whole(1)),
+  /** How long a claim holds a message; a dispatcher that died lets go when it ends. @defaultValue 60000 */
+  leaseMs: Type.Optional(Whole(100)),
+  /** Messages claimed at once. @defaultValue 100 */
+  batchSize: Type.Optional(Whole(1, 10_000)),
+  /** The first retry's delay after a failed dispatch; doubled each time. @defaultValue 30000 */
+  retryBaseMs: Type.Optional(Whole(1)),
+  /** The longest retry delay. @defaultValue 900000 (15 minutes) */
+  retryMaxMs: Type.Optional(Whole(1)),
+  /** Failed dispatches after which a message is `failed`. @defaultValue 8 */
+  attempts: Type.Optional(Whole(1, 1000))
+}, { additionalProperties: false })
+
+export const OutboundOptionsSchema = Type.Object({
+  /** A postgres:// URL (Anvil opens and closes a pool) or a `pg.Pool` (left open). */
+  database: Opaque<DatabaseInput>(),
+  /** A Redis URL or an ioredis client (left open). @defaultValue `'redis://127.0.0.1:6379'` */
+  redis: Type.Optional(Opaque<RedisInput>()),
+  /** The PostgreSQL schema of Anvil's tables. @defaultValue `'anvil'` */
+  schema: Type.Optional(Type.String()),
+  /** BullMQ key prefix. @defaultValue `'{anvil}'` */
+  prefix: Type.Optional(Prefix()),
+  /** The delivery queue. @defaultValue `'outbound'` */
+  queueName: Type.Optional(QueueName()),
+  /** The largest `data`, as JSON bytes. @defaultValue 262144 (256 KiB) */
+  maxPayloadBytes: Type.Optional(Whole(1, MAX_PAYLOAD_LIMIT)),
+  /** Internal event name → public name; an internal name missing here is never delivered. @defaultValue none (names are public as they are) */
+  eventMap: Type.Optional(Type.Record(Type.String(), EventType())),
+  /**
+   * At most one NOTIFY per this many ms from a process's publishes (PostgreSQL serializes the commits of
+   * notifying transactions); 0: one with every message. @defaultValue 50
+   */
+  notifyIntervalMs: Type.Optional(Whole(0, 60_000)),
+  /** Refuse endpoint URLs that are not https. @defaultValue false */
+  httpsOnly: Type.Optional(Type.Boolean()),
+  /** How long a rotated-out secret keeps signing. @defaultValue 86400 (24 h) */
+  secretGraceSeconds: Type.Optional(Whole(0, 7 * 24 * 60 * 60)),
+  /** How long a process reuses an endpoint's secrets. @defaultValue 5000 */
+  secretCacheMs: Type.Optional(Whole(0)),
+  /** @defaultValue every field's default */
+  dispatch: Type.Optional(DispatchOptionsSchema),
+  /**
+   * Dispatched and failed messages, with their delivery log, are deleted once nothing has happened to them
+   * (dispatch, an attempt, a re-send) for this many days, and never sooner than seven days (the longest a retry
+   * waits, plus the time a failing endpoint's jobs may wait before it is disabled); pending ones never are; 0
+   * keeps everything. @defaultValue 30
+   */
+  retentionDays: Type.Optional(RetentionDays()),
+  /** How often the process that dispatches deletes them; 0 never (another process does). @defaultValue 3600000 (an hour) */
+  retentionIntervalMs: Type.Optional(Whole(0)),
+  /** The delivery retries; must be the delivery worker's `retrySchedule`, since each job's attempts come from it. @defaultValue `'standard-webhooks'` */
+  retrySchedule: Type.Optional(RetryScheduleSettingSchema),
+  /** More BullMQ options for each delivery job, over the schedule's and the retention. @defaultValue none */
+  deliveryJobOptions: Type.Optional(Opaque<JobsOptions>()),
+  /** @defaultValue silent */
+  logger: Type.Optional(Opaque<AnvilLogger>())
+}, { additionalProperties: false })
+
+export type OutboundOptions = Static<typeof OutboundOptionsSchema>

@@ -1,0 +1,139 @@
+import { Queue } from 'bullmq'
+import { openDatabase, type Database } from '../db/database.js'
+import { connect, disconnect } from '../redis/connect.js'
+import { redisGate } from '../redis/redis-outage.js'
+import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../shared/constants.js'
+import { errors } from '../shared/errors.js'
+import { every, type Repeating } from '../shared/every.js'
+import { compileCheck } from '../shared/validate.js'
+import { createDeliveryLog, type DeliveryLog } from './delivery-log.js'
+import { createDeliveryStore, type DatabaseDeliveryStore } from './delivery-store.js'
+import { createDispatcher, type Dispatcher } from './dispatcher.js'
+import { createEndpointStore, type EndpointStore } from './endpoint-store.js'
+import { createFanOut } from './fan-out.js'
+import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from '../delivery/delivery-job.js'
+import { deliveryJobOptions, resolveSchedule } from '../delivery/delivery-schedule.js'
+import {
+  DEFAULT_DELIVERY_RETENTION, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_BUSY_POLL_MS, DEFAULT_NOTIFY_INTERVAL_MS, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
+  DEFAULT_OUTBOX_RETENTION_DAYS, DEFAULT_OUTBOX_RETENTION_INTERVAL_MS, OutboundOptionsSchema, type OutboundOptions
+} from './outbound-options.js'
+import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
+import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
+import { createResender, type Resender } from './resend.js'
+import { silentLogger, type AnvilLogger } from '../shared/logger.js'
+
+export interface OutboxStats {
+  pending: number
+  failed: number
+  /** Age of the oldest pending message; 0 when none is pending. */
+  oldestPendingSeconds: number
+}
+
+export interface Outbound {
+  readonly database: Database
+  readonly queue: Queue<OutboundJobData>
+  /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
+  readonly store: DatabaseDeliveryStore
+  readonly endpoints: EndpointStore
+  readonly deliveries: DeliveryLog
+  readonly dispatcher: Dispatcher
+  readonly resend: Resender
+  publish: Publish
+  outboxStats (): Promise<OutboxStats>
+  /** One retention pass now (`retentionDays`; src/outbox/outbox-retention.ts): what it deleted. */
+  prune (): Promise<OutboxPruned>
+  /** Prunes now and every `retentionIntervalMs` until closed; the process that dispatches calls it. */
+  startRetention (): void
+  /** Stops the dispatcher, closes the queue, and the pool and Redis connection Anvil opened. */
+  close (): Promise<void>
+}
+
+const checkOptions = compileCheck(OutboundOptionsSchema)
+
+/** Outgoing webhooks' database side: endpoints, publish, dispatch, the delivery log, operators' re-sends. */
+export function createOutbound (options: OutboundOptions): Outbound {
+  const problem = checkOptions(options)
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(`outbound ${problem}`)
+  const database = openDatabase(options.database, options.schema === undefined ? {} : { schema: options.schema })
+  const logger = options.logger ?? silentLogger
+  const connection = connect(options.redis ?? DEFAULT_REDIS_URL, 'producer', (err) => logger.warn({ err: err.message }, 'anvil outbound: Redis error'))
+  const queue = new Queue<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME, { connection: connection.client, prefix: options.prefix ?? DEFAULT_PREFIX })
+  queue.on('error', (err) => logger.warn({ err: err.message }, 'anvil outbound: queue error'))
+  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
+  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs })
+  const rawEndpoints = createEndpointStore(database, {
+    httpsOnly: options.httpsOnly ?? false,
+    ...(options.eventMap === undefined ? {} : { knownTypes: new Set(Object.values(options.eventMap)) })
+  })
+  // Edits made in this process reach its secret cache at once; other processes see them within secretCacheMs.
+  const endpoints: EndpointStore = {
+    ...rawEndpoints,
+    async update (id, patch) { store.forget(id); return await rawEndpoints.update(id, patch) },
+    async remove (id) { store.forget(id); await rawEndpoints.remove(id) },
+    async rotateSecret (id, grace = options.secretGraceSeconds) { store.forget(id); return await rawEndpoints.rotateSecret(id, grace) }
+  }
+  const fanOut = createFanOut(database, queue, {
+    ...deliveryJobOptions(resolveSchedule(options.retrySchedule)),
+    ...DEFAULT_DELIVERY_RETENTION,
+    ...options.deliveryJobOptions
+  })
+  const gate = redisGate(connection.client)
+  const dispatch = options.dispatch ?? {}
+  const dispatcher = createDispatcher(database, fanOut, {
+    pollIntervalMs: dispatch.pollIntervalMs ?? DEFAULT_DISPATCH_POLL_MS,
+    busyPollMs: dispatch.busyPollMs ?? DEFAULT_DISPATCH_BUSY_POLL_MS,
+    leaseMs: dispatch.leaseMs ?? DEFAULT_DISPATCH_LEASE_MS,
+    batchSize: dispatch.batchSize ?? DEFAULT_DISPATCH_BATCH,
+    retry: {
+      baseMs: dispatch.retryBaseMs ?? DEFAULT_DISPATCH_RETRY.baseMs,
+      maxMs: dispatch.retryMaxMs ?? DEFAULT_DISPATCH_RETRY.maxMs,
+      attempts: dispatch.attempts ?? DEFAULT_DISPATCH_RETRY.attempts
+    }
+  }, logger, gate)
+  const deliveries = createDeliveryLog(database)
+  const outbox = database.table('outbox')
+  const retentionDays = options.retentionDays ?? DEFAULT_OUTBOX_RETENTION_DAYS
+  const retentionIntervalMs = retentionDays === 0 ? 0 : options.retentionIntervalMs ?? DEFAULT_OUTBOX_RETENTION_INTERVAL_MS
+  let pruner: Repeating | undefined
+  let closed = false
+
+  async function prune (): Promise<OutboxPruned> {
+    const pruned = await deleteIdleMessages(database, retentionDays)
+    if (pruned.messages + pruned.deliveries > 0) logger.info(pruned, 'anvil outbound: retention deleted idle messages and their delivery log')
+    return pruned
+  }
+
+  return {
+    database,
+    queue,
+    store,
+    endpoints,
+    deliveries,
+    dispatcher,
+    resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, maxPayloadBytes }),
+    publish: createPublisher(database, { maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }) }),
+    async outboxStats () {
+      const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(
+        `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, count(*) FILTER (WHERE status = 'failed')::int AS failed,
+           extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending'))::float8 AS oldest
+         FROM ${outbox} WHERE status IN ('pending', 'failed')`)
+      const row = rows[0]
+      return { pending: row?.pending ?? 0, failed: row?.failed ?? 0, oldestPendingSeconds: row?.oldest ?? 0 }
+    },
+    prune,
+    startRetention () {
+      if (pruner !== undefined || closed || retentionIntervalMs === 0) return
+      const failed = (err: Error): void => logger.warn({ err: err.message }, 'anvil outbound: retention failed; the next pass tries again')
+      // A pass at start too: a process restarted more often than the interval would otherwise never prune.
+      pruner = every(retentionIntervalMs, prune, failed, { immediate: true })
+    },
+    async close () {
+      closed = true
+      void pruner?.stop()
+      await dispatcher.close()
+      await queue.close()
+      await disconnect(connection)
+      await database.close()
+    }
+  }
+}

@@ -1,0 +1,90 @@
+import { randomBytes } from 'node:crypto'
+import type { Queue } from 'bullmq'
+import type { Database } from '../db/database.js'
+import type { RedisGate } from '../redis/redis-outage.js'
+import { errors } from '../shared/errors.js'
+import type { DeliveryLog } from './delivery-log.js'
+import type { EndpointStore } from './endpoint-store.js'
+import type { FanOut, OutboxMessage } from './fan-out.js'
+import type { OutboundJobData } from '../delivery/delivery-job.js'
+import { newId } from './ids.js'
+import { createMessageResend } from './message-resend.js'
+import { serializeData } from './publish.js'
+
+export const TEST_EVENT_TYPE = 'anvil.test'
+
+export interface ResendResult {
+  messageId: string
+  endpointId: string
+  jobId: string
+}
+
+export type Resender = ReturnType<typeof createResender>
+
+/** A fresh job id for an operator's re-send: each one is a new delivery, never deduplicated against the first. */
+const resendSuffix = (kind: 'retry' | 'recover'): string => `${kind}-${randomBytes(6).toString('hex')}`
+
+export interface ResenderDeps {
+  db: Database
+  queue: Queue<OutboundJobData>
+  fanOut: FanOut
+  log: DeliveryLog
+  endpoints: EndpointStore
+  redis: RedisGate
+  maxPayloadBytes: number
+}
+
+/**
+ * What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event, and a
+ * message that ended failed (src/outbox/message-resend.ts), alone or by filter.
+ */
+export function createResender ({ db, queue, fanOut, log, endpoints, redis, maxPayloadBytes }: ResenderDeps) {
+  const outbox = db.table('outbox')
+  const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis)
+
+  async function message (id: string): Promise<OutboxMessage> {
+    const { rows } = await db.pool.query<{ id: string, public_type: string | null, tenant: string | null, data: string, created_at: Date }>(
+      `SELECT id, public_type, tenant, data, created_at FROM ${outbox} WHERE id = $1`, [id])
+    const row = rows[0]
+    if (row === undefined) throw new errors.NOT_FOUND(`no message ${id} in the outbox`)
+    return { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at }
+  }
+
+  async function resend (messageId: string, endpointId: string, kind: 'retry' | 'recover'): Promise<ResendResult> {
+    const [jobId] = await fanOut(await message(messageId), { endpointId, suffix: resendSuffix(kind) })
+    if (jobId === undefined) throw new errors.NOT_FOUND(`no endpoint ${endpointId}, or message ${messageId} has no public type`)
+    return { messageId, endpointId, jobId }
+  }
+
+  return {
+    /** A failed message to the endpoints that have not had it (none twice); `dryRun` says what it would do. */
+    message: resendMessage,
+    /** A page of the failed messages a filter matches, each re-sent as `message` does. */
+    matching: resendMatching,
+
+    async retry (deliveryId: string): Promise<ResendResult> {
+      const delivery = await log.get(deliveryId)
+      return await resend(delivery.messageId, delivery.endpointId, 'retry')
+    },
+
+    async recover (endpointId: string, since: string): Promise<{ messageIds: string[] }> {
+      await endpoints.get(endpointId)
+      const messageIds = await log.failedSince(endpointId, since)
+      for (const messageId of messageIds) await resend(messageId, endpointId, 'recover')
+      return { messageIds }
+    },
+
+    /** A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. */
+    async sendTest (endpointId: string, input: { type?: string, data?: unknown } = {}): Promise<{ messageId: string }> {
+      const endpoint = await endpoints.get(endpointId)
+      const type = input.type ?? TEST_EVENT_TYPE
+      const data = serializeData(input.data ?? { test: true }, maxPayloadBytes)
+      const id = newId('msg')
+      const { rows } = await db.pool.query<{ created_at: Date }>(
+        `INSERT INTO ${outbox} (id, type, public_type, tenant, data, status, dispatched_at)
+         VALUES ($1, $2, $2, $3, $4, 'dispatched', now()) RETURNING created_at`, [id, type, endpoint.tenant, data])
+      await fanOut({ id, publicType: type, tenant: endpoint.tenant, data, createdAt: rows[0]?.created_at ?? new Date() }, { endpointId })
+      return { messageId: id }
+    }
+  }
+}
