@@ -9,7 +9,7 @@ import { createOutbound } from '../src/outbox/outbound.js'
 import { signRequest } from '../src/testing/sign-request.js'
 import { runCli, startCli, tempDir } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
 import { startReceiver } from './helpers/receiver.js'
 
 const [redis, db] = await Promise.all([TestRedis.start(), TestDatabase.create()])
@@ -42,9 +42,8 @@ t.test('serve + worker, no handler: a signed Stripe event reaches the service, s
     ''
   ].join('\n'))
   const env = { REDIS_URL: redis.url, ANVIL_CONFIG: config, FORWARD_SECRET, ANVIL_QUEUE: 'cli-forward', HOST: '127.0.0.1' }
-  const port = await freePort()
-  const serve = startCli(t, ['serve'], { env: { ...env, STRIPE_SECRET, PORT: String(port) } })
-  await serve.log('anvil serve: listening', { port })
+  const serve = startCli(t, ['serve'], { env: { ...env, STRIPE_SECRET, PORT: '0' } })
+  const port = await serve.listeningPort('anvil serve: listening')
   // The worker verifies nothing: it is given the forward secret only, never the provider's. Its allowlist opens
   // the SSRF guard for the forward URL alone: an endpoint a customer registered on the same network stays refused.
   const outbound = createOutbound({ database: db.url, redis: redis.url })
