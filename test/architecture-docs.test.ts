@@ -5,11 +5,12 @@
  */
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
+import { ROOT_URL } from './helpers/root.js'
 
-const read = (path: string): string => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8')
+const read = (path: string): string => readFileSync(new URL(path, ROOT_URL), 'utf8')
 
 t.test('the erDiagram has one entity per table of migrations/, and no other', async (t) => {
-  const sql = readdirSync(new URL('../migrations/', import.meta.url)).filter((file) => file.endsWith('.sql'))
+  const sql = readdirSync(new URL('migrations/', ROOT_URL)).filter((file) => file.endsWith('.sql'))
     .map((file) => read(`migrations/${file}`)).join('\n')
   const tables = new Set([...sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?\{\{schema\}\}\.(\w+)/gi)].map((m) => m[1] as string))
   tables.add('schema_migrations')

@@ -6,8 +6,9 @@
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
 import { errors } from '../src/shared/errors.js'
+import { ROOT_URL } from './helpers/root.js'
 
-const doc = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8')
+const doc = readFileSync(new URL('docs/errors.md', ROOT_URL), 'utf8')
 const registry = new Map<string, number | undefined>(Object.values(errors).map((AnvilError) => {
   const err = new AnvilError('x', 'x', 'x')
   return [err.code, err.statusCode] as const
@@ -27,9 +28,9 @@ t.test('the summary table gives each code the status of the registry', async (t)
 })
 
 t.test('every code the docs mention anywhere exists', async (t) => {
-  const files = ['README.md', 'CHANGELOG.md', ...readdirSync(new URL('../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+  const files = ['README.md', 'CHANGELOG.md', ...readdirSync(new URL('docs/', ROOT_URL)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
   for (const file of files) {
-    const text = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8')
+    const text = readFileSync(new URL(file, ROOT_URL), 'utf8')
     const unknown = [...new Set([...text.matchAll(/ANVIL_ERR_[A-Z_]+[A-Z]/g)].map((m) => m[0]))].filter((code) => !registry.has(code))
     t.same(unknown, [], file)
   }

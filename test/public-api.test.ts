@@ -6,10 +6,11 @@
  */
 import t from 'tap'
 import { readFileSync } from 'node:fs'
+import { ROOT_URL } from './helpers/root.js'
 
 const MAX_RUNTIME_NAMES = 24
 
-const API = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8')
+const API = readFileSync(new URL('docs/api.md', ROOT_URL), 'utf8')
 
 function section (heading: string): string {
   const start = API.indexOf(`\n## ${heading}\n`)
@@ -31,14 +32,14 @@ function documentedTypes (): string[] {
 
 /** The names of the built declarations' `export type { … }` lists (`A as B` is B). */
 function exportedTypes (): string[] {
-  const declarations = readFileSync(new URL('../dist/index.d.ts', import.meta.url), 'utf8')
+  const declarations = readFileSync(new URL('dist/index.d.ts', ROOT_URL), 'utf8')
   return [...declarations.matchAll(/export type \{([^}]*)\}/g)]
     .flatMap((m) => (m[1] as string).split(',').map((name) => name.trim().split(/\s+as\s+/).pop() as string))
     .filter((name) => name !== '')
 }
 
 // The built entry, read at run time (npm test type-checks before it builds).
-const builtEntry = new URL('../dist/index.js', import.meta.url).href
+const builtEntry = new URL('dist/index.js', ROOT_URL).href
 
 t.test('the root exports the names docs/api.md lists, no more and no fewer', async (t) => {
   const documented = documentedNames()

@@ -4,9 +4,10 @@
  */
 import t from 'tap'
 import { readFileSync } from 'node:fs'
+import { ROOT_URL } from './helpers/root.js'
 
 const MAX_LINES = 600
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+const readme = readFileSync(new URL('README.md', ROOT_URL), 'utf8')
 
 t.test(`the README has at most ${MAX_LINES} lines`, async (t) => {
   const lines = readme.trimEnd().split('\n').length
