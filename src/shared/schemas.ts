@@ -19,6 +19,13 @@ export const SOURCE_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]{1,200}$'
 export const Whole = (minimum: number, maximum = Number.MAX_SAFE_INTEGER, options: SchemaOptions = {}): TInteger =>
   Type.Integer({ ...options, minimum, maximum })
 
+/** Jobs one worker (inbound or delivery) runs at once; past 10,000 is a typo, not a plan. */
+export const Concurrency = (): TInteger => Whole(1, 10_000)
+/** BullMQ renews a job's lock at half its duration: under 500 ms a busy event loop loses locks to stalls. */
+export const LockDurationMs = (): TInteger => Whole(500)
+/** How often a worker looks for stalled jobs: under 100 ms the checks crowd Redis. */
+export const StalledIntervalMs = (): TInteger => Whole(100)
+
 /** Days of history a retention pass keeps (the journal's, the outbox's); 0 keeps everything, 100 years at most. */
 export const RetentionDays = (): TInteger => Whole(0, 36_500)
 

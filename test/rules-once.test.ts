@@ -1,0 +1,84 @@
+/**
+ * Rules that used to be written in two places and drifted apart, now stated once: each test holds the former
+ * pair to the same answer, so they cannot part again.
+ */
+import t from 'tap'
+import type { TSchema } from '@sinclair/typebox'
+import { SETTINGS, read, type SettingKey } from '../cli/config/settings.js'
+import { loadDevConfig, loadWorkerConfig } from '../cli/config/load-config.js'
+import { workerOptions } from '../cli/config/worker-options.js'
+import { checkWorkerOptions } from '../src/worker/worker-options.js'
+import { JournalOptionsSchema } from '../src/journal/journal-options.js'
+import { OutboundOptionsSchema } from '../src/outbound/outbound-options.js'
+import { RetentionSchema } from '../src/shared/schemas.js'
+import { compileCheck } from '../src/shared/validate.js'
+
+/** The values either side of each bound of an integer schema, and one well inside. */
+function probes (schema: TSchema): number[] {
+  const { minimum, maximum } = schema as { minimum: number, maximum: number }
+  const values = [minimum - 1, minimum, minimum + 1, 2 * minimum + 7]
+  return maximum < Number.MAX_SAFE_INTEGER ? [...values, maximum - 1, maximum, maximum + 1] : values
+}
+
+function cliAccepts (key: SettingKey, value: number): boolean {
+  const setting = SETTINGS[key]
+  try {
+    read(setting, { [setting.env as string]: String(value) }, {})
+    return true
+  } catch {
+    return false
+  }
+}
+
+const checkJournal = compileCheck(JournalOptionsSchema)
+const checkOutbound = compileCheck(OutboundOptionsSchema)
+const checkRetention = compileCheck(RetentionSchema)
+
+/** Each CLI setting, the core option it feeds, and that option's own check. */
+const PAIRS: Array<[SettingKey, TSchema, (value: number) => string | undefined]> = [
+  ['concurrency', SETTINGS.concurrency.schema, (concurrency) => checkWorkerOptions({ redis: 'redis://x', concurrency })],
+  ['shutdownTimeoutMs', SETTINGS.shutdownTimeoutMs.schema, (shutdownTimeoutMs) => checkWorkerOptions({ redis: 'redis://x', shutdownTimeoutMs })],
+  ['lockDurationMs', SETTINGS.lockDurationMs.schema, (lockDurationMs) => checkWorkerOptions({ redis: 'redis://x', lockDurationMs })],
+  ['stalledIntervalMs', SETTINGS.stalledIntervalMs.schema, (stalledIntervalMs) => checkWorkerOptions({ redis: 'redis://x', stalledIntervalMs })],
+  ['deadAgeSeconds', SETTINGS.deadAgeSeconds.schema, (deadAgeSeconds) => checkWorkerOptions({ redis: 'redis://x', deadAgeSeconds })],
+  ['completedAgeSeconds', SETTINGS.completedAgeSeconds.schema, (completedAgeSeconds) => checkRetention({ completedAgeSeconds })],
+  ['completedCount', SETTINGS.completedCount.schema, (completedCount) => checkRetention({ completedCount })],
+  ['failedAgeSeconds', SETTINGS.failedAgeSeconds.schema, (failedAgeSeconds) => checkRetention({ failedAgeSeconds })],
+  ['failedCount', SETTINGS.failedCount.schema, (failedCount) => checkRetention({ failedCount })],
+  ['journalRetentionDays', SETTINGS.journalRetentionDays.schema, (retentionDays) => checkJournal({ database: 'postgres://x', retentionDays })],
+  ['outboundRetentionDays', SETTINGS.outboundRetentionDays.schema, (retentionDays) => checkOutbound({ database: 'postgres://x', retentionDays })],
+  ['outboxMaxAttempts', SETTINGS.outboxMaxAttempts.schema, (attempts) => checkOutbound({ database: 'postgres://x', dispatch: { attempts } })],
+  ['outboxRetryBaseMs', SETTINGS.outboxRetryBaseMs.schema, (retryBaseMs) => checkOutbound({ database: 'postgres://x', dispatch: { retryBaseMs } })]
+]
+
+t.test('a CLI setting takes exactly what the core option it feeds takes, at every bound', async (t) => {
+  for (const [key, schema, core] of PAIRS) {
+    for (const value of probes(schema)) {
+      t.equal(cliAccepts(key, value), core(value) === undefined, `${key} = ${value}`)
+    }
+  }
+})
+
+t.test('the CLI\'s message quotes the core option\'s bounds', async (t) => {
+  t.throws(() => loadWorkerConfig({ WORKER_CONCURRENCY: '10001' }), { message: /WORKER_CONCURRENCY must be an integer from 1 to 10000/ })
+  t.throws(() => loadWorkerConfig({ ANVIL_LOCK_DURATION_MS: '499' }), { message: /at least 500/ })
+  t.equal(checkWorkerOptions({ redis: 'redis://x', concurrency: 10_001 }), 'concurrency: Expected integer to be less or equal to 10000')
+  t.match(checkWorkerOptions({ redis: 'redis://x', lockDurationMs: 499 }), /lockDurationMs: Expected integer to be greater or equal to 500/)
+})
+
+t.test('anvil worker and anvil dev map their settings to the worker\'s options alike, and the worker takes them', async (t) => {
+  const env = {
+    WORKER_CONCURRENCY: '7', ANVIL_SHUTDOWN_TIMEOUT_MS: '1234', ANVIL_QUEUE: 'q', ANVIL_PREFIX: '{p}',
+    ANVIL_RETENTION_DEAD_AGE_SECONDS: '999999', ANVIL_DATABASE_URL: 'postgres://db/x', ANVIL_DB_SCHEMA: 's', ANVIL_JOURNAL_RETENTION_DAYS: '3'
+  }
+  const expected = {
+    redis: 'redis://r', queueName: 'q', prefix: '{p}', concurrency: 7, shutdownTimeoutMs: 1234, deadAgeSeconds: 999999,
+    journal: { database: 'postgres://db/x', schema: 's', retentionDays: 3 }
+  }
+  const worker = workerOptions(loadWorkerConfig({ ...env, ANVIL_LOCK_DURATION_MS: '5000', ANVIL_STALLED_INTERVAL_MS: '700' }), 'redis://r', undefined)
+  t.match(worker, { ...expected, lockDurationMs: 5000, stalledIntervalMs: 700 })
+  t.equal(checkWorkerOptions(worker), undefined)
+  const dev = workerOptions(loadDevConfig(env), 'redis://r', undefined)
+  t.match(dev, expected)
+  t.equal(checkWorkerOptions(dev), undefined)
+})
