@@ -5,6 +5,7 @@
 import t from 'tap'
 import type { TSchema } from '@sinclair/typebox'
 import { SETTINGS, read, type SettingKey } from '../cli/config/settings.js'
+import type { Setting } from '../cli/config/setting.js'
 import { loadDevConfig, loadWorkerConfig } from '../cli/config/load-config.js'
 import { workerOptions } from '../cli/config/worker-options.js'
 import { checkWorkerOptions } from '../src/worker/worker-options.js'
@@ -12,16 +13,18 @@ import { JournalOptionsSchema } from '../src/journal/journal-options.js'
 import { OutboundOptionsSchema } from '../src/outbound/outbound-options.js'
 import { RetentionSchema } from '../src/shared/schemas.js'
 import { compileCheck } from '../src/shared/validate.js'
+import { DatabaseOptionsSchema, checkSchema } from '../src/db/database.js'
+import { EventLogOptionsSchema } from '../src/journal/event-log.js'
 
 /** The values either side of each bound of an integer schema, and one well inside. */
 function probes (schema: TSchema): number[] {
-  const { minimum, maximum } = schema as { minimum: number, maximum: number }
+  const { minimum, maximum } = schema as unknown as { minimum: number, maximum: number }
   const values = [minimum - 1, minimum, minimum + 1, 2 * minimum + 7]
   return maximum < Number.MAX_SAFE_INTEGER ? [...values, maximum - 1, maximum, maximum + 1] : values
 }
 
-function cliAccepts (key: SettingKey, value: number): boolean {
-  const setting = SETTINGS[key]
+function cliAccepts (key: SettingKey, value: number | string): boolean {
+  const setting = SETTINGS[key] as unknown as Setting<TSchema>
   try {
     read(setting, { [setting.env as string]: String(value) }, {})
     return true
@@ -81,4 +84,19 @@ t.test('anvil worker and anvil dev map their settings to the worker\'s options a
   const dev = workerOptions(loadDevConfig(env), 'redis://r', undefined)
   t.match(dev, expected)
   t.equal(checkWorkerOptions(dev), undefined)
+})
+
+t.test('one rule for a PostgreSQL schema name: the database, the journal, the event log and the CLI agree', async (t) => {
+  const checkDatabase = compileCheck(DatabaseOptionsSchema)
+  const checkEventLog = compileCheck(EventLogOptionsSchema)
+  const names = ['anvil', 'tenant_2', '_x', 'x'.repeat(63), 'x'.repeat(64), 'Anvil', '2x', 'a-b', 'a b', '', 'Robert"); DROP TABLE']
+  for (const schema of names) {
+    let opened = true
+    try { checkSchema(schema) } catch { opened = false }
+    t.equal(checkDatabase({ schema }) === undefined, opened, `database options: ${schema}`)
+    t.equal(checkJournal({ database: 'postgres://x', schema }) === undefined, opened, `journal: ${schema}`)
+    t.equal(checkEventLog({ redis: 'redis://x', schema }) === undefined, opened, `event log: ${schema}`)
+    // An empty variable counts as unset in the CLI, so it is not a name there.
+    if (schema !== '') t.equal(cliAccepts('dbSchema', schema), opened, `ANVIL_DB_SCHEMA: ${schema}`)
+  }
 })

@@ -6,8 +6,7 @@
 import { Type, type TInteger } from '@sinclair/typebox'
 import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
-import { SCHEMA_PATTERN } from '../../src/db/database.js'
-import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, RetentionSchema, RetrySchedule, Whole } from '../../src/shared/schemas.js'
+import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, RetentionSchema, RetrySchedule, SCHEMA_NAME_RULE, SchemaName, Whole } from '../../src/shared/schemas.js'
 import { workerSettings } from '../../src/worker/worker-options.js'
 import { JournalOptionsSchema } from '../../src/journal/journal-options.js'
 import { ingressProperties } from '../../src/inbound/ingress-options.js'
@@ -254,8 +253,7 @@ export const SETTINGS = {
   }),
   dbSchema: define({
     env: 'ANVIL_DB_SCHEMA', key: 'dbSchema', flag: '--db-schema', value: '<name>', default: DEFAULT_DB_SCHEMA,
-    description: "the schema Anvil's tables live in", expected: 'a lower-case SQL identifier (a-z, 0-9, _)',
-    schema: Type.String({ pattern: SCHEMA_PATTERN.source })
+    description: "the schema Anvil's tables live in", expected: SCHEMA_NAME_RULE, schema: SchemaName()
   }),
   journalRetentionDays: define({
     env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
