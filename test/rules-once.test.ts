@@ -11,6 +11,7 @@ import { workerOptions } from '../cli/config/worker-options.js'
 import { checkWorkerOptions } from '../src/worker/worker-options.js'
 import { JournalOptionsSchema } from '../src/journal/journal-options.js'
 import { OutboundOptionsSchema } from '../src/outbox/outbound-options.js'
+import { DeliveryWorkerOptionsSchema } from '../src/delivery/delivery-options.js'
 import { RetentionSchema } from '../src/shared/schemas.js'
 import { compileCheck } from '../src/shared/validate.js'
 import { DatabaseOptionsSchema, checkSchema } from '../src/db/database.js'
@@ -36,6 +37,7 @@ function cliAccepts (key: SettingKey, value: number | string): boolean {
 const checkJournal = compileCheck(JournalOptionsSchema)
 const checkOutbound = compileCheck(OutboundOptionsSchema)
 const checkRetention = compileCheck(RetentionSchema)
+const checkDelivery = compileCheck(DeliveryWorkerOptionsSchema)
 
 /** Each CLI setting, the core option it feeds, and that option's own check. */
 const PAIRS: Array<[SettingKey, TSchema, (value: number) => string | undefined]> = [
@@ -58,6 +60,14 @@ t.test('a CLI setting takes exactly what the core option it feeds takes, at ever
   for (const [key, schema, core] of PAIRS) {
     for (const value of probes(schema)) {
       t.equal(cliAccepts(key, value), core(value) === undefined, `${key} = ${value}`)
+    }
+  }
+})
+
+t.test('the delivery worker takes the inbound worker\'s bounds (ANVIL_LOCK_DURATION_MS and the rest feed both)', async (t) => {
+  for (const key of ['concurrency', 'lockDurationMs', 'stalledIntervalMs'] as const) {
+    for (const value of probes(SETTINGS[key].schema)) {
+      t.equal(checkDelivery({ redis: 'redis://x', store: {}, [key]: value }) === undefined, checkWorkerOptions({ redis: 'redis://x', [key]: value }) === undefined, `${key} = ${value}`)
     }
   }
 })
@@ -86,7 +96,7 @@ t.test('anvil worker and anvil dev map their settings to the worker\'s options a
   t.equal(checkWorkerOptions(dev), undefined)
 })
 
-t.test('one rule for a PostgreSQL schema name: the database, the journal, the event log and the CLI agree', async (t) => {
+t.test('one rule for a PostgreSQL schema name: the database, the journal, the event log, the outbound options and the CLI agree', async (t) => {
   const checkDatabase = compileCheck(DatabaseOptionsSchema)
   const checkEventLog = compileCheck(EventLogOptionsSchema)
   const names = ['anvil', 'tenant_2', '_x', 'x'.repeat(63), 'x'.repeat(64), 'Anvil', '2x', 'a-b', 'a b', '', 'Robert"); DROP TABLE']
@@ -96,6 +106,7 @@ t.test('one rule for a PostgreSQL schema name: the database, the journal, the ev
     t.equal(checkDatabase({ schema }) === undefined, opened, `database options: ${schema}`)
     t.equal(checkJournal({ database: 'postgres://x', schema }) === undefined, opened, `journal: ${schema}`)
     t.equal(checkEventLog({ redis: 'redis://x', schema }) === undefined, opened, `event log: ${schema}`)
+    t.equal(checkOutbound({ database: 'postgres://x', schema }) === undefined, opened, `outbound: ${schema}`)
     // An empty variable counts as unset in the CLI, so it is not a name there.
     if (schema !== '') t.equal(cliAccepts('dbSchema', schema), opened, `ANVIL_DB_SCHEMA: ${schema}`)
   }
