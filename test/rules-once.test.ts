@@ -3,6 +3,10 @@
  * pair to the same answer, so they cannot part again.
  */
 import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
 import type { TSchema } from '@sinclair/typebox'
 import { SETTINGS, read, type SettingKey } from '../cli/config/settings.js'
 import type { Setting } from '../cli/config/setting.js'
@@ -16,6 +20,15 @@ import { RetentionSchema } from '../src/shared/schemas.js'
 import { compileCheck } from '../src/shared/validate.js'
 import { DatabaseOptionsSchema, checkSchema } from '../src/db/database.js'
 import { EventLogOptionsSchema } from '../src/journal/event-log.js'
+import { constantTimeEqual, tokenMatcher } from '../src/signing/crypto.js'
+import { DEFAULT_TOLERANCE_SECONDS, PROVIDER_NAMES, PUBLIC_KEY_PROVIDERS, SIGNATURE_HEADERS, createPresetScheme } from '../src/providers/presets.js'
+import { generateKeyPair } from '../src/testing/generate-key-pair.js'
+import { createLogger } from '../cli/logging.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+/** Every TypeScript file of the core, the plugins and the CLI, with its text. */
+const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+  .filter((file) => file.endsWith('.ts')).map((file) => ({ file: join(dir, file), text: readFileSync(join(ROOT, dir, file), 'utf8') })))
 
 /** The values either side of each bound of an integer schema, and one well inside. */
 function probes (schema: TSchema): number[] {
@@ -109,5 +122,34 @@ t.test('one rule for a PostgreSQL schema name: the database, the journal, the ev
     t.equal(checkOutbound({ database: 'postgres://x', schema }) === undefined, opened, `outbound: ${schema}`)
     // An empty variable counts as unset in the CLI, so it is not a name there.
     if (schema !== '') t.equal(cliAccepts('dbSchema', schema), opened, `ANVIL_DB_SCHEMA: ${schema}`)
+  }
+})
+
+t.test('one constant-time compare: only src/signing/crypto.ts calls timingSafeEqual, and its helpers hold', async (t) => {
+  t.same(SOURCES.filter(({ text }) => text.includes('timingSafeEqual')).map(({ file }) => file), ['src/signing/crypto.ts'])
+  t.ok(constantTimeEqual(Buffer.from('abc'), Buffer.from('abc')))
+  t.notOk(constantTimeEqual(Buffer.from('abc'), Buffer.from('abd')))
+  t.notOk(constantTimeEqual(Buffer.from('abc'), Buffer.from('abcd')), 'another length fails, and does not throw')
+  const matches = tokenMatcher(['first-token', 'second'])
+  t.ok(matches('first-token'))
+  t.ok(matches('second'))
+  t.notOk(matches('second2'))
+  t.notOk(matches(''))
+})
+
+t.test("every preset's signature headers, as its scheme names them, are redacted from log lines", async (t) => {
+  const lines: string[] = []
+  const log = createLogger('info', new Writable({ write (chunk: Buffer, _enc, done) { lines.push(chunk.toString()); done() } }))
+  for (const provider of PROVIDER_NAMES) {
+    const secret = PUBLIC_KEY_PROVIDERS.includes(provider)
+      ? generateKeyPair(provider as 'discord' | 'sendgrid').publicKey
+      : 'whsec_' + Buffer.from('rules-once-secret-0123456789').toString('base64')
+    const scheme = createPresetScheme(provider, { secrets: [secret], toleranceSeconds: DEFAULT_TOLERANCE_SECONDS })
+    t.ok(scheme.headers.length > 0, `${provider} names its headers`)
+    for (const name of scheme.headers) {
+      t.ok(SIGNATURE_HEADERS.includes(name), `${provider}: ${name} is in SIGNATURE_HEADERS`)
+      log.info({ req: { headers: { [name]: `sig-${provider}-${name}` } }, headers: { [name]: `sig-${provider}-${name}` } })
+      t.notOk(lines.join('').includes(`sig-${provider}-${name}`), `${provider}: ${name} is redacted`)
+    }
   }
 })
