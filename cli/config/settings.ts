@@ -8,7 +8,7 @@ import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
 import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, RetentionSchema, RetrySchedule, SCHEMA_NAME_RULE, SchemaName, Whole } from '../../src/shared/schemas.js'
 import { workerSettings } from '../../src/worker/worker-options.js'
-import { JournalOptionsSchema } from '../../src/journal/journal-options.js'
+import { GroupCommitSchema, JournalOptionsSchema } from '../../src/journal/journal-options.js'
 import { ingressProperties } from '../../src/inbound/ingress-options.js'
 import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
 import { netsProblem } from '../../src/delivery/cidr.js'
@@ -259,6 +259,16 @@ export const SETTINGS = {
     env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
     description: 'with ANVIL_DATABASE_URL: the worker deletes journal rows older than this, 0 keeps them',
     ...whole(JournalOptionsSchema.properties.retentionDays, 'days')
+  }),
+  journalGroupCommit: define({
+    env: 'ANVIL_JOURNAL_GROUP_COMMIT', key: 'journalGroupCommit', flag: '--journal-group-commit', value: '<events,ms>',
+    description: 'with ANVIL_DATABASE_URL: group commit, e.g. 16,5: up to 16 events\' handlers in one transaction, waiting at most 5 ms for more; unset: a commit per event',
+    expected: 'maxEvents,maxWaitMs: an integer from 2 to 1000, then whole milliseconds up to 1000 (e.g. 16,5)',
+    schema: GroupCommitSchema,
+    parse: (raw) => {
+      const [events, ms, ...rest] = raw.split(',').map(toInteger)
+      return rest.length > 0 ? raw : { maxEvents: events, maxWaitMs: ms }
+    }
   }),
   workerRole: define({
     env: 'ANVIL_WORKER_ROLE', key: 'role', flag: '--role', value: '<role>', default: 'all',

@@ -1,7 +1,7 @@
 /** How the CLI's settings become `createWorker`'s options: one mapping, for `anvil worker` and `anvil dev` alike. */
 import type { Telemetry } from '../../src/queue/telemetry.js'
 import type { WorkerOptions } from '../../src/worker/worker-options.js'
-import type { CommonConfig, RetentionConfig, StallConfig, WorkerConfig } from './load-config.js'
+import { journalOptionsOf, type CommonConfig, type RetentionConfig, type StallConfig, type WorkerConfig } from './load-config.js'
 
 /** Everything but the logger, which each command brings (its own, or the app's through the plugin). */
 export function workerOptions (
@@ -17,8 +17,6 @@ export function workerOptions (
     stalledIntervalMs: config.stalledIntervalMs,
     deadAgeSeconds: config.retention?.deadAgeSeconds,
     telemetry,
-    journal: config.journal === undefined
-      ? undefined
-      : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
+    journal: config.journal === undefined ? undefined : journalOptionsOf(config.journal)
   }
 }
