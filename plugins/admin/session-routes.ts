@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../src/shared/errors.js'
-import { tokenMatcher } from './admin-guard.js'
+import { tokenMatcher } from '../../src/signing/crypto.js'
 import type { SessionKeys } from './session.js'
 
 const SessionAnswerSchema = Type.Object({ csrfToken: Type.Union([Type.String(), Type.Null()]), expiresAt: Type.Union([Type.String(), Type.Null()]) })
@@ -21,7 +21,7 @@ const retryIn = (ms: number): string => {
  * elsewhere, and an operator who has the token is never refused for having used it.
  */
 export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath: string, failedLoginsPerMinute: number) {
-  const matches = tokenMatcher(token)
+  const matches = tokenMatcher([token])
   return async function anvilSessionRoutes (admin: FastifyInstance): Promise<void> {
     admin.post('/session', {
       config: { anvilPublic: true },

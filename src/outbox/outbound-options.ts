@@ -2,7 +2,7 @@ import type { JobsOptions } from 'bullmq'
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
-import { Opaque, Prefix, QueueName, RetentionDays, Whole } from '../shared/schemas.js'
+import { Opaque, Prefix, QueueName, RetentionDays, SchemaName, Whole } from '../shared/schemas.js'
 import { RetryScheduleSettingSchema } from '../delivery/delivery-schedule.js'
 import { EventType } from './endpoint-schemas.js'
 import type { AnvilLogger } from '../shared/logger.js'
@@ -49,7 +49,7 @@ export const OutboundOptionsSchema = Type.Object({
   /** A Redis URL or an ioredis client (left open). @defaultValue `'redis://127.0.0.1:6379'` */
   redis: Type.Optional(Opaque<RedisInput>()),
   /** The PostgreSQL schema of Anvil's tables. @defaultValue `'anvil'` */
-  schema: Type.Optional(Type.String()),
+  schema: Type.Optional(SchemaName()),
   /** BullMQ key prefix. @defaultValue `'{anvil}'` */
   prefix: Type.Optional(Prefix()),
   /** The delivery queue. @defaultValue `'outbound'` */
