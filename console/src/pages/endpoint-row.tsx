@@ -69,7 +69,7 @@ export function EndpointRow ({ endpoint, secret, onChanged, onSecret }: { endpoi
       <p class='meta'>
         <span data-testid='tenant'>{endpoint.tenant === null ? 'No tenant' : <>Tenant <a href={href('/endpoints', { tenant: endpoint.tenant })}>{endpoint.tenant}</a></>}</span>
         {' · '}{endpoint.enabled ? 'Enabled' : `Disabled (${endpoint.disabledReason ?? 'by an operator'})`}
-        {' · '}last delivery {endpoint.lastDeliveryStatus ?? 'none'} <Time value={endpoint.lastDeliveryAt} />
+        {' · '}{endpoint.lastDeliveryAt === null ? 'no delivery yet' : <>last delivery {endpoint.lastDeliveryStatus ?? 'unknown'} <Time value={endpoint.lastDeliveryAt} /></>}
         {endpoint.failingSince !== null && <> · failing since <Time value={endpoint.failingSince} /></>}
         {' · '}<a href={href('/deliveries', { endpoint: endpoint.id })}>Deliveries</a>
         {' · '}<Id value={endpoint.id} /></p>
