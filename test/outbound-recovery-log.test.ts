@@ -4,7 +4,7 @@
  * Real PostgreSQL, Redis and HTTP.
  */
 import t from 'tap'
-import { createDeliveryWorker } from '../src/outbound/delivery/delivery-worker.js'
+import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import type { AnvilLogger } from '../src/worker/worker-options.js'
 import { eventually, outboundFixture } from './helpers/outbound.js'
 import { startReceiver } from './helpers/receiver.js'

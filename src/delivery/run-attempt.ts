@@ -6,9 +6,9 @@
  * disable the endpoint.
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq'
-import { sha256Hex } from '../../signing/crypto.js'
-import { databaseErrorKind } from '../../db/database-errors.js'
-import type { AnvilLogger } from '../../worker/worker-options.js'
+import { sha256Hex } from '../signing/crypto.js'
+import { databaseErrorKind } from '../db/database-errors.js'
+import type { AnvilLogger } from '../worker/worker-options.js'
 import type { CircuitBreaker } from './circuit-breaker.js'
 import type { EndpointGate } from './endpoint-gate.js'
 import type { EndpointRateLimit } from './endpoint-rate-limit.js'

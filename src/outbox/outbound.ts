@@ -8,13 +8,12 @@ import { every, type Repeating } from '../shared/every.js'
 import { compileCheck } from '../shared/validate.js'
 import type { AnvilLogger } from '../worker/worker-options.js'
 import { createDeliveryLog, type DeliveryLog } from './delivery-log.js'
-import { createDeliveryStore } from './delivery-store.js'
+import { createDeliveryStore, type DatabaseDeliveryStore } from './delivery-store.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import { createEndpointStore, type EndpointStore } from './endpoint-store.js'
 import { createFanOut } from './fan-out.js'
-import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from './delivery/delivery-job.js'
-import { deliveryJobOptions, resolveSchedule } from './delivery/delivery-schedule.js'
-import type { DatabaseDeliveryStore } from './outbound-job.js'
+import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from '../delivery/delivery-job.js'
+import { deliveryJobOptions, resolveSchedule } from '../delivery/delivery-schedule.js'
 import {
   DEFAULT_DELIVERY_RETENTION, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_BUSY_POLL_MS, DEFAULT_NOTIFY_INTERVAL_MS, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
   DEFAULT_OUTBOX_RETENTION_DAYS, DEFAULT_OUTBOX_RETENTION_INTERVAL_MS, OutboundOptionsSchema, type OutboundOptions
@@ -41,7 +40,7 @@ export interface Outbound {
   readonly resend: Resender
   publish: Publish
   outboxStats (): Promise<OutboxStats>
-  /** One retention pass now (`retentionDays`; src/outbound/outbox-retention.ts): what it deleted. */
+  /** One retention pass now (`retentionDays`; src/outbox/outbox-retention.ts): what it deleted. */
   prune (): Promise<OutboxPruned>
   /** Prunes now and every `retentionIntervalMs` until closed; the process that dispatches calls it. */
   startRetention (): void
