@@ -28,8 +28,18 @@ interface Delivery { id: string, messageId: string, status: string }
 const deliveries = async (endpoint: string): Promise<Delivery[]> =>
   (await adminGet<{ items: Delivery[] }>(`/deliveries?endpoint=${endpoint}&limit=100`)).items
 
-// Before anything else: the first visit, with no session.
+// The data every page below shows: inbound events (one with no provider's id), a dead letter, endpoints, deliveries.
+await sendStripe('evt_first_use_paid', 'invoice.paid', { amount: 4200 })
+await sendPlain({ hello: 'no event id here' })
+// Flagged for the handler to dead-letter while its fail switch is on (test/fixtures/console-handler.mjs).
+const dead = signRequest('stripe', { body: { id: 'evt_first_use_dead', object: 'event', type: 'charge.dispute.created', dead: true }, secret: STRIPE_SECRET })
+if ((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: dead.headers, body: dead.body })).status !== 202) throw new Error('the dead letter was refused')
+await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done,dead')).items.length === 3)
+const failing = await adminPost<Endpoint>('/endpoints', { url: `${receiver.url}/undelivered`, description: 'fails until fixed' })
+const { messageId: failingMessage } = await adminPost<{ messageId: string }>(`/endpoints/${failing.id}/test`)
+
 t.test('a first visit logs nothing in the browser\'s console and makes no failed request, logged out and then logged in', async (t) => {
+  await context.clearCookies()
   const { page, errors } = await newPage(t, 'first-visit')
   const failed: string[] = []
   page.on('response', (response) => { if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`) })
@@ -48,16 +58,6 @@ t.test('a first visit logs nothing in the browser\'s console and makes no failed
   t.same(errors, [], 'logged in, and reloaded: no error in the console')
   t.same(failed, [])
 })
-
-// The data every page below shows: inbound events (one with no provider's id), a dead letter, endpoints, deliveries.
-await sendStripe('evt_first_use_paid', 'invoice.paid', { amount: 4200 })
-await sendPlain({ hello: 'no event id here' })
-// Flagged for the handler to dead-letter while its fail switch is on (test/fixtures/console-handler.mjs).
-const dead = signRequest('stripe', { body: { id: 'evt_first_use_dead', object: 'event', type: 'charge.dispute.created', dead: true }, secret: STRIPE_SECRET })
-if ((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: dead.headers, body: dead.body })).status !== 202) throw new Error('the dead letter was refused')
-await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done,dead')).items.length === 3)
-const failing = await adminPost<Endpoint>('/endpoints', { url: `${receiver.url}/undelivered`, description: 'fails until fixed' })
-const { messageId: failingMessage } = await adminPost<{ messageId: string }>(`/endpoints/${failing.id}/test`)
 
 t.test('the events list shows the provider\'s event id and the type, never the journal\'s 64-hex key', async (t) => {
   const { page, errors } = await loggedIn(t, 'first-use-events')
