@@ -43,9 +43,13 @@ export function PerMinuteChart ({ minutes, partial = false }: { minutes: MinuteC
         </g>
         <g class='axis' data-testid='time-axis'>
           <line x1={LEFT} x2={LEFT + PLOT_W} y1={TOP + PLOT_H} y2={TOP + PLOT_H} />
-          {minutes.map((m, i) => (i % LABEL_EVERY === 0 || i === minutes.length - 1) && (
-            <text key={m.minute} x={LEFT + i * bar + bar / 2} y={TOP + PLOT_H + 16} text-anchor='middle'>{m.minute}</text>
-          ))}
+          {minutes.map((m, i) => {
+            const last = i === minutes.length - 1
+            // The newest minute's label ends at the plot's edge, so it is never cut off.
+            return (i % LABEL_EVERY === 0 || last) && (
+              <text key={m.minute} x={last ? LEFT + PLOT_W : LEFT + i * bar + bar / 2} y={TOP + PLOT_H + 16} text-anchor={last ? 'end' : 'middle'}>{m.minute}</text>
+            )
+          })}
           <text x={LEFT + PLOT_W / 2} y={HEIGHT - 2} text-anchor='middle'>minute (local time)</text>
         </g>
         {minutes.map((m, i) => {
