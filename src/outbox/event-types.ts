@@ -75,7 +75,8 @@ function describe (error: ErrorObject): string {
 export function createEventTypeCatalog (db: Database, options: { code?: EventTypeMap, strict?: boolean } = {}): EventTypeCatalog {
   // Formats are not checked (no format plugin): a schema's `format` is a note for consumers.
   const ajv = new Ajv({ strict: false, validateFormats: false })
-  const code = options.code ?? {}
+  // A Map, not the object: a type named `constructor` is not the object's inherited member.
+  const code = new Map(Object.entries(options.code ?? {}))
   // Compiled once per schema text: a PUT that changes a schema compiles the new one.
   const compiled = new Map<string, ValidateFunction>()
   const validator = (schema: unknown): ValidateFunction => {
@@ -103,16 +104,16 @@ export function createEventTypeCatalog (db: Database, options: { code?: EventTyp
   const entry = (row: sql.EventTypeRow): EventTypeEntry => ({
     name: row.name, description: row.description, schema: row.schema, deprecated: row.deprecated, source: 'api', updatedAt: row.updated_at.toISOString()
   })
-  const fromCode = (name: string): EventTypeEntry => ({ name, description: code[name]?.description ?? '', schema: code[name], deprecated: false, source: 'code', updatedAt: null })
+  const fromCode = ([name, schema]: [string, TSchema]): EventTypeEntry => ({ name, description: schema.description ?? '', schema, deprecated: false, source: 'code', updatedAt: null })
 
   return {
     async list () {
       const { rows } = await db.pool.query<sql.EventTypeRow>(sql.list(db.schema))
-      const stored = rows.map(entry).filter((row) => code[row.name] === undefined)
-      return [...Object.keys(code).map(fromCode), ...stored].sort((a, b) => a.name.localeCompare(b.name))
+      const stored = rows.map(entry).filter((row) => !code.has(row.name))
+      return [...[...code].map(fromCode), ...stored].sort((a, b) => a.name.localeCompare(b.name))
     },
     async put (name, input) {
-      if (code[name] !== undefined) throw new errors.INVALID_MESSAGE(`event type ${name} is defined in code (defineEventTypes); change it there`)
+      if (code.has(name)) throw new errors.INVALID_MESSAGE(`event type ${name} is defined in code (defineEventTypes); change it there`)
       try {
         validator(input.schema)
       } catch (err) {
@@ -125,10 +126,10 @@ export function createEventTypeCatalog (db: Database, options: { code?: EventTyp
     async remove (name) {
       const { rowCount } = await db.pool.query(sql.remove(db.schema), [name])
       cache.delete(name)
-      if (rowCount === 0) throw new errors.NOT_FOUND(`No event type ${name}${code[name] !== undefined ? ' in the database (it is defined in code)' : ''}`)
+      if (rowCount === 0) throw new errors.NOT_FOUND(`No event type ${name}${code.has(name) ? ' in the database (it is defined in code)' : ''}`)
     },
     async check (type, data) {
-      const schema: unknown = code[type] ?? await stored(type)
+      const schema: unknown = code.get(type) ?? await stored(type)
       if (schema === undefined) {
         if (options.strict === true) throw new errors.INVALID_MESSAGE(`type ${type} is not in the event-type catalog (strict)`)
         return
