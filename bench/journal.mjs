@@ -1,27 +1,34 @@
-// The event journal (issue 18): worker drain with the journal and `once()` on against off, and a bulk replay's
+// The event journal: worker drain with the journal and `once()` on against off, and a bulk replay's
 // events/s, in one run on a private redis-server and a database of its own on the machine's PostgreSQL
 // (ANVIL_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres; created and dropped here).
 // The ingress is not measured here: with the journal written by the worker, the ingress path has no PostgreSQL.
-// Usage: node bench/journal.mjs [--jobs 3000] [--runs 3] [--concurrency 10,50] [--replay 10000] [--quick]
+// Side by side: graphile-worker 0.17.3 on the same database (bench/graphile-side.mjs).
+// Usage: node bench/journal.mjs [--jobs 3000] [--runs 3] [--concurrency 16,50] [--group 8,5] [--replay 10000] [--quick]
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { Queue } from 'bullmq'
 import { createWorker, migrate, openEventLog } from '../dist/index.js'
+import { graphileDrain, graphileFill, graphileSetup } from './graphile-side.mjs'
 import { benchArgs, emitSection, postgresCpuSeconds, redisCpuSeconds, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
   jobs: { type: 'string', default: '3000' },
   runs: { type: 'string', default: '3' },
-  concurrency: { type: 'string', default: '10,50' },
+  concurrency: { type: 'string', default: '16,50' },
+  // Group commit for the group side: maxEvents,maxWaitMs (maxEvents is capped at half the concurrency, so one group fills while another commits).
+  group: { type: 'string', default: '25,5' },
   replay: { type: 'string', default: '10000' },
-  // A subset of the sides (off,effect,rows,journal,async), e.g. to profile one: node --cpu-prof bench/journal.mjs --sides journal
-  sides: { type: 'string', default: 'off,effect,rows,journal,async' }
+  // A subset of the sides, e.g. to profile one: node --cpu-prof bench/journal.mjs --sides journal
+  sides: { type: 'string', default: 'off,effect,rows,journal,async,group,graphile,graphile-batched' }
 })
 const sides = values.sides.split(',')
 const jobs = values.quick ? 200 : Number(values.jobs)
 const runs = values.quick ? 1 : Number(values.runs)
 const replayCount = values.quick ? 500 : Number(values.replay)
 const concurrencies = values.concurrency.split(',').map(Number)
+const [groupEvents, groupWaitMs] = values.group.split(',').map(Number)
+const groupFor = (concurrency) => ({ maxEvents: Math.max(2, Math.min(groupEvents, Math.floor(concurrency / 2))), maxWaitMs: groupWaitMs })
+const GRAPHILE = { graphile: false, 'graphile-batched': true }
 const GIVE_UP_MS = 180_000
 const ADMIN_URL = process.env.ANVIL_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
@@ -34,18 +41,21 @@ const dbName = `anvil_bench_${process.pid}`
 await admin(`CREATE DATABASE ${dbName}`)
 const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toString()
 await migrate(dbUrl)
-const pool = new pg.Pool({ connectionString: dbUrl, max: 12 })
+// No idle timeout: a backend that ends mid-drain would take its CPU seconds out of the sum.
+const pool = new pg.Pool({ connectionString: dbUrl, max: 12, idleTimeoutMillis: 0 })
 // The effect a handler writes without the journal (the **effect** side): its key unique, as `webhook_effects`' is.
 await pool.query('CREATE TABLE bench_effects (key text PRIMARY KEY, result jsonb, created_at timestamptz NOT NULL DEFAULT now())')
 // The database is dropped with its connections at the end: an idle client's error then is expected.
 pool.on('error', () => {})
+if (sides.some((side) => side in GRAPHILE)) await graphileSetup(pool)
 const redis = await startRedis()
 const queue = new Queue('webhooks', { connection: { url: redis.url }, prefix: '{anvil}' })
 
 /** The same N jobs the ingress would make (1 KB-ish JSON, headers, a signature), each with a new id and key. */
-async function fill () {
+async function fill (side) {
   await redis.client.flushall()
   await pool.query('TRUNCATE anvil.webhook_events, bench_effects CASCADE')
+  if (side in GRAPHILE) return await graphileFill(pool, jobs)
   for (let i = 0; i < jobs; i += 500) {
     await queue.addBulk(Array.from({ length: Math.min(500, jobs - i) }, (_, k) => {
       const n = i + k
@@ -76,20 +86,22 @@ async function drain (side, concurrency) {
   let completed = 0
   let done
   const finished = new Promise((resolve) => { done = resolve })
+  const onDone = (n) => {
+    const now = performance.now()
+    if (n === 1) first = now
+    if (n === jobs) { last = now; done() }
+  }
+  if (side in GRAPHILE) return await graphile(side, concurrency, finished, onDone, () => ({ first, last }))
   const handler = side === 'off' || side === 'rows'
     ? async () => {}
     : side === 'effect'
       ? async (event) => { await pool.query('INSERT INTO bench_effects (key, result) VALUES ($1, $2)', [`${event.eventId}:record`, { ok: true }]) }
       : async (event) => { await event.once('record', () => ({ ok: true })) }
-  const journal = { database: pool, retentionDays: 0, synchronousCommit: side !== 'async' }
+  const journal = { database: pool, retentionDays: 0, synchronousCommit: side !== 'async', ...(side === 'group' ? { groupCommit: groupFor(concurrency) } : {}) }
   const worker = createWorker(handler, { redis: redis.url, concurrency, sweepIntervalMs: 0, ...(side === 'off' || side === 'effect' ? {} : { journal }) })
-  worker.worker.on('completed', () => {
-    const now = performance.now()
-    if (completed === 0) first = now
-    if (++completed === jobs) { last = now; done() }
-  })
+  worker.worker.on('completed', () => onDone(++completed))
   let failed = 0
-  worker.worker.on('failed', () => { failed++ })
+  worker.worker.on('failed', (_job, err) => { if (failed++ === 0) console.error(`journal: ${side}: a job failed: ${err.message}`) })
   await worker.start()
   const before = await cpuNow()
   let timer
@@ -106,10 +118,32 @@ async function drain (side, concurrency) {
     const { rows } = await pool.query('SELECT count(*) AS effects FROM bench_effects')
     if (Number(rows[0].effects) !== jobs) throw new Error(`journal: ${rows[0].effects} effects of ${jobs} on effect`)
   }
-  if (side === 'journal' || side === 'async') {
+  if (side === 'journal' || side === 'async' || side === 'group') {
     const { rows } = await pool.query("SELECT count(*) FILTER (WHERE status = 'done') AS done, (SELECT count(*) FROM anvil.webhook_effects) AS effects FROM anvil.webhook_events")
     if (Number(rows[0].done) !== jobs || Number(rows[0].effects) !== jobs) throw new Error(`journal: ${rows[0].done} rows done, ${rows[0].effects} effects of ${jobs}`)
   }
+  return { rate: (jobs - 1) / ((last - first) / 1000), cpu }
+}
+
+/** A graphile-worker drain: its own pool, sized for its concurrency (each task's query takes a client). */
+async function graphile (side, concurrency, finished, onDone, times) {
+  const own = new pg.Pool({ connectionString: dbUrl, max: concurrency + 4, idleTimeoutMillis: 0 })
+  own.on('error', () => {})
+  const before = await cpuNow()
+  const runner = await graphileDrain({ pool: own, concurrency, batched: GRAPHILE[side], onDone })
+  let timer
+  try {
+    await Promise.race([finished, new Promise((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`journal: ${side} did not drain`)), GIVE_UP_MS) })])
+  } finally {
+    clearTimeout(timer)
+  }
+  const after = await cpuNow()
+  await runner.stop()
+  await own.end()
+  const { rows } = await pool.query('SELECT count(*) AS effects FROM bench_effects')
+  if (Number(rows[0].effects) !== jobs) throw new Error(`journal: ${rows[0].effects} effects of ${jobs} on ${side}`)
+  const { first, last } = times()
+  const cpu = Object.fromEntries(Object.keys(before).map((k) => [k, (after[k] - before[k]) / jobs * 1e6]))
   return { rate: (jobs - 1) / ((last - first) / 1000), cpu }
 }
 
@@ -136,8 +170,13 @@ const SIDE_NOTES = {
   effect: 'the journal off, a handler that writes its effect row itself (one INSERT, autocommitted: one durable commit per event, at least once)',
   rows: 'the journal on, a no-op handler (the two batched row writes only)',
   journal: 'the journal on, a handler that calls `event.once(\'record\', …)` (the row written, batched; a transaction per event with the effect and the mark done)',
-  async: 'journal + once with `synchronousCommit: false` (the journal\'s own batched row writes commit without waiting for the disk; the handler\'s transaction still does)'
+  async: 'journal + once with `synchronousCommit: false` (the journal\'s own batched row writes commit without waiting for the disk; the handler\'s transaction still does)',
+  group: `journal + once with group commit (\`groupCommit: { maxEvents: min(${groupEvents}, concurrency / 2), maxWaitMs: ${groupWaitMs} }\`)`,
+  graphile: 'graphile-worker 0.17.3, its task writing the same effect row (autocommitted), a commit per job\'s completion',
+  'graphile-batched': 'the same with its batching: `localQueue: { size: 2 × concurrency }`, `completeJobBatchDelay: 0`'
 }
+/** The ratios the issue sets targets for: [a, b, target of a / b]. */
+const PAIRS = [['journal', 'effect', 0.7], ['group', 'effect', 2], ['journal', 'graphile', 1], ['group', 'graphile-batched', 1]]
 const rows = []
 let replayRate
 try {
@@ -146,7 +185,7 @@ try {
     const cpu = Object.fromEntries(sides.map((side) => [side, []]))
     for (let run = 0; run < runs; run++) {
       for (const side of run % 2 === 0 ? sides : [...sides].reverse()) {
-        await fill()
+        await fill(side)
         const result = await drain(side, concurrency)
         rates[side].push(result.rate)
         cpu[side].push(result.cpu)
@@ -164,12 +203,12 @@ try {
         cpuRatio: cpu.off === undefined ? undefined : spread(cpu[side].map((c, i) => total(cpu.off[i]) / total(c)))
       }
     }
-    if (rates.journal !== undefined && rates.effect !== undefined) {
-      row.journalOverEffect = spread(rates.journal.map((r, i) => r / rates.effect[i]))
-      row.journalOverEffectCpu = spread(cpu.journal.map((c, i) => total(cpu.effect[i]) / total(c)))
-    }
+    // Paired ratios (per run): in jobs/s, a's over b's; in CPU per job, b's total over a's.
+    row.pairs = PAIRS.filter(([a, b]) => rates[a] !== undefined && rates[b] !== undefined).map(([a, b, target]) => ({
+      a, b, target, rate: spread(rates[a].map((r, i) => r / rates[b][i])), cpu: spread(cpu[a].map((c, i) => total(cpu[b][i]) / total(c)))
+    }))
     rows.push(row)
-    console.error(`journal: concurrency ${concurrency}: ${sides.map((side) => `${side} ${Math.round(row.sides[side].rate.median)} jobs/s${row.sides[side].ratio === undefined ? '' : ` (${row.sides[side].ratio.median.toFixed(2)})`}`).join(', ')}${row.journalOverEffect === undefined ? '' : `; journal + once / effect ${row.journalOverEffect.median.toFixed(2)}`}`)
+    console.error(`journal: concurrency ${concurrency}: ${sides.map((side) => `${side} ${Math.round(row.sides[side].rate.median)} jobs/s${row.sides[side].ratio === undefined ? '' : ` (${row.sides[side].ratio.median.toFixed(2)})`}`).join(', ')}${row.pairs.map((p) => `; ${p.a} / ${p.b} ${p.rate.median.toFixed(2)}`).join('')}`)
   }
   const replays = []
   for (let run = 0; run < runs; run++) replays.push(await bulkReplay())
@@ -197,7 +236,11 @@ const markdown = [
     const x = r.sides[side]
     return `| ${r.concurrency} | ${side} | ${show(x.rate)} | ${show(x.ratio, 2)} | ${show(x.cpu.node)} | ${show(x.cpu.redis)} | ${show(x.cpu.pg)} | ${show(x.cpu.total)} | ${show(x.cpuRatio, 2)} |`
   })),
-  ...rows.filter((r) => r.journalOverEffect !== undefined).map((r) => `\nConcurrency ${r.concurrency}: journal + once / effect (the same effect written without the journal) ${show(r.journalOverEffect, 2)} in jobs/s, ${show(r.journalOverEffectCpu, 2)} in CPU.`),
+  '', 'Paired ratios (per run, median [min–max]): jobs/s of the first over the second, and CPU per job (all three processes) of the',
+  'second over the first (above 1: the first costs less).', '',
+  '| concurrency | ratio | target | jobs/s | CPU per job |',
+  '|---|---|---|---|---|',
+  ...rows.flatMap((r) => r.pairs.map((p) => `| ${r.concurrency} | ${p.a} / ${p.b} | ≥ ${p.target} | ${show(p.rate, 2)} | ${show(p.cpu, 2)} |`)),
   '',
   `Bulk replay, no rate limit: ${replayCount} failed events inserted by SQL, replayed by one run (pages of 200, each one transaction`,
   `with its \`addBulk\`): ${showSpread(replayRate)} events/s.`

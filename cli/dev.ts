@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { anvilWorker } from '../index.js'
-import { DEV_SECRET, type DevConfig, type Env } from './config/load-config.js'
+import { DEV_SECRET, journalOptionsOf, type DevConfig, type Env } from './config/load-config.js'
 import { DEFAULT_PATH, DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { DEV_REDIS_DIR, ensureDevRedis } from './dev-redis.js'
 import type { WebhookEvent } from '../src/worker/webhook-event.js'
@@ -128,7 +128,7 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
       telemetry: tracing?.telemetry,
       journal: config.journal === undefined
         ? undefined
-        : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
+        : journalOptionsOf(config.journal)
     })
     if (config.databaseUrl !== undefined) {
       // The outgoing side runs here as in `anvil worker`, and may reach receivers on this machine unless told otherwise.

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { WorkerCommandConfig } from './config/load-config.js'
+import { journalOptionsOf, type WorkerCommandConfig } from './config/load-config.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { redactUrl } from '../src/redis/connect.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
@@ -82,7 +82,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       telemetry: tracing?.telemetry,
       journal: config.journal === undefined
         ? undefined
-        : { database: config.journal.databaseUrl, schema: config.journal.dbSchema, retentionDays: config.journal.retentionDays }
+        : journalOptionsOf(config.journal)
     })
     if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
     const app = createApp(log)

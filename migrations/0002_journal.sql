@@ -1,4 +1,4 @@
--- The event journal (issue 18): every accepted inbound event as a row, the effects its handlers applied
+-- The event journal: every accepted inbound event as a row, the effects its handlers applied
 -- once, each attempt's outcome, and the bulk replays run over it. Effects, attempts and the previous delivery go
 -- with their event.
 CREATE TABLE {{schema}}.webhook_events (

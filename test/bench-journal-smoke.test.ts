@@ -3,16 +3,24 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 
 // Not a test of figures: bench/journal.mjs runs once on a tiny load (`--quick`) to show that it still runs, exits 0
-// and reports its table. It imports dist/ and makes (and drops) a database of its own on the test PostgreSQL.
+// and reports its tables, group commit and graphile-worker's sides included. It imports dist/ and makes (and drops)
+// a database of its own on the test PostgreSQL.
 const run = promisify(execFile)
-t.setTimeout(300_000)
+t.setTimeout(480_000)
 
-t.test('bench/journal.mjs runs alone and prints the drain table and the bulk replay rate', async (t) => {
+t.test('bench/journal.mjs runs alone and prints the drain table, the paired ratios and the bulk replay rate', async (t) => {
   const env = { ...process.env, ...(process.env.ANVIL_TEST_PG_URL === undefined ? {} : { ANVIL_BENCH_PG_URL: process.env.ANVIL_TEST_PG_URL }) }
-  const { stdout } = await run(process.execPath, ['bench/journal.mjs', '--quick'], { timeout: 240_000, env })
+  const args = ['bench/journal.mjs', '--quick', '--concurrency', '10,50', '--sides', 'effect,journal,group,graphile,graphile-batched']
+  const { stdout } = await run(process.execPath, args, { timeout: 420_000, env })
   t.match(stdout, /^## Event journal/m)
-  t.match(stdout, /^\| 10 \| journal \| \d+ \| [\d.]+ \| \d+ \| \d+ \| \d+ \| \d+ \| [\d.]+ \|$/m)
-  t.match(stdout, /^\| 50 \| effect \| \d+ \| [\d.]+ \| \d+ \| \d+ \| \d+ \| \d+ \| [\d.]+ \|$/m)
-  t.match(stdout, /journal \+ once \/ effect .* [\d.]+ in jobs\/s/)
+  const row = (concurrency: number, side: string): RegExp => new RegExp(`^\\| ${concurrency} \\| ${side} \\| \\d+ \\| — \\| \\d+ \\| \\d+ \\| \\d+ \\| \\d+ \\| — \\|$`, 'm')
+  t.match(stdout, row(10, 'journal'))
+  t.match(stdout, row(50, 'effect'))
+  t.match(stdout, row(10, 'group'))
+  t.match(stdout, row(50, 'graphile-batched'))
+  const pairs: Array<[string, string]> = [['journal / effect', '0.7'], ['group / effect', '2'], ['journal / graphile', '1'], ['group / graphile-batched', '1']]
+  for (const [pair, target] of pairs) {
+    t.match(stdout, new RegExp(`^\\| 10 \\| ${pair} \\| ≥ ${target} \\| [\\d.]+ \\| [\\d.]+ \\|$`, 'm'), pair)
+  }
   t.match(stdout, /replayed by one run .*: \d+ events\/s/s)
 })

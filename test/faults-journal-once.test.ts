@@ -4,6 +4,8 @@
  * of a drain, with short locks, and restarted each time. Every event's INSERT is applied exactly once and
  * every event has exactly one `done` attempt, whatever the kills and stalls did to the jobs (a job that
  * passes BullMQ's stall limit fails for good: its event is applied once if a run of it committed, else not at all).
+ * Run twice: a commit per event, then group commit (ANVIL_JOURNAL_GROUP_COMMIT), where a kill takes a whole
+ * group's uncommitted handlers with it.
  */
 import t from 'tap'
 import { JOB_NAME, STALLED_MESSAGE } from '../src/shared/constants.js'
@@ -14,6 +16,8 @@ import { jobData, journalFixture, openQueue } from './helpers/journal.js'
 
 const EVENTS = 400
 const KILLS = 4
+// Two drains of about a minute each on a loaded machine.
+t.setTimeout(300_000)
 
 const { redis, db } = await journalFixture(t)
 await db.query('CREATE TABLE public.effects (event_id text NOT NULL, pid integer NOT NULL)')
@@ -21,8 +25,9 @@ await db.query('CREATE TABLE public.effects (event_id text NOT NULL, pid integer
 const count = async (sql: string): Promise<number> => Number((await db.query<{ n: string }>(sql))[0]?.n)
 const doneRows = async (): Promise<number> => await count("SELECT count(*) AS n FROM anvil.webhook_events WHERE status = 'done'")
 
-t.test(`${EVENTS} events, ${KILLS} SIGKILLs of anvil worker mid-drain: each event's event.db INSERT applied once, one done attempt each`, async (t) => {
-  const queueName = 'faults-journal-once'
+for (const groupCommit of [undefined, '8,20']) t.test(`${EVENTS} events, ${KILLS} SIGKILLs of anvil worker mid-drain${groupCommit === undefined ? '' : `, group commit ${groupCommit}`}: each event's event.db INSERT applied once, one done attempt each`, async (t) => {
+  await db.query('TRUNCATE anvil.webhook_events, public.effects CASCADE')
+  const queueName = `faults-journal-once${groupCommit === undefined ? '' : '-group'}`
   const queue = openQueue(redis.url, queueName)
   t.teardown(() => queue.close())
   const jobs = Array.from({ length: EVENTS }, (_, i) => {
@@ -33,7 +38,8 @@ t.test(`${EVENTS} events, ${KILLS} SIGKILLs of anvil worker mid-drain: each even
 
   const env = {
     REDIS_URL: redis.url, ANVIL_QUEUE: queueName, ANVIL_DATABASE_URL: db.url, ANVIL_WORKER_ROLE: 'inbound', HOST: '127.0.0.1', PORT: '0',
-    WORKER_CONCURRENCY: '16', ANVIL_LOCK_DURATION_MS: '1000', ANVIL_STALLED_INTERVAL_MS: '300', HANDLER_DELAY_MS: '40'
+    WORKER_CONCURRENCY: '16', ANVIL_LOCK_DURATION_MS: '1000', ANVIL_STALLED_INTERVAL_MS: '300', HANDLER_DELAY_MS: '40',
+    ...(groupCommit === undefined ? {} : { ANVIL_JOURNAL_GROUP_COMMIT: groupCommit })
   }
   const start = (): Cli => startCli(t, ['worker', '--handler', 'test/fixtures/journal-insert-handler.mjs'], { env })
 

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createHash } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -54,6 +55,48 @@ t.test('a migration changed after it was applied is refused, and nothing of the 
   t.equal(tables.length, 0, 'the later migration was not applied')
 })
 
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex')
+
+t.test('editing a comment is no change; a changed statement still is', async (t) => {
+  const schema = 'commented'
+  await migrate(db.url, { schema, dir: migrationsIn({ '0001_first.sql': '-- The first table.\nCREATE TABLE {{schema}}.a (id int);\n' }) })
+  const reworded = migrationsIn({ '0001_first.sql': '-- The first table, said otherwise.\n\n-- And a second line.\nCREATE TABLE {{schema}}.a (id int);\n' })
+  t.same(await migrate(db.url, { schema, dir: reworded }), { applied: [], current: ['0001'] }, 'comments and blank lines edited: accepted')
+  const changed = migrationsIn({ '0001_first.sql': '-- The first table.\nCREATE TABLE {{schema}}.a (id bigint);\n' })
+  await t.rejects(migrate(db.url, { schema, dir: changed }), { code: 'ANVIL_ERR_MIGRATION_CHANGED', message: /0001_first/ })
+})
+
+t.test('a whole-file checksum an earlier build recorded is accepted and rewritten; another is refused', async (t) => {
+  const schema = 'earlier_form'
+  const text = '-- The first table.\nCREATE TABLE {{schema}}.a (id int);\n'
+  const dir = migrationsIn({ '0001_first.sql': text })
+  await migrate(db.url, { schema, dir })
+  await db.query(`UPDATE ${schema}.schema_migrations SET checksum = $1`, [sha256(text)])
+  t.same(await migrate(db.url, { schema, dir }), { applied: [], current: ['0001'] })
+  const [row] = await db.query<{ checksum: string }>(`SELECT checksum FROM ${schema}.schema_migrations`)
+  t.equal(row?.checksum, loadMigrations(dir)[0]?.checksum, 'stored in the current form')
+  t.not(row?.checksum, sha256(text))
+  await db.query(`UPDATE ${schema}.schema_migrations SET checksum = $1`, [sha256('CREATE TABLE {{schema}}.a (id bigint);\n')])
+  await t.rejects(migrate(db.url, { schema, dir }), { code: 'ANVIL_ERR_MIGRATION_CHANGED' }, 'the whole file of other statements')
+})
+
+t.test('a database the earlier builds migrated (whole-file checksums) is accepted as it is', async (t) => {
+  const schema = 'earlier_builds'
+  const shipped = loadMigrations()
+  await migrate(db.url, { schema })
+  // What those builds recorded: the whole file's sha256, for 0002 and 0003 as they read before their comments were edited.
+  const recorded: Record<string, string> = {
+    '0002': 'b3cacde9cd6678b39236bafa01a5ca9a72532c775f04d4a3c95965f39493ddec',
+    '0003': '5594c294fb5fa608ac7b66bcf0d54cc4987af9fa7d7b168b6ddaafcd3842c8e8'
+  }
+  for (const m of shipped) {
+    await db.query(`UPDATE ${schema}.schema_migrations SET checksum = $2 WHERE version = $1`, [m.version, recorded[m.version] ?? sha256(m.sql)])
+  }
+  t.same((await migrate(db.url, { schema })).applied, [])
+  const rows = await db.query<{ version: string, checksum: string }>(`SELECT version, checksum FROM ${schema}.schema_migrations ORDER BY version`)
+  t.same(rows, shipped.map((m) => ({ version: m.version, checksum: m.checksum })), 'each rewritten to the current form')
+})
+
 t.test('a failing migration rolls back the whole run', async (t) => {
   const broken = migrationsIn({
     '0001_ok.sql': 'CREATE TABLE {{schema}}.fine (id int);',
@@ -91,11 +134,32 @@ t.test('0006 folds the duplicate done attempts an earlier version wrote, then le
     VALUES ('evt_1', 'stripe', 'k_1', '\\x7b7d', now(), 'done', 'e_1')`)
   await db.query(`INSERT INTO dupes.webhook_event_attempts (event_id, attempt, status, job_id)
     VALUES ('evt_1', 1, 'done', 'e_1'), ('evt_1', 1, 'done', 'e_1'), ('evt_1', 1, 'failed', 'e_1'), ('evt_1', 1, 'done', 'e_2')`)
-  t.ok((await migrate(db.url, { schema: 'dupes' })).applied.includes('0006'))
+  const through = migrationsIn(Object.fromEntries(shipped.filter((m) => m.version <= '0006').map((m) => [`${m.version}_${m.name}.sql`, m.sql])))
+  t.ok((await migrate(db.url, { schema: 'dupes', dir: through })).applied.includes('0006'))
   const left = await db.query<{ status: string, job_id: string }>('SELECT status, job_id FROM dupes.webhook_event_attempts ORDER BY id')
   t.same(left, [{ status: 'done', job_id: 'e_1' }, { status: 'failed', job_id: 'e_1' }, { status: 'done', job_id: 'e_2' }], 'the first done of each job kept, the rest untouched')
   await t.rejects(db.query("INSERT INTO dupes.webhook_event_attempts (event_id, attempt, status, job_id) VALUES ('evt_1', 2, 'done', 'e_1')"),
     { code: '23505', constraint: 'webhook_event_attempts_done_once' }, 'a second done of a job is refused')
+})
+
+t.test('0007 moves the done attempts to their own table, keeps the log (a view) and each job\'s done once', async (t) => {
+  const shipped = loadMigrations()
+  const before = migrationsIn(Object.fromEntries(shipped.filter((m) => m.version < '0007').map((m) => [`${m.version}_${m.name}.sql`, m.sql])))
+  await migrate(db.url, { schema: 'marks', dir: before })
+  await db.query(`INSERT INTO marks.webhook_events (id, source, dedupe_key, payload, received_at, status, job_id)
+    VALUES ('evt_1', 'stripe', 'k_1', '\\x7b7d', now(), 'done', 'e_1')`)
+  await db.query(`INSERT INTO marks.webhook_event_attempts (event_id, attempt, status, error, job_id)
+    VALUES ('evt_1', 1, 'failed', 'no luck', 'e_1'), ('evt_1', 2, 'done', NULL, 'e_1')`)
+  const log = 'SELECT attempt, status, error, job_id FROM marks.webhook_event_attempts ORDER BY finished_at, id'
+  const was = await db.query(log)
+  t.ok((await migrate(db.url, { schema: 'marks' })).applied.includes('0007'))
+  t.same(await db.query(log), was, 'the attempt log reads as before')
+  t.same(await db.query('SELECT event_id, job_id, attempt FROM marks.webhook_event_done'), [{ event_id: 'evt_1', job_id: 'e_1', attempt: 2 }], 'the done attempt is a mark')
+  t.same(await db.query('SELECT status FROM marks.webhook_event_failures'), [{ status: 'failed' }], 'the failures stay')
+  await t.rejects(db.query("INSERT INTO marks.webhook_event_done (event_id, job_id, attempt) VALUES ('evt_1', 'e_1', 3)"),
+    { code: '23505', constraint: 'webhook_event_done_once' }, 'a second done of a job is refused')
+  await db.query("DELETE FROM marks.webhook_events WHERE id = 'evt_1'")
+  t.same(await db.query('SELECT 1 FROM marks.webhook_event_attempts'), [], 'the marks and failures go with their event')
 })
 
 t.test('bad input is one clear line, and a password is never echoed', async (t) => {

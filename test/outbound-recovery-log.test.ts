@@ -5,9 +5,9 @@
  */
 import t from 'tap'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
-import type { AnvilLogger } from '../src/worker/worker-options.js'
 import { eventually, outboundFixture } from './helpers/outbound.js'
 import { startReceiver } from './helpers/receiver.js'
+import type { AnvilLogger } from '../src/shared/logger.js'
 
 const fixture = await outboundFixture()
 const { db, redis } = fixture

@@ -11,6 +11,7 @@ import {
 import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
+import type { GroupCommitOptions, JournalOptions } from '../../src/journal/journal-options.js'
 import { JOB_RETENTION, type Retention } from '../../src/queue/queue-settings.js'
 import { loadSourcesFile, type SourcesUse } from './sources-file.js'
 import { secretProblem } from '../../src/signing/secret-problem.js'
@@ -66,7 +67,15 @@ export interface WorkerConfig {
   concurrency: number
   shutdownTimeoutMs: number
   /** The event journal: on when ANVIL_DATABASE_URL is set. */
-  journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number }
+  journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number, groupCommit?: GroupCommitOptions }
+}
+
+/** The worker's `journal` option from its configuration. */
+export function journalOptionsOf (journal: NonNullable<WorkerConfig['journal']>): JournalOptions {
+  return {
+    database: journal.databaseUrl, schema: journal.dbSchema, retentionDays: journal.retentionDays,
+    ...(journal.groupCommit === undefined ? {} : { groupCommit: journal.groupCommit })
+  }
 }
 
 /**
@@ -210,7 +219,11 @@ function ingress (env: Env, flags: Flags, defaultHost: string, secret: string | 
 
 function worker (env: Env, flags: Flags): WorkerConfig {
   const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
-  const journal = { dbSchema: read(SETTINGS.dbSchema, env, flags), retentionDays: read(SETTINGS.journalRetentionDays, env, flags) }
+  const groupCommit = read(SETTINGS.journalGroupCommit, env, flags)
+  const journal = {
+    dbSchema: read(SETTINGS.dbSchema, env, flags), retentionDays: read(SETTINGS.journalRetentionDays, env, flags),
+    ...(groupCommit === undefined ? {} : { groupCommit })
+  }
   return {
     concurrency: read(SETTINGS.concurrency, env, flags) ?? DEFAULT_CONCURRENCY,
     shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs, env, flags) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,

@@ -13,6 +13,7 @@ import { netsProblem } from '../../src/delivery/cidr.js'
 import { DEFAULT_DISPATCH_RETRY, DEFAULT_OUTBOX_RETENTION_DAYS, DispatchOptionsSchema } from '../../src/outbox/outbound-options.js'
 import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-schedule.js'
 import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
+import { GroupCommitSchema } from '../../src/journal/journal-options.js'
 import { define, toInteger, type Setting } from './setting.js'
 import {
   DEFAULT_BODY_LIMIT, DEFAULT_CONCURRENCY, DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_PREFIX,
@@ -261,6 +262,16 @@ export const SETTINGS = {
     env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
     description: 'with ANVIL_DATABASE_URL: the worker deletes journal rows older than this, 0 keeps them',
     expected: 'a whole number of days, at least 0', schema: RetentionDays(), parse: toInteger
+  }),
+  journalGroupCommit: define({
+    env: 'ANVIL_JOURNAL_GROUP_COMMIT', key: 'journalGroupCommit', flag: '--journal-group-commit', value: '<events,ms>',
+    description: 'with ANVIL_DATABASE_URL: group commit, e.g. 16,5: up to 16 events\' handlers in one transaction, waiting at most 5 ms for more; unset: a commit per event',
+    expected: 'maxEvents,maxWaitMs: an integer from 2 to 1000, then whole milliseconds up to 1000 (e.g. 16,5)',
+    schema: GroupCommitSchema,
+    parse: (raw) => {
+      const [events, ms, ...rest] = raw.split(',').map(toInteger)
+      return rest.length > 0 ? raw : { maxEvents: events, maxWaitMs: ms }
+    }
   }),
   workerRole: define({
     env: 'ANVIL_WORKER_ROLE', key: 'role', flag: '--role', value: '<role>', default: 'all',

@@ -8,7 +8,6 @@ import { errors } from '../shared/errors.js'
 import { within } from '../shared/within.js'
 import { checkClusterPrefix, connect, disconnect } from '../redis/connect.js'
 import { watchClock } from '../redis/clock-skew.js'
-import type { AnvilLogger } from '../worker/worker-options.js'
 import { createCircuitBreaker } from './circuit-breaker.js'
 import { createEndpointRateLimit } from './endpoint-rate-limit.js'
 import { createEndpointGate } from './endpoint-gate.js'
@@ -20,6 +19,7 @@ import {
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
 import { createGuardedDispatcher } from './guarded-dispatcher.js'
 import { attemptOf, deliverJob, DeliveryFailure, type DeliverDeps } from './run-attempt.js'
+import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface DeliveryWorker {
   /** Starts taking jobs; resolves once the worker is connected. */
@@ -29,14 +29,13 @@ export interface DeliveryWorker {
   readonly worker: Worker<OutboundJobData>
 }
 
-const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
 /** A probe holds its lease a little longer than its POST may take. */
 const PROBE_LEASE_MARGIN_MS = 5000
 
 export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryWorker {
   const problem = checkDeliveryWorkerOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
-  const log = options.logger ?? silent
+  const log = options.logger ?? silentLogger
   const prefix = options.prefix ?? DEFAULT_PREFIX
   checkClusterPrefix(options.redis, prefix)
   const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS

@@ -6,6 +6,7 @@
 import pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
+import { DONE_ONCE, markDone } from '../sql/webhook_event_done.js'
 
 /** The handler's PostgreSQL client: `query` runs in the event's transaction (promise style). */
 export interface JournalDb {
@@ -31,18 +32,41 @@ export interface EffectFields {
  */
 export type CommitOutcome = 'committed' | 'no-transaction' | 'done-before'
 
-/** The index (migration 0006) that lets a job commit its `done` attempt once. */
-const DONE_ONCE = 'webhook_event_attempts_done_once'
-
 export interface EffectScope {
   fields: EffectFields
-  /** Logs the job's `done` attempt, marks the event done if the job holds it, and commits, in the transaction when one was begun. */
+  /** Marks the job `done` and commits, in one round trip, when a transaction was begun (the event's status follows, batched). */
   commitDone: (attempt: number, startedAt?: Date) => Promise<CommitOutcome>
   /** Rolls back whatever the handler did through `db` and `once`. */
   rollback: () => Promise<void>
 }
 
 const literal = (value: string): string => pg.escapeLiteral(value)
+
+/** Where an event's transaction runs: a client of its own, or a savepoint of a group's (src/journal/group-commit.ts). */
+export interface TransactionHost {
+  /** The client, and the statement that opens the event's transaction on it (sent with its first ones). */
+  open: () => Promise<{ client: pg.PoolClient, begin: string }>
+  /** Ends the event's transaction, after its mark: commits it, or releases its savepoint. */
+  end: string
+  /** Undoes the event's transaction. */
+  undo: string
+  /** Gives the client back; `err`: it is broken. */
+  release: (err?: Error) => void
+  /** The mark goes in this transaction even when the handler began none (a group's: its commit is shared). */
+  always: boolean
+}
+
+/** A transaction of the event's own, on a client from the pool. */
+export function ownTransaction (pool: pg.Pool): TransactionHost {
+  let client: pg.PoolClient | undefined
+  return {
+    open: async () => ({ client: client = await pool.connect(), begin: 'BEGIN' }),
+    end: 'COMMIT',
+    undo: 'ROLLBACK',
+    release: (err) => { client?.release(err) },
+    always: false
+  }
+}
 
 /**
  * Runs several statements in one round trip (the simple protocol, values inlined as escaped literals) and
@@ -53,12 +77,11 @@ async function batch<R extends pg.QueryResultRow> (client: pg.PoolClient, statem
   return Array.isArray(results) ? results[results.length - 1] as pg.QueryResult<R> : results
 }
 
-export function effectScope (db: Database, eventId: string, jobId: string): EffectScope {
+export function effectScope (db: Database, eventId: string, jobId: string, host = ownTransaction(db.pool)): EffectScope {
   const effects = db.table('webhook_effects')
-  const events = db.table('webhook_events')
-  const attempts = db.table('webhook_event_attempts')
-  let client: pg.PoolClient | undefined
   let opening: Promise<pg.PoolClient> | undefined
+  /** The client went back (the transaction ended): nothing more is sent on it. */
+  let released = false
   let savepoints = 0
   /** Statements that need no answer (an effect's result), sent ahead of the transaction's next ones. */
   let pending: string[] = []
@@ -70,20 +93,24 @@ export function effectScope (db: Database, eventId: string, jobId: string): Effe
     return await batch<R>(c, all)
   }
 
-  /** The transaction's client; the first use sends BEGIN with `first`, in one round trip. */
+  function release (err?: Error): void {
+    if (released) return
+    released = true
+    host.release(err)
+  }
+
+  /** The transaction's client; the first use opens it with `first`, in one round trip. */
   async function transaction (first: string[] = []): Promise<{ client: pg.PoolClient, result?: pg.QueryResult }> {
     if (opening !== undefined) return { client: await opening }
     let result: pg.QueryResult | undefined
     opening = (async () => {
-      const c = await db.pool.connect()
+      const { client: c, begin } = await host.open()
       try {
-        result = await batch(c, ['BEGIN', ...first])
+        result = await batch(c, [begin, ...first])
       } catch (err) {
-        await c.query('ROLLBACK').catch(() => {})
-        c.release()
+        release(await c.query(host.undo).then(() => undefined, (failed: Error) => failed))
         throw err
       }
-      client = c
       return c
     })()
     const c = await opening
@@ -126,42 +153,33 @@ export function effectScope (db: Database, eventId: string, jobId: string): Effe
     return await (c.query as (...a: unknown[]) => Promise<unknown>)(...args)
   }) as unknown as pg.ClientBase['query']
 
-  function release (err?: Error): void {
-    client?.release(err)
-    client = undefined
+  /** Undoes the transaction, if one is open. A client whose undo failed is broken: destroyed, not reused. */
+  async function undo (): Promise<void> {
+    if (opening === undefined || released) return
+    const c = await opening.catch(() => undefined)
+    if (c === undefined || released) return
+    pending = []
+    release(await c.query(host.undo).then(() => undefined, (err: Error) => err))
   }
 
   return {
     fields: { db: { query }, once, effectKey },
     async commitDone (attempt, startedAt) {
-      if (opening === undefined) return 'no-transaction'
-      const c = await opening
-      const began = startedAt === undefined ? 'NULL' : `${literal(startedAt.toISOString())}::timestamptz`
+      if (opening === undefined && !host.always) return 'no-transaction'
+      // The job's mark goes with its writes, in one round trip with the end (and the opening, if not yet
+      // sent): the key refuses a second one, which rolls this run back.
+      const finish = [markDone(db.schema, { eventId, jobId, attempt, startedAt }), host.end]
       try {
-        // The job's `done` attempt always goes with its writes (the unique index refuses a second one, which
-        // rolls this run back); the event's row only when the job holds it (a replay's is the replay's). One
-        // round trip with the commit.
-        await send(c, [`WITH marked AS (UPDATE ${events} SET status = 'done', attempts = ${Number(attempt)}, last_error = NULL,
-          error_class = NULL, processed_at = now(), updated_at = now() WHERE id = ${literal(eventId)} AND job_id = ${literal(jobId)} RETURNING id)
-          INSERT INTO ${attempts} (event_id, attempt, started_at, status, job_id)
-          VALUES (${literal(eventId)}, ${Number(attempt)}, ${began}, 'done', ${literal(jobId)})`, 'COMMIT'])
+        if (opening === undefined) await transaction(finish)
+        else await send(await opening, finish)
       } catch (err) {
-        await c.query('ROLLBACK').catch(() => {})
-        release()
+        await undo()
         if ((err as { constraint?: string }).constraint === DONE_ONCE) return 'done-before'
         throw err
       }
       release()
       return 'committed'
     },
-    async rollback () {
-      if (opening === undefined) return
-      const c = await opening.catch(() => undefined)
-      if (c === undefined) return
-      // A client whose rollback failed is broken: destroyed rather than returned to the pool.
-      pending = []
-      const failed = await c.query('ROLLBACK').then(() => undefined, (err: Error) => err)
-      release(failed)
-    }
+    rollback: undo
   }
 }

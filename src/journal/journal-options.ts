@@ -10,6 +10,15 @@ export const DEFAULT_JOURNAL_RETENTION_INTERVAL_MS = 60 * 60 * 1000
 /** Events one journal write carries at most. */
 export const DEFAULT_JOURNAL_WRITE_BATCH = 200
 
+export const GroupCommitSchema = Type.Object({
+  /** Events one commit carries at most (2 to 1,000). */
+  maxEvents: Whole(2, 1000),
+  /** How long a group waits for more events after its first one, in ms (at most 1,000). */
+  maxWaitMs: Whole(0, 1000)
+}, { additionalProperties: false })
+
+export type GroupCommitOptions = Static<typeof GroupCommitSchema>
+
 export const JournalOptionsSchema = Type.Object({
   /** A PostgreSQL URL (Anvil makes a pool and ends it) or a `pg.Pool` (left open). Migrate it first (`anvil migrate`). */
   database: Opaque<DatabaseInput>(),
@@ -26,7 +35,12 @@ export const JournalOptionsSchema = Type.Object({
    * Faster; a crash of PostgreSQL itself (not of a worker) may lose the last fraction of a second of them. The
    * handler's transaction (`db`, `once`, the mark done) always commits durably. @defaultValue true
    */
-  synchronousCommit: Type.Optional(Type.Boolean())
+  synchronousCommit: Type.Optional(Type.Boolean()),
+  /**
+   * Group commit: the handlers of up to `maxEvents` events run one after another in one transaction, each in a
+   * savepoint, with one commit for the group (docs/journal.md says what it trades). @defaultValue off
+   */
+  groupCommit: Type.Optional(GroupCommitSchema)
 }, { additionalProperties: false })
 
 export type JournalOptions = Static<typeof JournalOptionsSchema>

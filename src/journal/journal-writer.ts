@@ -7,6 +7,10 @@ import { JOURNAL_REPLAY_JOB_PREFIX } from '../shared/constants.js'
 import type { WebhookJobData } from '../queue/job-data.js'
 import { headersJson, jsonView, pgText, type EventStatus } from './event-row.js'
 import { WriteBatcher } from './write-batcher.js'
+import { doneJobs } from '../sql/webhook_event_done.js'
+
+/** The journal's tables the writer writes, quoted. */
+interface Tables { events: string, failures: string, done: string }
 
 export interface StartedEvent {
   id: string
@@ -54,7 +58,7 @@ const MAX_ERROR_LENGTH = 2000
  * `done` takes nothing: the row says so when the job holds it (read as it is now, not as the statement began),
  * its attempt log when not.
  */
-function startSql (events: string, attempts: string): string {
+function startSql (events: string, done: string): string {
   return `INSERT INTO ${events} AS e (id, source, provider, event_type, dedupe_key, payload, payload_json, content_type,
       headers, signature, request_id, received_at, status, attempts, job_id, retry_schedule)
     SELECT v.id, v.source, v.provider, v.event_type, v.dedupe_key, v.payload, v.payload_json::jsonb, v.content_type,
@@ -75,33 +79,38 @@ function startSql (events: string, attempts: string): string {
     WHERE NOT (e.dedupe_key = EXCLUDED.dedupe_key AND e.job_id IS DISTINCT FROM EXCLUDED.job_id
       AND starts_with(coalesce(e.job_id, ''), '${JOURNAL_REPLAY_JOB_PREFIX}') AND EXCLUDED.attempts > 1)
       AND NOT (e.status = 'done' AND e.job_id = EXCLUDED.job_id)
-      AND NOT EXISTS (SELECT 1 FROM ${attempts} AS a WHERE a.event_id = e.id AND a.job_id = EXCLUDED.job_id AND a.status = 'done')
+      AND NOT EXISTS (SELECT 1 FROM ${done} AS d WHERE d.event_id = e.id AND d.job_id = EXCLUDED.job_id)
     RETURNING e.id`
 }
 
 /**
  * Only the job that holds the row may finish it: a late outcome of an earlier job never overwrites a replay's,
- * and nothing overwrites a `done` (a run of the job that failed, or stalled out, after another run committed).
- * The attempt's log row goes in the same statement, only for the rows marked; a second `done` of a job is not
- * logged twice. As CTEs, so the combined statement can carry them too (PostgreSQL takes data-modifying WITH
- * only at the top level).
+ * and nothing overwrites a `done`. An outcome of a job that has committed its `done` (another run of it, or this
+ * run before a crash cut its status write) is `done`. A failed attempt is logged in the same statement, only for
+ * the rows marked; a `done` gets its mark unless its transaction wrote it. As CTEs, so the combined statement
+ * can carry them too (PostgreSQL takes data-modifying WITH only at the top level).
  */
-function finishCtes (events: string, attempts: string, first = 1): string {
+function finishCtes (tables: Tables, first = 1): string {
   const $ = (n: number): string => `$${n + first - 1}`
-  return `marked AS (UPDATE ${events} AS e SET status = v.status, attempts = v.attempts, last_error = v.last_error,
+  return `marked AS (UPDATE ${tables.events} AS e SET status = v.status, attempts = v.attempts, last_error = v.last_error,
       error_class = v.error_class, processed_at = CASE WHEN v.status = 'done' THEN now() ELSE e.processed_at END,
       updated_at = now()
-    FROM unnest(${$(1)}::text[], ${$(2)}::text[], ${$(3)}::int[], ${$(4)}::text[], ${$(5)}::text[], ${$(6)}::text[], ${$(7)}::timestamptz[])
-      AS v(id, job_id, attempts, status, last_error, error_class, started_at)
+    FROM (SELECT u.id, u.job_id, u.attempts, u.started_at, d.event_id IS NOT NULL AS committed,
+        CASE WHEN d.event_id IS NULL THEN u.status ELSE 'done' END AS status,
+        CASE WHEN d.event_id IS NULL THEN u.last_error END AS last_error, CASE WHEN d.event_id IS NULL THEN u.error_class END AS error_class
+      FROM unnest(${$(1)}::text[], ${$(2)}::text[], ${$(3)}::int[], ${$(4)}::text[], ${$(5)}::text[], ${$(6)}::text[], ${$(7)}::timestamptz[])
+        AS u(id, job_id, attempts, status, last_error, error_class, started_at)
+      LEFT JOIN ${tables.done} AS d ON d.event_id = u.id AND d.job_id = u.job_id) AS v
     WHERE e.id = v.id AND e.job_id = v.job_id AND e.status <> 'done'
-    RETURNING v.id, v.job_id, v.attempts, v.status, v.last_error, v.error_class, v.started_at),
-  logged AS (INSERT INTO ${attempts} (event_id, attempt, started_at, status, error_class, error, job_id)
-    SELECT id, attempts, started_at, CASE WHEN status = 'done' THEN 'done' ELSE 'failed' END, error_class, last_error, job_id
-    FROM marked ON CONFLICT DO NOTHING RETURNING 1)`
+    RETURNING v.id, v.job_id, v.attempts, v.status, v.last_error, v.error_class, v.started_at, v.committed),
+  failed AS (INSERT INTO ${tables.failures} (event_id, attempt, started_at, status, error_class, error, job_id)
+    SELECT id, attempts, started_at, 'failed', error_class, last_error, job_id FROM marked WHERE status <> 'done' RETURNING 1),
+  logged AS (INSERT INTO ${tables.done} (event_id, job_id, attempt, started_at)
+    SELECT id, job_id, attempts, started_at FROM marked WHERE status = 'done' AND NOT committed ON CONFLICT DO NOTHING RETURNING 1)`
 }
 
-function finishSql (events: string, attempts: string): string {
-  return `WITH ${finishCtes(events, attempts)} SELECT (SELECT count(*) FROM marked) AS finished`
+function finishSql (tables: Tables): string {
+  return `WITH ${finishCtes(tables)} SELECT (SELECT count(*) FROM marked) AS finished`
 }
 
 /** Batches of distinct ids, in id order: one statement may not upsert a row twice, and a fixed order cannot deadlock. */
@@ -148,8 +157,8 @@ function finishValues (items: FinishedEvent[]): unknown[] {
  * One statement per round for both kinds: the rows to start and the outcomes to record (with their attempts'
  * log rows), as data-modifying CTEs, so a batch costs one round trip and one commit whatever its mix.
  */
-function combinedSql (start: string, events: string, attempts: string): string {
-  return `WITH started AS (${start}), ${finishCtes(events, attempts, 16)} SELECT id FROM started`
+function combinedSql (start: string, tables: Tables): string {
+  return `WITH started AS (${start}), ${finishCtes(tables, 16)} SELECT id FROM started`
 }
 
 /** Runs one write (its rows: the ids started); with `synchronous` false, in a transaction that commits without waiting for the disk. */
@@ -170,17 +179,14 @@ const refusesValue = (err: unknown): boolean => /^(22|54)/.test(String((err as {
 type Settled = PromiseSettledResult<StartResult>
 
 export function createJournalWriter (db: Database, maxBatch: number, synchronous = true): JournalWriter {
-  const events = db.table('webhook_events')
-  const attempts = db.table('webhook_event_attempts')
-  const start = startSql(events, attempts)
-  const finish = finishSql(events, attempts)
-  const both = combinedSql(start, events, attempts)
+  const tables = { events: db.table('webhook_events'), failures: db.table('webhook_event_failures'), done: db.table('webhook_event_done') }
+  const start = startSql(tables.events, tables.done)
+  const finish = finishSql(tables)
+  const both = combinedSql(start, tables)
 
   /** The starts the statement did not take: `done` for a job that committed its done, else `overtaken`. */
   async function refusals (refused: StartedEvent[]): Promise<Set<StartedEvent>> {
-    const { rows } = await db.pool.query<{ id: string, job_id: string }>(`SELECT a.event_id AS id, a.job_id FROM ${attempts} AS a
-      JOIN unnest($1::text[], $2::text[]) AS v(id, job_id) ON a.event_id = v.id AND a.job_id = v.job_id WHERE a.status = 'done'`,
-    [refused.map((e) => e.id), refused.map((e) => e.jobId)])
+    const { rows } = await db.pool.query<{ id: string, job_id: string }>(doneJobs(db.schema), [refused.map((e) => e.id), refused.map((e) => e.jobId)])
     const done = new Set(rows.map((row) => `${row.id}\n${row.job_id}`))
     return new Set(refused.filter((e) => done.has(`${e.id}\n${e.jobId}`)))
   }

@@ -3,7 +3,8 @@ import { openDatabase, type Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
 import { createJournalWriter, type JournalWriter } from './journal-writer.js'
-import { effectScope, type EffectScope } from './effect-scope.js'
+import { effectScope, type EffectScope, type TransactionHost } from './effect-scope.js'
+import { GroupCommitter } from './group-commit.js'
 import { deleteExpired } from './retention.js'
 import {
   DEFAULT_JOURNAL_RETENTION_DAYS, DEFAULT_JOURNAL_RETENTION_INTERVAL_MS, DEFAULT_JOURNAL_WRITE_BATCH, JournalOptionsSchema,
@@ -12,7 +13,10 @@ import {
 
 export interface Journal extends JournalWriter {
   readonly db: Database
-  scope (eventId: string, jobId: string): EffectScope
+  /** A handler's transaction: its own, or `host`'s savepoint in a group. */
+  scope (eventId: string, jobId: string, host?: TransactionHost): EffectScope
+  /** With `groupCommit`: the groups the handlers run in. */
+  readonly groups?: GroupCommitter
   /** One retention pass now; returns how many events it deleted. */
   prune (): Promise<number>
   readonly retentionIntervalMs: number
@@ -35,7 +39,8 @@ export function openJournal (options: JournalOptions): Journal {
   return {
     ...writer,
     db,
-    scope: (eventId, jobId) => effectScope(db, eventId, jobId),
+    scope: (eventId, jobId, host) => effectScope(db, eventId, jobId, host),
+    ...(options.groupCommit === undefined ? {} : { groups: new GroupCommitter(db.pool, options.groupCommit) }),
     prune: async () => await deleteExpired(db, days),
     retentionIntervalMs: days === 0 ? 0 : options.retentionIntervalMs ?? DEFAULT_JOURNAL_RETENTION_INTERVAL_MS,
     close: async () => await db.close()

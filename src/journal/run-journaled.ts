@@ -1,6 +1,7 @@
 import type { WebhookJobData } from '../queue/job-data.js'
 import type { WebhookEvent } from '../worker/webhook-event.js'
 import { errorClassOf, errorMessageOf, journalIdOf } from './event-row.js'
+import type { CommitOutcome, EffectScope } from './effect-scope.js'
 import type { Journal } from './journal.js'
 
 export interface JournaledJob {
@@ -22,26 +23,44 @@ const gaveUp = (err: unknown): boolean => (err as Error | null)?.name === 'Unrec
 
 /**
  * Store, then process: the row says `processing` before the handler runs; the handler's effects and the job's
- * `done` commit together, once per job; a failure rolls them back and records the attempt (`dead` when it was
- * the last).
+ * `done` commit together, once per job (in a transaction of their own, or a group's savepoint); the status
+ * follows, batched. A failure rolls them back and records the attempt (`dead` when it was the last).
  */
 export async function runJournaled (journal: Journal, handler: (event: WebhookEvent) => unknown, event: WebhookEvent, job: JournaledJob): Promise<JournaledOutcome> {
   const { jobId, data, attempt, maxAttempts } = job
   const id = journalIdOf(data)
   const startedAt = new Date()
-  const start = await journal.started({ id, jobId, attempt, data })
-  if (start !== 'run') return start
-  const scope = journal.scope(id, jobId)
-  Object.assign(event, scope.fields)
+  const ticket = journal.groups?.enter()
+  let start
   try {
-    await handler(event)
-    const committed = await scope.commitDone(attempt, startedAt)
-    // Without a transaction the batched write marks the event. After another run's commit it puts the row,
-    // which this run's start may have set to `processing` again, back to `done` (and logs nothing twice).
-    if (committed !== 'committed') await journal.finished({ id, jobId, attempt, status: 'done', startedAt })
+    start = await journal.started({ id, jobId, attempt, data })
+  } finally {
+    if (start !== 'run') ticket?.leave()
+  }
+  // A run that committed the job's `done` may have died before its status write: this one writes it.
+  if (start === 'done') await journal.finished({ id, jobId, attempt, status: 'done', startedAt })
+  if (start !== 'run') return start
+
+  async function run (scope: EffectScope): Promise<CommitOutcome> {
+    Object.assign(event, scope.fields)
+    try {
+      await handler(event)
+      return await scope.commitDone(attempt, startedAt)
+    } catch (err) {
+      await scope.rollback()
+      throw err
+    }
+  }
+  try {
+    const committed = journal.groups === undefined || ticket === undefined
+      ? await run(journal.scope(id, jobId))
+      : await journal.groups.run(ticket, async (host) => await run(journal.scope(id, jobId, host)))
+    // The event's status, batched with other events' writes (with its mark when the handler began no
+    // transaction). After another run's commit it puts the row, which this run's start may have set to
+    // `processing` again, back to `done`.
+    await journal.finished({ id, jobId, attempt, status: 'done', startedAt })
     return committed === 'done-before' ? 'done' : 'ran'
   } catch (err) {
-    await scope.rollback()
     const status = attempt >= maxAttempts || gaveUp(err) ? 'dead' : 'failed'
     // The attempt fails either way; a journal that cannot record it now still shows `processing`.
     await journal.finished({ id, jobId, attempt, status, lastError: errorMessageOf(err), errorClass: errorClassOf(err), startedAt }).catch(() => {})

@@ -4,9 +4,9 @@ import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
 import type { EventTypeMap, EventTypes } from './event-types.js'
 import { Opaque, Prefix, QueueName, RetentionDays, Whole } from '../shared/schemas.js'
-import type { AnvilLogger } from '../worker/worker-options.js'
 import { RetryScheduleSettingSchema } from '../delivery/delivery-schedule.js'
 import { EventType } from './endpoint-schemas.js'
+import type { AnvilLogger } from '../shared/logger.js'
 
 /** Defaults, named once. */
 export const DEFAULT_DISPATCH_POLL_MS = 2000

@@ -6,7 +6,6 @@ import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../shared/constants.js'
 import { errors } from '../shared/errors.js'
 import { every, type Repeating } from '../shared/every.js'
 import { compileCheck } from '../shared/validate.js'
-import type { AnvilLogger } from '../worker/worker-options.js'
 import { createDeliveryLog, type DeliveryLog } from './delivery-log.js'
 import { createDeliveryStore, type DatabaseDeliveryStore } from './delivery-store.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
@@ -22,6 +21,7 @@ import { createEventTypeCatalog, type EventTypeCatalog } from './event-types.js'
 import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
 import { createResender, type Resender } from './resend.js'
+import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface OutboxStats {
   pending: number
@@ -33,7 +33,7 @@ export interface OutboxStats {
 export interface Outbound {
   readonly database: Database
   readonly queue: Queue<OutboundJobData>
-  /** For the delivery worker: secrets, the attempt log, disabling (INTERFACE.md). */
+  /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
   readonly store: DatabaseDeliveryStore
   readonly endpoints: EndpointStore
   readonly deliveries: DeliveryLog
@@ -51,7 +51,6 @@ export interface Outbound {
   close (): Promise<void>
 }
 
-const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
 const checkOptions = compileCheck(OutboundOptionsSchema)
 
 /** Outgoing webhooks' database side: endpoints, publish, dispatch, the delivery log, operators' re-sends. */
@@ -59,7 +58,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
   const problem = checkOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(`outbound ${problem}`)
   const database = openDatabase(options.database, options.schema === undefined ? {} : { schema: options.schema })
-  const logger = options.logger ?? silent
+  const logger = options.logger ?? silentLogger
   const connection = connect(options.redis ?? DEFAULT_REDIS_URL, 'producer', (err) => logger.warn({ err: err.message }, 'anvil outbound: Redis error'))
   const queue = new Queue<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME, { connection: connection.client, prefix: options.prefix ?? DEFAULT_PREFIX })
   queue.on('error', (err) => logger.warn({ err: err.message }, 'anvil outbound: queue error'))
