@@ -2,6 +2,7 @@ import type { JobsOptions } from 'bullmq'
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
+import type { EventTypeMap, EventTypes } from './event-types.js'
 import { Opaque, Prefix, QueueName, RetentionDays, SchemaName, Whole } from '../shared/schemas.js'
 import { RetryScheduleSettingSchema } from '../delivery/delivery-schedule.js'
 import { EventType } from './endpoint-schemas.js'
@@ -58,6 +59,10 @@ export const OutboundOptionsSchema = Type.Object({
   maxPayloadBytes: Type.Optional(Whole(1, MAX_PAYLOAD_LIMIT)),
   /** Internal event name → public name; an internal name missing here is never delivered. @defaultValue none (names are public as they are) */
   eventMap: Type.Optional(Type.Record(Type.String(), EventType())),
+  /** Event types defined in code (`defineEventTypes`), beside those stored through `/admin/event-types`. @defaultValue none */
+  eventTypes: Type.Optional(Opaque<Pick<EventTypes<EventTypeMap>, 'schemas'>>()),
+  /** Refuse to publish a type the event-type catalog does not hold. @defaultValue false */
+  strict: Type.Optional(Type.Boolean()),
   /**
    * At most one NOTIFY per this many ms from a process's publishes (PostgreSQL serializes the commits of
    * notifying transactions); 0: one with every message. @defaultValue 50
