@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.js'
 import { decodeCursor } from '../shared/cursor.js'
 import { errors } from '../shared/errors.js'
+import * as sql from '../sql/deliveries.js'
 import type { Delivery, Message, MessageWithDeliveries, Undelivered } from './delivery-schemas.js'
 import { iso, pageSize, toPage, type Page } from './page.js'
 
@@ -118,16 +119,7 @@ export function createDeliveryLog (db: Database) {
       const { rows } = await db.pool.query<{
         last_id: string, message_id: string, endpoint_id: string, type: string | null, attempts: number,
         last_attempt_at: Date, last_http_status: number | null, last_error: string | null
-      }>(
-        `SELECT u.*, o.public_type AS type FROM (
-           SELECT max(d.id) AS last_id, d.message_id, d.endpoint_id, count(*)::int AS attempts, max(d.created_at) AS last_attempt_at,
-             (array_agg(d.http_status ORDER BY d.id DESC))[1] AS last_http_status,
-             (array_agg(d.error ORDER BY d.id DESC))[1] AS last_error
-           FROM ${deliveries} d WHERE ($1::text IS NULL OR d.endpoint_id = $1)
-           GROUP BY d.message_id, d.endpoint_id HAVING NOT bool_or(d.status = 'success')) u
-         LEFT JOIN ${outbox} o ON o.id = u.message_id
-         WHERE ($2::bigint IS NULL OR u.last_id < $2) ORDER BY u.last_id DESC LIMIT ${limit + 1}`,
-        [query.endpoint ?? null, before ?? null])
+      }>(sql.undelivered(db.schema), [query.endpoint ?? null, before ?? null, limit + 1])
       return toPage(rows, limit, (row) => [Number(row.last_id)], (row) => ({
         messageId: row.message_id,
         endpointId: row.endpoint_id,
@@ -144,11 +136,7 @@ export function createDeliveryLog (db: Database) {
      * Only those still in the outbox (retention may have taken a message whose late attempts are still logged).
      */
     async failedSince (endpointId: string, since: string): Promise<string[]> {
-      const { rows } = await db.pool.query<{ message_id: string }>(
-        `SELECT message_id FROM ${deliveries} d WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM ${outbox} o WHERE o.id = d.message_id)
-         GROUP BY message_id HAVING NOT bool_or(status = 'success') AND NOT bool_or(status = 'started') AND bool_or(status = 'failed')
-           AND max(created_at) >= $2::timestamptz
-         ORDER BY min(id)`, [endpointId, since])
+      const { rows } = await db.pool.query<{ message_id: string }>(sql.failedSince(db.schema), [endpointId, since])
       return rows.map((row) => row.message_id)
     }
   }

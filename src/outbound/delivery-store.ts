@@ -1,5 +1,6 @@
 import { inTransaction, type Database } from '../db/database.js'
 import { storableText } from '../shared/storable-text.js'
+import { resolvePair } from '../sql/deliveries.js'
 import type { AttemptStart, DeliveryAttempt, ResumedJob } from './delivery/delivery-job.js'
 import { DEFAULT_RESPONSE_CAP_BYTES } from './delivery/delivery-options.js'
 import type { DatabaseDeliveryStore, RecordedAttempt, StoredEndpointState } from './outbound-job.js'
@@ -87,6 +88,7 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
               `INSERT INTO ${deliveries} (status, http_status, duration_ms, error_class, error, response_head, message_id, endpoint_id, attempt,
                  payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
               [...outcome, attempt.messageId, attempt.endpointId, attempt.attempt, attempt.payloadSha256])).rows
+        if (attempt.success) await client.query(resolvePair(db.schema), [attempt.messageId, attempt.endpointId])
         // The row locked first: of two successes at once, only the first sees the run of failures it ends.
         const updated = await client.query<{ failing_since: Date | null, was_failing_since: Date | null }>(
           `UPDATE ${endpoints} e SET last_delivery_at = now(), last_delivery_status = $2,
