@@ -1,4 +1,4 @@
-// The event journal (issue 18): worker drain with the journal and `once()` on against off, and a bulk replay's
+// The event journal: worker drain with the journal and `once()` on against off, and a bulk replay's
 // events/s, in one run on a private redis-server and a database of its own on the machine's PostgreSQL
 // (ANVIL_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres; created and dropped here).
 // The ingress is not measured here: with the journal written by the worker, the ingress path has no PostgreSQL.

@@ -9,7 +9,8 @@
 import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import { Agent, request } from 'undici'
-import { createDeliveryWorker, deliveryJobOptions, resolveSchedule } from '../dist/index.js'
+import { createDeliveryWorker } from '../dist/index.js'
+import { deliveryJobOptions, resolveSchedule } from '../dist/src/delivery/delivery-schedule.js'
 import { benchArgs, emitSection, memoryDeliveryStore, showSpread, spread, startRedis, startServer, settleLatencies } from './lib.mjs'
 
 const values = benchArgs({

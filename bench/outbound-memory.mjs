@@ -7,9 +7,9 @@
 //   node bench/outbound-memory.mjs [--jobs 2000] [--runs 3] [--quick]
 import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
-import { deliveryJobOptions, resolveSchedule } from '../dist/index.js'
-import { DEFAULT_DELIVERY_RETENTION } from '../dist/src/outbound/outbound-options.js'
-import { stripBody } from '../dist/src/outbound/delivery/delivery-worker.js'
+import { deliveryJobOptions, resolveSchedule } from '../dist/src/delivery/delivery-schedule.js'
+import { DEFAULT_DELIVERY_RETENTION } from '../dist/src/outbox/outbound-options.js'
+import { stripBody } from '../dist/src/delivery/delivery-worker.js'
 import { benchArgs, emitSection, redisCpuSeconds, redisUsedMemory, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({ jobs: { type: 'string', default: '2000' }, runs: { type: 'string', default: '3' } })

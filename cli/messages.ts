@@ -1,12 +1,12 @@
 /**
- * `anvil messages resend`: outbox messages that ended failed, sent again (src/outbound/message-resend.ts), by id
+ * `anvil messages resend`: outbox messages that ended failed, sent again (src/outbox/message-resend.ts), by id
  * or by --filter, through the admin API (--url, ANVIL_ADMIN_TOKEN) or straight to PostgreSQL and Redis.
  */
 import type { MessagesCliConfig } from './config/load-database-config.js'
 import { adminCall } from './admin-client.js'
 import { parseFilterFlags } from './events.js'
-import { MAX_PAGE_SIZE } from '../src/outbound/page.js'
-import type { MessageResend, ResendFilter, ResendPage } from '../src/outbound/message-resend.js'
+import { MAX_PAGE_SIZE } from '../src/outbox/page.js'
+import type { MessageResend, ResendFilter, ResendPage } from '../src/outbox/message-resend.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 
 /** `--filter` keys: those of the admin API's filter. */
@@ -28,7 +28,7 @@ async function openResender (config: MessagesCliConfig): Promise<CliResender> {
       close: async () => {}
     }
   }
-  const { createOutbound } = await import('../src/outbound/outbound.js')
+  const { createOutbound } = await import('../src/outbox/outbound.js')
   const outbound = createOutbound({
     database: config.databaseUrl, redis: config.redisUrl ?? DEFAULT_REDIS_URL,
     ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }),

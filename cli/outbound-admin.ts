@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { Logger } from 'pino'
 import type { Database } from '../src/db/database.js'
-import { createOutbound } from '../src/outbound/outbound.js'
+import { createOutbound } from '../src/outbox/outbound.js'
 import { outboundAdminRoutes } from '../plugins/admin/outbound-routes.js'
 
 /**

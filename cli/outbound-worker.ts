@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
-import { createDeliveryWorker } from '../src/outbound/delivery/delivery-worker.js'
-import { createOutbound, type Outbound } from '../src/outbound/outbound.js'
+import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
+import { createOutbound, type Outbound } from '../src/outbox/outbound.js'
 import type { OutgoingSchedules } from './config/load-config.js'
 import type { Lifecycle } from './lifecycle.js'
 

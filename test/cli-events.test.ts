@@ -1,5 +1,5 @@
 /**
- * Issue 18, contract 6: `anvil events list|show` and `anvil replay --filter [--dry-run] [--rate N]`, straight to
+ * `anvil events list|show` and `anvil replay --filter [--dry-run] [--rate N]`, straight to
  * PostgreSQL and Redis, through the admin API (--url, ANVIL_ADMIN_TOKEN), and on the dead letters without a
  * database; Ctrl-C stops a bulk replay cleanly and says how many were replayed.
  */

@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { migrate } from '../src/db/migrate.js'
-import { createOutbound } from '../src/outbound/outbound.js'
+import { createOutbound } from '../src/outbox/outbound.js'
 import { eventually } from './helpers/outbound.js'
 import { runCli, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'

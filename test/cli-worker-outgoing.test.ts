@@ -2,7 +2,7 @@
 import t from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { migrate } from '../src/db/migrate.js'
-import { createOutbound } from '../src/outbound/outbound.js'
+import { createOutbound } from '../src/outbox/outbound.js'
 import { runCli, startCli, tempDir } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { migrate } from '../src/db/migrate.js'
-import { createOutbound } from '../src/outbound/outbound.js'
+import { createOutbound } from '../src/outbox/outbound.js'
 import { enqueue, eventually, inspect, parseJson, ROOT, runCli, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'

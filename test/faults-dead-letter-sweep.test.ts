@@ -1,5 +1,5 @@
 /**
- * Issue 6, item 6: a worker process killed between a job's final failure and its dead-lettering. BullMQ has
+ * A worker process killed between a job's final failure and its dead-lettering. BullMQ has
  * moved the job to "failed"; Anvil's `failed` listener never ran. The next worker's start-up sweep
  * dead-letters it. The dying worker is test/fixtures/worker-process.mjs (a real process, SIGKILLed by itself
  * in a `failed` listener that runs before Anvil's); the next one is `anvil worker`.

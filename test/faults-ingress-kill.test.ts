@@ -1,5 +1,5 @@
 /**
- * Issue 6, item 7: an `anvil serve` process SIGKILLed under load. Every 202 a client received names a job that
+ * An `anvil serve` process SIGKILLed under load. Every 202 a client received names a job that
  * is in Redis; the deliveries that got no answer are redelivered (as a provider does) to a fresh process,
  * and then every event has exactly one job.
  */

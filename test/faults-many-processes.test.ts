@@ -1,5 +1,5 @@
 /**
- * Issue 6, item 2: two `anvil serve` and two `anvil worker` processes on one Redis. 5,000 events over real HTTP,
+ * Two `anvil serve` and two `anvil worker` processes on one Redis. 5,000 events over real HTTP,
  * 30 % of them delivered twice at once, once to each ingress. Every unique event ends exactly once, completed
  * or dead-lettered (the handler module, test/fixtures/record-handler.mjs, throws UnrecoverableError for every
  * tenth), never both and never twice, and the sums match: unique keys = jobs = completions + dead letters.

@@ -1,5 +1,5 @@
 /**
- * Issue 6, item 4: Redis SIGKILLed and restarted mid-load, with AOF `appendfsync always`. One `anvil serve` and
+ * Redis SIGKILLed and restarted mid-load, with AOF `appendfsync always`. One `anvil serve` and
  * one `anvil worker` keep running throughout. Every 202 names a job that survived the restart (its job hash,
  * or its handler run when the worker finished it first); during the outage the answers are 503, never 202;
  * afterwards both processes go on by themselves: new events get 202 and the same worker process runs them.

@@ -6,7 +6,7 @@
  */
 import t, { type Test } from 'tap'
 import { migrate } from '../src/db/migrate.js'
-import { createOutbound, type Outbound } from '../src/outbound/outbound.js'
+import { createOutbound, type Outbound } from '../src/outbox/outbound.js'
 import { enqueue, eventually, outcome, parseJson, startCli, type Cli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'

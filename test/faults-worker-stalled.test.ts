@@ -1,5 +1,5 @@
 /**
- * Issue 6, item 5: a worker process SIGKILLed in the middle of its handlers. The jobs' locks expire, stalled-job
+ * A worker process SIGKILLed in the middle of its handlers. The jobs' locks expire, stalled-job
  * detection on another worker process takes them back, and they run again there: nothing is lost, and the
  * handler sees each of them twice (delivery is at-least-once). Both workers are
  * test/fixtures/worker-process.mjs (a SIGKILL, not the CLI's forced shutdown, which test/cli-worker.test.ts

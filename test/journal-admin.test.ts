@@ -1,5 +1,5 @@
 /**
- * Issue 18, contract 5: the journal's admin routes inside anvilAdmin: 401 without the token, the shapes scripts
+ * The journal's admin routes inside anvilAdmin: 401 without the token, the shapes scripts
  * rely on, a clear 400 for a bad filter; and the same routes on the dead letters in Redis without a database.
  */
 import t from 'tap'

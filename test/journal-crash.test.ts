@@ -1,5 +1,5 @@
 /**
- * Issue 18, contract 2: a worker SIGKILLed mid-handler leaves the event's row `processing` (it was written
+ * A worker SIGKILLed mid-handler leaves the event's row `processing` (it was written
  * before the handler ran), and the worker that takes the stalled job back finishes it: the row says `done`.
  * The dying worker is test/fixtures/worker-process.mjs (from dist/: run `npm run build` first).
  */

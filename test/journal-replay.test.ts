@@ -1,5 +1,5 @@
 /**
- * Issue 18, contracts 4 and 7: filters over the journal, replay of one event (once, whatever the
+ * Filters over the journal, replay of one event (once, whatever the
  * concurrency), bulk replay paced, cancelled and resumed over 10,000 failed events, dry runs, and retention.
  */
 import t from 'tap'

@@ -1,5 +1,5 @@
 /**
- * Issue 18, contracts 1 to 3: with `journal: { database }` the worker writes each event's row before the
+ * With `journal: { database }` the worker writes each event's row before the
  * handler runs, records each attempt's outcome, and gives the handler `db`, `once` and `effectKey`, whose
  * effects commit with the mark `done` or not at all.
  */

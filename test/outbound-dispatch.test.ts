@@ -1,6 +1,6 @@
 import t from 'tap'
-import { dispatchDelay } from '../src/outbound/dispatcher.js'
-import { DEFAULT_DISPATCH_RETRY } from '../src/outbound/outbound-options.js'
+import { dispatchDelay } from '../src/outbox/dispatcher.js'
+import { DEFAULT_DISPATCH_RETRY } from '../src/outbox/outbound-options.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
 
 const fixture = await outboundFixture()

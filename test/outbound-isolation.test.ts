@@ -1,7 +1,7 @@
 import t from 'tap'
-import { createCircuitBreaker } from '../src/outbound/delivery/circuit-breaker.js'
-import { createEndpointRateLimit } from '../src/outbound/delivery/endpoint-rate-limit.js'
-import { createEndpointGate } from '../src/outbound/delivery/endpoint-gate.js'
+import { createCircuitBreaker } from '../src/delivery/circuit-breaker.js'
+import { createEndpointRateLimit } from '../src/delivery/endpoint-rate-limit.js'
+import { createEndpointGate } from '../src/delivery/endpoint-gate.js'
 import { TestRedis } from './helpers/redis.js'
 
 const redis = await TestRedis.start()

@@ -1,7 +1,7 @@
 import t from 'tap'
 import pg from 'pg'
 import { inTransaction } from '../src/db/database.js'
-import { outboxChannel } from '../src/outbound/publish.js'
+import { outboxChannel } from '../src/outbox/publish.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
 
 const fixture = await outboundFixture()

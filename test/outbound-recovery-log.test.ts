@@ -4,10 +4,10 @@
  * Real PostgreSQL, Redis and HTTP.
  */
 import t from 'tap'
-import { createDeliveryWorker } from '../src/outbound/delivery/delivery-worker.js'
-import type { AnvilLogger } from '../src/worker/worker-options.js'
+import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { eventually, outboundFixture } from './helpers/outbound.js'
 import { startReceiver } from './helpers/receiver.js'
+import type { AnvilLogger } from '../src/shared/logger.js'
 
 const fixture = await outboundFixture()
 const { db, redis } = fixture

@@ -6,8 +6,8 @@
  */
 import t from 'tap'
 import { migrate } from '../src/db/migrate.js'
-import { createDeliveryWorker, type DeliveryWorker } from '../src/outbound/delivery/delivery-worker.js'
-import { createOutbound } from '../src/outbound/outbound.js'
+import { createDeliveryWorker, type DeliveryWorker } from '../src/delivery/delivery-worker.js'
+import { createOutbound } from '../src/outbox/outbound.js'
 import { eventually } from './helpers/outbound.js'
 import { TestDatabase } from './helpers/pg.js'
 import { startReceiver } from './helpers/receiver.js'

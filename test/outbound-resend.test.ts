@@ -7,7 +7,7 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import anvilAdmin from '../plugins/admin/admin.js'
-import { createDeliveryWorker } from '../src/outbound/delivery/delivery-worker.js'
+import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
 import { startReceiver } from './helpers/receiver.js'
 

@@ -5,9 +5,9 @@
  */
 import t from 'tap'
 import { openDatabase } from '../src/db/database.js'
-import { MAX_RETRY_WAIT_MS } from '../src/outbound/delivery/delivery-schedule.js'
-import { createOutbound } from '../src/outbound/outbound.js'
-import { deleteIdleMessages, idleSeconds, RETENTION_FLOOR_MS, retentionStatements } from '../src/outbound/outbox-retention.js'
+import { MAX_RETRY_WAIT_MS } from '../src/delivery/delivery-schedule.js'
+import { createOutbound } from '../src/outbox/outbound.js'
+import { deleteIdleMessages, idleSeconds, RETENTION_FLOOR_MS, retentionStatements } from '../src/outbox/outbox-retention.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
 
 const fixture = await outboundFixture()

@@ -1,7 +1,7 @@
 import t from 'tap'
 import {
   STANDARD_WEBHOOKS_SCHEDULE_MS, deliveryJobOptions, nextDelay, resolveSchedule, RetryScheduleSettingSchema
-} from '../src/outbound/delivery/delivery-schedule.js'
+} from '../src/delivery/delivery-schedule.js'
 import { compileCheck } from '../src/shared/validate.js'
 
 const low = (): number => 0

@@ -5,7 +5,8 @@
  */
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import anvil, { anvilWorker, createRouter, PROVIDER_NAMES, type AnyRoutedEvent, type ProviderName, type SourceOptions } from '../index.js'
+import { PROVIDER_NAMES } from '../src/providers/presets.js'
+import anvil, { anvilWorker, createRouter, type AnyRoutedEvent, type ProviderName, type SourceOptions } from '../index.js'
 import { fixture, fixtureNames, generateKeyPair, injectWebhook } from '../testing/index.js'
 import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'

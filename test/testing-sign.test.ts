@@ -18,7 +18,7 @@ import { verifyKey } from 'discord-interactions'
 import { EventWebhook } from '@sendgrid/eventwebhook'
 import { isValidSlackRequest } from '@slack/bolt'
 import { fixture, fixtureNames, generateKeyPair, signRequest } from '../testing/index.js'
-import { PROVIDER_NAMES } from '../index.js'
+import { PROVIDER_NAMES } from '../src/providers/presets.js'
 
 const SECRET = 'whsec_kit_current_0123456789'
 const body = (provider: Parameters<typeof fixture>[0], name: string): object => fixture(provider, name as never).body as object

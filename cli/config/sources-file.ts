@@ -12,7 +12,7 @@ import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import { sourceProperties, weakSecret, type SourceOptions } from '../../src/inbound/source-options.js'
 import { compileCheck } from '../../src/shared/validate.js'
-import { forwardProblem, type ForwardOptions } from '../../src/outbound/delivery/forward-options.js'
+import { forwardProblem, type ForwardOptions } from '../../src/forward/forward-options.js'
 import { SETTINGS } from './settings.js'
 
 /** `${NAME}`: the whole secret comes from the environment variable NAME. */

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import type { Outbound } from '../../src/outbound/outbound.js'
+import type { Outbound } from '../../src/outbox/outbound.js'
 import {
   EndpointInputSchema, EndpointPatchSchema, EndpointSchema, EndpointWithSecretSchema, EventType, Tenant, type EndpointInput, type EndpointPatch
-} from '../../src/outbound/endpoint-schemas.js'
+} from '../../src/outbox/endpoint-schemas.js'
 import { emptyBodyIsObject, IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
 
 const tags = ['endpoints']

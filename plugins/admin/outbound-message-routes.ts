@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import type { Outbound } from '../../src/outbound/outbound.js'
-import { DeliverySchema, DeliveryStatus, MessageWithDeliveriesSchema, UndeliveredSchema, type Delivery } from '../../src/outbound/delivery-schemas.js'
-import { MessageResendSchema, ResendFilterSchema, type ResendFilter } from '../../src/outbound/message-resend.js'
-import { MessageInputSchema, type MessageInput } from '../../src/outbound/publish.js'
+import type { Outbound } from '../../src/outbox/outbound.js'
+import { DeliverySchema, DeliveryStatus, MessageWithDeliveriesSchema, UndeliveredSchema, type Delivery } from '../../src/outbox/delivery-schemas.js'
+import { MessageResendSchema, ResendFilterSchema, type ResendFilter } from '../../src/outbox/message-resend.js'
+import { MessageInputSchema, type MessageInput } from '../../src/outbox/publish.js'
 import { emptyBodyIsObject, IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
 
 const DryRun = { /** Say what it would do, and do nothing. @defaultValue false */ dryRun: Type.Optional(Type.Boolean()) }

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
-import type { Outbound } from '../../src/outbound/outbound.js'
+import type { Outbound } from '../../src/outbox/outbound.js'
 import { outboundEndpointRoutes } from './outbound-endpoint-routes.js'
 import { outboundMessageRoutes } from './outbound-message-routes.js'
 

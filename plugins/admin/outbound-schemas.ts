@@ -3,7 +3,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { errors } from '../../src/shared/errors.js'
 import { isTimeInRange, TIME_RANGE_RULE } from '../../src/shared/time.js'
-import { MAX_PAGE_SIZE } from '../../src/outbound/page.js'
+import { MAX_PAGE_SIZE } from '../../src/outbox/page.js'
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
 

@@ -1,12 +1,12 @@
 /**
- * The outgoing side's metrics, from the delivery worker's diagnostics channels (src/outbound/delivery/
- * delivery-channels.ts), labelled by endpoint and event type. `instrument` in metrics.ts calls this.
+ * The outgoing side's metrics, from the delivery worker's diagnostics channels
+ * (src/delivery/delivery-channels.ts), labelled by endpoint and event type. `instrument` in metrics.ts calls this.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { Gauge, type Registry } from 'prom-client'
 import {
   outboundChannels, type CircuitMessage, type DeliveredMessage, type EndpointDisabledMessage
-} from '../../src/outbound/delivery/delivery-channels.js'
+} from '../../src/delivery/delivery-channels.js'
 import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
 
 /** A delivery takes up to its timeout (10 s by default). */

@@ -1,12 +1,12 @@
 /**
- * The outbox's metrics: messages published (from src/outbound/outbox-channels.ts), and the pending count,
+ * The outbox's metrics: messages published (from src/outbox/outbox-channels.ts), and the pending count,
  * failed count and oldest pending age, read from PostgreSQL on each scrape for every `anvilOutbound` service
  * registered with the registry.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { Gauge, type Registry } from 'prom-client'
-import { outboxChannels, type PublishedMessage } from '../../src/outbound/outbox-channels.js'
-import type { OutboxStats } from '../../src/outbound/outbound.js'
+import { outboxChannels, type PublishedMessage } from '../../src/outbox/outbox-channels.js'
+import type { OutboxStats } from '../../src/outbox/outbound.js'
 import { TalliedCounter } from './metric-tally.js'
 
 type StatsSource = () => Promise<OutboxStats>

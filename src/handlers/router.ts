@@ -9,10 +9,10 @@ import { errors } from '../shared/errors.js'
 import { PROVIDER_NAMES } from '../providers/presets.js'
 import type { WebhookEvent } from '../worker/webhook-event.js'
 import { HANDLER_START } from '../worker/handler-start.js'
-import type { AnvilLogger } from '../worker/worker-options.js'
 import { parseEventBody } from './event-body.js'
 import { routeNames } from './route-names.js'
 import type { AnyEventHandler, AnyRoutedEvent, EventHandler, WebhookEventName } from './payloads.js'
+import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface HandlerRegistry {
   /** Runs `handler` for events of `name` (or of any of `names`): `stripe:invoice.paid`, `github:pull_request`, `shopify:*`. */
@@ -46,7 +46,6 @@ interface Registration {
 }
 
 const NAME = /^([a-z-]+):(.+)$/
-const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
 
 function checkName (name: unknown): string {
   const provider = typeof name === 'string' ? NAME.exec(name)?.[1] : undefined
@@ -122,7 +121,7 @@ export function createRouter (options: RouterOptions = {}): Router {
     const label = routed.name ?? `${event.provider ?? event.source}:(no event type)`
     const handlers = matching(routed)
     if (!handlers.some((r) => r.kind !== 'any')) {
-      (log ?? silent).debug?.({ jobId: event.id, source: event.source, name: label }, 'anvil router: no handler for this event; completed')
+      (log ?? silentLogger).debug?.({ jobId: event.id, source: event.source, name: label }, 'anvil router: no handler for this event; completed')
     }
     const failures: unknown[] = []
     for (const r of handlers) {

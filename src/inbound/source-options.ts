@@ -15,7 +15,7 @@ import {
 import { anvilHmacScheme } from '../providers/anvil.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { secretProblem } from '../signing/secret-problem.js'
-import { ForwardSchema, forwardProblem, type ForwardOptions } from '../outbound/delivery/forward-options.js'
+import { ForwardSchema, forwardProblem, type ForwardOptions } from '../forward/forward-options.js'
 
 /** A route: from `/`, no whitespace. */
 const RoutePath = () => Type.String({ pattern: '^/\\S*$' })

@@ -36,7 +36,8 @@ export const errors = {
   EVENT_NOT_FOUND: createError('ANVIL_ERR_EVENT_NOT_FOUND', 'No event with id %s in the journal', 404, Error, NO_STACK),
   REPLAY_RUN_NOT_FOUND: createError('ANVIL_ERR_REPLAY_RUN_NOT_FOUND', 'No replay run with id %s', 404, Error, NO_STACK),
   FOREIGN_QUEUE: createError('ANVIL_ERR_FOREIGN_QUEUE', 'Queue %s belongs to deployment %s, %s', 500),
-  ROUTER_STARTED: createError('ANVIL_ERR_ROUTER_STARTED', 'Cannot add a handler for %s: the router is in use by a started worker (or has dispatched an event); register every handler before starting it', 500)
+  ROUTER_STARTED: createError('ANVIL_ERR_ROUTER_STARTED', 'Cannot add a handler for %s: the router is in use by a started worker (or has dispatched an event); register every handler before starting it', 500),
+  INTERNAL: createError('ANVIL_ERR_INTERNAL', 'Internal Server Error', 500)
 } as const
 
 export type AnvilError = InstanceType<(typeof errors)[keyof typeof errors]>

@@ -1,4 +1,4 @@
-import type { AnvilLogger } from './worker-options.js'
+import type { AnvilLogger } from '../shared/logger.js'
 
 /**
  * A handler may hold this method (the router does): the worker calls it when it starts, with its logger, so

@@ -5,17 +5,7 @@ import type { Telemetry } from '../queue/telemetry.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
 import { Opaque, Prefix, QueueName, Whole } from '../shared/schemas.js'
 import { JournalOptionsSchema } from '../journal/journal-options.js'
-
-/** The subset of a logger Anvil calls; pino and Fastify's logger fit. */
-export interface AnvilLogger {
-  /** Optional, for loggers written before it was used: the worker's per-job start line. */
-  debug? (obj: object, msg?: string): void
-  info (obj: object, msg?: string): void
-  warn (obj: object, msg?: string): void
-  error (obj: object, msg?: string): void
-  /** Optional (pino and Fastify's logger have it): the failed-attempt line carries the error's stack when debug is on. */
-  isLevelEnabled? (level: string): boolean
-}
+import type { AnvilLogger } from '../shared/logger.js'
 
 /** What the worker does, shared with the worker plugin (which adds `handler` and takes the app's logger). */
 export const workerSettings = {

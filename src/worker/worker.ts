@@ -16,13 +16,14 @@ import { openQueues } from '../queue/open-queues.js'
 import { BACKOFF_TYPE, delayAfter } from '../queue/retry.js'
 import { DEFAULT_KEEP_JOBS } from '../queue/queue-settings.js'
 import { checkTelemetry } from '../queue/telemetry.js'
-import { checkWorkerOptions, type AnvilLogger, type WorkerOptions } from './worker-options.js'
+import { checkWorkerOptions, type WorkerOptions } from './worker-options.js'
 import { startHandler } from './handler-start.js'
 import { openJournal, type Journal } from '../journal/journal.js'
 import { runJournaled } from '../journal/run-journaled.js'
 import { journalIdOf } from '../journal/event-row.js'
+import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
-export type { AnvilLogger, WorkerOptions } from './worker-options.js'
+export type { WorkerOptions } from './worker-options.js'
 
 /** What a handler may use besides the event. */
 export interface HandlerContext {
@@ -52,7 +53,6 @@ const NOT_RUN = {
   overtaken: 'anvil worker: retry skipped, a journal replay runs this event on another job'
 } as const
 
-const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
 
 /**
  * BullMQ's `close(true)` cannot force a close that has already begun: a second call returns the first
@@ -76,7 +76,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   const problem = checkWorkerOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
   const telemetry = checkTelemetry(options.telemetry)
-  const log = options.logger ?? silent
+  const log = options.logger ?? silentLogger
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
   const prefix = options.prefix ?? DEFAULT_PREFIX
   checkClusterPrefix(options.redis, prefix)

@@ -1,8 +1,8 @@
 /** A migrated database and a private Redis for one outbound test file, and outbound services on them. */
 import t from 'tap'
 import { migrate } from '../../src/db/migrate.js'
-import { createOutbound, type Outbound } from '../../src/outbound/outbound.js'
-import type { OutboundOptions } from '../../src/outbound/outbound-options.js'
+import { createOutbound, type Outbound } from '../../src/outbox/outbound.js'
+import type { OutboundOptions } from '../../src/outbox/outbound-options.js'
 import { TestDatabase } from './pg.js'
 import { TestRedis } from './redis.js'
 

@@ -1,12 +1,11 @@
 /**
- * The delivery worker's store as the product runs it (src/outbound/delivery-store.ts, PostgreSQL), in a schema
+ * The delivery worker's store as the product runs it (src/outbox/delivery-store.ts, PostgreSQL), in a schema
  * of its own per test, with the few reads and writes a test needs to set endpoints up and see the delivery log.
  */
 import { openDatabase, type Database } from '../../src/db/database.js'
 import { migrate } from '../../src/db/migrate.js'
-import { createDeliveryStore } from '../../src/outbound/delivery-store.js'
-import type { DatabaseDeliveryStore } from '../../src/outbound/outbound-job.js'
-import type { DeliveryAttempt } from '../../src/outbound/delivery/delivery-job.js'
+import { createDeliveryStore, type DatabaseDeliveryStore } from '../../src/outbox/delivery-store.js'
+import type { DeliveryAttempt } from '../../src/delivery/delivery-job.js'
 import { TestDatabase } from './pg.js'
 
 let schemas = 0

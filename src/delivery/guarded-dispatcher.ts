@@ -6,7 +6,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns'
 import type { BlockList } from 'node:net'
 import { Agent, buildConnector } from 'undici'
-import { errors } from '../../shared/errors.js'
+import { errors } from '../shared/errors.js'
 import { blockListOf, splitNets } from './cidr.js'
 import { isRefusedAddress, literalAddress } from './address-policy.js'
 

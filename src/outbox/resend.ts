@@ -6,7 +6,7 @@ import { errors } from '../shared/errors.js'
 import type { DeliveryLog } from './delivery-log.js'
 import type { EndpointStore } from './endpoint-store.js'
 import type { FanOut, OutboxMessage } from './fan-out.js'
-import type { OutboundJobData } from './delivery/delivery-job.js'
+import type { OutboundJobData } from '../delivery/delivery-job.js'
 import { newId } from './ids.js'
 import { createMessageResend } from './message-resend.js'
 import { serializeData } from './publish.js'
@@ -36,7 +36,7 @@ export interface ResenderDeps {
 
 /**
  * What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event, and a
- * message that ended failed (src/outbound/message-resend.ts), alone or by filter.
+ * message that ended failed (src/outbox/message-resend.ts), alone or by filter.
  */
 export function createResender ({ db, queue, fanOut, log, endpoints, redis, maxPayloadBytes }: ResenderDeps) {
   const outbox = db.table('outbox')

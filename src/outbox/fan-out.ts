@@ -1,9 +1,8 @@
 import type { JobsOptions, Queue } from 'bullmq'
 import type pg from 'pg'
 import type { Database } from '../db/database.js'
-import { OUTBOUND_JOB_NAME, type OutboundJobData } from './delivery/delivery-job.js'
-import type { OutboundScheme } from './delivery/sign-outbound.js'
-import { outboundJobId } from './outbound-job.js'
+import { OUTBOUND_JOB_NAME, outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
+import type { OutboundScheme } from '../delivery/sign-outbound.js'
 
 /** What fan-out needs of an outbox row. */
 export interface OutboxMessage {

@@ -4,7 +4,7 @@
  * scheme (`X-Webhook-Signature: t=…,v1=…`) per endpoint.
  */
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto'
-import { standardKey } from '../../providers/standard-webhooks.js'
+import { standardKey } from '../providers/standard-webhooks.js'
 
 export type OutboundScheme = 'standard-webhooks' | 'stripe'
 export const OUTBOUND_SCHEMES: readonly OutboundScheme[] = ['standard-webhooks', 'stripe']

@@ -15,8 +15,8 @@ import type { Database } from '../db/database.js'
 import { DEFAULT_DELETE_BATCH, deleteInBatches, inBatches } from '../db/batched-delete.js'
 import { deleteOrphans } from '../sql/deliveries.js'
 import { deleteIdle } from '../sql/outbox.js'
-import { MAX_RETRY_WAIT_MS } from './delivery/delivery-schedule.js'
-import { DEFAULT_DISABLE_AFTER_MS } from './delivery/delivery-options.js'
+import { MAX_RETRY_WAIT_MS } from '../delivery/delivery-schedule.js'
+import { DEFAULT_DISABLE_AFTER_MS } from '../delivery/delivery-options.js'
 
 const DAY_MS = 24 * 60 * 60 * 1000
 

@@ -6,8 +6,8 @@
  * Redis's clock (TIME, read in the same transaction as the state), so a process whose clock is off
  * neither closes it early nor keeps it open late.
  */
-import type { RedisClient } from '../../redis/connect.js'
-import { redisTimeMs } from '../../redis/clock-skew.js'
+import type { RedisClient } from '../redis/connect.js'
+import { redisTimeMs } from '../redis/clock-skew.js'
 
 export interface CircuitSettings {
   failureThreshold: number

@@ -1,7 +1,7 @@
 /** The shapes of an endpoint: what a caller gives (create, patch) and what Anvil answers. */
 import { Type, type Static } from '@sinclair/typebox'
 import { Whole } from '../shared/schemas.js'
-import { MAX_ENDPOINT_URL_LENGTH } from './delivery/endpoint-url.js'
+import { MAX_ENDPOINT_URL_LENGTH } from '../delivery/endpoint-url.js'
 
 /** Event type names: `invoice.paid`, `user/created`, `order:shipped`; printable, no spaces. */
 export const EVENT_TYPE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$'

@@ -1,11 +1,17 @@
 /**
- * A delivery job's data and the store the delivery worker is given, as pinned in the issue-17 interface
- * (the database side builds jobs and the store; the delivery side reads the one and calls the other).
+ * The contract of a delivery job: its data, name, queue and id, and the store the delivery worker is given.
+ * The outbox (src/outbox/) builds jobs and implements the store over PostgreSQL; the delivery side reads the
+ * one and calls the other, and never imports the outbox (forward mode runs it with no database at all).
  */
 import type { OutboundScheme } from './sign-outbound.js'
 
 export const DEFAULT_OUTBOUND_QUEUE_NAME = 'outbound'
 export const OUTBOUND_JOB_NAME = 'deliver'
+
+/** `${messageId}.${endpointId}`: the same pair is one job, so a re-dispatch never delivers twice. */
+export function outboundJobId (messageId: string, endpointId: string, suffix?: string): string {
+  return suffix === undefined ? `${messageId}.${endpointId}` : `${messageId}.${endpointId}.${suffix}`
+}
 
 /** No secret ever: the worker loads the endpoint's live secrets when it signs. */
 export interface OutboundJobData {

@@ -3,10 +3,10 @@ import pg from 'pg'
 import type { Database } from '../db/database.js'
 import { redisWithin } from '../redis/redis-within.js'
 import type { RedisGate } from '../redis/redis-outage.js'
-import type { AnvilLogger } from '../worker/worker-options.js'
 import type { FanOut, OutboxMessage } from './fan-out.js'
 import { outboxChannels } from './outbox-channels.js'
 import { outboxChannel } from './publish.js'
+import type { AnvilLogger } from '../shared/logger.js'
 
 export interface DispatchRetry {
   /** The first retry's delay; each next one doubles. */

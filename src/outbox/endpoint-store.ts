@@ -6,7 +6,7 @@ import { compileCheck } from '../shared/validate.js'
 import {
   EndpointInputSchema, EndpointPatchSchema, type Endpoint, type EndpointInput, type EndpointPatch, type EndpointWithSecret
 } from './endpoint-schemas.js'
-import { endpointUrlProblem } from './delivery/endpoint-url.js'
+import { endpointUrlProblem } from '../delivery/endpoint-url.js'
 import { newId, newSecret } from './ids.js'
 import { iso, pageSize, toPage, type Page } from './page.js'
 

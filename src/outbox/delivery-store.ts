@@ -1,9 +1,35 @@
 import { inTransaction, type Database } from '../db/database.js'
 import { storableText } from '../shared/storable-text.js'
 import { resolvePair } from '../sql/deliveries.js'
-import type { AttemptStart, DeliveryAttempt, ResumedJob } from './delivery/delivery-job.js'
-import { DEFAULT_RESPONSE_CAP_BYTES } from './delivery/delivery-options.js'
-import type { DatabaseDeliveryStore, RecordedAttempt, StoredEndpointState } from './outbound-job.js'
+import type { AttemptStart, DeliveryAttempt, DeliveryStore, EndpointState, ResumedJob } from '../delivery/delivery-job.js'
+import { DEFAULT_RESPONSE_CAP_BYTES } from '../delivery/delivery-options.js'
+import type { OutboundScheme } from '../delivery/sign-outbound.js'
+
+export interface RecordedAttempt {
+  deliveryId: string
+  /** When the endpoint's run of failures began; null after a success. Drives auto-disable. */
+  failingSince: Date | null
+  /** On a success that ended a run of failures (once per run): when that run began. */
+  recoveredFrom?: Date
+}
+
+/** What the database knows of an endpoint at delivery time. */
+export interface StoredEndpointState extends EndpointState {
+  scheme: OutboundScheme
+}
+
+/** The delivery store (src/delivery/delivery-job.ts) with every optional member there, as PostgreSQL provides it. */
+export interface DatabaseDeliveryStore extends DeliveryStore {
+  loadEndpoint (endpointId: string): Promise<StoredEndpointState | undefined>
+  /** Writes the attempt (completing its started row) and the endpoint's last delivery in one transaction. */
+  recordAttempt (attempt: DeliveryAttempt): Promise<RecordedAttempt>
+  startAttempt (start: AttemptStart): Promise<string>
+  resumeAttempt (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }>
+  /** True when this call disabled it (false: already disabled, or gone). */
+  disableEndpoint (endpointId: string, reason: string): Promise<boolean>
+  /** Drops what the cache holds for an endpoint (after a rotation or an edit in this process). */
+  forget (endpointId: string): void
+}
 
 export const DEFAULT_SECRET_CACHE_MS = 5000
 
@@ -28,7 +54,7 @@ export const STOPPED_BEFORE_POST = 'the worker stopped before this attempt reach
 const kept = (text: string | undefined, bytes = DEFAULT_RESPONSE_CAP_BYTES): string | null =>
   text === undefined || text === '' ? null : cutUtf8(storableText(text), bytes)
 
-/** What the delivery worker reads and writes in PostgreSQL (INTERFACE.md). */
+/** What the delivery worker reads and writes in PostgreSQL. */
 export function createDeliveryStore (db: Database, options: DeliveryStoreOptions = {}): DatabaseDeliveryStore {
   const cacheMs = options.secretCacheMs ?? DEFAULT_SECRET_CACHE_MS
   const cache = new Map<string, { until: number, state: Promise<StoredEndpointState | undefined> }>()

@@ -7,15 +7,13 @@ import { errors } from '../shared/errors.js'
 import { every, type Repeating } from '../shared/every.js'
 import { compileCheck } from '../shared/validate.js'
 import * as outboxSql from '../sql/outbox.js'
-import type { AnvilLogger } from '../worker/worker-options.js'
 import { createDeliveryLog, type DeliveryLog } from './delivery-log.js'
-import { createDeliveryStore } from './delivery-store.js'
+import { createDeliveryStore, type DatabaseDeliveryStore } from './delivery-store.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import { createEndpointStore, type EndpointStore } from './endpoint-store.js'
 import { createFanOut } from './fan-out.js'
-import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from './delivery/delivery-job.js'
-import { deliveryJobOptions, resolveSchedule } from './delivery/delivery-schedule.js'
-import type { DatabaseDeliveryStore } from './outbound-job.js'
+import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from '../delivery/delivery-job.js'
+import { deliveryJobOptions, resolveSchedule } from '../delivery/delivery-schedule.js'
 import {
   DEFAULT_DELIVERY_RETENTION, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_BUSY_POLL_MS, DEFAULT_NOTIFY_INTERVAL_MS, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
   DEFAULT_OUTBOX_RETENTION_DAYS, DEFAULT_OUTBOX_RETENTION_INTERVAL_MS, OutboundOptionsSchema, type OutboundOptions
@@ -23,6 +21,7 @@ import {
 import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
 import { createResender, type Resender } from './resend.js'
+import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface OutboxStats {
   pending: number
@@ -34,7 +33,7 @@ export interface OutboxStats {
 export interface Outbound {
   readonly database: Database
   readonly queue: Queue<OutboundJobData>
-  /** For the delivery worker: secrets, the attempt log, disabling (INTERFACE.md). */
+  /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
   readonly store: DatabaseDeliveryStore
   readonly endpoints: EndpointStore
   readonly deliveries: DeliveryLog
@@ -42,7 +41,7 @@ export interface Outbound {
   readonly resend: Resender
   publish: Publish
   outboxStats (): Promise<OutboxStats>
-  /** One retention pass now (`retentionDays`; src/outbound/outbox-retention.ts): what it deleted. */
+  /** One retention pass now (`retentionDays`; src/outbox/outbox-retention.ts): what it deleted. */
   prune (): Promise<OutboxPruned>
   /** Prunes now and every `retentionIntervalMs` until closed; the process that dispatches calls it. */
   startRetention (): void
@@ -50,7 +49,6 @@ export interface Outbound {
   close (): Promise<void>
 }
 
-const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
 const checkOptions = compileCheck(OutboundOptionsSchema)
 
 /** Outgoing webhooks' database side: endpoints, publish, dispatch, the delivery log, operators' re-sends. */
@@ -58,7 +56,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
   const problem = checkOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(`outbound ${problem}`)
   const database = openDatabase(options.database, options.schema === undefined ? {} : { schema: options.schema })
-  const logger = options.logger ?? silent
+  const logger = options.logger ?? silentLogger
   const connection = connect(options.redis ?? DEFAULT_REDIS_URL, 'producer', (err) => logger.warn({ err: err.message }, 'anvil outbound: Redis error'))
   const queue = new Queue<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME, { connection: connection.client, prefix: options.prefix ?? DEFAULT_PREFIX })
   queue.on('error', (err) => logger.warn({ err: err.message }, 'anvil outbound: queue error'))

@@ -3,9 +3,9 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
 import { Opaque, Prefix, QueueName, RetentionDays, Whole } from '../shared/schemas.js'
-import type { AnvilLogger } from '../worker/worker-options.js'
-import { RetryScheduleSettingSchema } from './delivery/delivery-schedule.js'
+import { RetryScheduleSettingSchema } from '../delivery/delivery-schedule.js'
 import { EventType } from './endpoint-schemas.js'
+import type { AnvilLogger } from '../shared/logger.js'
 
 /** Defaults, named once. */
 export const DEFAULT_DISPATCH_POLL_MS = 2000
@@ -21,7 +21,7 @@ export const DEFAULT_DELIVERY_RETENTION: JobsOptions = Object.freeze({
   removeOnFail: { age: 7 * 24 * 60 * 60 }
 })
 export const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024
-/** Finished messages idle this long go, with their delivery log (src/outbound/outbox-retention.ts). */
+/** Finished messages idle this long go, with their delivery log (src/outbox/outbox-retention.ts). */
 export const DEFAULT_OUTBOX_RETENTION_DAYS = 30
 /** How often the process that dispatches deletes them. */
 export const DEFAULT_OUTBOX_RETENTION_INTERVAL_MS = 60 * 60 * 1000

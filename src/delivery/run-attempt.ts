@@ -6,9 +6,8 @@
  * disable the endpoint.
  */
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq'
-import { sha256Hex } from '../../signing/crypto.js'
-import { databaseErrorKind } from '../../db/database-errors.js'
-import type { AnvilLogger } from '../../worker/worker-options.js'
+import { sha256Hex } from '../signing/crypto.js'
+import { databaseErrorKind } from '../db/database-errors.js'
 import type { CircuitBreaker } from './circuit-breaker.js'
 import type { EndpointGate } from './endpoint-gate.js'
 import type { EndpointRateLimit } from './endpoint-rate-limit.js'
@@ -18,6 +17,7 @@ import { publishOutbound } from './delivery-channels.js'
 import { endpointUrlProblem } from './endpoint-url.js'
 import { sendWebhook, type SendOptions, type SendResult } from './send-webhook.js'
 import { signatureHeaders } from './sign-outbound.js'
+import type { AnvilLogger } from '../shared/logger.js'
 
 /** A failed attempt that may be retried; the backoff strategy reads `retryAfterMs`. */
 export class DeliveryFailure extends Error {

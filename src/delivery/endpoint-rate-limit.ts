@@ -3,7 +3,7 @@
  * rate-limiter-flexible on the workers' Redis. A job over the limit is put back as delayed, not failed.
  */
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
-import type { RedisClient } from '../../redis/connect.js'
+import type { RedisClient } from '../redis/connect.js'
 
 export interface EndpointRateLimit {
   /** Undefined when the delivery may go now, else the time (ms since the epoch) to try again. */

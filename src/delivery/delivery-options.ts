@@ -1,13 +1,13 @@
 /** The options of `createDeliveryWorker`: the schema, whose `Static<>` is their type, and its check. */
 import type { lookup } from 'node:dns'
 import { Type, type Static } from '@sinclair/typebox'
-import type { RedisInput } from '../../redis/connect.js'
-import type { AnvilLogger } from '../../worker/worker-options.js'
-import { compileCheck, hasMethods } from '../../shared/validate.js'
-import { MAX_RETRY_STEP_MS, Opaque, Prefix, QueueName, Whole } from '../../shared/schemas.js'
+import type { RedisInput } from '../redis/connect.js'
+import { compileCheck, hasMethods } from '../shared/validate.js'
+import { MAX_RETRY_STEP_MS, Opaque, Prefix, QueueName, Whole } from '../shared/schemas.js'
 import { MAX_JITTER, RetryScheduleSettingSchema } from './delivery-schedule.js'
 import type { DeliveryAttempt, DeliveryStore } from './delivery-job.js'
 import { netsProblem } from './cidr.js'
+import type { AnvilLogger } from '../shared/logger.js'
 
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000
 export const DEFAULT_RESPONSE_CAP_BYTES = 4096

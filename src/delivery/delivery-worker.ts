@@ -3,12 +3,11 @@
  * SSRF-guarded dispatcher, retries on the outbound schedule, and keeps one bad endpoint from slowing the rest.
  */
 import { Worker, type Job } from 'bullmq'
-import { DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS, STALLED_MESSAGE } from '../../shared/constants.js'
-import { errors } from '../../shared/errors.js'
-import { within } from '../../shared/within.js'
-import { checkClusterPrefix, connect, disconnect } from '../../redis/connect.js'
-import { watchClock } from '../../redis/clock-skew.js'
-import type { AnvilLogger } from '../../worker/worker-options.js'
+import { DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS, STALLED_MESSAGE } from '../shared/constants.js'
+import { errors } from '../shared/errors.js'
+import { within } from '../shared/within.js'
+import { checkClusterPrefix, connect, disconnect } from '../redis/connect.js'
+import { watchClock } from '../redis/clock-skew.js'
 import { createCircuitBreaker } from './circuit-breaker.js'
 import { createEndpointRateLimit } from './endpoint-rate-limit.js'
 import { createEndpointGate } from './endpoint-gate.js'
@@ -19,7 +18,8 @@ import {
 } from './delivery-options.js'
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
 import { createGuardedDispatcher } from './guarded-dispatcher.js'
-import { attemptOf, deliverJob, DeliveryFailure, type DeliverDeps } from './deliver-job.js'
+import { attemptOf, deliverJob, DeliveryFailure, type DeliverDeps } from './run-attempt.js'
+import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface DeliveryWorker {
   /** Starts taking jobs; resolves once the worker is connected. */
@@ -39,14 +39,13 @@ export async function stripBody (job: Job<OutboundJobData>): Promise<void> {
   })
 }
 
-const silent: AnvilLogger = { info () {}, warn () {}, error () {} }
 /** A probe holds its lease a little longer than its POST may take. */
 const PROBE_LEASE_MARGIN_MS = 5000
 
 export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryWorker {
   const problem = checkDeliveryWorkerOptions(options)
   if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
-  const log = options.logger ?? silent
+  const log = options.logger ?? silentLogger
   const prefix = options.prefix ?? DEFAULT_PREFIX
   checkClusterPrefix(options.redis, prefix)
   const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS

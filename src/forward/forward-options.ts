@@ -3,9 +3,9 @@
  * Anvil's outgoing signature, so a service in any language receives webhooks with one signature to check.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { standardKey } from '../../providers/standard-webhooks.js'
-import { MIN_SECRET_BYTES, secretProblem } from '../../signing/secret-problem.js'
-import { endpointUrlProblem, MAX_ENDPOINT_URL_LENGTH } from './endpoint-url.js'
+import { standardKey } from '../providers/standard-webhooks.js'
+import { MIN_SECRET_BYTES, secretProblem } from '../signing/secret-problem.js'
+import { endpointUrlProblem, MAX_ENDPOINT_URL_LENGTH } from '../delivery/endpoint-url.js'
 
 export const ForwardSchema = Type.Object({
   /** Where each verified event is POSTed (http or https, no credentials). */

@@ -4,8 +4,8 @@
  * next try back, up to a bound.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_RETRY_STEP_MS } from '../../shared/schemas.js'
-import { RetrySchedule, Whole } from '../../shared/schemas.js'
+import { MAX_RETRY_STEP_MS } from '../shared/schemas.js'
+import { RetrySchedule, Whole } from '../shared/schemas.js'
 
 /** The backoff type on delivery jobs; the delivery worker's strategy answers for it. */
 export const OUTBOUND_BACKOFF_TYPE = 'anvil-outbound'
