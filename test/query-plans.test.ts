@@ -28,6 +28,8 @@ await db.query(readFileSync(new URL('./fixtures/outbox-seed.sql', import.meta.ur
 const client = new pg.Client({ connectionString: db.url })
 await client.connect()
 t.teardown(async () => await client.end())
+// As autovacuum leaves a table that has had its writes: the visibility map set, so index-only scans are priced as such.
+await client.query(`VACUUM ANALYZE ${SCHEMA}.outbox, ${SCHEMA}.deliveries`)
 
 const plan = async (text: string, values: unknown[]): Promise<string> =>
   (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n')
@@ -35,10 +37,11 @@ const WHOLE_TABLE = /Seq Scan on (outbox|deliveries)\b/
 
 /** Each hot statement with the parameters it runs with, and the indexes that bound its cost. */
 const hot: Array<[string, string, unknown[], RegExp[]]> = [
-  ['undelivered, first page', deliveries.undelivered(SCHEMA), [null, null, 51], [/deliveries_unresolved/, /deliveries_message/]],
-  ['undelivered of one endpoint', deliveries.undelivered(SCHEMA), ['ep_7', null, 51], [/deliveries_(endpoint_)?unresolved/]],
+  ['undelivered, first page', deliveries.undelivered(SCHEMA), [null, null, 51], [/deliveries_unresolved/, /deliveries_message/, /deliveries_pkey/]],
+  ['undelivered of one endpoint', deliveries.undelivered(SCHEMA), ['ep_2', null, 51], [/deliveries_endpoint_unresolved/]],
+  ['undelivered of an endpoint with none', deliveries.undelivered(SCHEMA), ['ep_42', null, 51], [/deliveries_endpoint_unresolved/]],
   ['undelivered, a later page', deliveries.undelivered(SCHEMA), [null, ROWS, 51], [/deliveries_unresolved/]],
-  ['recover: what an endpoint failed since', deliveries.failedSince(SCHEMA), ['ep_7', new Date(Date.now() - 10 * DAY * 1000).toISOString()],
+  ['recover: what an endpoint failed since', deliveries.failedSince(SCHEMA), ['ep_2', new Date(Date.now() - 10 * DAY * 1000).toISOString()],
     [/deliveries_endpoint_unresolved/]],
   ['outbox stats', outbox.stats(SCHEMA), [], [/outbox_pending_created/, /outbox_failed/]],
   ['retention: idle messages with their log', outbox.deleteIdle(SCHEMA), [30 * DAY, 1000], [/outbox_finished/, /deliveries_message/, /outbox_pkey/]],

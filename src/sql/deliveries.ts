@@ -11,21 +11,25 @@ export const resolvePair = (schema: string): string =>
    WHERE message_id = $1 AND endpoint_id = $2 AND status <> 'success' AND NOT resolved`
 
 /**
- * Message and endpoint pairs with attempts and no success, the latest attempt first: each unresolved attempt
- * that is its pair's last, with the pair's summary read by (message_id, endpoint_id). `$1` endpoint or null,
- * `$2` the last id of the previous page or null, `$3` the limit.
+ * Message and endpoint pairs with attempts and no success, the latest attempt first: the unresolved attempts
+ * that are their pair's last, walked in an index that holds the pair's ids (each pair summed up by
+ * deliveries_message), then the page's rows read by key. `$1` endpoint or null, `$2` the last id of the
+ * previous page or null, `$3` the limit.
  */
 export const undelivered = (schema: string): string => {
   const deliveries = qualify(schema, 'deliveries')
-  return `SELECT d.id AS last_id, d.message_id, d.endpoint_id, pair.attempts, d.created_at AS last_attempt_at,
+  return `SELECT d.id AS last_id, d.message_id, d.endpoint_id, page.attempts, d.created_at AS last_attempt_at,
       d.http_status AS last_http_status, d.error AS last_error,
       (SELECT o.public_type FROM ${qualify(schema, 'outbox')} o WHERE o.id = d.message_id) AS type
-    FROM ${deliveries} d, LATERAL (
-      SELECT max(a.id) AS last_id, count(*)::int AS attempts, bool_or(a.status = 'success') AS delivered
-      FROM ${deliveries} a WHERE a.message_id = d.message_id AND a.endpoint_id = d.endpoint_id) pair
-    WHERE d.status <> 'success' AND NOT d.resolved AND pair.last_id = d.id AND NOT pair.delivered
-      AND ($1::text IS NULL OR d.endpoint_id = $1) AND ($2::bigint IS NULL OR d.id < $2)
-    ORDER BY d.id DESC LIMIT $3`
+    FROM (
+      SELECT u.id, pair.attempts FROM ${deliveries} u, LATERAL (
+        SELECT max(a.id) AS last_id, count(*)::int AS attempts, bool_or(a.status = 'success') AS delivered
+        FROM ${deliveries} a WHERE a.message_id = u.message_id AND a.endpoint_id = u.endpoint_id) pair
+      WHERE u.status <> 'success' AND NOT u.resolved AND pair.last_id = u.id AND NOT pair.delivered
+        AND ($1::text IS NULL OR u.endpoint_id = $1) AND ($2::bigint IS NULL OR u.id < $2)
+      ORDER BY u.id DESC LIMIT $3) page
+    JOIN ${deliveries} d ON d.id = page.id
+    ORDER BY d.id DESC`
 }
 
 /**
