@@ -31,7 +31,9 @@ const data = (i, size) => {
 /** One drain of `jobs` jobs of `size` bytes; bytes per job after completion, and the drain's Redis CPU and time. */
 async function drain (size, jobs, strip) {
   await redis.client.flushall()
-  const queue = new Queue('outbound', { connection: redis.client.duplicate(), prefix: PREFIX })
+  const queueConnection = redis.client.duplicate()
+  const workerConnection = new Redis(redis.url, { maxRetriesPerRequest: null })
+  const queue = new Queue('outbound', { connection: queueConnection, prefix: PREFIX })
   const before = await redisUsedMemory(redis.client)
   for (let i = 0; i < jobs; i += 100) {
     await queue.addBulk(Array.from({ length: Math.min(100, jobs - i) }, (_, k) =>
@@ -42,7 +44,7 @@ async function drain (size, jobs, strip) {
   let done = 0
   let stripped = 0
   const finished = new Promise((resolve) => {
-    const worker = new Worker('outbound', async () => {}, { connection: new Redis(redis.url, { maxRetriesPerRequest: null }), prefix: PREFIX, concurrency: 10 })
+    const worker = new Worker('outbound', async () => {}, { connection: workerConnection, prefix: PREFIX, concurrency: 10 })
     worker.on('completed', (job) => {
       if (strip) {
         void stripBody(job).then(() => { if (++stripped === jobs) resolve(worker) })
@@ -54,6 +56,8 @@ async function drain (size, jobs, strip) {
   const cpuMs = (await redisCpuSeconds(redis.client) - cpu) * 1000
   await worker.close()
   await queue.close()
+  queueConnection.disconnect()
+  workerConnection.disconnect()
   const after = await redisUsedMemory(redis.client)
   const one = await redis.client.memory('USAGE', `${PREFIX}:outbound:msg_0.ep_0123456789abcdef`, 'SAMPLES', '0')
   return { perJob: (after - before) / jobs, hash: one, cpuUs: cpuMs * 1000 / jobs, drainUs: ms * 1000 / jobs }

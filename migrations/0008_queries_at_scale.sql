@@ -10,7 +10,7 @@ UPDATE {{schema}}.deliveries d SET resolved = true
   WHERE d.status <> 'success' AND NOT d.resolved AND EXISTS (
     SELECT 1 FROM {{schema}}.deliveries s WHERE s.message_id = d.message_id AND s.endpoint_id = d.endpoint_id AND s.status = 'success');
 CREATE INDEX IF NOT EXISTS deliveries_unresolved ON {{schema}}.deliveries (id) INCLUDE (message_id, endpoint_id) WHERE status <> 'success' AND NOT resolved;
-CREATE INDEX IF NOT EXISTS deliveries_endpoint_unresolved ON {{schema}}.deliveries (endpoint_id, id) INCLUDE (message_id) WHERE status <> 'success' AND NOT resolved;
+CREATE INDEX IF NOT EXISTS deliveries_endpoint_unresolved ON {{schema}}.deliveries (endpoint_id, id) INCLUDE (message_id, created_at) WHERE status <> 'success' AND NOT resolved;
 -- The outbox's stats: the oldest pending message, read from an index instead of the table.
 CREATE INDEX IF NOT EXISTS outbox_pending_created ON {{schema}}.outbox (created_at) WHERE status = 'pending';
 -- GET /admin/endpoints?tenant=, in id order.
