@@ -4,9 +4,8 @@
  * ones only, so their cost follows what is undelivered, not the size of the log.
  */
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from '../shared/schemas.js'
 import { qualify } from './qualify.js'
-
-const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(schema: T) => Type.Union([schema, Type.Null()])
 
 /** A row of `deliveries` as pg reads it (bigint ids as text). */
 export const DeliveryRowSchema = Type.Object({

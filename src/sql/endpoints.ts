@@ -1,9 +1,7 @@
 /** The endpoints' statements, one each, and their row. */
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from '../shared/schemas.js'
 import { qualify } from './qualify.js'
-
-const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Date>>(schema: T) =>
-  Type.Union([schema, Type.Null()])
 
 /** A row of `endpoints` as pg reads it. */
 export const EndpointRowSchema = Type.Object({

@@ -1,8 +1,7 @@
 /** The outbox's statements, one each, and its row. */
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from '../shared/schemas.js'
 import { qualify } from './qualify.js'
-
-const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Date>>(schema: T) => Type.Union([schema, Type.Null()])
 
 /** A row of `outbox` as pg reads it. */
 export const OutboxRowSchema = Type.Object({
