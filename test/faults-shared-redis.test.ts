@@ -71,10 +71,20 @@ t.test('two anvil workers, two databases, one Redis, default prefix: each event 
 
   const ofA = [...queuedBefore, ...await publish(a, 20, 'a')]
   for (let i = 0; i < 5; i++) await enqueue(redis.url, 'webhooks', `evt_after_${i}`)
-  await eventually(async () => (await journaled(a)).length + (await journaled(b)).length >= 10 ? true : undefined)
+  // Until ten rows are there and none is still being handled (a row is written before its handler runs).
+  const settled = (rows: string[]): boolean => rows.every((status) => status !== 'received' && status !== 'processing')
+  await eventually(async () => {
+    const [rowsA, rowsB] = [await journaled(a), await journaled(b)]
+    return rowsA.length + rowsB.length >= 10 && settled(rowsA) && settled(rowsB) ? true : undefined
+  })
   t.same(await journaled(a), Array.from({ length: 10 }, () => 'done'), 'A\'s worker handled and journaled every inbound event')
   t.same(await journaled(b), [], 'B journaled none')
-  await eventually(async () => (await logged(a)).length + (await logged(b)).length >= ofA.length ? true : undefined)
+  // Until the rows are there and completed (an attempt's row is written `started` before its POST).
+  const completed = (rows: Array<{ status: string }>): boolean => rows.every((row) => row.status !== 'started')
+  await eventually(async () => {
+    const [rowsA, rowsB] = [await logged(a), await logged(b)]
+    return rowsA.length + rowsB.length >= ofA.length && completed(rowsA) && completed(rowsB) ? true : undefined
+  })
   t.same(received(a.receiver), [...ofA].sort(), 'every message of A reached A\'s receiver once, the queued ones too')
   t.same(await logged(a), [...ofA].sort().map((id) => ({ message_id: id, status: 'success' })), 'A\'s log: its own messages, each delivered')
   t.same(await logged(b), [], 'B took no job: nothing in its log')
@@ -83,7 +93,10 @@ t.test('two anvil workers, two databases, one Redis, default prefix: each event 
   // The fix the line gives: a prefix of B's own. B's waiting messages go out, to B's receiver only.
   const workerB2 = worker(t, b, { ANVIL_PREFIX: '{anvil-b}' })
   await workerB2.log(STARTED)
-  await eventually(async () => (await logged(b)).length >= ofB.length ? true : undefined)
+  await eventually(async () => {
+    const rows = await logged(b)
+    return rows.length >= ofB.length && completed(rows) ? true : undefined
+  })
   t.same(received(b.receiver), [...ofB].sort(), 'every message of B reached B\'s receiver once')
   t.same(await logged(b), [...ofB].sort().map((id) => ({ message_id: id, status: 'success' })), 'B\'s log: its own messages only')
   t.same(received(a.receiver), [...ofA].sort(), 'A\'s receiver got nothing of B')

@@ -4,6 +4,7 @@ import {
   DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_POOL_SIZE, DEFAULT_DB_SCHEMA, DEFAULT_DB_STATEMENT_TIMEOUT_MS
 } from '../shared/constants.js'
 import { errors } from '../shared/errors.js'
+import { qualify } from '../sql/qualify.js'
 import { databaseUrlProblem } from './database-url.js'
 import { SCHEMA_NAME_PATTERN, SCHEMA_NAME_RULE, SchemaName } from '../shared/schemas.js'
 
@@ -69,12 +70,11 @@ export function openDatabase (input: DatabaseInput, options: DatabaseOptions = {
   } else {
     throw new errors.INVALID_OPTIONS('database must be a postgres:// URL or a pg.Pool')
   }
-  const quoted = pg.escapeIdentifier(schema)
   return {
     pool,
     schema,
     owned,
-    table: (name) => `${quoted}.${pg.escapeIdentifier(name)}`,
+    table: (name) => qualify(schema, name),
     async close () {
       if (owned) await pool.end()
     }

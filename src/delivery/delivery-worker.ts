@@ -29,6 +29,16 @@ export interface DeliveryWorker {
   readonly worker: Worker<OutboundJobData>
 }
 
+/**
+ * A completed job stays for dedupe (its id) for the retention's age; its body, up to the payload limit, is no
+ * use then: the job keeps its ids only. A job already removed (the retention's count) has nothing to strip.
+ */
+export async function stripBody (job: Job<OutboundJobData>): Promise<void> {
+  await job.updateData({ ...job.data, body: '' }).catch((err: Error) => {
+    if (!/Missing key/.test(err.message)) throw err
+  })
+}
+
 /** A probe holds its lease a little longer than its POST may take. */
 const PROBE_LEASE_MARGIN_MS = 5000
 
@@ -89,6 +99,9 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
       }
     })
   worker.on('error', (err) => log.warn({ err: err.message }, 'anvil delivery: worker error'))
+  worker.on('completed', (job) => {
+    stripBody(job).catch((err: Error) => log.warn({ jobId: job.id, err: err.message }, 'anvil delivery: completed job kept its body'))
+  })
   worker.on('failed', (job, err) => {
     if (job === undefined) return
     const final = job.finishedOn !== undefined

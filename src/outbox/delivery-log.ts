@@ -1,7 +1,11 @@
 import type { Database } from '../db/database.js'
 import { decodeCursor } from '../shared/cursor.js'
 import { errors } from '../shared/errors.js'
-import type { Delivery, Message, MessageWithDeliveries, Undelivered } from './delivery-schemas.js'
+import * as sql from '../sql/deliveries.js'
+import type { DeliveryRow } from '../sql/deliveries.js'
+import * as outboxSql from '../sql/outbox.js'
+import type { OutboxRow } from '../sql/outbox.js'
+import type { Delivery, MessageWithDeliveries, Undelivered } from './delivery-schemas.js'
 import { iso, pageSize, toPage, type Page } from './page.js'
 
 export interface DeliveryQuery {
@@ -19,21 +23,6 @@ export interface UndeliveredQuery {
   cursor?: string
 }
 
-interface DeliveryRow {
-  id: string
-  message_id: string
-  endpoint_id: string
-  attempt: number
-  status: Delivery['status']
-  http_status: number | null
-  duration_ms: number
-  error_class: string | null
-  error: string | null
-  response_head: string | null
-  payload_sha256: string
-  created_at: Date
-}
-
 export const toDelivery = (row: DeliveryRow): Delivery => ({
   id: String(row.id),
   messageId: row.message_id,
@@ -49,53 +38,30 @@ export const toDelivery = (row: DeliveryRow): Delivery => ({
   createdAt: row.created_at.toISOString()
 })
 
-/** A query's filters as SQL conditions with numbered parameters. */
-function where (conditions: Array<[string, unknown] | undefined>): { sql: string, values: unknown[] } {
-  const values: unknown[] = []
-  const parts = conditions.flatMap((condition) => {
-    if (condition === undefined) return []
-    values.push(condition[1])
-    return [condition[0].replace('?', `$${values.length}`)]
-  })
-  return { sql: parts.length === 0 ? '' : `WHERE ${parts.join(' AND ')}`, values }
-}
-
 export type DeliveryLog = ReturnType<typeof createDeliveryLog>
 
 /** Reads of the delivery log and the outbox for the admin API, newest first, with cursor paging. */
 export function createDeliveryLog (db: Database) {
-  const deliveries = db.table('deliveries')
-  const outbox = db.table('outbox')
-
   return {
     async list (query: DeliveryQuery = {}): Promise<Page<Delivery>> {
       const limit = pageSize(query.limit)
       const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ['number'])[0]
-      const filter = where([
-        query.endpoint === undefined ? undefined : ['endpoint_id = ?', query.endpoint],
-        query.status === undefined ? undefined : ['status = ?', query.status],
-        query.since === undefined ? undefined : ['created_at >= ?::timestamptz', query.since],
-        before === undefined ? undefined : ['id < ?', before]
-      ])
-      const { rows } = await db.pool.query<DeliveryRow>(
-        `SELECT * FROM ${deliveries} ${filter.sql} ORDER BY id DESC LIMIT ${limit + 1}`, filter.values)
+      const { rows } = await db.pool.query<DeliveryRow>(sql.list(db.schema),
+        [query.endpoint ?? null, query.status ?? null, query.since ?? null, before ?? null, limit + 1])
       return toPage(rows, limit, (row) => [Number(row.id)], toDelivery)
     },
 
     async get (id: string): Promise<Delivery> {
-      const { rows } = /^[0-9]{1,18}$/.test(id) ? await db.pool.query<DeliveryRow>(`SELECT * FROM ${deliveries} WHERE id = $1`, [id]) : { rows: [] }
+      const { rows } = /^[0-9]{1,18}$/.test(id) ? await db.pool.query<DeliveryRow>(sql.byId(db.schema), [id]) : { rows: [] }
       if (rows[0] === undefined) throw new errors.NOT_FOUND(`no delivery ${id}`)
       return toDelivery(rows[0])
     },
 
     async message (id: string): Promise<MessageWithDeliveries> {
-      const { rows } = await db.pool.query<{
-        id: string, type: string, public_type: string | null, tenant: string | null, data: string, status: Message['status'],
-        attempts: number, last_error: string | null, created_at: Date, dispatched_at: Date | null
-      }>(`SELECT * FROM ${outbox} WHERE id = $1`, [id])
+      const { rows } = await db.pool.query<OutboxRow>(outboxSql.byId(db.schema), [id])
       const row = rows[0]
       if (row === undefined) throw new errors.NOT_FOUND(`no message ${id}`)
-      const attempts = await db.pool.query<DeliveryRow>(`SELECT * FROM ${deliveries} WHERE message_id = $1 ORDER BY id`, [id])
+      const attempts = await db.pool.query<DeliveryRow>(sql.ofMessage(db.schema), [id])
       return {
         id: row.id,
         type: row.type,
@@ -118,16 +84,7 @@ export function createDeliveryLog (db: Database) {
       const { rows } = await db.pool.query<{
         last_id: string, message_id: string, endpoint_id: string, type: string | null, attempts: number,
         last_attempt_at: Date, last_http_status: number | null, last_error: string | null
-      }>(
-        `SELECT u.*, o.public_type AS type FROM (
-           SELECT max(d.id) AS last_id, d.message_id, d.endpoint_id, count(*)::int AS attempts, max(d.created_at) AS last_attempt_at,
-             (array_agg(d.http_status ORDER BY d.id DESC))[1] AS last_http_status,
-             (array_agg(d.error ORDER BY d.id DESC))[1] AS last_error
-           FROM ${deliveries} d WHERE ($1::text IS NULL OR d.endpoint_id = $1)
-           GROUP BY d.message_id, d.endpoint_id HAVING NOT bool_or(d.status = 'success')) u
-         LEFT JOIN ${outbox} o ON o.id = u.message_id
-         WHERE ($2::bigint IS NULL OR u.last_id < $2) ORDER BY u.last_id DESC LIMIT ${limit + 1}`,
-        [query.endpoint ?? null, before ?? null])
+      }>(sql.undelivered(db.schema), [query.endpoint ?? null, before ?? null, limit + 1])
       return toPage(rows, limit, (row) => [Number(row.last_id)], (row) => ({
         messageId: row.message_id,
         endpointId: row.endpoint_id,
@@ -144,11 +101,7 @@ export function createDeliveryLog (db: Database) {
      * Only those still in the outbox (retention may have taken a message whose late attempts are still logged).
      */
     async failedSince (endpointId: string, since: string): Promise<string[]> {
-      const { rows } = await db.pool.query<{ message_id: string }>(
-        `SELECT message_id FROM ${deliveries} d WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM ${outbox} o WHERE o.id = d.message_id)
-         GROUP BY message_id HAVING NOT bool_or(status = 'success') AND NOT bool_or(status = 'started') AND bool_or(status = 'failed')
-           AND max(created_at) >= $2::timestamptz
-         ORDER BY min(id)`, [endpointId, since])
+      const { rows } = await db.pool.query<{ message_id: string }>(sql.failedSince(db.schema), [endpointId, since])
       return rows.map((row) => row.message_id)
     }
   }

@@ -1,7 +1,7 @@
 /** The shapes of the delivery log and the outbox as Anvil answers them. */
 import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from '../shared/schemas.js'
 
-const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(schema: T) => Type.Union([schema, Type.Null()])
 const Time = () => Type.String({ format: 'date-time' })
 
 /** `started`: written before the POST and not completed yet, or its worker died mid-POST (the outcome is unknown). */

@@ -1,5 +1,7 @@
 import { inTransaction, type Database } from '../db/database.js'
 import { storableText } from '../shared/storable-text.js'
+import * as sql from '../sql/deliveries.js'
+import * as endpointsSql from '../sql/endpoints.js'
 import type { AttemptStart, DeliveryAttempt, DeliveryStore, EndpointState, ResumedJob } from '../delivery/delivery-job.js'
 import { DEFAULT_RESPONSE_CAP_BYTES } from '../delivery/delivery-options.js'
 import type { OutboundScheme } from '../delivery/sign-outbound.js'
@@ -57,16 +59,10 @@ const kept = (text: string | undefined, bytes = DEFAULT_RESPONSE_CAP_BYTES): str
 export function createDeliveryStore (db: Database, options: DeliveryStoreOptions = {}): DatabaseDeliveryStore {
   const cacheMs = options.secretCacheMs ?? DEFAULT_SECRET_CACHE_MS
   const cache = new Map<string, { until: number, state: Promise<StoredEndpointState | undefined> }>()
-  const endpoints = db.table('endpoints')
-  const secrets = db.table('endpoint_secrets')
-  const deliveries = db.table('deliveries')
 
   async function read (endpointId: string): Promise<StoredEndpointState | undefined> {
     const { rows } = await db.pool.query<{ enabled: boolean, scheme: StoredEndpointState['scheme'], rate_limit: number | null, secrets: string[] | null }>(
-      `SELECT e.enabled, e.scheme, e.rate_limit,
-         (SELECT array_agg(s.secret ORDER BY s.created_at DESC) FROM ${secrets} s
-          WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets
-       FROM ${endpoints} e WHERE e.id = $1`, [endpointId])
+      endpointsSql.deliveryState(db.schema), [endpointId])
     const row = rows[0]
     return row === undefined ? undefined : { enabled: row.enabled, scheme: row.scheme, rateLimit: row.rate_limit, secrets: row.secrets ?? [] }
   }
@@ -88,9 +84,7 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
       return (await loadEndpoint(endpointId))?.secrets ?? []
     },
     async startAttempt (start: AttemptStart): Promise<string> {
-      const { rows } = await db.pool.query<{ id: string }>(
-        `INSERT INTO ${deliveries} (message_id, endpoint_id, job_id, attempt, status, duration_ms, payload_sha256)
-         VALUES ($1, $2, $3, $4, 'started', 0, $5) RETURNING id`,
+      const { rows } = await db.pool.query<{ id: string }>(sql.start(db.schema),
         [start.messageId, start.endpointId, start.jobId, start.attempt, start.payloadSha256])
       return String(rows[0]?.id)
     },
@@ -104,21 +98,14 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
         // stalled while this one still ran), a row of its own.
         const { rows } = attempt.deliveryId === undefined
           ? { rows: [] }
-          : await client.query<{ id: string }>(
-            `UPDATE ${deliveries} SET status = $2, http_status = $3, duration_ms = $4, error_class = $5, error = $6, response_head = $7
-             WHERE id = $1 AND status = 'started' RETURNING id`, [attempt.deliveryId, ...outcome])
+          : await client.query<{ id: string }>(sql.complete(db.schema), [attempt.deliveryId, ...outcome])
         const inserted = rows.length > 0
           ? rows
-          : (await client.query<{ id: string }>(
-              `INSERT INTO ${deliveries} (status, http_status, duration_ms, error_class, error, response_head, message_id, endpoint_id, attempt,
-                 payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-              [...outcome, attempt.messageId, attempt.endpointId, attempt.attempt, attempt.payloadSha256])).rows
+          : (await client.query<{ id: string }>(sql.insertOutcome(db.schema), [...outcome, attempt.messageId, attempt.endpointId, attempt.attempt, attempt.payloadSha256])).rows
+        if (attempt.success) await client.query(sql.resolvePair(db.schema), [attempt.messageId, attempt.endpointId])
         // The row locked first: of two successes at once, only the first sees the run of failures it ends.
         const updated = await client.query<{ failing_since: Date | null, was_failing_since: Date | null }>(
-          `UPDATE ${endpoints} e SET last_delivery_at = now(), last_delivery_status = $2,
-             failing_since = CASE WHEN $2 = 'success' THEN NULL ELSE coalesce(old.failing_since, now()) END
-           FROM (SELECT id, failing_since FROM ${endpoints} WHERE id = $1 FOR UPDATE) old
-           WHERE e.id = old.id RETURNING e.failing_since, old.failing_since AS was_failing_since`, [attempt.endpointId, status])
+          endpointsSql.recordDelivery(db.schema), [attempt.endpointId, status])
         const row = updated.rows[0]
         const recovered = attempt.success && row?.was_failing_since instanceof Date ? { recoveredFrom: row.was_failing_since } : {}
         return { deliveryId: String(inserted[0]?.id), failingSince: row?.failing_since ?? null, ...recovered }
@@ -126,31 +113,22 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
     },
     async resumeAttempt (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }> {
       return await inTransaction(db.pool, async (client) => {
-        const counted = await client.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM ${deliveries} WHERE job_id = $1 AND error_class = 'stalled'`, [job.jobId])
+        const counted = await client.query<{ n: number }>(sql.countStalls(db.schema), [job.jobId])
         // Attempts of this job left started are over: no run of it is left to complete them (a stall, or a lost write).
-        const settled = await client.query(
-          `UPDATE ${deliveries} SET status = 'failed', error_class = 'stalled', error = $2 WHERE job_id = $1 AND status = 'started'`,
-          [job.jobId, STOPPED_MID_POST])
+        const settled = await client.query(sql.settleStarted(db.schema), [job.jobId, STOPPED_MID_POST])
         const stalls = job.stalls - (counted.rows[0]?.n ?? 0)
         // One row per stall: a stall before the POST left none.
         const missing = stalls - (settled.rowCount ?? 0)
         if (missing > 0) {
-          await client.query(
-            `INSERT INTO ${deliveries} (message_id, endpoint_id, job_id, attempt, status, duration_ms, error_class, error, payload_sha256)
-             SELECT $1, $2, $3, $4, 'failed', 0, 'stalled', $5, $6 FROM generate_series(1, $7)`,
-            [job.messageId, job.endpointId, job.jobId, job.attempt, STOPPED_BEFORE_POST, job.payloadSha256, missing])
+          await client.query(sql.insertStalls(db.schema), [job.messageId, job.endpointId, job.jobId, job.attempt, STOPPED_BEFORE_POST, job.payloadSha256, missing])
         }
-        const delivered = await client.query(
-          `SELECT 1 FROM ${deliveries} WHERE message_id = $1 AND endpoint_id = $2 AND status = 'success' AND created_at >= $3 LIMIT 1`,
-          [job.messageId, job.endpointId, job.since])
+        const delivered = await client.query(sql.deliveredSince(db.schema), [job.messageId, job.endpointId, job.since])
         return { stalled: stalls > 0, delivered: delivered.rows.length > 0 }
       })
     },
     async disableEndpoint (endpointId, reason) {
       cache.delete(endpointId)
-      const { rowCount } = await db.pool.query(
-        `UPDATE ${endpoints} SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND enabled`, [endpointId, reason])
+      const { rowCount } = await db.pool.query(endpointsSql.disable(db.schema), [endpointId, reason])
       return rowCount === 1
     },
     forget (endpointId) {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import type { Database } from '../db/database.js'
+import * as sql from '../sql/outbox.js'
+import type { OutboxRow } from '../sql/outbox.js'
 import { redisWithin } from '../redis/redis-within.js'
 import type { RedisGate } from '../redis/redis-outage.js'
 import type { FanOut, OutboxMessage } from './fan-out.js'
@@ -54,7 +56,6 @@ export interface Dispatcher {
  */
 export function createDispatcher (db: Database, fanOut: FanOut, settings: DispatcherSettings, log: AnvilLogger, redis: RedisGate): Dispatcher {
   const owner = randomUUID()
-  const outbox = db.table('outbox')
   let closed = false
   let redisAway = false
   let running: Promise<void> | undefined
@@ -64,13 +65,7 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
   let listener: pg.PoolClient | undefined
 
   async function claim (limit = settings.batchSize): Promise<ClaimedMessage[]> {
-    const { rows } = await db.pool.query<{ id: string, public_type: string | null, tenant: string | null, data: string, created_at: Date, attempts: number }>(
-      `UPDATE ${outbox} o SET attempts = o.attempts + 1, lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
-       FROM (SELECT id FROM ${outbox} WHERE status = 'pending' AND next_attempt_at <= now()
-             AND (lease_until IS NULL OR lease_until <= now())
-             ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
-       WHERE o.id = due.id
-       RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts`, [owner, settings.leaseMs, limit])
+    const { rows } = await db.pool.query<Pick<OutboxRow, 'id' | 'public_type' | 'tenant' | 'data' | 'created_at' | 'attempts'>>(sql.claim(db.schema), [owner, settings.leaseMs, limit])
     return rows.map((row) => ({ id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, attempts: row.attempts }))
   }
 
@@ -86,26 +81,20 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
       // Bounded: a Redis that stops answering must not hold the claim until its lease ends and another takes it.
       const jobs = await redisWithin(fanOut(message), Math.max(1, Math.floor(settings.leaseMs / 2)))
       if (outboxChannels.dispatched.hasSubscribers) outboxChannels.dispatched.publish({ eventType: message.publicType ?? '', jobs: jobs.length })
-      await db.pool.query(
-        `UPDATE ${outbox} SET status = 'dispatched', dispatched_at = now(), last_error = NULL, lease_owner = NULL, lease_until = NULL
-         WHERE id = $1 AND lease_owner = $2`, [message.id, owner])
+      await db.pool.query(sql.markDispatched(db.schema), [message.id, owner])
     } catch (err) {
       const error = (err as Error).message
       if (redis.outage(err)) {
         noteRedis(true, error)
         // Redis's failure, not the message's: the attempt is given back and the row waits one poll.
-        await db.pool.query(
-          `UPDATE ${outbox} SET attempts = attempts - 1, next_attempt_at = now() + $3 * interval '1 millisecond', last_error = $4,
-             lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
+        await db.pool.query(sql.giveBack(db.schema),
           [message.id, owner, settings.pollIntervalMs, `Redis unavailable: ${error}`])
         return
       }
       const failed = message.attempts >= settings.retry.attempts
       ;(failed ? log.error : log.warn).call(log, { messageId: message.id, attempts: message.attempts, err: error },
         failed ? 'anvil outbound: dispatch failed for good' : 'anvil outbound: dispatch failed, will retry')
-      await db.pool.query(
-        `UPDATE ${outbox} SET status = $3, next_attempt_at = now() + $4 * interval '1 millisecond', last_error = $5,
-           lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
+      await db.pool.query(sql.dispatchFailed(db.schema),
         [message.id, owner, failed ? 'failed' : 'pending', dispatchDelay(message.attempts, settings.retry), error])
     }
   }

@@ -1,6 +1,6 @@
 /** The shapes of an endpoint: what a caller gives (create, patch) and what Anvil answers. */
 import { Type, type Static } from '@sinclair/typebox'
-import { Whole } from '../shared/schemas.js'
+import { Nullable, Whole } from '../shared/schemas.js'
 import { MAX_ENDPOINT_URL_LENGTH } from '../delivery/endpoint-url.js'
 
 /** Event type names: `invoice.paid`, `user/created`, `order:shipped`; printable, no spaces. */
@@ -43,7 +43,6 @@ export const EndpointPatchSchema = Type.Object({
 export type EndpointPatch = Static<typeof EndpointPatchSchema>
 
 const Time = () => Type.String({ format: 'date-time' })
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()])
 
 export const EndpointSchema = Type.Object({
   id: Type.String(),

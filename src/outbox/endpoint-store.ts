@@ -3,6 +3,9 @@ import { inTransaction, type Database } from '../db/database.js'
 import { decodeCursor } from '../shared/cursor.js'
 import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
+import * as secretsSql from '../sql/endpoint-secrets.js'
+import * as sql from '../sql/endpoints.js'
+import type { EditableColumn, EndpointRow } from '../sql/endpoints.js'
 import {
   EndpointInputSchema, EndpointPatchSchema, type Endpoint, type EndpointInput, type EndpointPatch, type EndpointWithSecret
 } from './endpoint-schemas.js'
@@ -22,23 +25,6 @@ export interface EndpointListQuery {
   tenant?: string
   limit?: number
   cursor?: string
-}
-
-interface EndpointRow {
-  id: string
-  url: string
-  tenant: string | null
-  event_types: string[]
-  description: string
-  enabled: boolean
-  disabled_reason: string | null
-  scheme: Endpoint['scheme']
-  rate_limit: number | null
-  created_at: Date
-  updated_at: Date
-  last_delivery_at: Date | null
-  last_delivery_status: Endpoint['lastDeliveryStatus']
-  failing_since: Date | null
 }
 
 const toEndpoint = (row: EndpointRow): Endpoint => ({
@@ -65,8 +51,6 @@ export type EndpointStore = ReturnType<typeof createEndpointStore>
 
 /** Endpoints and their secrets. Secrets leave the store only from `create` and `rotateSecret`. */
 export function createEndpointStore (db: Database, options: EndpointStoreOptions) {
-  const endpoints = db.table('endpoints')
-  const secrets = db.table('endpoint_secrets')
 
   function check (problem: string | undefined, input: { url?: string, eventTypes?: string[] }): void {
     if (problem !== undefined) throw new errors.INVALID_ENDPOINT(problem)
@@ -77,7 +61,7 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
   }
 
   async function get (id: string, client: pg.ClientBase | pg.Pool = db.pool): Promise<Endpoint> {
-    const { rows } = await client.query<EndpointRow>(`SELECT * FROM ${endpoints} WHERE id = $1`, [id])
+    const { rows } = await client.query<EndpointRow>(sql.byId(db.schema), [id])
     if (rows[0] === undefined) throw new errors.NOT_FOUND(`no endpoint ${id}`)
     return toEndpoint(rows[0])
   }
@@ -90,12 +74,10 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
       const id = newId('ep')
       const secret = newSecret()
       return await inTransaction(db.pool, async (client) => {
-        const { rows } = await client.query<EndpointRow>(
-          `INSERT INTO ${endpoints} (id, url, tenant, event_types, description, enabled, scheme, rate_limit)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+        const { rows } = await client.query<EndpointRow>(sql.insert(db.schema),
           [id, input.url, input.tenant ?? null, input.eventTypes ?? [], input.description ?? '', input.enabled ?? true,
             input.scheme ?? 'standard-webhooks', input.rateLimit ?? null])
-        await client.query(`INSERT INTO ${secrets} (endpoint_id, secret) VALUES ($1, $2)`, [id, secret])
+        await client.query(secretsSql.insert(db.schema), [id, secret])
         return { ...toEndpoint(rows[0] as EndpointRow), secret }
       })
     },
@@ -103,15 +85,13 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
     async list (query: EndpointListQuery = {}): Promise<Page<Endpoint>> {
       const limit = pageSize(query.limit)
       const after = query.cursor === undefined ? null : decodeCursor(query.cursor, ['string'])[0]
-      const { rows } = await db.pool.query<EndpointRow>(
-        `SELECT * FROM ${endpoints} WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR id > $2)
-         ORDER BY id LIMIT $3`, [query.tenant ?? null, after, limit + 1])
+      const { rows } = await db.pool.query<EndpointRow>(sql.list(db.schema), [query.tenant ?? null, after, limit + 1])
       return toPage(rows, limit, (row) => [row.id], toEndpoint)
     },
 
     async update (id: string, patch: EndpointPatch): Promise<Endpoint> {
       check(checkPatch(patch), { url: patch.url, eventTypes: patch.eventTypes })
-      const columns: Array<[string, unknown]> = []
+      const columns: Array<[EditableColumn, unknown]> = []
       if (patch.url !== undefined) columns.push(['url', patch.url])
       if (patch.tenant !== undefined) columns.push(['tenant', patch.tenant])
       if (patch.eventTypes !== undefined) columns.push(['event_types', patch.eventTypes])
@@ -119,19 +99,14 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
       if (patch.scheme !== undefined) columns.push(['scheme', patch.scheme])
       if (patch.rateLimit !== undefined) columns.push(['rate_limit', patch.rateLimit])
       if (patch.enabled !== undefined) columns.push(['enabled', patch.enabled])
-      const sets = columns.map(([name], i) => `${name} = $${i + 2}`)
-      // Enabling again starts a clean slate: no reason shown, and a new auto-disable clock.
-      if (patch.enabled === true) sets.push('disabled_reason = NULL', 'failing_since = NULL')
-      if (patch.enabled === false) sets.push("disabled_reason = coalesce(disabled_reason, 'disabled by an operator')")
-      const { rows } = await db.pool.query<EndpointRow>(
-        `UPDATE ${endpoints} SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`,
+      const { rows } = await db.pool.query<EndpointRow>(sql.update(db.schema, columns.map(([name]) => name)),
         [id, ...columns.map(([, value]) => value)])
       if (rows[0] === undefined) throw new errors.NOT_FOUND(`no endpoint ${id}`)
       return toEndpoint(rows[0])
     },
 
     async remove (id: string): Promise<void> {
-      const { rowCount } = await db.pool.query(`DELETE FROM ${endpoints} WHERE id = $1`, [id])
+      const { rowCount } = await db.pool.query(sql.remove(db.schema), [id])
       if (rowCount === 0) throw new errors.NOT_FOUND(`no endpoint ${id}`)
     },
 
@@ -144,12 +119,10 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
       const secret = newSecret()
       return await inTransaction(db.pool, async (client) => {
         const endpoint = await get(id, client)
-        await client.query(`DELETE FROM ${secrets} WHERE endpoint_id = $1 AND expires_at <= now()`, [id])
-        await client.query(
-          `UPDATE ${secrets} SET expires_at = now() + $2 * interval '1 second'
-           WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now() + $2 * interval '1 second')`, [id, graceSeconds])
-        await client.query(`INSERT INTO ${secrets} (endpoint_id, secret) VALUES ($1, $2)`, [id, secret])
-        await client.query(`UPDATE ${endpoints} SET updated_at = now() WHERE id = $1`, [id])
+        await client.query(secretsSql.deleteExpired(db.schema), [id])
+        await client.query(secretsSql.expireLive(db.schema), [id, graceSeconds])
+        await client.query(secretsSql.insert(db.schema), [id, secret])
+        await client.query(sql.touch(db.schema), [id])
         return { ...endpoint, secret }
       })
     }

@@ -1,6 +1,7 @@
 import type { JobsOptions, Queue } from 'bullmq'
 import type pg from 'pg'
 import type { Database } from '../db/database.js'
+import * as sql from '../sql/endpoints.js'
 import { OUTBOUND_JOB_NAME, outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
 import type { OutboundScheme } from '../delivery/sign-outbound.js'
 
@@ -36,18 +37,14 @@ export type FanOut = (message: OutboxMessage, target?: FanOutTarget) => Promise<
  * are deterministic, and BullMQ keeps the first of an id, so running this twice adds nothing.
  */
 export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOptions: JobsOptions): FanOut {
-  const endpoints = db.table('endpoints')
   return async (message, target = {}) => {
     if (message.publicType === null) return []
     const type = message.publicType
     const client = target.client ?? db.pool
     const chosen = target.endpointIds ?? (target.endpointId === undefined ? undefined : [target.endpointId])
     const { rows } = chosen === undefined
-      ? await client.query<{ id: string, url: string, scheme: OutboundScheme }>(
-        `SELECT id, url, scheme FROM ${endpoints} WHERE enabled AND tenant IS NOT DISTINCT FROM $1
-         AND (cardinality(event_types) = 0 OR $2 = ANY (event_types)) ORDER BY id`, [message.tenant, type])
-      : await client.query<{ id: string, url: string, scheme: OutboundScheme }>(
-        `SELECT id, url, scheme FROM ${endpoints} WHERE id = ANY ($1) ORDER BY id`, [chosen])
+      ? await client.query<{ id: string, url: string, scheme: OutboundScheme }>(sql.subscribed(db.schema), [message.tenant, type])
+      : await client.query<{ id: string, url: string, scheme: OutboundScheme }>(sql.byIds(db.schema), [chosen])
     if (rows.length === 0) return []
     const body = envelope(message, type)
     const jobs = rows.map((endpoint) => ({

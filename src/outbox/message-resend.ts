@@ -13,6 +13,9 @@ import { inTransaction, type Database } from '../db/database.js'
 import type { RedisGate } from '../redis/redis-outage.js'
 import { decodeCursor } from '../shared/cursor.js'
 import { errors } from '../shared/errors.js'
+import * as endpointsSql from '../sql/endpoints.js'
+import * as outboxSql from '../sql/outbox.js'
+import type { OutboxRow } from '../sql/outbox.js'
 import { outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
 import { EventType, Tenant } from './endpoint-schemas.js'
 import type { FanOut, OutboxMessage } from './fan-out.js'
@@ -53,9 +56,6 @@ export interface ResendPage extends Page<MessageResend> {
 }
 
 export function createMessageResend (db: Database, queue: Queue<OutboundJobData>, fanOut: FanOut, redis: RedisGate) {
-  const outbox = db.table('outbox')
-  const endpoints = db.table('endpoints')
-  const deliveries = db.table('deliveries')
 
   /** Redis's failures are a 503 (retry later), never a half-done re-send: the transaction rolls back. */
   async function onRedis<T> (work: () => Promise<T>): Promise<T> {
@@ -68,10 +68,7 @@ export function createMessageResend (db: Database, queue: Queue<OutboundJobData>
   }
 
   async function plan (client: pg.ClientBase, message: OutboxMessage & { dispatchedAt: Date | null }) {
-    const { rows } = await client.query<{ id: string, delivered: boolean }>(
-      `SELECT e.id, EXISTS (SELECT 1 FROM ${deliveries} d WHERE d.message_id = $1 AND d.endpoint_id = e.id AND d.status = 'success') AS delivered
-       FROM ${endpoints} e WHERE e.enabled AND e.tenant IS NOT DISTINCT FROM $2 AND (cardinality(e.event_types) = 0 OR $3 = ANY (e.event_types))
-         AND ($4::timestamptz IS NULL OR e.created_at <= $4) ORDER BY e.id`,
+    const { rows } = await client.query<{ id: string, delivered: boolean }>(endpointsSql.resendTargets(db.schema),
       [message.id, message.tenant, message.publicType, message.dispatchedAt])
     const delivered = rows.filter((row) => row.delivered).map((row) => row.id)
     const open = rows.filter((row) => !row.delivered).map((row) => row.id)
@@ -94,9 +91,7 @@ export function createMessageResend (db: Database, queue: Queue<OutboundJobData>
 
   async function resendMessage (id: string, { dryRun = false } = {}): Promise<MessageResend> {
     return await inTransaction(db.pool, async (client) => {
-      const { rows } = await client.query<{
-        id: string, public_type: string | null, tenant: string | null, data: string, created_at: Date, status: MessageResend['status'], dispatched_at: Date | null
-      }>(`SELECT id, public_type, tenant, data, created_at, status, dispatched_at FROM ${outbox} WHERE id = $1${dryRun ? '' : ' FOR UPDATE'}`, [id])
+      const { rows } = await client.query<OutboxRow>(dryRun ? outboxSql.byId(db.schema) : outboxSql.lockById(db.schema), [id])
       const row = rows[0]
       if (row === undefined) throw new errors.NOT_FOUND(`no message ${id} in the outbox`)
       const nothing = { messageId: id, status: row.status, endpointIds: [], inFlight: [], delivered: [] }
@@ -109,7 +104,7 @@ export function createMessageResend (db: Database, queue: Queue<OutboundJobData>
           for (const jobId of finished) await queue.remove(jobId)
           if (send.length > 0) await fanOut(message, { endpointIds: send, suffix: RESEND_SUFFIX, client })
         })
-        if (row.status === 'failed') await client.query(`UPDATE ${outbox} SET status = 'dispatched', dispatched_at = now() WHERE id = $1`, [id])
+        if (row.status === 'failed') await client.query(outboxSql.markResent(db.schema), [id])
       }
       return { messageId: id, status: row.status, endpointIds: send, inFlight, delivered }
     })
@@ -120,17 +115,8 @@ export function createMessageResend (db: Database, queue: Queue<OutboundJobData>
     const dryRun = options.dryRun ?? false
     const limit = pageSize(options.limit)
     const after = options.cursor === undefined ? [null, null] : decodeCursor(options.cursor, ['string', 'string'])
-    const { rows } = await db.pool.query<{ id: string, at: string }>(
-      `SELECT o.id, o.created_at::text AS at FROM ${outbox} o
-       WHERE ($1::text IS NULL OR o.type = $1) AND ($2::text IS NULL OR o.tenant = $2)
-         AND ($3::timestamptz IS NULL OR o.created_at >= $3) AND ($4::timestamptz IS NULL OR o.created_at < $4)
-         AND ($5::timestamptz IS NULL OR (o.created_at, o.id) > ($5, $6))
-         AND (($7::text IS DISTINCT FROM 'delivery' AND o.status = 'failed')
-           OR ($7::text IS DISTINCT FROM 'dispatch' AND o.status = 'dispatched' AND EXISTS (
-             SELECT 1 FROM ${deliveries} d WHERE d.message_id = o.id AND d.status = 'failed' AND NOT EXISTS (
-               SELECT 1 FROM ${deliveries} s WHERE s.message_id = o.id AND s.endpoint_id = d.endpoint_id AND s.status = 'success'))))
-       ORDER BY o.created_at, o.id LIMIT ${limit + 1}`,
-      [filter.type ?? null, filter.tenant ?? null, filter.since ?? null, filter.until ?? null, after[0], after[1], filter.failure ?? null])
+    const { rows } = await db.pool.query<{ id: string, at: string }>(outboxSql.failedPage(db.schema),
+      [filter.type ?? null, filter.tenant ?? null, filter.since ?? null, filter.until ?? null, after[0], after[1], filter.failure ?? null, limit + 1])
     const page = toPage(rows, limit, (row) => [row.at, row.id], (row) => row.id)
     const items: MessageResend[] = []
     for (const id of page.items) {

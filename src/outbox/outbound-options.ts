@@ -16,9 +16,13 @@ export const DEFAULT_DISPATCH_LEASE_MS = 60_000
 export const DEFAULT_DISPATCH_BATCH = 100
 /** UseDeploy's dispatch backoff: 30 s, 1 m, 2 m … capped at 15 m, failed after 8 attempts. */
 export const DEFAULT_DISPATCH_RETRY = Object.freeze({ baseMs: 30_000, maxMs: 15 * 60_000, attempts: 8 })
-/** A delivery job is kept a day after success, so a re-dispatch of the same message finds it and adds nothing. */
+/**
+ * A completed delivery job is kept (its body stripped, src/delivery/delivery-worker.ts) so its id dedupes a
+ * second fan-out of its message: a day, and at most 100,000 of them, which covers a dispatch lease (60 s) up
+ * to about 1,600 deliveries/s.
+ */
 export const DEFAULT_DELIVERY_RETENTION: JobsOptions = Object.freeze({
-  removeOnComplete: { age: 24 * 60 * 60 },
+  removeOnComplete: { age: 24 * 60 * 60, count: 100_000 },
   removeOnFail: { age: 7 * 24 * 60 * 60 }
 })
 export const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024

@@ -6,6 +6,7 @@ import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../shared/constants.js'
 import { errors } from '../shared/errors.js'
 import { every, type Repeating } from '../shared/every.js'
 import { compileCheck } from '../shared/validate.js'
+import * as outboxSql from '../sql/outbox.js'
 import { createDeliveryLog, type DeliveryLog } from './delivery-log.js'
 import { createDeliveryStore, type DatabaseDeliveryStore } from './delivery-store.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
@@ -95,7 +96,6 @@ export function createOutbound (options: OutboundOptions): Outbound {
   }, logger, gate)
   const deliveries = createDeliveryLog(database)
   const eventTypes = createEventTypeCatalog(database, { code: options.eventTypes?.schemas ?? {}, strict: options.strict ?? false })
-  const outbox = database.table('outbox')
   const retentionDays = options.retentionDays ?? DEFAULT_OUTBOX_RETENTION_DAYS
   const retentionIntervalMs = retentionDays === 0 ? 0 : options.retentionIntervalMs ?? DEFAULT_OUTBOX_RETENTION_INTERVAL_MS
   let pruner: Repeating | undefined
@@ -120,10 +120,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
       maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.check, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })
     }),
     async outboxStats () {
-      const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(
-        `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, count(*) FILTER (WHERE status = 'failed')::int AS failed,
-           extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending'))::float8 AS oldest
-         FROM ${outbox} WHERE status IN ('pending', 'failed')`)
+      const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(outboxSql.stats(database.schema))
       const row = rows[0]
       return { pending: row?.pending ?? 0, failed: row?.failed ?? 0, oldestPendingSeconds: row?.oldest ?? 0 }
     },

@@ -13,6 +13,8 @@
  */
 import type { Database } from '../db/database.js'
 import { DEFAULT_DELETE_BATCH, deleteInBatches, inBatches } from '../db/batched-delete.js'
+import { deleteOrphans } from '../sql/deliveries.js'
+import { deleteIdle } from '../sql/outbox.js'
 import { MAX_RETRY_WAIT_MS } from '../delivery/delivery-schedule.js'
 import { DEFAULT_DISABLE_AFTER_MS } from '../delivery/delivery-options.js'
 
@@ -37,25 +39,7 @@ export function idleSeconds (days: number): number {
 
 /** The two statements of a pass; `$1` is idleSeconds, `$2` the batch. Exported so a test can EXPLAIN them. */
 export function retentionStatements (db: Database): { messages: string, orphans: string } {
-  const outbox = db.table('outbox')
-  const deliveries = db.table('deliveries')
-  const cutoff = 'now() - make_interval(secs => $1)'
-  return {
-    // The candidates come from outbox_finished (0003) in created_at order; the log by deliveries_message.
-    messages: `WITH doomed AS (
-        SELECT o.id FROM ${outbox} o
-        WHERE o.status <> 'pending' AND o.created_at < ${cutoff} AND greatest(o.dispatched_at, o.next_attempt_at) < ${cutoff}
-          AND NOT EXISTS (SELECT 1 FROM ${deliveries} d WHERE d.message_id = o.id AND d.created_at >= ${cutoff})
-        LIMIT $2 FOR UPDATE OF o SKIP LOCKED),
-      logged AS (DELETE FROM ${deliveries} d USING doomed WHERE d.message_id = doomed.id RETURNING 1),
-      gone AS (DELETE FROM ${outbox} o USING doomed WHERE o.id = doomed.id RETURNING 1)
-      SELECT (SELECT count(*) FROM gone)::int AS messages, (SELECT count(*) FROM logged)::int AS deliveries`,
-    // Attempts logged after their message went (a re-send racing the pass), or of messages deleted by hand.
-    orphans: `DELETE FROM ${deliveries} WHERE id IN (
-        SELECT d.id FROM ${deliveries} d WHERE d.created_at < ${cutoff}
-          AND NOT EXISTS (SELECT 1 FROM ${outbox} o WHERE o.id = d.message_id)
-        LIMIT $2 FOR UPDATE SKIP LOCKED)`
-  }
+  return { messages: deleteIdle(db.schema), orphans: deleteOrphans(db.schema) }
 }
 
 /** One retention pass, a batch of messages per statement (with their log); 0 days deletes nothing. */

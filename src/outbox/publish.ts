@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import { Type, type Static } from '@sinclair/typebox'
 import type { Database } from '../db/database.js'
+import * as sql from '../sql/outbox.js'
 import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
 import { EventType, Tenant } from './endpoint-schemas.js'
@@ -71,14 +72,9 @@ export function serializeData (data: unknown, maxBytes: number): string {
  * rolled back.
  */
 export function createPublisher (db: Database, options: PublisherOptions): Publish {
-  const outbox = db.table('outbox')
   const channel = outboxChannel(db.schema)
-  const insert = `WITH inserted AS (
-      INSERT INTO ${outbox} (id, type, public_type, tenant, data, status) VALUES ($1, $2, $3, $4, $5, $6)
-      ON CONFLICT (id) DO NOTHING RETURNING id, status)`
-  // An empty payload: PostgreSQL folds the notifications of one transaction into one.
-  const withNotify = `${insert} SELECT pg_notify($7, ''), id FROM inserted WHERE status = 'pending'`
-  const withoutNotify = `${insert} SELECT id FROM inserted WHERE status = 'pending'`
+  const withNotify = sql.publishAndNotify(db.schema)
+  const withoutNotify = sql.publish(db.schema)
   let notifiedAt = -Infinity
   // Named, so each connection parses and plans them once (they then cost less than an unprepared bare INSERT).
   return async (message, { client = db.pool } = {}) => {

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import type { Queue } from 'bullmq'
 import type { Database } from '../db/database.js'
+import * as sql from '../sql/outbox.js'
+import type { OutboxRow } from '../sql/outbox.js'
 import type { RedisGate } from '../redis/redis-outage.js'
 import { errors } from '../shared/errors.js'
 import type { DeliveryLog } from './delivery-log.js'
@@ -39,12 +41,10 @@ export interface ResenderDeps {
  * message that ended failed (src/outbox/message-resend.ts), alone or by filter.
  */
 export function createResender ({ db, queue, fanOut, log, endpoints, redis, maxPayloadBytes }: ResenderDeps) {
-  const outbox = db.table('outbox')
   const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis)
 
   async function message (id: string): Promise<OutboxMessage> {
-    const { rows } = await db.pool.query<{ id: string, public_type: string | null, tenant: string | null, data: string, created_at: Date }>(
-      `SELECT id, public_type, tenant, data, created_at FROM ${outbox} WHERE id = $1`, [id])
+    const { rows } = await db.pool.query<OutboxRow>(sql.byId(db.schema), [id])
     const row = rows[0]
     if (row === undefined) throw new errors.NOT_FOUND(`no message ${id} in the outbox`)
     return { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at }
@@ -80,9 +80,7 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, maxP
       const type = input.type ?? TEST_EVENT_TYPE
       const data = serializeData(input.data ?? { test: true }, maxPayloadBytes)
       const id = newId('msg')
-      const { rows } = await db.pool.query<{ created_at: Date }>(
-        `INSERT INTO ${outbox} (id, type, public_type, tenant, data, status, dispatched_at)
-         VALUES ($1, $2, $2, $3, $4, 'dispatched', now()) RETURNING created_at`, [id, type, endpoint.tenant, data])
+      const { rows } = await db.pool.query<{ created_at: Date }>(sql.insertTest(db.schema), [id, type, endpoint.tenant, data])
       await fanOut({ id, publicType: type, tenant: endpoint.tenant, data, createdAt: rows[0]?.created_at ?? new Date() }, { endpointId })
       return { messageId: id }
     }

@@ -7,6 +7,7 @@
 import type { Database } from '../db/database.js'
 import type { RedisClient } from '../redis/connect.js'
 import { errors } from '../shared/errors.js'
+import * as sql from '../sql/deployment.js'
 
 /** PostgreSQL's "undefined_table": the database predates migration 0004. */
 const UNDEFINED_TABLE = '42P01'
@@ -31,7 +32,7 @@ export function ownerKey (prefix: string, queueName: string): string {
 /** This database's deployment id. */
 export async function deploymentIdOf (database: Database): Promise<string> {
   try {
-    const { rows } = await database.pool.query<{ id: string }>(`SELECT id FROM ${database.table('deployment')}`)
+    const { rows } = await database.pool.query<{ id: string }>(sql.id(database.schema))
     const id = rows[0]?.id
     if (id !== undefined) return id
   } catch (err) {

@@ -1,5 +1,5 @@
 /** The TypeBox schemas that several options share, so each rule is written once. */
-import { Type, type SchemaOptions, type TInteger, type TString, type TUnsafe } from '@sinclair/typebox'
+import { Type, type SchemaOptions, type TInteger, type TSchema, type TString, type TUnsafe, type TNull, type TUnion } from '@sinclair/typebox'
 
 /** BullMQ refuses ':' in a queue name (it separates the parts of every key). */
 export const QUEUE_NAME_PATTERN = '^[^:]+$'
@@ -62,3 +62,6 @@ export const RetentionSchema = Type.Object({
   /** Dead letters older than this are pruned; 0 keeps them; must exceed `failedAgeSeconds`. @defaultValue 1209600 (14 days) */
   deadAgeSeconds: Type.Optional(Whole(0))
 }, { additionalProperties: false })
+
+/** A value or null, as a nullable column reads. */
+export const Nullable = <T extends TSchema>(schema: T): TUnion<[T, TNull]> => Type.Union([schema, Type.Null()])

@@ -1,0 +1,131 @@
+/**
+ * The delivery log's statements, one each, and its row. A failed or started attempt is `resolved` once its
+ * message reached the same endpoint (migration 0008): the undelivered view and recover walk the unresolved
+ * ones only, so their cost follows what is undelivered, not the size of the log.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from '../shared/schemas.js'
+import { qualify } from './qualify.js'
+
+/** A row of `deliveries` as pg reads it (bigint ids as text). */
+export const DeliveryRowSchema = Type.Object({
+  id: Type.String(),
+  message_id: Type.String(),
+  endpoint_id: Type.String(),
+  attempt: Type.Integer(),
+  status: Type.Union([Type.Literal('started'), Type.Literal('success'), Type.Literal('failed')]),
+  http_status: Nullable(Type.Integer()),
+  duration_ms: Type.Integer(),
+  error_class: Nullable(Type.String()),
+  error: Nullable(Type.String()),
+  response_head: Nullable(Type.String()),
+  payload_sha256: Type.String(),
+  created_at: Type.Date(),
+  job_id: Nullable(Type.String()),
+  resolved: Type.Boolean()
+})
+export type DeliveryRow = Static<typeof DeliveryRowSchema>
+
+/** The admin list, newest first: `$1` endpoint, `$2` status, `$3` since (each null for any), `$4` before this id or null, `$5` limit. */
+export const list = (schema: string): string =>
+  `SELECT * FROM ${qualify(schema, 'deliveries')}
+   WHERE ($1::text IS NULL OR endpoint_id = $1) AND ($2::text IS NULL OR status = $2)
+     AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::bigint IS NULL OR id < $4)
+   ORDER BY id DESC LIMIT $5`
+
+/** `$1` id. */
+export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema, 'deliveries')} WHERE id = $1`
+
+/** A message's attempts, first first: `$1` message. */
+export const ofMessage = (schema: string): string =>
+  `SELECT * FROM ${qualify(schema, 'deliveries')} WHERE message_id = $1 ORDER BY id`
+
+/** An attempt before its POST: `$1` message, `$2` endpoint, `$3` job, `$4` attempt, `$5` payload hash. */
+export const start = (schema: string): string =>
+  `INSERT INTO ${qualify(schema, 'deliveries')} (message_id, endpoint_id, job_id, attempt, status, duration_ms, payload_sha256)
+   VALUES ($1, $2, $3, $4, 'started', 0, $5) RETURNING id`
+
+/** The outcome of a started attempt: `$1` its id; `$2`…`$7` status, HTTP status, duration, error class, error, answer's head. */
+export const complete = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'deliveries')} SET status = $2, http_status = $3, duration_ms = $4, error_class = $5, error = $6, response_head = $7
+   WHERE id = $1 AND status = 'started' RETURNING id`
+
+/** An outcome with no started row: `$1`…`$6` as `complete`'s `$2`…`$7`, then message, endpoint, attempt, payload hash. */
+export const insertOutcome = (schema: string): string =>
+  `INSERT INTO ${qualify(schema, 'deliveries')} (status, http_status, duration_ms, error_class, error, response_head, message_id, endpoint_id, attempt,
+     payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
+
+/** The stalls a job's rows already count: `$1` job. */
+export const countStalls = (schema: string): string =>
+  `SELECT count(*)::int AS n FROM ${qualify(schema, 'deliveries')} WHERE job_id = $1 AND error_class = 'stalled'`
+
+/** A job's attempts left started become stalled failures: `$1` job, `$2` the error. */
+export const settleStarted = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'deliveries')} SET status = 'failed', error_class = 'stalled', error = $2 WHERE job_id = $1 AND status = 'started'`
+
+/** `$7` stalled rows for stalls that left none: `$1` message, `$2` endpoint, `$3` job, `$4` attempt, `$5` error, `$6` payload hash. */
+export const insertStalls = (schema: string): string =>
+  `INSERT INTO ${qualify(schema, 'deliveries')} (message_id, endpoint_id, job_id, attempt, status, duration_ms, error_class, error, payload_sha256)
+   SELECT $1, $2, $3, $4, 'failed', 0, 'stalled', $5, $6 FROM generate_series(1, $7)`
+
+/** A success of `$1` message to `$2` endpoint since `$3`. */
+export const deliveredSince = (schema: string): string =>
+  `SELECT 1 FROM ${qualify(schema, 'deliveries')} WHERE message_id = $1 AND endpoint_id = $2 AND status = 'success' AND created_at >= $3 LIMIT 1`
+
+/** After a success: `$1` message, `$2` endpoint. The pair's earlier failures leave the unresolved index. */
+export const resolvePair = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'deliveries')} SET resolved = true
+   WHERE message_id = $1 AND endpoint_id = $2 AND status <> 'success' AND NOT resolved`
+
+/**
+ * Message and endpoint pairs with attempts and no success, the latest attempt first: the unresolved attempts
+ * that are their pair's last, walked in an index that holds the pair's ids (each pair summed up by
+ * deliveries_message), then the page's rows read by key. `$1` endpoint or null, `$2` the last id of the
+ * previous page or null, `$3` the limit.
+ */
+export const undelivered = (schema: string): string => {
+  const deliveries = qualify(schema, 'deliveries')
+  return `SELECT d.id AS last_id, d.message_id, d.endpoint_id, page.attempts, d.created_at AS last_attempt_at,
+      d.http_status AS last_http_status, d.error AS last_error,
+      (SELECT o.public_type FROM ${qualify(schema, 'outbox')} o WHERE o.id = d.message_id) AS type
+    FROM (
+      SELECT u.id, pair.attempts FROM ${deliveries} u, LATERAL (
+        SELECT max(a.id) AS last_id, count(*)::int AS attempts, bool_or(a.status = 'success') AS delivered
+        FROM ${deliveries} a WHERE a.message_id = u.message_id AND a.endpoint_id = u.endpoint_id) pair
+      WHERE u.status <> 'success' AND NOT u.resolved AND pair.last_id = u.id AND NOT pair.delivered
+        AND ($1::text IS NULL OR u.endpoint_id = $1) AND ($2::bigint IS NULL OR u.id < $2)
+      ORDER BY u.id DESC LIMIT $3) page
+    JOIN ${deliveries} d ON d.id = page.id
+    ORDER BY d.id DESC`
+}
+
+/**
+ * What `recover` re-sends: the messages an endpoint (`$1`) failed since a time (`$2`), with no success and no
+ * attempt in flight, still in the outbox; first failed first. Such a pair's attempts are all unresolved
+ * failures, so its last one is a candidate since `$2`: the walk reads only the endpoint's recent failures.
+ */
+export const failedSince = (schema: string): string => {
+  const deliveries = qualify(schema, 'deliveries')
+  return `SELECT d.message_id FROM ${deliveries} d, LATERAL (
+      SELECT bool_or(a.status <> 'failed') AS delivered_or_running, max(a.created_at) AS last_at, min(a.id) AS first_id
+      FROM ${deliveries} a WHERE a.message_id = d.message_id AND a.endpoint_id = d.endpoint_id) pair
+    WHERE d.endpoint_id = $1 AND d.status <> 'success' AND NOT d.resolved AND d.created_at >= $2::timestamptz
+      AND NOT pair.delivered_or_running AND pair.last_at >= $2::timestamptz
+      AND EXISTS (SELECT 1 FROM ${qualify(schema, 'outbox')} o WHERE o.id = d.message_id)
+    GROUP BY d.message_id ORDER BY min(pair.first_id)`
+}
+
+/**
+ * Retention: attempts older than the cutoff (`$1` seconds) whose message is gone (a re-send racing the pass, a
+ * message deleted by hand), `$2` at most, oldest first. OFFSET 0 keeps the outbox check a probe of its key per
+ * row: as an anti-join the planner may hash the whole outbox.
+ */
+export const deleteOrphans = (schema: string): string => {
+  const deliveries = qualify(schema, 'deliveries')
+  return `WITH orphans AS (
+      SELECT d.id FROM ${deliveries} d
+      WHERE d.created_at < now() - make_interval(secs => $1)
+        AND NOT EXISTS (SELECT 1 FROM ${qualify(schema, 'outbox')} o WHERE o.id = d.message_id OFFSET 0)
+      ORDER BY d.created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+    DELETE FROM ${deliveries} WHERE id = ANY (ARRAY(SELECT id FROM orphans))`
+}

@@ -1,0 +1,100 @@
+/** The endpoints' statements, one each, and their row. */
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from '../shared/schemas.js'
+import { qualify } from './qualify.js'
+
+/** A row of `endpoints` as pg reads it. */
+export const EndpointRowSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  tenant: Nullable(Type.String()),
+  event_types: Type.Array(Type.String()),
+  description: Type.String(),
+  enabled: Type.Boolean(),
+  disabled_reason: Nullable(Type.String()),
+  scheme: Type.Union([Type.Literal('standard-webhooks'), Type.Literal('stripe')]),
+  rate_limit: Nullable(Type.Integer()),
+  created_at: Type.Date(),
+  updated_at: Type.Date(),
+  last_delivery_at: Nullable(Type.Date()),
+  last_delivery_status: Type.Union([Type.Literal('success'), Type.Literal('failed'), Type.Null()]),
+  failing_since: Nullable(Type.Date())
+})
+export type EndpointRow = Static<typeof EndpointRowSchema>
+
+/** The columns an operator may change; `update` sets the ones given. */
+export type EditableColumn = 'url' | 'tenant' | 'event_types' | 'description' | 'scheme' | 'rate_limit' | 'enabled'
+
+/** `$1` id. */
+export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema, 'endpoints')} WHERE id = $1`
+
+/** `$1`…`$8`: id, url, tenant, event types, description, enabled, scheme, rate limit. */
+export const insert = (schema: string): string =>
+  `INSERT INTO ${qualify(schema, 'endpoints')} (id, url, tenant, event_types, description, enabled, scheme, rate_limit)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`
+
+/** In id order: `$1` tenant or null for all, `$2` after this id or null, `$3` limit. */
+export const list = (schema: string): string =>
+  `SELECT * FROM ${qualify(schema, 'endpoints')} WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR id > $2)
+   ORDER BY id LIMIT $3`
+
+/**
+ * Sets `columns` to `$2`, `$3`… in their order, for endpoint `$1`. Enabling again clears the reason and the
+ * auto-disable clock; disabling keeps a reason the worker gave.
+ */
+export const update = (schema: string, columns: readonly EditableColumn[]): string => {
+  const sets = columns.map((column, i) => `${column} = $${i + 2}`)
+  if (columns.includes('enabled')) {
+    const enabled = `$${columns.indexOf('enabled') + 2}::boolean`
+    sets.push(`disabled_reason = CASE WHEN ${enabled} THEN NULL ELSE coalesce(disabled_reason, 'disabled by an operator') END`,
+      `failing_since = CASE WHEN ${enabled} THEN NULL ELSE failing_since END`)
+  }
+  return `UPDATE ${qualify(schema, 'endpoints')} SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`
+}
+
+/** `$1` id. */
+export const remove = (schema: string): string => `DELETE FROM ${qualify(schema, 'endpoints')} WHERE id = $1`
+
+/** `$1` id. */
+export const touch = (schema: string): string => `UPDATE ${qualify(schema, 'endpoints')} SET updated_at = now() WHERE id = $1`
+
+/** What the delivery worker needs of endpoint `$1`: enabled, scheme, rate limit and its live secrets, newest first. */
+export const deliveryState = (schema: string): string =>
+  `SELECT e.enabled, e.scheme, e.rate_limit,
+     (SELECT array_agg(s.secret ORDER BY s.created_at DESC) FROM ${qualify(schema, 'endpoint_secrets')} s
+      WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets
+   FROM ${qualify(schema, 'endpoints')} e WHERE e.id = $1`
+
+/**
+ * An attempt's outcome on endpoint `$1` (`$2` 'success' or 'failed'), its row locked first: of two successes at
+ * once, only the first sees the run of failures it ends (`was_failing_since`).
+ */
+export const recordDelivery = (schema: string): string => {
+  const endpoints = qualify(schema, 'endpoints')
+  return `UPDATE ${endpoints} e SET last_delivery_at = now(), last_delivery_status = $2,
+     failing_since = CASE WHEN $2 = 'success' THEN NULL ELSE coalesce(old.failing_since, now()) END
+   FROM (SELECT id, failing_since FROM ${endpoints} WHERE id = $1 FOR UPDATE) old
+   WHERE e.id = old.id RETURNING e.failing_since, old.failing_since AS was_failing_since`
+}
+
+/** Disables endpoint `$1` with reason `$2` if it is enabled. */
+export const disable = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'endpoints')} SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND enabled`
+
+/** The enabled endpoints of tenant `$1` subscribed to public type `$2`, for fan-out. */
+export const subscribed = (schema: string): string =>
+  `SELECT id, url, scheme FROM ${qualify(schema, 'endpoints')} WHERE enabled AND tenant IS NOT DISTINCT FROM $1
+   AND (cardinality(event_types) = 0 OR $2 = ANY (event_types)) ORDER BY id`
+
+/** The endpoints of ids `$1`, for a fan-out to chosen ones. */
+export const byIds = (schema: string): string =>
+  `SELECT id, url, scheme FROM ${qualify(schema, 'endpoints')} WHERE id = ANY ($1) ORDER BY id`
+
+/**
+ * Where a re-send of message `$1` (tenant `$2`, public type `$3`) may go: the endpoints subscribed now and,
+ * once it was dispatched (`$4`, or null), there then; each with whether it already had a success of it.
+ */
+export const resendTargets = (schema: string): string =>
+  `SELECT e.id, EXISTS (SELECT 1 FROM ${qualify(schema, 'deliveries')} d WHERE d.message_id = $1 AND d.endpoint_id = e.id AND d.status = 'success') AS delivered
+   FROM ${qualify(schema, 'endpoints')} e WHERE e.enabled AND e.tenant IS NOT DISTINCT FROM $2 AND (cardinality(e.event_types) = 0 OR $3 = ANY (e.event_types))
+     AND ($4::timestamptz IS NULL OR e.created_at <= $4) ORDER BY e.id`

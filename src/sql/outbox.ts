@@ -1,0 +1,122 @@
+/** The outbox's statements, one each, and its row. */
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from '../shared/schemas.js'
+import { qualify } from './qualify.js'
+
+/** A row of `outbox` as pg reads it. */
+export const OutboxRowSchema = Type.Object({
+  id: Type.String(),
+  type: Type.String(),
+  public_type: Nullable(Type.String()),
+  tenant: Nullable(Type.String()),
+  /** The data as JSON text, so every delivery sends the same bytes. */
+  data: Type.String(),
+  created_at: Type.Date(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('dispatched'), Type.Literal('failed')]),
+  attempts: Type.Integer(),
+  next_attempt_at: Type.Date(),
+  last_error: Nullable(Type.String()),
+  lease_owner: Nullable(Type.String()),
+  lease_until: Nullable(Type.Date()),
+  dispatched_at: Nullable(Type.Date())
+})
+export type OutboxRow = Static<typeof OutboxRowSchema>
+
+/** `$1` id. */
+export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema, 'outbox')} WHERE id = $1`
+
+/** `$1` id, its row locked until the transaction ends (a re-send decides under it). */
+export const lockById = (schema: string): string => `SELECT * FROM ${qualify(schema, 'outbox')} WHERE id = $1 FOR UPDATE`
+
+const insert = (schema: string): string => `WITH inserted AS (
+    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status) VALUES ($1, $2, $3, $4, $5, $6)
+    ON CONFLICT (id) DO NOTHING RETURNING id, status)`
+
+/** A message (`$1`…`$6`: id, type, public type, tenant, data, status); its id back when it is new and pending. */
+export const publish = (schema: string): string => `${insert(schema)} SELECT id FROM inserted WHERE status = 'pending'`
+
+/**
+ * `publish`, and a NOTIFY on channel `$7` sent on commit. The payload is empty: PostgreSQL folds a
+ * transaction's notifications into one.
+ */
+export const publishAndNotify = (schema: string): string => `${insert(schema)} SELECT pg_notify($7, ''), id FROM inserted WHERE status = 'pending'`
+
+/** Up to `$3` due pending messages, in due order, leased to `$1` for `$2` ms; each attempt counted. */
+export const claim = (schema: string): string => {
+  const outbox = qualify(schema, 'outbox')
+  return `UPDATE ${outbox} o SET attempts = o.attempts + 1, lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
+    FROM (SELECT id FROM ${outbox} WHERE status = 'pending' AND next_attempt_at <= now()
+          AND (lease_until IS NULL OR lease_until <= now())
+          ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
+    WHERE o.id = due.id
+    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts`
+}
+
+/** Message `$1`, leased to `$2`, fanned out. */
+export const markDispatched = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'outbox')} SET status = 'dispatched', dispatched_at = now(), last_error = NULL, lease_owner = NULL, lease_until = NULL
+   WHERE id = $1 AND lease_owner = $2`
+
+/** Message `$1`, leased to `$2`, waits `$3` ms with its attempt given back (Redis's failure, not the message's); `$4` why. */
+export const giveBack = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'outbox')} SET attempts = attempts - 1, next_attempt_at = now() + $3 * interval '1 millisecond', last_error = $4,
+     lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`
+
+/** Message `$1`, leased to `$2`, failed its dispatch: status `$3` (pending again, or failed), next try in `$4` ms, `$5` why. */
+export const dispatchFailed = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'outbox')} SET status = $3, next_attempt_at = now() + $4 * interval '1 millisecond', last_error = $5,
+     lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`
+
+/** A message re-sent by hand counts as dispatched again: `$1` id. */
+export const markResent = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'outbox')} SET status = 'dispatched', dispatched_at = now() WHERE id = $1`
+
+/** An operator's test message, dispatched at once: `$1` id, `$2` type (public too), `$3` tenant, `$4` data. */
+export const insertTest = (schema: string): string =>
+  `INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, dispatched_at)
+   VALUES ($1, $2, $2, $3, $4, 'dispatched', now()) RETURNING created_at`
+
+/**
+ * The failed messages a re-send filter matches, oldest first: `$1` type, `$2` tenant, `$3` since, `$4` until
+ * (each null for any), `$5` and `$6` the last (created_at, id) of the previous page or null, `$7` 'dispatch',
+ * 'delivery' or null for both, `$8` the limit.
+ */
+export const failedPage = (schema: string): string => {
+  const deliveries = qualify(schema, 'deliveries')
+  return `SELECT o.id, o.created_at::text AS at FROM ${qualify(schema, 'outbox')} o
+    WHERE ($1::text IS NULL OR o.type = $1) AND ($2::text IS NULL OR o.tenant = $2)
+      AND ($3::timestamptz IS NULL OR o.created_at >= $3) AND ($4::timestamptz IS NULL OR o.created_at < $4)
+      AND ($5::timestamptz IS NULL OR (o.created_at, o.id) > ($5, $6))
+      AND (($7::text IS DISTINCT FROM 'delivery' AND o.status = 'failed')
+        OR ($7::text IS DISTINCT FROM 'dispatch' AND o.status = 'dispatched' AND EXISTS (
+          SELECT 1 FROM ${deliveries} d WHERE d.message_id = o.id AND d.status = 'failed' AND NOT EXISTS (
+            SELECT 1 FROM ${deliveries} s WHERE s.message_id = o.id AND s.endpoint_id = d.endpoint_id AND s.status = 'success'))))
+    ORDER BY o.created_at, o.id LIMIT $8`
+}
+
+/** Pending and failed counts and the oldest pending message's age, each from a partial index (0008, 0001). */
+export const stats = (schema: string): string => {
+  const outbox = qualify(schema, 'outbox')
+  return `SELECT (SELECT count(*) FROM ${outbox} WHERE status = 'pending')::int AS pending,
+      (SELECT count(*) FROM ${outbox} WHERE status = 'failed')::int AS failed,
+      extract(epoch FROM now() - (SELECT min(created_at) FROM ${outbox} WHERE status = 'pending'))::float8 AS oldest`
+}
+
+/**
+ * Retention: up to `$2` finished messages idle for `$1` seconds, oldest first (outbox_finished), deleted with
+ * their delivery log. OFFSET 0 keeps the check for recent attempts a probe per message (as an anti-join the
+ * planner may hash the whole log); the deletes take the ids as an array, so each reads its table's key.
+ */
+export const deleteIdle = (schema: string): string => {
+  const outbox = qualify(schema, 'outbox')
+  const deliveries = qualify(schema, 'deliveries')
+  const cutoff = 'now() - make_interval(secs => $1)'
+  return `WITH doomed AS (
+      SELECT o.id FROM ${outbox} o
+      WHERE o.status <> 'pending' AND o.created_at < ${cutoff} AND greatest(o.dispatched_at, o.next_attempt_at) < ${cutoff}
+        AND NOT EXISTS (SELECT 1 FROM ${deliveries} d WHERE d.message_id = o.id AND d.created_at >= ${cutoff} OFFSET 0)
+      ORDER BY o.created_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED),
+    logged AS (DELETE FROM ${deliveries} d WHERE d.message_id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING 1),
+    gone AS (DELETE FROM ${outbox} o WHERE o.id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING 1)
+    SELECT (SELECT count(*) FROM gone)::int AS messages, (SELECT count(*) FROM logged)::int AS deliveries`
+}

@@ -1,0 +1,110 @@
+/**
+ * The outbox's hot queries read indexes: on a seeded outbox (test/fixtures/outbox-seed.sql, analyzed, large
+ * enough that the planner picks a sequential scan where no index serves), no plan scans the outbox or the
+ * delivery log whole. Dropping an index the plan relies on brings the scan back, so each assertion can fail.
+ */
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import t from 'tap'
+import { migrate, migrationsDir } from '../src/db/migrate.js'
+import { openDatabase } from '../src/db/database.js'
+import { createDeliveryLog } from '../src/outbox/delivery-log.js'
+import { createDeliveryStore } from '../src/outbox/delivery-store.js'
+import * as deliveries from '../src/sql/deliveries.js'
+import * as outbox from '../src/sql/outbox.js'
+import { TestDatabase } from './helpers/pg.js'
+
+const ROWS = 20_000
+const SCHEMA = 'anvil'
+const DAY = 86_400
+
+const db = await TestDatabase.create()
+t.teardown(async () => await db.drop())
+await migrate(db.url)
+await db.query(readFileSync(new URL('./fixtures/outbox-seed.sql', import.meta.url), 'utf8')
+  .replaceAll('{{schema}}', pg.escapeIdentifier(SCHEMA)).replaceAll('{{rows}}', String(ROWS)))
+const client = new pg.Client({ connectionString: db.url })
+await client.connect()
+t.teardown(async () => await client.end())
+// As autovacuum leaves a table that has had its writes: the visibility map set, so index-only scans are priced as such.
+await client.query(`VACUUM ANALYZE ${SCHEMA}.outbox, ${SCHEMA}.deliveries`)
+
+const plan = async (text: string, values: unknown[]): Promise<string> =>
+  (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n')
+const WHOLE_TABLE = /Seq Scan on (outbox|deliveries)\b/
+
+/** Each hot statement with the parameters it runs with, and the indexes that bound its cost. */
+const hot: Array<[string, string, unknown[], RegExp[]]> = [
+  ['undelivered, first page', deliveries.undelivered(SCHEMA), [null, null, 51], [/deliveries_unresolved/, /deliveries_message/, /deliveries_pkey/]],
+  ['undelivered of one endpoint', deliveries.undelivered(SCHEMA), ['ep_2', null, 51], [/deliveries_endpoint_unresolved/]],
+  ['undelivered of an endpoint with none', deliveries.undelivered(SCHEMA), ['ep_42', null, 51], [/deliveries_endpoint_unresolved/]],
+  ['undelivered, a later page', deliveries.undelivered(SCHEMA), [null, ROWS, 51], [/deliveries_unresolved/]],
+  ['recover: what an endpoint failed since', deliveries.failedSince(SCHEMA), ['ep_2', new Date(Date.now() - 10 * DAY * 1000).toISOString()],
+    [/deliveries_endpoint_unresolved/]],
+  ['outbox stats', outbox.stats(SCHEMA), [], [/outbox_pending_created/, /outbox_failed/]],
+  ['retention: idle messages with their log', outbox.deleteIdle(SCHEMA), [30 * DAY, 1000], [/outbox_finished/, /deliveries_message/, /outbox_pkey/]],
+  ['retention: orphaned log rows', deliveries.deleteOrphans(SCHEMA), [30 * DAY, 1000], [/deliveries_created/, /outbox_pkey/, /deliveries_pkey/]],
+  ['a success resolves its pair', deliveries.resolvePair(SCHEMA), ['msg_7', 'ep_2'], [/deliveries_message/]]
+]
+
+t.test('no hot query scans the outbox or the delivery log whole; each reads the indexes that bound it', async (t) => {
+  for (const [name, text, values, indexes] of hot) {
+    const found = await plan(text, values)
+    t.notMatch(found, WHOLE_TABLE, name)
+    for (const index of indexes) t.match(found, index, `${name}: ${index.source}`)
+  }
+})
+
+t.test('without their indexes the same queries scan: the seed is large enough to tell', async (t) => {
+  await client.query('BEGIN')
+  t.teardown(async () => { await client.query('ROLLBACK') })
+  await client.query(`DROP INDEX ${SCHEMA}.deliveries_message`)
+  t.match(await plan(outbox.deleteIdle(SCHEMA), [30 * DAY, 1000]), WHOLE_TABLE)
+  await client.query(`DROP INDEX ${SCHEMA}.outbox_pending_created, ${SCHEMA}.outbox_failed, ${SCHEMA}.outbox_due`)
+  t.match(await plan(outbox.stats(SCHEMA), []), WHOLE_TABLE)
+})
+
+t.test('the undelivered view and recover answer from the unresolved attempts', async (t) => {
+  const database = openDatabase(db.url)
+  t.teardown(async () => await database.close())
+  const log = createDeliveryLog(database)
+  const page = await log.undelivered({ limit: 100 })
+  // The seed leaves every hundredth dispatched message (n % 100 = 7) with two failures and no success.
+  t.equal(page.items.length, 100)
+  t.ok(page.items.every((item) => item.messageId.endsWith('07') && item.attempts === 2 && item.lastHttpStatus === 503), 'only the never-delivered pairs, by their last attempt')
+  const next = await log.undelivered({ limit: 100, cursor: page.next ?? '' })
+  t.notOk(next.items.some((item) => page.items.some((seen) => seen.messageId === item.messageId)), 'keyset paging shows each pair once')
+
+  const store = createDeliveryStore(database)
+  const [first] = page.items
+  if (first === undefined) throw new Error('no undelivered pair in the seed')
+  await store.recordAttempt({ messageId: first.messageId, endpointId: first.endpointId, attempt: 3, durationMs: 5, responseHead: '', payloadSha256: 'sha', success: true })
+  const rows = await db.query<{ resolved: boolean }>(`SELECT resolved FROM ${SCHEMA}.deliveries WHERE message_id = $1 AND endpoint_id = $2 AND status = 'failed'`,
+    [first.messageId, first.endpointId])
+  t.same(rows.map((row) => row.resolved), [true, true], 'a success resolves the pair\'s failures')
+  t.notOk((await log.undelivered({ limit: 1 })).items.some((item) => item.messageId === first.messageId), 'and the pair leaves the view')
+  const recovered = await log.failedSince(first.endpointId, new Date(0).toISOString())
+  t.notOk(recovered.includes(first.messageId), 'recover leaves it alone')
+  t.ok(recovered.length > 0, 'and still finds the endpoint\'s other failures')
+})
+
+t.test('migration 0008 resolves the failures of pairs delivered before it', async (t) => {
+  const before = await TestDatabase.create()
+  t.teardown(async () => await before.drop())
+  const dir = mkdtempSync(join(tmpdir(), 'anvil-migrations-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  for (const file of readdirSync(migrationsDir()).filter((name) => /^000[1-7]_/.test(name))) copyFileSync(join(migrationsDir(), file), join(dir, file))
+  await migrate(before.url, { dir })
+  const row = `INSERT INTO ${SCHEMA}.deliveries (message_id, endpoint_id, attempt, status, duration_ms, payload_sha256) VALUES ($1, $2, $3, $4, 1, 'sha')`
+  await before.query(row, ['m1', 'e1', 1, 'failed'])
+  await before.query(row, ['m1', 'e1', 2, 'success'])
+  await before.query(row, ['m2', 'e1', 1, 'failed'])
+  await migrate(before.url)
+  t.same(await before.query(`SELECT message_id, status, resolved FROM ${SCHEMA}.deliveries ORDER BY id`), [
+    { message_id: 'm1', status: 'failed', resolved: true },
+    { message_id: 'm1', status: 'success', resolved: false },
+    { message_id: 'm2', status: 'failed', resolved: false }
+  ])
+})
