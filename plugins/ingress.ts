@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type, type Static, type TObject } from '@sinclair/typebox'
-import { errors, isAnvilError } from '../src/shared/errors.js'
+import { errorReply, errors, isAnvilError } from '../src/shared/errors.js'
 import { instrumentWebhookRoute } from './route-diagnostics.js'
 import { Ingress, type EnqueueOptions } from '../src/inbound/ingress.js'
 import { throttleRepeats, type WarnLogger } from '../src/shared/throttle-repeats.js'
@@ -169,11 +169,8 @@ function sourceRoute (source: ResolvedSource, { resolved, ingress, budget, redis
       } else {
         request.log.info({ code: err.code, source: source.name }, 'anvil: request rejected')
       }
-      // 5xx messages other than Anvil's own may carry internals; they stay in the log.
-      const message = statusCode >= 500 && !isAnvilError(err) ? 'Internal Server Error' : err.message
-      // A 5xx that is not Anvil's own keeps its code in the log, not in the answer.
-      const code = statusCode >= 500 && !isAnvilError(err) ? 'ANVIL_ERR_INTERNAL' : err.code ?? 'ANVIL_ERR_INTERNAL'
-      return await reply.code(statusCode).send({ error: message, code })
+      // A 5xx other than Anvil's own may carry internals: its message and code stay in the log.
+      return await reply.code(statusCode).send(errorReply(err, statusCode, err.code ?? 'ANVIL_ERR_INTERNAL'))
     })
 
     const response = source.scheme.batches === true ? batchAcceptedSchema : acceptedSchema

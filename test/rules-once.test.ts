@@ -21,6 +21,7 @@ import { compileCheck } from '../src/shared/validate.js'
 import { DatabaseOptionsSchema, checkSchema } from '../src/db/database.js'
 import { EventLogOptionsSchema } from '../src/journal/event-log.js'
 import { constantTimeEqual, tokenMatcher } from '../src/signing/crypto.js'
+import { errorReply, errors } from '../src/shared/errors.js'
 import { DEFAULT_TOLERANCE_SECONDS, PROVIDER_NAMES, PUBLIC_KEY_PROVIDERS, SIGNATURE_HEADERS, createPresetScheme } from '../src/providers/presets.js'
 import { generateKeyPair } from '../src/testing/generate-key-pair.js'
 import { createLogger } from '../cli/logging.js'
@@ -152,4 +153,11 @@ t.test("every preset's signature headers, as its scheme names them, are redacted
       t.notOk(lines.join('').includes(`sig-${provider}-${name}`), `${provider}: ${name} is redacted`)
     }
   }
+})
+
+t.test('one error reply: an Anvil error speaks for itself, any other 5xx is ANVIL_ERR_INTERNAL, a foreign 4xx takes the caller\'s code', async (t) => {
+  t.same(errorReply(new errors.INVALID_FILTER('bad'), 400, 'X'), { error: 'Invalid filter: bad', code: 'ANVIL_ERR_INVALID_FILTER' })
+  t.same(errorReply(new Error('password=hunter2 in a stack'), 500, 'X'), { error: 'Internal Server Error', code: 'ANVIL_ERR_INTERNAL' })
+  t.same(errorReply(new errors.INTERNAL(), 500, 'X'), { error: 'Internal Server Error', code: 'ANVIL_ERR_INTERNAL' }, 'the registry\'s INTERNAL is the same reply')
+  t.same(errorReply(new Error('Unsupported Media Type'), 415, 'FST_ERR_CTP_INVALID_MEDIA_TYPE'), { error: 'Unsupported Media Type', code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' })
 })

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { databaseErrorKind } from '../../src/db/database-errors.js'
-import { errors, isAnvilError } from '../../src/shared/errors.js'
+import { errorReply, errors, isAnvilError } from '../../src/shared/errors.js'
 
 /** First line only: a reason is one line, and PostgreSQL's messages may carry a DETAIL after it. */
 const firstLine = (message: string): string => message.split('\n')[0] as string
@@ -26,8 +26,8 @@ export async function adminErrorHandler (raised: FastifyError, request: FastifyR
     request.log.warn({ err: raised.message }, 'anvil admin: a dependency is unavailable')
   } else if (statusCode >= 500) {
     request.log.error({ err: error }, 'anvil admin: request failed')
-    if (!isAnvilError(error)) return await reply.code(500).send({ error: 'Internal Server Error', code: 'ANVIL_ERR_INTERNAL' })
+    if (!isAnvilError(error)) return await reply.code(500).send(errorReply(error, 500, 'ANVIL_ERR_INTERNAL'))
   }
-  const code = isAnvilError(error) ? error.code : statusCode === 404 ? 'ANVIL_ERR_NOT_FOUND' : 'ANVIL_ERR_BAD_REQUEST'
-  return await reply.code(statusCode).send({ error: firstLine(error.message), code })
+  const body = errorReply(error, statusCode, statusCode === 404 ? 'ANVIL_ERR_NOT_FOUND' : 'ANVIL_ERR_BAD_REQUEST')
+  return await reply.code(statusCode).send({ ...body, error: firstLine(body.error) })
 }

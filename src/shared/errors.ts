@@ -46,3 +46,16 @@ export function isAnvilError (err: unknown): err is AnvilError {
   const code = (err as { code?: unknown } | null)?.code
   return err instanceof Error && typeof code === 'string' && code.startsWith('ANVIL_ERR_')
 }
+
+/** The body of every error Anvil's routes answer with. */
+export interface ErrorReply { error: string, code: string }
+
+/**
+ * What a failed request answers: an Anvil error its own message and code; any other 5xx INTERNAL, its details
+ * left to the log; any other 4xx its message, with `foreignCode` (the caller's choice of code for it).
+ */
+export function errorReply (error: { message: string }, statusCode: number, foreignCode: string): ErrorReply {
+  if (isAnvilError(error)) return { error: error.message, code: error.code }
+  if (statusCode >= 500) return { error: new errors.INTERNAL().message, code: 'ANVIL_ERR_INTERNAL' }
+  return { error: error.message, code: foreignCode }
+}
