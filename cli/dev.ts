@@ -1,7 +1,8 @@
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { anvilWorker } from '../index.js'
-import { DEV_SECRET, journalOptionsOf, type DevConfig, type Env } from './config/load-config.js'
+import { DEV_SECRET, type DevConfig, type Env } from './config/load-config.js'
+import { workerOptions } from './config/worker-options.js'
 import { DEFAULT_PATH, DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { DEV_REDIS_DIR, ensureDevRedis } from './dev-redis.js'
 import type { WebhookEvent } from '../src/worker/webhook-event.js'
@@ -117,19 +118,7 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
     const queues = [config.queueName ?? DEFAULT_QUEUE_NAME, ...(database === undefined ? [] : [DEFAULT_OUTBOUND_QUEUE_NAME])]
     if (!await bindQueues({ redisUrl, prefix: config.prefix, queues, database, projectDir: join(process.cwd(), DEV_REDIS_DIR) }, log, life)) return
     const app = await buildServer({ ...config, redisUrl, allowShortSecrets: true }, log, tracing)
-    await app.register(anvilWorker, {
-      handler,
-      redis: redisUrl,
-      queueName: config.queueName,
-      prefix: config.prefix,
-      concurrency: config.concurrency,
-      shutdownTimeoutMs: config.shutdownTimeoutMs,
-      deadAgeSeconds: config.retention?.deadAgeSeconds,
-      telemetry: tracing?.telemetry,
-      journal: config.journal === undefined
-        ? undefined
-        : journalOptionsOf(config.journal)
-    })
+    await app.register(anvilWorker, { handler, ...workerOptions(config, redisUrl, tracing?.telemetry) })
     if (config.databaseUrl !== undefined) {
       // The outgoing side runs here as in `anvil worker`, and may reach receivers on this machine unless told otherwise.
       const outboundAllowNets = config.outboundAllowNets ?? DEV_OUTBOUND_ALLOW_NETS

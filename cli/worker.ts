@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { journalOptionsOf, type WorkerCommandConfig } from './config/load-config.js'
+import type { WorkerCommandConfig } from './config/load-config.js'
+import { workerOptions } from './config/worker-options.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { redactUrl } from '../src/redis/connect.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
@@ -69,21 +70,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       return true
     }
     if (handler === undefined) return await serveProbes(config, redisUrl, log, life, outgoing, bound)
-    const worker = createWorker(handler, {
-      redis: redisUrl,
-      queueName: config.queueName,
-      prefix: config.prefix,
-      concurrency: config.concurrency,
-      shutdownTimeoutMs: config.shutdownTimeoutMs,
-      lockDurationMs: config.lockDurationMs,
-      stalledIntervalMs: config.stalledIntervalMs,
-      deadAgeSeconds: config.retention?.deadAgeSeconds,
-      logger: throttleRepeats(log),
-      telemetry: tracing?.telemetry,
-      journal: config.journal === undefined
-        ? undefined
-        : journalOptionsOf(config.journal)
-    })
+    const worker = createWorker(handler, { ...workerOptions(config, redisUrl, tracing?.telemetry), logger: throttleRepeats(log) })
     if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
     const app = createApp(log)
     // The metrics plugin reads the outbox gauges from it.

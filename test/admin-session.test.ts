@@ -98,6 +98,21 @@ t.test('a logout ends the session on the server: its cookie and CSRF token chang
   }
 })
 
+t.test('the session probe answers 200 whether or not a session is open: logged out is no failed request', async (t) => {
+  const app = await adminApp()
+  const state = async (headers: Record<string, string> = {}) => await app.inject({ url: '/admin/session/state', headers })
+  const none = await state()
+  t.equal(none.statusCode, 200)
+  t.same(none.json(), { authenticated: false, csrfToken: null, expiresAt: null })
+  const { cookie, csrf } = await login(app)
+  const open = await state({ cookie })
+  t.equal(open.statusCode, 200)
+  t.match(open.json(), { authenticated: true, csrfToken: csrf, expiresAt: /^\d{4}-\d\d-\d\dT/ })
+  t.equal((await app.inject({ method: 'DELETE', url: '/admin/session', headers: { cookie, 'x-csrf-token': csrf } })).statusCode, 204)
+  t.same((await state({ cookie })).json(), { authenticated: false, csrfToken: null, expiresAt: null }, 'an ended session: no CSRF token')
+  t.same((await state({ cookie: `${cookie.split('=')[0] ?? ''}=forged` })).json().authenticated, false, 'a forged cookie')
+})
+
 t.test('log out everywhere: DELETE /admin/sessions ends every session, on every replica sharing Redis', async (t) => {
   const [a, b] = [await adminApp({ redis: redis.url }), await adminApp({ redis: redis.url })]
   const first = await login(a)

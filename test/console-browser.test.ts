@@ -185,6 +185,7 @@ t.test('outgoing: create an endpoint (its secret shown once), edit its types, di
   await endpoint.getByRole('button', { name: 'Enable' }).click()
   await endpoint.getByRole('button', { name: 'Disable' }).waitFor()
   await endpoint.getByRole('button', { name: 'Rotate secret' }).click()
+  await endpoint.getByRole('alertdialog').getByRole('button', { name: 'Rotate now' }).click()
   const rotated = await page.getByTestId('secret').textContent()
   t.match(rotated, /^whsec_/)
   t.not(rotated, first, 'a new secret')

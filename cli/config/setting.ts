@@ -2,7 +2,7 @@
  * One row of the settings table (cli/config/settings.ts) and how it is read: `read` turns a bad value into one
  * INVALID_CONFIG error that names the variable (or flag), what it should be, and what it got.
  */
-import type { TSchema } from '@sinclair/typebox'
+import type { TInteger, TSchema } from '@sinclair/typebox'
 import { errors } from '../../src/shared/errors.js'
 import { compileCheck, type Static } from '../../src/shared/validate.js'
 
@@ -47,6 +47,20 @@ export function define<S extends TSchema> (
 export function toInteger (raw: string): unknown {
   const trimmed = raw.trim()
   return /^[+-]?\d+$/.test(trimmed) ? Number(trimmed) : raw
+}
+
+/**
+ * A whole-number setting read with `schema`, the core option's own: "X must be …" quotes that schema's bounds
+ * (`an integer from 1 to 10000`, or with a unit `a whole number of milliseconds, at least 500`), so the CLI's rule
+ * and the option's cannot part.
+ */
+export function whole (schema: TInteger, unit?: string): { schema: TInteger, expected: string, parse: typeof toInteger } {
+  const minimum = schema.minimum ?? 0
+  const maximum = schema.maximum ?? Number.MAX_SAFE_INTEGER
+  const expected = unit !== undefined
+    ? `a whole number of ${unit}, at least ${minimum}`
+    : maximum < Number.MAX_SAFE_INTEGER ? `an integer from ${minimum} to ${maximum}` : `an integer of at least ${minimum}`
+  return { schema, expected, parse: toInteger }
 }
 
 function quote (text: string): string {

@@ -3,18 +3,19 @@
  * cli/config/setting.ts); secrets are never quoted back. The loaders that group settings per command are in
  * cli/config/load-config.ts.
  */
-import { Type } from '@sinclair/typebox'
+import { Type, type TInteger } from '@sinclair/typebox'
 import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
-import { SCHEMA_PATTERN } from '../../src/db/database.js'
-import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, QueueName, RetentionDays, RetrySchedule, Whole } from '../../src/shared/schemas.js'
+import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, RetentionSchema, RetrySchedule, SCHEMA_NAME_RULE, SchemaName, Whole } from '../../src/shared/schemas.js'
+import { workerSettings } from '../../src/worker/worker-options.js'
+import { GroupCommitSchema, JournalOptionsSchema } from '../../src/journal/journal-options.js'
+import { ingressProperties } from '../../src/inbound/ingress-options.js'
 import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
 import { netsProblem } from '../../src/delivery/cidr.js'
-import { DEFAULT_DISPATCH_RETRY, DEFAULT_OUTBOX_RETENTION_DAYS, DispatchOptionsSchema } from '../../src/outbox/outbound-options.js'
+import { DEFAULT_DISPATCH_RETRY, DEFAULT_OUTBOX_RETENTION_DAYS, DispatchOptionsSchema, OutboundOptionsSchema } from '../../src/outbox/outbound-options.js'
 import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-schedule.js'
 import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
-import { GroupCommitSchema } from '../../src/journal/journal-options.js'
-import { define, toInteger, type Setting } from './setting.js'
+import { define, toInteger, whole, type Setting } from './setting.js'
 import {
   DEFAULT_BODY_LIMIT, DEFAULT_CONCURRENCY, DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_PREFIX,
   DEFAULT_DB_SCHEMA, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETENTION, DEFAULT_RETRY_SCHEDULE,
@@ -69,18 +70,17 @@ function toSchedule (raw: string): unknown {
   return raw.split(',').map(toInteger)
 }
 
-/** A whole number of `unit`; the commander key is the flag camel-cased, as commander names it. */
+/** The `retention` option's field (its schema and default) in `unit`; the commander key is the flag camel-cased, as commander names it. */
 function retentionSetting (
-  field: keyof typeof DEFAULT_RETENTION, env: string, flag: string, unit: string, minimum: number, description: string, note = ''
-): Setting<ReturnType<typeof Whole>> {
+  field: keyof typeof DEFAULT_RETENTION, env: string, flag: string, unit: string, description: string, note = ''
+): Setting<TInteger> {
   const key = flag.slice(2).replace(/-([a-z])/g, (_match, letter: string) => letter.toUpperCase())
+  const read = whole(RetentionSchema.properties[field], unit)
   return define({
-    env, key, flag, value: unit === 'jobs' ? '<n>' : '<s>', description, default: String(DEFAULT_RETENTION[field]),
-    expected: `a whole number of ${unit}, at least ${minimum}${note}`, schema: Whole(minimum), parse: toInteger
+    env, key, flag, value: unit === 'jobs' ? '<n>' : '<s>', description, default: String(DEFAULT_RETENTION[field]), ...read, expected: read.expected + note
   })
 }
 
-const MS = 'a whole number of milliseconds'
 const REDIS_URL_EXPECTED = 'a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL'
 const DATABASE_URL_EXPECTED = 'a postgres:// or postgresql:// URL'
 
@@ -96,7 +96,7 @@ export const SETTINGS = {
   }),
   queueName: define({
     env: 'ANVIL_QUEUE', key: 'queue', flag: '--queue', value: '<name>', default: DEFAULT_QUEUE_NAME,
-    description: 'queue name', expected: 'a queue name without ":"', schema: QueueName()
+    description: 'queue name', expected: 'a queue name without ":"', schema: workerSettings.queueName
   }),
   prefix: define({
     env: 'ANVIL_PREFIX', key: 'prefix', flag: '--prefix', value: '<prefix>', default: DEFAULT_PREFIX,
@@ -116,7 +116,7 @@ export const SETTINGS = {
   port: define({
     env: 'PORT', key: 'port', flag: '--port', value: '<port>', default: String(DEFAULT_PORT),
     description: 'port to listen on',
-    expected: 'an integer from 0 to 65535', schema: Whole(0, 65535), parse: toInteger
+    ...whole(Whole(0, 65535))
   }),
   path: define({
     env: 'ANVIL_PATH', key: 'path', flag: '--path', value: '<path>', default: DEFAULT_PATH,
@@ -132,24 +132,24 @@ export const SETTINGS = {
   requestTimeoutMs: define({
     env: 'ANVIL_REQUEST_TIMEOUT_MS', key: 'requestTimeoutMs', flag: '--request-timeout-ms', value: '<ms>',
     default: String(DEFAULT_REQUEST_TIMEOUT_MS), description: 'a request not complete in this long gets 408 and is closed',
-    expected: `${MS}, at least 1`, schema: Whole(1), parse: toInteger
+    ...whole(Whole(1), 'milliseconds')
   }),
   maxInFlightBytes: define({
     env: 'ANVIL_MAX_IN_FLIGHT_BYTES', key: 'maxInFlightBytes', flag: '--max-in-flight-bytes', value: '<bytes>',
     default: String(DEFAULT_MAX_IN_FLIGHT_BYTES), defaultShown: `${DEFAULT_MAX_IN_FLIGHT_BYTES} (64 MiB)`,
     description: 'bodies read at once, by Content-Length; past it 503',
-    expected: 'a whole number of bytes, at least 1', schema: Whole(1), parse: toInteger
+    ...whole(Whole(1), 'bytes')
   }),
   dedupeWindowMs: define({
     env: 'ANVIL_DEDUPE_WINDOW_MS', key: 'dedupeWindowMs', flag: '--dedupe-window-ms', value: '<ms>',
     default: String(DEFAULT_DEDUPE_WINDOW_MS), defaultShown: `${DEFAULT_DEDUPE_WINDOW_MS} (72 h)`,
-    description: 'how long a delivery is remembered', expected: `${MS}, at least 1`, schema: Whole(1), parse: toInteger
+    description: 'how long a delivery is remembered', ...whole(ingressProperties.dedupeWindowMs, 'milliseconds')
   }),
   retrySchedule: define({
     env: 'ANVIL_RETRY_SCHEDULE', key: 'retrySchedule', flag: '--retry-schedule', value: '<list>',
     default: DEFAULT_RETRY_SCHEDULE.join(','), description: `retry delays in ms, e.g. 1000,5000,30000, or ${NO_RETRIES}`,
     expected: `comma-separated whole milliseconds from 0 to ${MAX_RETRY_STEP_MS} (e.g. 1000,5000,30000), or "${NO_RETRIES}"`,
-    schema: RetrySchedule(), parse: toSchedule
+    schema: ingressProperties.retrySchedule, parse: toSchedule
   }),
   idempotency: define({
     env: 'ANVIL_IDEMPOTENCY', key: 'idempotency', flag: '--idempotency', value: '<strategy>', default: 'signature',
@@ -159,24 +159,24 @@ export const SETTINGS = {
   }),
   concurrency: define({
     env: 'WORKER_CONCURRENCY', key: 'concurrency', flag: '--concurrency', value: '<n>', default: String(DEFAULT_CONCURRENCY),
-    description: 'jobs processed at once', expected: 'an integer from 1 to 10000', schema: Whole(1, 10_000), parse: toInteger
+    description: 'jobs processed at once', ...whole(workerSettings.concurrency)
   }),
   shutdownTimeoutMs: define({
     env: 'ANVIL_SHUTDOWN_TIMEOUT_MS', key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms', value: '<ms>',
     default: String(DEFAULT_SHUTDOWN_TIMEOUT_MS), description: 'how long shutdown waits for active jobs',
-    expected: `${MS}, at least 0`, schema: Whole(0), parse: toInteger
+    ...whole(workerSettings.shutdownTimeoutMs, 'milliseconds')
   }),
   // BullMQ's stalled-job detection (worker only); unset keeps BullMQ's defaults.
   lockDurationMs: define({
     env: 'ANVIL_LOCK_DURATION_MS', key: 'lockDurationMs', flag: '--lock-duration-ms', value: '<ms>',
     default: String(BULLMQ_STALL_DEFAULT_MS), defaultShown: `BullMQ's, ${BULLMQ_STALL_DEFAULT_MS}`,
     description: "a job's lock, renewed while it runs; once it expires the job is taken back as stalled",
-    expected: `${MS}, at least 500`, schema: Whole(500), parse: toInteger
+    ...whole(workerSettings.lockDurationMs, 'milliseconds')
   }),
   stalledIntervalMs: define({
     env: 'ANVIL_STALLED_INTERVAL_MS', key: 'stalledIntervalMs', flag: '--stalled-interval-ms', value: '<ms>',
     default: String(BULLMQ_STALL_DEFAULT_MS), defaultShown: `BullMQ's, ${BULLMQ_STALL_DEFAULT_MS}`,
-    description: 'how often stalled jobs are looked for', expected: `${MS}, at least 100`, schema: Whole(100), parse: toInteger
+    description: 'how often stalled jobs are looked for', ...whole(workerSettings.stalledIntervalMs, 'milliseconds')
   }),
   metricsPath: define({
     env: 'ANVIL_METRICS_PATH', key: 'metricsPath', flag: '--metrics-path', value: '<path>', default: DEFAULT_METRICS_PATH,
@@ -185,8 +185,7 @@ export const SETTINGS = {
   }),
   metricsPort: define({
     env: 'ANVIL_METRICS_PORT', key: 'metricsPort', flag: '--metrics-port', value: '<port>',
-    description: 'serve metrics on this port instead of the main one', expected: 'an integer from 0 to 65535',
-    schema: Whole(0, 65535), parse: toInteger
+    description: 'serve metrics on this port instead of the main one', ...whole(Whole(0, 65535))
   }),
   trustProxy: define({
     env: 'ANVIL_TRUST_PROXY', key: 'trustProxy', flag: '--trust-proxy', value: '<proxies>', default: 'false',
@@ -250,18 +249,16 @@ export const SETTINGS = {
   }),
   adminPort: define({
     env: 'ANVIL_ADMIN_PORT', key: 'adminPort', flag: '--admin-port', value: '<port>',
-    description: 'serve the admin API on this port instead of the main one', expected: 'an integer from 0 to 65535',
-    schema: Whole(0, 65535), parse: toInteger
+    description: 'serve the admin API on this port instead of the main one', ...whole(Whole(0, 65535))
   }),
   dbSchema: define({
     env: 'ANVIL_DB_SCHEMA', key: 'dbSchema', flag: '--db-schema', value: '<name>', default: DEFAULT_DB_SCHEMA,
-    description: "the schema Anvil's tables live in", expected: 'a lower-case SQL identifier (a-z, 0-9, _)',
-    schema: Type.String({ pattern: SCHEMA_PATTERN.source })
+    description: "the schema Anvil's tables live in", expected: SCHEMA_NAME_RULE, schema: SchemaName()
   }),
   journalRetentionDays: define({
     env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
     description: 'with ANVIL_DATABASE_URL: the worker deletes journal rows older than this, 0 keeps them',
-    expected: 'a whole number of days, at least 0', schema: RetentionDays(), parse: toInteger
+    ...whole(JournalOptionsSchema.properties.retentionDays, 'days')
   }),
   journalGroupCommit: define({
     env: 'ANVIL_JOURNAL_GROUP_COMMIT', key: 'journalGroupCommit', flag: '--journal-group-commit', value: '<events,ms>',
@@ -282,19 +279,19 @@ export const SETTINGS = {
     env: 'ANVIL_OUTBOUND_RETENTION_DAYS', key: 'outboundRetentionDays', flag: '--outbound-retention-days', value: '<days>',
     default: String(DEFAULT_OUTBOX_RETENTION_DAYS),
     description: 'with ANVIL_DATABASE_URL: the worker deletes dispatched and failed outbox messages, with their delivery log, idle longer than this (pending ones never), 0 keeps them',
-    expected: 'a whole number of days, at least 0', schema: RetentionDays(), parse: toInteger
+    ...whole(OutboundOptionsSchema.properties.retentionDays, 'days')
   }),
   outboxMaxAttempts: define({
     env: 'ANVIL_OUTBOX_MAX_ATTEMPTS', key: 'outboxMaxAttempts', flag: '--outbox-max-attempts', value: '<n>',
     default: String(DEFAULT_DISPATCH_RETRY.attempts),
     description: 'with ANVIL_DATABASE_URL: failed dispatches (fan-out to the delivery queue) after which a message is failed; a Redis outage uses none',
-    expected: 'an integer from 1 to 1000', schema: DispatchOptionsSchema.properties.attempts, parse: toInteger
+    ...whole(DispatchOptionsSchema.properties.attempts)
   }),
   outboxRetryBaseMs: define({
     env: 'ANVIL_OUTBOX_RETRY_BASE_MS', key: 'outboxRetryBaseMs', flag: '--outbox-retry-base-ms', value: '<ms>',
     default: String(DEFAULT_DISPATCH_RETRY.baseMs),
     description: 'with ANVIL_DATABASE_URL: the wait after the first failed dispatch, doubled after each next one (at most 15 minutes)',
-    expected: `${MS}, at least 1`, schema: DispatchOptionsSchema.properties.retryBaseMs, parse: toInteger
+    ...whole(DispatchOptionsSchema.properties.retryBaseMs, 'milliseconds')
   }),
   outboundRetrySchedule: define({
     env: 'ANVIL_OUTBOUND_RETRY_SCHEDULE', key: 'outboundRetrySchedule', flag: '--outbound-retry-schedule', value: '<list>',
@@ -305,19 +302,19 @@ export const SETTINGS = {
   }),
   limit: define({
     key: 'limit', flag: '--limit', value: '<n>', description: 'with --all: at most this many',
-    expected: 'an integer of at least 1', schema: Whole(1), parse: toInteger
+    ...whole(Whole(1))
   }),
-  // Retention, as the plugin's `retention` option (src/inbound/ingress-options.ts): the same names, the same minimums.
+  // Retention, as the plugin's `retention` option (src/shared/schemas.ts): the same names, the same schemas.
   completedAgeSeconds: retentionSetting('completedAgeSeconds', 'ANVIL_RETENTION_COMPLETED_AGE_SECONDS', '--retention-completed-age-seconds',
-    'seconds', 1, 'keep completed jobs this long'),
+    'seconds', 'keep completed jobs this long'),
   completedCount: retentionSetting('completedCount', 'ANVIL_RETENTION_COMPLETED_COUNT', '--retention-completed-count',
-    'jobs', 0, 'keep at most this many completed jobs'),
+    'jobs', 'keep at most this many completed jobs'),
   failedAgeSeconds: retentionSetting('failedAgeSeconds', 'ANVIL_RETENTION_FAILED_AGE_SECONDS', '--retention-failed-age-seconds',
-    'seconds', 1, 'keep finally-failed jobs this long'),
+    'seconds', 'keep finally-failed jobs this long'),
   failedCount: retentionSetting('failedCount', 'ANVIL_RETENTION_FAILED_COUNT', '--retention-failed-count',
-    'jobs', 0, 'keep at most this many failed jobs'),
+    'jobs', 'keep at most this many failed jobs'),
   deadAgeSeconds: retentionSetting('deadAgeSeconds', 'ANVIL_RETENTION_DEAD_AGE_SECONDS', '--retention-dead-age-seconds',
-    'seconds', 0, 'keep dead letters this long, 0 for ever; more than the failed age', ' (0 keeps dead letters)')
+    'seconds', 'keep dead letters this long, 0 for ever; more than the failed age', ' (0 keeps dead letters)')
 }
 
 export type SettingKey = keyof typeof SETTINGS

@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact'
+import { useState } from 'preact/hooks'
 import { ApiError } from './api'
 import type { Loaded } from './use-api'
 
@@ -25,14 +26,56 @@ export function Loading<T> ({ loaded, feature, children }: { loaded: Loaded<T>, 
   return <>{children(loaded.data)}</>
 }
 
+/** A count and its noun, singular for exactly one: `plural(1, 'endpoint')` is "1 endpoint". */
+export function plural (count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`
+}
+
+/** Short enough for a table column: the year only when it is not this one (the full time in the title). */
+const THIS_YEAR = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', second: '2-digit' })
+const OTHER_YEAR = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
+
 export function Time ({ value }: { value: string | null | undefined }) {
   if (value === null || value === undefined) return <span>—</span>
   const date = new Date(value)
-  return <time dateTime={value} title={value}>{Number.isNaN(date.getTime()) ? value : date.toLocaleString()}</time>
+  if (Number.isNaN(date.getTime())) return <time dateTime={value}>{value}</time>
+  const format = date.getFullYear() === new Date().getFullYear() ? THIS_YEAR : OTHER_YEAR
+  return <time dateTime={value} title={value}>{format.format(date)}</time>
+}
+
+/** Each status has one of four tones (ok, bad, busy, idle), whose colours pass WCAG AA contrast. */
+const TONES: Record<string, string> = {
+  done: 'ok', success: 'ok', dispatched: 'ok', failed: 'bad', dead: 'bad', started: 'busy', processing: 'busy', pending: 'busy'
 }
 
 export function Status ({ value }: { value: string | null | undefined }) {
-  return <span class={`status status-${String(value)}`}>{value ?? '—'}</span>
+  return <span class={`status tone-${TONES[String(value)] ?? 'idle'}`}>{value ?? '—'}</span>
+}
+
+/** An id, in one piece (ids never wrap); `raw` values (payloads, headers) are the only text that may break anywhere. */
+export function Id ({ value }: { value: string }) {
+  return <code class='id'>{value}</code>
+}
+
+/** A dedupe key (sha256 hex) is the journal's id of an event its provider gave no id: no one looks for it by eye. */
+const DEDUPE_KEY = /^[0-9a-f]{64}$/
+export const hasProviderId = (journalId: string): boolean => !DEDUPE_KEY.test(journalId)
+
+/** The provider's event id, or that there is none (the key in full on hover). */
+export function EventId ({ id }: { id: string }) {
+  return hasProviderId(id) ? <Id value={id} /> : <span class='muted' title={`Journal key ${id}`}>none</span>
+}
+
+/** Copies `value` to the clipboard and says so; the value stays on the page to select by hand if the browser refuses. */
+export function CopyButton ({ value, label }: { value: string, label: string }) {
+  const [state, setState] = useState<'idle' | 'copied' | 'refused'>('idle')
+  const copy = (): void => { navigator.clipboard.writeText(value).then(() => setState('copied'), () => setState('refused')) }
+  return (
+    <>
+      <button type='button' onClick={copy} aria-label={label}>Copy</button>
+      {state !== 'idle' && <span role='status' class={state === 'copied' ? 'ok' : 'error'}>{state === 'copied' ? 'Copied' : 'The browser refused: select it and copy'}</span>}
+    </>
+  )
 }
 
 /** Any value as text: strings as they are, the rest as JSON. Never markup. */

@@ -10,6 +10,7 @@ import { DeadLetters } from './pages/dead-letters'
 import { Endpoints } from './pages/endpoints'
 import { Deliveries } from './pages/deliveries'
 import { UndeliveredPage } from './pages/undelivered'
+import { MessagePage } from './pages/message'
 import './style.css'
 
 const NAV = [['/', 'Overview'], ['/events', 'Events'], ['/dead-letters', 'Dead letters'], ['/endpoints', 'Endpoints'], ['/deliveries', 'Deliveries'], ['/undelivered', 'Undelivered']] as const
@@ -17,10 +18,12 @@ const NAV = [['/', 'Overview'], ['/events', 'Events'], ['/dead-letters', 'Dead l
 function Page ({ route }: { route: Route }) {
   const event = /^\/events\/(.+)$/.exec(route.path)
   if (event !== null && event[1] !== 'replay') return <EventPage id={decodeURIComponent(event[1] as string)} />
+  const message = /^\/messages\/(.+)$/.exec(route.path)
+  if (message !== null) return <MessagePage id={decodeURIComponent(message[1] as string)} />
   switch (route.path) {
     case '/events': return <Events route={route} />
     case '/dead-letters': return <DeadLetters route={route} />
-    case '/endpoints': return <Endpoints />
+    case '/endpoints': return <Endpoints route={route} />
     case '/deliveries': return <Deliveries route={route} />
     case '/undelivered': return <UndeliveredPage />
     default: return <Overview />
@@ -31,9 +34,10 @@ function App () {
   const route = useRoute()
   const [session, setSession] = useState<'unknown' | 'in' | 'out'>('unknown')
   useEffect(() => {
-    // A page reloaded within a session asks for its CSRF token again (the cookie itself is HttpOnly).
-    api<{ csrfToken: string | null }>('GET', '/session').then(
-      (answer) => { setCsrf(answer.csrfToken); setSession('in') },
+    // A page reloaded within a session asks for its CSRF token again (the cookie itself is HttpOnly). The probe
+    // answers 200 logged out too, so a first visit logs no failed request.
+    api<{ authenticated: boolean, csrfToken: string | null }>('GET', '/session/state').then(
+      (answer) => { setCsrf(answer.csrfToken); setSession(answer.authenticated ? 'in' : 'out') },
       () => setSession('out')
     )
     return onLoggedOut(() => { setCsrf(null); setSession('out') })
@@ -47,7 +51,7 @@ function App () {
     <>
       <header>
         <a class='skip' href='#main'>Skip to content</a>
-        <strong>Anvil</strong>
+        <strong class='brand'>Anvil</strong>
         <nav aria-label='Sections'>
           {NAV.map(([path, label]) => <a key={path} href={href(path)} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
         </nav>

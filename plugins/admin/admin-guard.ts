@@ -1,15 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
 import type { onRequestAsyncHookHandler } from 'fastify'
 import { errors } from '../../src/shared/errors.js'
+import { tokenMatcher } from '../../src/signing/crypto.js'
 import { CSRF_HEADER, SAFE_METHODS, type SessionKeys } from './session.js'
-
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest()
-
-/** True when `given` is the token. Both sides are hashed first, so the compare takes the same time whatever was sent. */
-export function tokenMatcher (token: string): (given: string) => boolean {
-  const expected = digest(token)
-  return (given) => given !== '' && timingSafeEqual(digest(given), expected)
-}
 
 /**
  * Lets a request through with `Authorization: Bearer <token>`, or with the console's session cookie, which
@@ -17,7 +9,7 @@ export function tokenMatcher (token: string): (given: string) => boolean {
  * the console's static files) are open; an unknown path is not, so it cannot be told apart without the token.
  */
 export function adminGuard (token: string, sessions: SessionKeys): onRequestAsyncHookHandler {
-  const matches = tokenMatcher(token)
+  const matches = tokenMatcher([token])
   return async (request) => {
     if ((request.routeOptions.config as { anvilPublic?: boolean }).anvilPublic === true) return
     const header = request.headers.authorization

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../src/shared/errors.js'
-import { tokenMatcher } from './admin-guard.js'
+import { tokenMatcher } from '../../src/signing/crypto.js'
 import type { SessionKeys } from './session.js'
 
 const SessionAnswerSchema = Type.Object({ csrfToken: Type.Union([Type.String(), Type.Null()]), expiresAt: Type.Union([Type.String(), Type.Null()]) })
+const SessionStateSchema = Type.Composite([Type.Object({ authenticated: Type.Boolean() }), SessionAnswerSchema])
 /** The window failed logins are counted in, from a client's first failure. */
 export const LOGIN_WINDOW_MS = 60_000
 
@@ -15,13 +16,14 @@ const retryIn = (ms: number): string => {
 
 /**
  * The console's login: `POST <prefix>/session { token }` sets the session cookie and answers the CSRF token;
- * `GET` answers it again for the open session (null for a Bearer caller); `DELETE` ends it, `DELETE
- * <prefix>/sessions` ends every one. Only failed logins count against a client address (`request.ip`: behind
+ * `GET` answers it again for the open session (null for a Bearer caller); `GET <prefix>/session/state` says
+ * whether there is one, 200 either way, so a logged-out page's probe is no failed request; `DELETE` ends it,
+ * `DELETE <prefix>/sessions` ends every one. Only failed logins count against a client address (`request.ip`: behind
  * a proxy, Fastify's `trustProxy` makes it the client's), so a stranger's guesses never lock out an operator
  * elsewhere, and an operator who has the token is never refused for having used it.
  */
 export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath: string, failedLoginsPerMinute: number) {
-  const matches = tokenMatcher(token)
+  const matches = tokenMatcher([token])
   return async function anvilSessionRoutes (admin: FastifyInstance): Promise<void> {
     admin.post('/session', {
       config: { anvilPublic: true },
@@ -46,6 +48,13 @@ export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath:
     admin.get('/session', { schema: { summary: 'The open session and its CSRF token', response: { 200: SessionAnswerSchema } } }, async (request) => {
       const session = await sessions.read(request)
       return session === undefined ? { csrfToken: null, expiresAt: null } : sessions.answer(session)
+    })
+    admin.get('/session/state', {
+      config: { anvilPublic: true },
+      schema: { summary: 'Whether this browser has an open session, and its CSRF token if so', security: [], response: { 200: SessionStateSchema } }
+    }, async (request) => {
+      const session = await sessions.read(request)
+      return session === undefined ? { authenticated: false, csrfToken: null, expiresAt: null } : { authenticated: true, ...sessions.answer(session) }
     })
     admin.delete('/session', { schema: { summary: 'Log out of the console: ends this session on the server' } }, async (request, reply) => {
       await sessions.close(request, reply, cookiePath)

@@ -1,6 +1,7 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { SessionStore } from './session-store.js'
+import { constantTimeEqual } from '../../src/signing/crypto.js'
 
 export const SESSION_COOKIE = 'anvil_admin_session'
 export const CSRF_HEADER = 'x-csrf-token'
@@ -83,8 +84,6 @@ export class SessionKeys {
 
   csrfMatches (session: Session, given: unknown): boolean {
     if (typeof given !== 'string') return false
-    const expected = Buffer.from(this.csrfFor(session))
-    const sent = Buffer.from(given)
-    return sent.length === expected.length && timingSafeEqual(sent, expected)
+    return constantTimeEqual(Buffer.from(this.csrfFor(session)), Buffer.from(given))
   }
 }

@@ -5,16 +5,16 @@ import {
 } from '../shared/constants.js'
 import { errors } from '../shared/errors.js'
 import { databaseUrlProblem } from './database-url.js'
+import { SCHEMA_NAME_PATTERN, SCHEMA_NAME_RULE, SchemaName } from '../shared/schemas.js'
 
 /** A PostgreSQL connection given as a URL (Anvil creates and closes a pool) or a `pg.Pool` (the caller owns it). */
 export type DatabaseInput = string | pg.Pool
 
-/** A schema name Anvil will quote itself: plain lower-case identifiers only. */
-export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/
+const SCHEMA_NAME = new RegExp(SCHEMA_NAME_PATTERN)
 
 export const DatabaseOptionsSchema = Type.Object({
   /** @defaultValue `'anvil'` */
-  schema: Type.Optional(Type.String({ pattern: SCHEMA_PATTERN.source })),
+  schema: Type.Optional(SchemaName()),
   /** Pool size when Anvil makes the pool. @defaultValue 10 */
   max: Type.Optional(Type.Integer({ minimum: 1 }))
 }, { additionalProperties: false })
@@ -37,8 +37,8 @@ export function isPool (value: unknown): value is pg.Pool {
 }
 
 export function checkSchema (schema: string): string {
-  if (!SCHEMA_PATTERN.test(schema)) {
-    throw new errors.INVALID_OPTIONS(`database schema must match ${String(SCHEMA_PATTERN)}, got ${JSON.stringify(schema)}`)
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new errors.INVALID_OPTIONS(`database schema must match ${String(SCHEMA_NAME)} (${SCHEMA_NAME_RULE}), got ${JSON.stringify(schema)}`)
   }
   return schema
 }

@@ -3,7 +3,7 @@ import type { lookup } from 'node:dns'
 import { Type, type Static } from '@sinclair/typebox'
 import type { RedisInput } from '../redis/connect.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
-import { MAX_RETRY_STEP_MS, Opaque, Prefix, QueueName, Whole } from '../shared/schemas.js'
+import { Concurrency, LockDurationMs, MAX_RETRY_STEP_MS, Opaque, Prefix, QueueName, StalledIntervalMs, Whole } from '../shared/schemas.js'
 import { MAX_JITTER, RetryScheduleSettingSchema } from './delivery-schedule.js'
 import type { DeliveryAttempt, DeliveryStore } from './delivery-job.js'
 import { netsProblem } from './cidr.js'
@@ -35,7 +35,7 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   /** Must match the dispatcher's. @defaultValue `'{anvil}'` */
   prefix: Type.Optional(Prefix()),
   /** Deliveries in flight at once. @defaultValue 10 */
-  concurrency: Type.Optional(Whole(1, 10_000)),
+  concurrency: Type.Optional(Concurrency()),
   /**
    * Deliveries to one endpoint in flight at once in this process, so a hanging endpoint cannot take every
    * slot before its circuit opens. An endpoint earns them while the cap binds: one at first, doubling with each
@@ -74,10 +74,10 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   onEndpointDisabled: Type.Optional(Opaque<(event: EndpointDisabledEvent) => void>()),
   /** Called after every attempt, recorded or not. @defaultValue none */
   onAttempt: Type.Optional(Opaque<(attempt: DeliveryAttempt) => void>()),
-  /** A delivery whose lock is not renewed for this long (its worker died) is taken back, and counts as a failed attempt. @defaultValue 30000 (BullMQ's) */
-  lockDurationMs: Type.Optional(Whole(1)),
-  /** How often deliveries whose lock expired are looked for. @defaultValue 30000 (BullMQ's) */
-  stalledIntervalMs: Type.Optional(Whole(1)),
+  /** A delivery whose lock is not renewed for this long (its worker died; at least 500) is taken back, and counts as a failed attempt. @defaultValue 30000 (BullMQ's) */
+  lockDurationMs: Type.Optional(LockDurationMs()),
+  /** How often deliveries whose lock expired are looked for (at least 100). @defaultValue 30000 (BullMQ's) */
+  stalledIntervalMs: Type.Optional(StalledIntervalMs()),
   /** How long `close` waits for deliveries in flight. @defaultValue 10000 */
   shutdownTimeoutMs: Type.Optional(Whole(0)),
   /** Name resolution for endpoints (the guard checks what it returns). @defaultValue `dns.lookup` */

@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
-import { Opaque, Prefix, QueueName, RetentionSchema } from '../shared/schemas.js'
+import { Opaque, Prefix, QueueName, RetentionSchema, SchemaName } from '../shared/schemas.js'
 import type { EventDetail, EventPage } from './event-queries.js'
 import type { EventReplayResult } from './event-replay.js'
 import type { ReplayRunStatus } from './replay-runs.js'
@@ -18,7 +18,7 @@ export const EventLogOptionsSchema = Type.Object({
   /** The journal: a PostgreSQL URL or a `pg.Pool` (left open). @defaultValue none: the dead letters in Redis */
   database: Type.Optional(Opaque<DatabaseInput>()),
   /** @defaultValue `'anvil'` */
-  schema: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$', errorMessage: 'must be a lower-case SQL identifier (a-z, 0-9, _)' })),
+  schema: Type.Optional(SchemaName()),
   /** Must match the ingress's. @defaultValue `'webhooks'` */
   queueName: Type.Optional(QueueName()),
   /** Must match the ingress's. @defaultValue `'{anvil}'` */

@@ -1,7 +1,7 @@
 /** The `journal` option of the worker (and the admin API): the schema, whose `Static<>` is its type. */
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
-import { Opaque, RetentionDays, Whole } from '../shared/schemas.js'
+import { Opaque, RetentionDays, SchemaName, Whole } from '../shared/schemas.js'
 
 /** Journal rows older than this are deleted. */
 export const DEFAULT_JOURNAL_RETENTION_DAYS = 30
@@ -23,7 +23,7 @@ export const JournalOptionsSchema = Type.Object({
   /** A PostgreSQL URL (Anvil makes a pool and ends it) or a `pg.Pool` (left open). Migrate it first (`anvil migrate`). */
   database: Opaque<DatabaseInput>(),
   /** The schema the journal's tables are in. @defaultValue `'anvil'` */
-  schema: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$', errorMessage: 'must be a lower-case SQL identifier (a-z, 0-9, _)' })),
+  schema: Type.Optional(SchemaName()),
   /** Rows older than this many days are deleted by the worker (at most 36,500); 0 keeps them. @defaultValue 30 */
   retentionDays: Type.Optional(RetentionDays()),
   /** How often the worker deletes expired rows, after a pass at start; 0 never (another worker does). @defaultValue 3600000 (an hour) */

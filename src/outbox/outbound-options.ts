@@ -2,7 +2,8 @@ import type { JobsOptions } from 'bullmq'
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
-import { Opaque, Prefix, QueueName, RetentionDays, Whole } from '../shared/schemas.js'
+import type { EventTypeMap, EventTypes } from './event-types.js'
+import { Opaque, Prefix, QueueName, RetentionDays, SchemaName, Whole } from '../shared/schemas.js'
 import { RetryScheduleSettingSchema } from '../delivery/delivery-schedule.js'
 import { EventType } from './endpoint-schemas.js'
 import type { AnvilLogger } from '../shared/logger.js'
@@ -49,7 +50,7 @@ export const OutboundOptionsSchema = Type.Object({
   /** A Redis URL or an ioredis client (left open). @defaultValue `'redis://127.0.0.1:6379'` */
   redis: Type.Optional(Opaque<RedisInput>()),
   /** The PostgreSQL schema of Anvil's tables. @defaultValue `'anvil'` */
-  schema: Type.Optional(Type.String()),
+  schema: Type.Optional(SchemaName()),
   /** BullMQ key prefix. @defaultValue `'{anvil}'` */
   prefix: Type.Optional(Prefix()),
   /** The delivery queue. @defaultValue `'outbound'` */
@@ -58,6 +59,10 @@ export const OutboundOptionsSchema = Type.Object({
   maxPayloadBytes: Type.Optional(Whole(1, MAX_PAYLOAD_LIMIT)),
   /** Internal event name → public name; an internal name missing here is never delivered. @defaultValue none (names are public as they are) */
   eventMap: Type.Optional(Type.Record(Type.String(), EventType())),
+  /** Event types defined in code (`defineEventTypes`), beside those stored through `/admin/event-types`. @defaultValue none */
+  eventTypes: Type.Optional(Opaque<Pick<EventTypes<EventTypeMap>, 'schemas'>>()),
+  /** Refuse to publish a type the event-type catalog does not hold. @defaultValue false */
+  strict: Type.Optional(Type.Boolean()),
   /**
    * At most one NOTIFY per this many ms from a process's publishes (PostgreSQL serializes the commits of
    * notifying transactions); 0: one with every message. @defaultValue 50

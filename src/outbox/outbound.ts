@@ -17,6 +17,7 @@ import {
   DEFAULT_DELIVERY_RETENTION, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_BUSY_POLL_MS, DEFAULT_NOTIFY_INTERVAL_MS, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
   DEFAULT_OUTBOX_RETENTION_DAYS, DEFAULT_OUTBOX_RETENTION_INTERVAL_MS, OutboundOptionsSchema, type OutboundOptions
 } from './outbound-options.js'
+import { createEventTypeCatalog, type EventTypeCatalog } from './event-types.js'
 import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
 import { createResender, type Resender } from './resend.js'
@@ -38,6 +39,8 @@ export interface Outbound {
   readonly deliveries: DeliveryLog
   readonly dispatcher: Dispatcher
   readonly resend: Resender
+  /** The event-type catalog: types from code and from `/admin/event-types`, which publish checks data against. */
+  readonly eventTypes: EventTypeCatalog
   publish: Publish
   outboxStats (): Promise<OutboxStats>
   /** One retention pass now (`retentionDays`; src/outbox/outbox-retention.ts): what it deleted. */
@@ -91,6 +94,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     }
   }, logger, gate)
   const deliveries = createDeliveryLog(database)
+  const eventTypes = createEventTypeCatalog(database, { code: options.eventTypes?.schemas ?? {}, strict: options.strict ?? false })
   const outbox = database.table('outbox')
   const retentionDays = options.retentionDays ?? DEFAULT_OUTBOX_RETENTION_DAYS
   const retentionIntervalMs = retentionDays === 0 ? 0 : options.retentionIntervalMs ?? DEFAULT_OUTBOX_RETENTION_INTERVAL_MS
@@ -111,7 +115,10 @@ export function createOutbound (options: OutboundOptions): Outbound {
     deliveries,
     dispatcher,
     resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, maxPayloadBytes }),
-    publish: createPublisher(database, { maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }) }),
+    eventTypes,
+    publish: createPublisher(database, {
+      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.check, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })
+    }),
     async outboxStats () {
       const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(
         `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, count(*) FILTER (WHERE status = 'failed')::int AS failed,

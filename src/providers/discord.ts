@@ -15,6 +15,8 @@ import { parseSeconds, requireHeader } from '../signing/headers.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
 
 const SIGNATURE = 'x-signature-ed25519'
+/** The headers that carry its signature: read by the scheme, redacted from logs. */
+export const discordHeaders: readonly string[] = [SIGNATURE]
 const TIMESTAMP = 'x-signature-timestamp'
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo; the 32 raw key bytes follow it. */
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex')
@@ -38,7 +40,7 @@ export function discordScheme (config: PresetConfig): SignatureScheme {
   const keys = config.secrets.map(discordPublicKey)
   return definePreset(config, {
     name: 'discord',
-    headers: [SIGNATURE],
+    headers: discordHeaders,
     check (payload, headers) {
       const value = requireHeader(headers, SIGNATURE)
       const timestamp = requireHeader(headers, TIMESTAMP)

@@ -10,13 +10,15 @@ import { presetKeys } from './preset-keys.js'
 import { errors } from '../shared/errors.js'
 
 const HEADER = 'x-hub-signature-256'
+/** The headers that carry its signature (`x-hub-signature` is GitHub's legacy SHA-1 one): read by the scheme, redacted from logs. */
+export const githubHeaders: readonly string[] = [HEADER, 'x-hub-signature']
 const PREFIX = 'sha256='
 
 export function githubScheme (config: PresetConfig): SignatureScheme {
   const keys = presetKeys('github', config.secrets)
   return definePreset(config, {
     name: 'github',
-    headers: [HEADER, 'x-hub-signature'],
+    headers: githubHeaders,
     check (payload, headers) {
       const value = requireHeader(headers, HEADER)
       if (!value.startsWith(PREFIX)) throw new errors.SIGNATURE_MALFORMED(HEADER)

@@ -2,28 +2,25 @@
  * GitLab: `X-Gitlab-Token` is the secret itself. It is compared in constant time (as SHA-256 digests, so
  * the length does not show either) and never stored: the verified request carries no signature.
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
 import { errors } from '../shared/errors.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
+import { tokenMatcher } from '../signing/crypto.js'
 import { optionalHeader, requireHeader } from '../signing/headers.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
 import { requireSecrets } from './preset-keys.js'
 
 const HEADER = 'x-gitlab-token'
-
-const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest()
+/** The headers that carry its signature: read by the scheme, redacted from logs. */
+export const gitlabHeaders: readonly string[] = [HEADER]
 
 export function gitlabScheme (config: PresetConfig): SignatureScheme {
   requireSecrets('gitlab', config.secrets)
-  const expected = config.secrets.map(digest)
+  const matches = tokenMatcher(config.secrets)
   return definePreset(config, {
     name: 'gitlab',
-    headers: [HEADER],
+    headers: gitlabHeaders,
     check (_payload, headers) {
-      const given = digest(requireHeader(headers, HEADER))
-      let match = false
-      for (const token of expected) match = timingSafeEqual(token, given) || match
-      if (!match) throw new errors.SIGNATURE_INVALID()
+      if (!matches(requireHeader(headers, HEADER))) throw new errors.SIGNATURE_INVALID()
       return {}
     },
     describe (_payload, headers) {

@@ -10,12 +10,14 @@ import { definePreset, type PresetConfig } from './define-preset.js'
 import { presetKeys } from './preset-keys.js'
 
 const HEADER = 'linear-signature'
+/** The headers that carry its signature: read by the scheme, redacted from logs. */
+export const linearHeaders: readonly string[] = [HEADER]
 
 export function linearScheme (config: PresetConfig): SignatureScheme {
   const keys = presetKeys('linear', config.secrets)
   return definePreset(config, {
     name: 'linear',
-    headers: [HEADER],
+    headers: linearHeaders,
     check (payload, headers) {
       const value = requireHeader(headers, HEADER)
       const given = decodeHex(value, 32, HEADER)

@@ -12,12 +12,14 @@ import { parseTimestampedHeader } from './parse-timestamped-header.js'
 import { presetKeys } from './preset-keys.js'
 
 const HEADER = 'paddle-signature'
+/** The headers that carry its signature: read by the scheme, redacted from logs. */
+export const paddleHeaders: readonly string[] = [HEADER]
 
 export function paddleScheme (config: PresetConfig): SignatureScheme {
   const keys = presetKeys('paddle', config.secrets)
   return definePreset(config, {
     name: 'paddle',
-    headers: [HEADER],
+    headers: paddleHeaders,
     check (payload, headers) {
       const value = requireHeader(headers, HEADER)
       const { timestamp, given } = parseTimestampedHeader(value, HEADER, { separator: ';', timestampKey: 'ts', signatureKey: 'h1' })

@@ -14,6 +14,8 @@ import { definePreset, type PresetConfig } from './define-preset.js'
 import { splitJsonArray } from './split-json-array.js'
 
 const SIGNATURE = 'x-twilio-email-event-webhook-signature'
+/** The headers that carry its signature: read by the scheme, redacted from logs. */
+export const sendgridHeaders: readonly string[] = [SIGNATURE]
 const TIMESTAMP = 'x-twilio-email-event-webhook-timestamp'
 
 export function sendgridPublicKey (key: string): KeyObject {
@@ -35,7 +37,7 @@ export function sendgridScheme (config: PresetConfig): SignatureScheme {
   const keys = config.secrets.map(sendgridPublicKey)
   return definePreset(config, {
     name: 'sendgrid',
-    headers: [SIGNATURE],
+    headers: sendgridHeaders,
     batches: true,
     check (payload, headers) {
       const value = requireHeader(headers, SIGNATURE)

@@ -9,12 +9,14 @@ import { definePreset, type PresetConfig } from './define-preset.js'
 import { presetKeys } from './preset-keys.js'
 
 const HEADER = 'x-shopify-hmac-sha256'
+/** The headers that carry its signature: read by the scheme, redacted from logs. */
+export const shopifyHeaders: readonly string[] = [HEADER]
 
 export function shopifyScheme (config: PresetConfig): SignatureScheme {
   const keys = presetKeys('shopify', config.secrets)
   return definePreset(config, {
     name: 'shopify',
-    headers: [HEADER],
+    headers: shopifyHeaders,
     check (payload, headers) {
       const value = requireHeader(headers, HEADER)
       const given = decodeBase64(value, HEADER)

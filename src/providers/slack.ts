@@ -12,6 +12,8 @@ import { definePreset, type PresetConfig } from './define-preset.js'
 import { presetKeys } from './preset-keys.js'
 
 const SIGNATURE = 'x-slack-signature'
+/** The headers that carry its signature: read by the scheme, redacted from logs. */
+export const slackHeaders: readonly string[] = [SIGNATURE]
 const TIMESTAMP = 'x-slack-request-timestamp'
 
 /** Form bodies carry JSON in `payload` (interactivity) or plain fields (slash commands: `command`). */
@@ -27,7 +29,7 @@ export function slackScheme (config: PresetConfig): SignatureScheme {
   const keys = presetKeys('slack', config.secrets)
   return definePreset(config, {
     name: 'slack',
-    headers: [SIGNATURE],
+    headers: slackHeaders,
     check (payload, headers) {
       const { signature, timestamp } = checkV0(keys, payload, headers, { signature: SIGNATURE, timestamp: TIMESTAMP })
       return { signature, timestamp }

@@ -12,12 +12,14 @@ import { definePreset, type PresetConfig } from './define-preset.js'
 import { presetKeys } from './preset-keys.js'
 
 const HEADER = 'x-square-hmacsha256-signature'
+/** The headers that carry its signature (`x-square-signature` is Square's legacy one): read by the scheme, redacted from logs. */
+export const squareHeaders: readonly string[] = [HEADER, 'x-square-signature']
 
 export function squareScheme (config: PresetConfig): SignatureScheme {
   const keys = presetKeys('square', config.secrets)
   return definePreset(config, {
     name: 'square',
-    headers: [HEADER, 'x-square-signature'],
+    headers: squareHeaders,
     check (payload, headers, request) {
       const value = requireHeader(headers, HEADER)
       const given = decodeBase64(value, HEADER)

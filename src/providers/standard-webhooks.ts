@@ -14,6 +14,8 @@ import type { IncomingHttpHeaders } from 'node:http'
 
 const SECRET_PREFIX = 'whsec_'
 const NAMES = ['webhook', 'svix'] as const
+/** The headers that carry its signature (Svix sends its own names): read by the scheme, redacted from logs. */
+export const standardWebhooksHeaders: readonly string[] = NAMES.map((name) => `${name}-signature`)
 
 /** The key bytes of a `whsec_<base64>` (or bare base64) secret. */
 export function standardKey (secret: string): Buffer {
@@ -35,7 +37,7 @@ export function standardWebhooksScheme (config: PresetConfig): SignatureScheme {
   const keys = hmacKeys(config.secrets.map(standardKey))
   return definePreset(config, {
     name: 'standard-webhooks',
-    headers: NAMES.map((name) => `${name}-signature`),
+    headers: standardWebhooksHeaders,
     check (payload, headers) {
       const names = headerSet(headers)
       const value = requireHeader(headers, names.signature)

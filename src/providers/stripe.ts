@@ -12,12 +12,14 @@ import { parseTimestampedHeader } from './parse-timestamped-header.js'
 import { presetKeys } from './preset-keys.js'
 
 const HEADER = 'stripe-signature'
+/** The headers that carry its signature: read by the scheme, redacted from logs. */
+export const stripeHeaders: readonly string[] = [HEADER]
 
 export function stripeScheme (config: PresetConfig): SignatureScheme {
   const keys = presetKeys('stripe', config.secrets)
   return definePreset(config, {
     name: 'stripe',
-    headers: [HEADER],
+    headers: stripeHeaders,
     check (payload, headers) {
       const value = requireHeader(headers, HEADER)
       const { timestamp, given } = parseTimestampedHeader(value, HEADER, { separator: ',', timestampKey: 't', signatureKey: 'v1' })

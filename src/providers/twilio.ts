@@ -8,13 +8,14 @@
  */
 import { errors } from '../shared/errors.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
-import { decodeBase64, hmac, requireMatch, sha256Hex } from '../signing/crypto.js'
+import { constantTimeEqual, decodeBase64, hmac, requireMatch, sha256Hex } from '../signing/crypto.js'
 import { isFormEncoded, optionalHeader, requireHeader } from '../signing/headers.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
 import { presetKeys } from './preset-keys.js'
-import { timingSafeEqual } from 'node:crypto'
 
 const HEADER = 'x-twilio-signature'
+/** The headers that carry its signature: read by the scheme, redacted from logs. */
+export const twilioHeaders: readonly string[] = [HEADER]
 const SETTINGS = 'x-twilio-webhooks-signature-settings'
 
 function algorithm (settings: string | undefined): 'sha1' | 'sha256' {
@@ -46,7 +47,7 @@ export function twilioScheme (config: PresetConfig): SignatureScheme {
   const keys = presetKeys('twilio', config.secrets)
   return definePreset(config, {
     name: 'twilio',
-    headers: [HEADER],
+    headers: twilioHeaders,
     check (payload, headers, request) {
       const value = requireHeader(headers, HEADER)
       const given = decodeBase64(value, HEADER)
@@ -62,9 +63,7 @@ export function twilioScheme (config: PresetConfig): SignatureScheme {
       requireMatch(expected, [given])
       if (bodyHash !== null) {
         // The URL (with its bodySHA256) is signed; the body is bound to it by its hash.
-        const actual = Buffer.from(sha256Hex(payload))
-        const claimed = Buffer.from(bodyHash)
-        if (claimed.length !== actual.length || !timingSafeEqual(claimed, actual)) throw new errors.SIGNATURE_INVALID()
+        if (!constantTimeEqual(Buffer.from(sha256Hex(payload)), Buffer.from(bodyHash))) throw new errors.SIGNATURE_INVALID()
       } else if (!isFormEncoded(headers) && payload.length > 0) {
         // A body that is neither the signed form nor bound by bodySHA256 would go unverified.
         throw new errors.SIGNATURE_INVALID()

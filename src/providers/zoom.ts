@@ -13,6 +13,8 @@ import { definePreset, type PresetConfig } from './define-preset.js'
 import { presetKeys } from './preset-keys.js'
 
 const SIGNATURE = 'x-zm-signature'
+/** The headers that carry its signature: read by the scheme, redacted from logs. */
+export const zoomHeaders: readonly string[] = [SIGNATURE]
 const TIMESTAMP = 'x-zm-request-timestamp'
 const URL_VALIDATION = 'endpoint.url_validation'
 
@@ -20,7 +22,7 @@ export function zoomScheme (config: PresetConfig): SignatureScheme {
   const keys = presetKeys('zoom', config.secrets)
   return definePreset(config, {
     name: 'zoom',
-    headers: [SIGNATURE],
+    headers: zoomHeaders,
     check (payload, headers) {
       return checkV0(keys, payload, headers, { signature: SIGNATURE, timestamp: TIMESTAMP })
     },

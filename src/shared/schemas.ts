@@ -15,15 +15,30 @@ export const PREFIX_RULE = 'whose braces pair up around a name, as in {anvil} (a
 /** Names a source in logs, keys and metrics: printable, one line. */
 export const SOURCE_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]{1,200}$'
 
+/**
+ * A PostgreSQL schema name, which Anvil quotes into its statements itself: a plain lower-case identifier of at
+ * most 63 bytes (PostgreSQL's limit), so no name can change a statement's meaning.
+ */
+export const SCHEMA_NAME_PATTERN = '^[a-z_][a-z0-9_]{0,62}$'
+export const SCHEMA_NAME_RULE = 'a lower-case SQL identifier (a-z, 0-9, _)'
+
 /** A whole number, never past what a double holds exactly: a larger one is no longer the number typed. */
 export const Whole = (minimum: number, maximum = Number.MAX_SAFE_INTEGER, options: SchemaOptions = {}): TInteger =>
   Type.Integer({ ...options, minimum, maximum })
+
+/** Jobs one worker (inbound or delivery) runs at once; past 10,000 is a typo, not a plan. */
+export const Concurrency = (): TInteger => Whole(1, 10_000)
+/** BullMQ renews a job's lock at half its duration: under 500 ms a busy event loop loses locks to stalls. */
+export const LockDurationMs = (): TInteger => Whole(500)
+/** How often a worker looks for stalled jobs: under 100 ms the checks crowd Redis. */
+export const StalledIntervalMs = (): TInteger => Whole(100)
 
 /** Days of history a retention pass keeps (the journal's, the outbox's); 0 keeps everything, 100 years at most. */
 export const RetentionDays = (): TInteger => Whole(0, 36_500)
 
 export const QueueName = (): TString => Type.String({ pattern: QUEUE_NAME_PATTERN })
 export const Prefix = (): TString => Type.String({ pattern: PREFIX_PATTERN, errorMessage: `must be a non-empty key prefix ${PREFIX_RULE}` })
+export const SchemaName = (): TString => Type.String({ pattern: SCHEMA_NAME_PATTERN, errorMessage: `must be ${SCHEMA_NAME_RULE}` })
 export const SourceName = (): TString =>
   Type.String({ pattern: SOURCE_NAME_PATTERN, errorMessage: 'must be 1 to 200 characters, none of them a control character (a newline, NUL)' })
 export const RetrySchedule = () => Type.Array(Whole(0, MAX_RETRY_STEP_MS))

@@ -3,7 +3,7 @@ import { Type, type Static, type TObject } from '@sinclair/typebox'
 import type { RedisInput } from '../redis/connect.js'
 import type { Telemetry } from '../queue/telemetry.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
-import { Opaque, Prefix, QueueName, Whole } from '../shared/schemas.js'
+import { Concurrency, LockDurationMs, Opaque, Prefix, QueueName, StalledIntervalMs, Whole } from '../shared/schemas.js'
 import { JournalOptionsSchema } from '../journal/journal-options.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
@@ -13,18 +13,18 @@ export const workerSettings = {
   queueName: Type.Optional(QueueName()),
   /** Must match the ingress's. @defaultValue `'{anvil}'` */
   prefix: Type.Optional(Prefix()),
-  /** Jobs processed at once. @defaultValue 10 */
-  concurrency: Type.Optional(Whole(1)),
+  /** Jobs processed at once (at most 10,000). @defaultValue 10 */
+  concurrency: Type.Optional(Concurrency()),
   /** How long `close` waits for active jobs before it forces; those jobs are then recovered as stalled. @defaultValue 10000 */
   shutdownTimeoutMs: Type.Optional(Whole(0)),
   /** How often to dead-letter failed jobs that a crash kept from their `failed` listener; 0 turns it off. @defaultValue 30000 */
   sweepIntervalMs: Type.Optional(Whole(0)),
   /** Dead letters older than this are pruned by the sweep; 0 keeps them. @defaultValue 1209600 (14 days) */
   deadAgeSeconds: Type.Optional(Whole(0)),
-  /** BullMQ stall detection: a job whose lock is not renewed for this long is taken back. @defaultValue 30000 (BullMQ's) */
-  lockDurationMs: Type.Optional(Whole(1)),
-  /** How often stalled jobs are looked for. @defaultValue 30000 (BullMQ's) */
-  stalledIntervalMs: Type.Optional(Whole(1)),
+  /** BullMQ stall detection: a job whose lock is not renewed for this long (at least 500) is taken back. @defaultValue 30000 (BullMQ's) */
+  lockDurationMs: Type.Optional(LockDurationMs()),
+  /** How often stalled jobs are looked for (at least 100). @defaultValue 30000 (BullMQ's) */
+  stalledIntervalMs: Type.Optional(StalledIntervalMs()),
   /** How often a job may stall before it fails. @defaultValue 1 (BullMQ's) */
   maxStalledCount: Type.Optional(Whole(0)),
   /**

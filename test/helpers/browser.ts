@@ -58,3 +58,33 @@ export function consoleErrors (page: Page): string[] {
   page.on('pageerror', (error) => errors.push(error.message))
   return errors
 }
+
+/**
+ * Text broken inside a word: an element whose style lets words break anywhere, or a word whose boxes lie on more
+ * than one line. Raw values (`pre`, `.raw`: payloads, headers, keys) are the only text allowed to break anywhere.
+ */
+export async function midWordBreaks (page: Page): Promise<string[]> {
+  return await page.evaluate(() => {
+    const found: string[] = []
+    const raw = (element: Element | null): boolean => element?.closest('pre, .raw') != null
+    for (const element of document.body.querySelectorAll('*')) {
+      if (raw(element)) continue
+      const { overflowWrap, wordBreak } = getComputedStyle(element)
+      if (overflowWrap === 'anywhere' || wordBreak === 'break-all' || wordBreak === 'break-word') {
+        found.push(`<${element.tagName.toLowerCase()} class="${element.getAttribute('class') ?? ''}"> may break words (${overflowWrap}, ${wordBreak})`)
+      }
+    }
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+    const range = document.createRange()
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      if (raw(node.parentElement)) continue
+      for (const word of (node.textContent ?? '').matchAll(/\S+/g)) {
+        range.setStart(node, word.index)
+        range.setEnd(node, word.index + word[0].length)
+        const lines = new Set(Array.from(range.getClientRects()).filter((r) => r.width > 0 && r.height > 0).map((r) => Math.round(r.bottom)))
+        if (lines.size > 1) found.push(`"${word[0]}" is split over ${lines.size} lines`)
+      }
+    }
+    return found
+  })
+}

@@ -28,6 +28,8 @@ export interface ConsoleServer {
   /** A Stripe event, signed as Stripe signs it, POSTed to the running server (to source `stripe` unless told). */
   sendStripe: (id: string, type: string, data: object, source?: string) => Promise<void>
   sendGithub: (action: string) => Promise<void>
+  /** A body signed with Anvil's own scheme (no event id, no type), to source `plain`. */
+  sendPlain: (body: object) => Promise<void>
   adminGet: <T>(path: string) => Promise<T>
   adminPost: <T>(path: string, body?: object) => Promise<T>
   waitFor: (check: () => Promise<boolean>, seconds?: number) => Promise<void>
@@ -69,7 +71,9 @@ export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
     '  - { name: stripe, path: /webhooks/stripe, provider: stripe, secrets: ["${STRIPE_SECRET}"] }',
     '  - { name: github, path: /webhooks/github, provider: github, secrets: ["${GITHUB_SECRET}"] }',
     // Keyed by payload, not by the event id: an id sent again with other bytes is a new delivery (the journal diffs it).
-    '  - { name: stripe-resent, path: /webhooks/stripe-resent, provider: stripe, secrets: ["${STRIPE_SECRET}"], idempotency: payload }', ''
+    '  - { name: stripe-resent, path: /webhooks/stripe-resent, provider: stripe, secrets: ["${STRIPE_SECRET}"], idempotency: payload }',
+    // Anvil's own scheme sends no event id: the journal keys such an event by a 64-hex digest of its bytes.
+    '  - { name: plain, path: /webhooks/plain, provider: anvil, secrets: ["${STRIPE_SECRET}"] }', ''
   ].join('\n'))
 
   const redis = await TestRedis.start()
@@ -114,6 +118,7 @@ export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
       signRequest('stripe', { body: { id, object: 'event', type, data: { object: data } }, secret: STRIPE_SECRET }), `stripe ${id}`),
     sendGithub: async (action) => await send('github',
       signRequest('github', { body: { action, zen: 'Keep it logically awesome.' }, secret: GITHUB_SECRET, eventType: 'issues' }), 'github'),
+    sendPlain: async (body) => await send('plain', signRequest('anvil', { body, secret: STRIPE_SECRET }), 'plain'),
     adminGet: async <T>(path: string) => await admin<T>('GET', path),
     adminPost: async <T>(path: string, body?: object) => await admin<T>('POST', path, body ?? {}),
     waitFor

@@ -4,8 +4,9 @@
  */
 import Fastify from 'fastify'
 import pg from 'pg'
+import { Type } from '@sinclair/typebox'
 import {
-  anvilAdmin, anvilOutbound, createOutbound, type AnvilOutboundOptions, type Endpoint, type EndpointWithSecret, type Outbound,
+  anvilAdmin, anvilOutbound, createOutbound, defineEventTypes, type AnvilOutboundOptions, type Endpoint, type EndpointWithSecret, type Outbound,
   type PublishResult
 } from '@anvil/fastify'
 import { expectType } from './assert.js'
@@ -47,3 +48,13 @@ expectType<Promise<Endpoint>>()(app.anvilOutbound.endpoints.update('ep_1', { rat
 
 const outbound = createOutbound({ database: pool, redis: 'redis://127.0.0.1:6379' })
 expectType<Promise<string[]>>()(outbound.store.loadSecrets('ep_1'))
+
+// The event-type catalog in code: publish typed by it, a wrong field or an unknown type a compile error.
+const catalog = defineEventTypes({ 'invoice.paid': Type.Object({ amount: Type.Integer(), currency: Type.String() }) })
+await app.register(anvilOutbound, { database: pool, eventTypes: catalog, strict: true })
+const publishTyped = catalog.typed(app.anvil.publish)
+expectType<Promise<PublishResult>>()(publishTyped({ type: 'invoice.paid', data: { amount: 100, currency: 'eur' } }))
+// @ts-expect-error amount is a number
+await publishTyped({ type: 'invoice.paid', data: { amount: '100', currency: 'eur' } })
+// @ts-expect-error a type the catalog does not hold
+await publishTyped({ type: 'invoice.voided', data: { amount: 100, currency: 'eur' } })

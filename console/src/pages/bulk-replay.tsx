@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api } from '../api'
-import { ErrorNote } from '../components'
+import { ErrorNote, plural } from '../components'
 import type { Filter } from './events'
 
 interface Run { id: string, matched: number, replayed: number, state: 'running' | 'done' | 'cancelled', error?: string }
@@ -41,10 +41,10 @@ export function BulkReplay ({ filter, onDone }: { filter: Filter, onDone: () => 
       {(step.at === 'idle' || step.at === 'counting') && <button type='button' onClick={count} disabled={step.at === 'counting'}>Replay all matching…</button>}
       {step.at === 'confirm' && (
         <div role='alertdialog' aria-labelledby='confirm-text' class='confirm'>
-          <p id='confirm-text'>Replay {step.matched} events matched by this filter?</p>
+          <p id='confirm-text'>Replay {plural(step.matched, 'event')} matched by this filter?</p>
           <label class='field'><span>At most this many per second (empty: as fast as it goes)</span>
             <input type='number' min='1' name='ratePerSecond' value={rate} onInput={(e) => setRate((e.target as HTMLInputElement).value)} /></label>
-          <button type='button' onClick={start} disabled={step.matched === 0}>Replay {step.matched} events</button>
+          <button type='button' onClick={start} disabled={step.matched === 0}>Replay {plural(step.matched, 'event')}</button>
           <button type='button' onClick={() => setStep({ at: 'idle' })}>Cancel</button>
         </div>
       )}

@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks'
 import { api, query, type Page } from '../api'
-import { Loading, Time } from '../components'
+import { EventId, Loading, Time, plural } from '../components'
 import { href, type Route } from '../router'
 import { useApi } from '../use-api'
 import { BulkReplay } from './bulk-replay'
-import type { EventItem } from './events'
+import { EventLink, type EventItem } from './events'
 
 /** The dead letters with their failure context; replay one, or all of them (a bulk replay of status dead). */
 export function DeadLetters ({ route }: { route: Route }) {
@@ -24,17 +24,16 @@ export function DeadLetters ({ route }: { route: Route }) {
         <>
           {page.items.length > 0 && <BulkReplay filter={{ status: 'dead' }} onDone={letters.reload} />}
           <table>
-            <caption>{page.items.length} dead letters{cursor !== undefined ? ' (a later page)' : ''}</caption>
+            <caption>{plural(page.items.length, 'dead letter')}{cursor !== undefined ? ' (a later page)' : ''}</caption>
             <thead><tr>
-              <th scope='col'>Received</th><th scope='col'>Source</th><th scope='col'>Type</th><th scope='col'>Attempts</th>
-              <th scope='col'>Failure</th><th scope='col'>Id</th><th scope='col'>Action</th>
+              <th scope='col'>Received</th><th scope='col'>Source</th><th scope='col'>Type</th><th scope='col'>Provider's event id</th>
+              <th scope='col' class='num'>Attempts</th><th scope='col'>Failure</th><th scope='col'>Action</th>
             </tr></thead>
             <tbody>{page.items.map((e) => (
               <tr key={e.id}>
-                <td><Time value={e.receivedAt} /></td><td>{e.source}</td><td>{e.eventType ?? '—'}</td><td>{e.attempts}</td>
-                <td>{e.errorClass !== undefined ? `${e.errorClass}: ` : ''}{e.lastError ?? ''}</td>
-                <td><a href={href(`/events/${encodeURIComponent(e.id)}`)}>{e.id}</a></td>
-                <td>{results[e.id] ?? <button type='button' onClick={() => replay(e.id)} aria-label={`Replay ${e.id}`}>Replay</button>}</td>
+                <td><Time value={e.receivedAt} /></td><td>{e.source}</td><td><EventLink event={e} /></td><td><EventId id={e.id} /></td>
+                <td class='num'>{e.attempts}</td><td>{e.errorClass !== undefined ? `${e.errorClass}: ` : ''}{e.lastError ?? ''}</td>
+                <td>{results[e.id] ?? <button type='button' onClick={() => replay(e.id)} aria-label={`Replay ${e.eventType ?? 'event'} ${e.id}`}>Replay</button>}</td>
               </tr>
             ))}</tbody>
           </table>

@@ -1,13 +1,10 @@
 import { useState } from 'preact/hooks'
-import { api, query, type Page } from '../api'
-import { Field, Loading, Status, Time } from '../components'
+import { query, type Page } from '../api'
+import { Field, Loading } from '../components'
 import { href, navigate, type Route } from '../router'
 import { useApi } from '../use-api'
+import { DeliveryTable, type Delivery } from './delivery-table'
 
-interface Delivery {
-  id: string, messageId: string, endpointId: string, attempt: number, status: 'started' | 'success' | 'failed',
-  httpStatus: number | null, durationMs: number, error?: string, createdAt: string
-}
 const FIELDS = ['endpoint', 'status', 'since'] as const
 
 /** The delivery log, filtered by endpoint, status and time; a delivery can be sent again (a failed one retried). */
@@ -16,13 +13,6 @@ export function Deliveries ({ route }: { route: Route }) {
   const cursor = route.params.get('cursor') ?? undefined
   const deliveries = useApi<Page<Delivery>>(`/deliveries${query({ ...filter, cursor })}`)
   const [draft, setDraft] = useState(filter)
-  const [retried, setRetried] = useState<Record<string, string>>({})
-  const retry = (id: string): void => {
-    api('POST', `/deliveries/${encodeURIComponent(id)}/retry`).then(
-      () => { setRetried({ ...retried, [id]: 'retry queued' }); deliveries.reload() },
-      (error: Error) => setRetried({ ...retried, [id]: error.message })
-    )
-  }
   return (
     <>
       <h1>Deliveries</h1>
@@ -38,20 +28,7 @@ export function Deliveries ({ route }: { route: Route }) {
       </form>
       <Loading loaded={deliveries} feature='outbound'>{(page) => (
         <>
-          <table>
-            <caption>{page.items.length} {page.items.length === 1 ? 'delivery' : 'deliveries'}</caption>
-            <thead><tr>
-              <th scope='col'>At</th><th scope='col'>Status</th><th scope='col'>HTTP</th><th scope='col'>Attempt</th><th scope='col'>Duration</th>
-              <th scope='col'>Message</th><th scope='col'>Endpoint</th><th scope='col'>Error</th><th scope='col'>Action</th>
-            </tr></thead>
-            <tbody>{page.items.map((d) => (
-              <tr key={d.id} data-testid='delivery'>
-                <td><Time value={d.createdAt} /></td><td><Status value={d.status} /></td><td>{d.httpStatus ?? '—'}</td><td>{d.attempt}</td>
-                <td>{d.durationMs} ms</td><td>{d.messageId}</td><td>{d.endpointId}</td><td>{d.error ?? ''}</td>
-                <td>{retried[d.id] ?? <button type='button' onClick={() => retry(d.id)} aria-label={`${d.status === 'failed' ? 'Retry' : 'Send again'}: delivery ${d.id}`}>{d.status === 'failed' ? 'Retry' : 'Send again'}</button>}</td>
-              </tr>
-            ))}</tbody>
-          </table>
+          <DeliveryTable items={page.items} onRetried={deliveries.reload} />
           {page.next !== null && <nav aria-label='Pages' class='pager'><a href={href('/deliveries', { ...filter, cursor: page.next })}>Next page</a></nav>}
         </>
       )}</Loading>

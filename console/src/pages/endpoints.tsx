@@ -1,105 +1,56 @@
 import { useState } from 'preact/hooks'
-import { api, type Page } from '../api'
-import { ErrorNote, Field, Loading, Time } from '../components'
-import { href } from '../router'
+import { api, query, type Page } from '../api'
+import { ErrorNote, Field, Loading, plural } from '../components'
+import { href, type Route } from '../router'
 import { useApi } from '../use-api'
-
-export interface Endpoint {
-  id: string, url: string, tenant: string | null, eventTypes: string[], description: string, enabled: boolean,
-  disabledReason: string | null, lastDeliveryAt: string | null, lastDeliveryStatus: string | null, failingSince: string | null
-}
-
-const typesOf = (value: string): string[] => value.split(/[\s,]+/).filter((t) => t !== '')
-
-/** A secret is shown in full once, when created or rotated: this panel, until dismissed. */
-function SecretOnce ({ secret, onClose }: { secret: { endpoint: string, value: string }, onClose: () => void }) {
-  return (
-    <div class='secret' role='status'>
-      <p>The signing secret of <code>{secret.endpoint}</code>, shown only now: copy it to the receiver.</p>
-      <p><code data-testid='secret'>{secret.value}</code></p>
-      <button type='button' onClick={onClose}>I have copied it</button>
-    </div>
-  )
-}
+import { EndpointRow, SecretOnce, typesOf, type Endpoint } from './endpoint-row'
 
 function CreateForm ({ onCreated }: { onCreated: (endpoint: Endpoint & { secret: string }) => void }) {
   const [url, setUrl] = useState('')
   const [types, setTypes] = useState('')
+  const [tenant, setTenant] = useState('')
   const [description, setDescription] = useState('')
   const [error, setError] = useState<Error | null>(null)
   const submit = (e: Event): void => {
     e.preventDefault()
     setError(null)
-    const body = { url, eventTypes: typesOf(types), ...(description === '' ? {} : { description }) }
+    const body = { url, eventTypes: typesOf(types), ...(tenant.trim() === '' ? {} : { tenant: tenant.trim() }), ...(description === '' ? {} : { description }) }
     api<Endpoint & { secret: string }>('POST', '/endpoints', body).then((created) => {
-      setUrl(''); setTypes(''); setDescription(''); onCreated(created)
+      setUrl(''); setTypes(''); setTenant(''); setDescription(''); onCreated(created)
     }, setError)
   }
   return (
     <form class='filters' aria-label='New endpoint' onSubmit={submit}>
       <Field label='URL'><input name='url' type='url' required value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} /></Field>
       <Field label='Event types (comma-separated; empty: all)'><input name='eventTypes' value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></Field>
+      <Field label='Tenant (optional)'><input name='tenant' value={tenant} onInput={(e) => setTenant((e.target as HTMLInputElement).value)} /></Field>
       <Field label='Description'><input name='description' value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} /></Field>
-      <button type='submit'>Create endpoint</button>
+      <button type='submit' class='primary'>Create endpoint</button>
       {error !== null && <ErrorNote error={error} />}
     </form>
   )
 }
 
-function EndpointRow ({ endpoint, onChanged, onSecret }: { endpoint: Endpoint, onChanged: () => void, onSecret: (value: string) => void }) {
-  const path = `/endpoints/${encodeURIComponent(endpoint.id)}`
-  const [types, setTypes] = useState(endpoint.eventTypes.join(', '))
-  const [since, setSince] = useState('')
-  const [note, setNote] = useState<string | null>(null)
-  const [error, setError] = useState<Error | null>(null)
-  const run = <T,>(label: string | ((result: T) => string), work: () => Promise<T>) => (e?: Event) => {
-    e?.preventDefault()
-    setError(null); setNote(null)
-    work().then((result) => { setNote(typeof label === 'string' ? label : label(result)); onChanged() }, setError)
-  }
-  const recovered = ({ messageIds }: { messageIds: string[] }): string =>
-    `Recovery queued: ${messageIds.length} ${messageIds.length === 1 ? 'message' : 'messages'}`
-  return (
-    <li class='endpoint' data-testid='endpoint'>
-      <h3>{endpoint.url}</h3>
-      <p>{endpoint.enabled ? 'Enabled' : `Disabled (${endpoint.disabledReason ?? 'by an operator'})`}
-        {' · '}last delivery {endpoint.lastDeliveryStatus ?? 'none'} <Time value={endpoint.lastDeliveryAt} />
-        {endpoint.failingSince !== null && <> · failing since <Time value={endpoint.failingSince} /></>}
-        {' · '}<a href={href('/deliveries', { endpoint: endpoint.id })}>Deliveries</a></p>
-      {endpoint.description !== '' && <p>{endpoint.description}</p>}
-      <div class='actions'>
-        <button type='button' onClick={run('Test event sent', async () => await api('POST', `${path}/test`))}>Send test event</button>
-        <button type='button' onClick={run(endpoint.enabled ? 'Disabled' : 'Enabled', async () => await api('PATCH', path, { enabled: !endpoint.enabled }))}>{endpoint.enabled ? 'Disable' : 'Enable'}</button>
-        <button type='button' onClick={run('Secret rotated', async () => onSecret((await api<{ secret: string }>('POST', `${path}/rotate-secret`)).secret))}>Rotate secret</button>
-      </div>
-      <form class='inline' aria-label={`Event types of ${endpoint.url}`} onSubmit={run('Event types saved', async () => await api('PATCH', path, { eventTypes: typesOf(types) }))}>
-        <Field label='Event types'><input value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></Field>
-        <button type='submit'>Save types</button>
-      </form>
-      <form class='inline' aria-label={`Recover ${endpoint.url}`} onSubmit={run(recovered, async () => await api<{ messageIds: string[] }>('POST', `${path}/recover`, { since }))}>
-        <Field label='Re-send what failed since (ISO time)'><input value={since} required onInput={(e) => setSince((e.target as HTMLInputElement).value)} /></Field>
-        <button type='submit'>Recover</button>
-      </form>
-      {note !== null && <p role='status' class='ok'>{note}</p>}
-      {error !== null && <ErrorNote error={error} />}
-    </li>
-  )
-}
-
-export function Endpoints () {
-  const endpoints = useApi<Page<Endpoint>>('/endpoints?limit=200')
-  const [secret, setSecret] = useState<{ endpoint: string, value: string } | null>(null)
+/** The endpoints (of one tenant, when the URL names it); a secret made here shows once, beside its endpoint. */
+export function Endpoints ({ route }: { route: Route }) {
+  const tenant = route.params.get('tenant') ?? undefined
+  const endpoints = useApi<Page<Endpoint>>(`/endpoints${query({ tenant, limit: '200' })}`)
+  const [secret, setSecret] = useState<{ endpointId: string, value: string } | null>(null)
+  const secretFor = (id: string): string | null => secret?.endpointId === id ? secret.value : null
   return (
     <>
       <h1>Endpoints</h1>
       <Loading loaded={endpoints} feature='outbound'>{(page) => (
         <>
-          {secret !== null && <SecretOnce secret={secret} onClose={() => setSecret(null)} />}
           <h2>New endpoint</h2>
-          <CreateForm onCreated={(created) => { setSecret({ endpoint: created.url, value: created.secret }); endpoints.reload() }} />
-          <h2>{page.items.length} endpoints</h2>
+          <CreateForm onCreated={(created) => { setSecret({ endpointId: created.id, value: created.secret }); endpoints.reload() }} />
+          {/* A new endpoint past the listed page still has its secret shown. */}
+          {secret !== null && page.next !== null && !page.items.some((e) => e.id === secret.endpointId) && <SecretOnce secret={secret.value} onClose={() => setSecret(null)} />}
+          <h2>{plural(page.items.length, 'endpoint')}{page.next !== null ? ' (the first page)' : ''}{tenant !== undefined ? ` of tenant ${tenant}` : ''}</h2>
+          {tenant !== undefined && <p><a href={href('/endpoints')}>Every tenant</a></p>}
           <ul class='endpoints'>{page.items.map((e) => (
-            <EndpointRow key={e.id} endpoint={e} onChanged={endpoints.reload} onSecret={(value) => setSecret({ endpoint: e.url, value })} />
+            <EndpointRow key={e.id} endpoint={e} secret={secretFor(e.id)} onChanged={endpoints.reload}
+              onSecret={(value) => setSecret(value === null ? null : { endpointId: e.id, value })} />
           ))}</ul>
         </>
       )}</Loading>

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks'
 import { api } from '../api'
-import { ErrorNote, Loading, Status, Time, text } from '../components'
+import { ErrorNote, EventId, Loading, Status, Time, hasProviderId, text } from '../components'
 import { href } from '../router'
 import { useApi } from '../use-api'
 import type { EventItem } from './events'
@@ -36,7 +36,7 @@ function Attempts ({ attempts }: { attempts: Attempt[] }) {
             <tr key={i}>
               <td>{a.attempt}</td><td><Status value={a.status} /></td><td><Time value={a.startedAt} /></td>
               <td><Time value={a.finishedAt} /></td><td>{a.errorClass !== null ? `${a.errorClass}: ` : ''}{a.error ?? (a.errorClass === null ? '—' : '')}</td>
-              <td><code>{a.jobId ?? '—'}</code></td>
+              <td><code class='raw'>{a.jobId ?? '—'}</code></td>
             </tr>
           ))}</tbody>
         </table>
@@ -77,7 +77,7 @@ function Diff ({ diff }: { diff: NonNullable<EventDetail['previousDelivery']> })
       <table>
         <thead><tr><th scope='col'>Field</th><th scope='col'>Before</th><th scope='col'>After</th></tr></thead>
         <tbody>{[...diff.changes, ...diff.headers.map((c) => ({ ...c, ...redacted(c), path: `header ${c.path}` }))].map((c) => (
-          <tr key={c.path}><th scope='row'>{c.path}</th><td><code>{text(c.before)}</code></td><td><code>{text(c.after)}</code></td></tr>
+          <tr key={c.path}><th scope='row'>{c.path}</th><td><code class='raw'>{text(c.before)}</code></td><td><code class='raw'>{text(c.after)}</code></td></tr>
         ))}</tbody>
       </table>
     </section>
@@ -109,11 +109,13 @@ export function EventPage ({ id }: { id: string }) {
   return (
     <>
       <p><a href={href('/events')}>← Events</a></p>
-      <h1>Event <code>{id}</code></h1>
+      <h1>{event.data?.eventType ?? 'Event'}{hasProviderId(id) && <> <code class='id'>{id}</code></>}</h1>
       <Loading loaded={event} feature='journal'>{(e) => (
         <>
           <dl class='facts'>
             <dt>Status</dt><dd data-testid='event-status'><Status value={e.status} /></dd>
+            <dt>Provider's event id</dt><dd><EventId id={e.id} /></dd>
+            {!hasProviderId(e.id) && <><dt>Journal key</dt><dd><code class='raw'>{e.id}</code></dd></>}
             <dt>Source</dt><dd>{e.source}</dd>
             <dt>Provider</dt><dd>{e.provider ?? '—'}</dd>
             <dt>Type</dt><dd>{e.eventType ?? '—'}</dd>
@@ -130,7 +132,7 @@ export function EventPage ({ id }: { id: string }) {
           <section aria-labelledby='headers-title'>
             <h2 id='headers-title'>Headers</h2>
             <table><tbody>{Object.entries(e.headers).map(([name, value]) => (
-              <tr key={name}><th scope='row'>{name}</th><td><code>{CREDENTIAL.test(name) ? '[redacted]' : value}</code></td></tr>
+              <tr key={name}><th scope='row'>{name}</th><td><code class='raw'>{CREDENTIAL.test(name) ? '[redacted]' : value}</code></td></tr>
             ))}</tbody></table>
           </section>
           <section aria-labelledby='effects-title'>
@@ -138,7 +140,7 @@ export function EventPage ({ id }: { id: string }) {
             {e.effects.length === 0 ? <p>None recorded.</p> : (
               <table>
                 <thead><tr><th scope='col'>Action</th><th scope='col'>Key</th><th scope='col'>Result</th><th scope='col'>At</th></tr></thead>
-                <tbody>{e.effects.map((f) => <tr key={f.key}><td>{f.action}</td><td>{f.key}</td><td><code>{text(f.result)}</code></td><td><Time value={f.createdAt} /></td></tr>)}</tbody>
+                <tbody>{e.effects.map((f) => <tr key={f.key}><td>{f.action}</td><td><code class='raw'>{f.key}</code></td><td><code class='raw'>{text(f.result)}</code></td><td><Time value={f.createdAt} /></td></tr>)}</tbody>
               </table>
             )}
           </section>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
 import { query, type Page } from '../api'
-import { Field, Loading, Status, Time } from '../components'
+import { EventId, Field, Loading, Status, Time, plural } from '../components'
 import { href, navigate, type Route } from '../router'
 import { useApi } from '../use-api'
 import { BulkReplay } from './bulk-replay'
@@ -56,6 +56,11 @@ function FilterForm ({ filter }: { filter: Filter }) {
   )
 }
 
+/** An event is opened by its type, the name a person looks for; an untyped one says so. */
+export function EventLink ({ event }: { event: EventItem }) {
+  return <a href={href(`/events/${encodeURIComponent(event.id)}`)}>{event.eventType ?? 'untyped event'}</a>
+}
+
 export function Events ({ route }: { route: Route }) {
   const filter = filterOf(route.params)
   const cursor = route.params.get('cursor') ?? undefined
@@ -69,16 +74,15 @@ export function Events ({ route }: { route: Route }) {
         <>
           <BulkReplay filter={filter} onDone={events.reload} />
           <table class='events'>
-            <caption>{page.items.length} events{cursor !== undefined ? ' (a later page)' : ''}</caption>
+            <caption>{plural(page.items.length, 'event')}{cursor !== undefined ? ' (a later page)' : ''}</caption>
             <thead><tr>
               <th scope='col'>Received</th><th scope='col'>Status</th><th scope='col'>Provider</th><th scope='col'>Source</th>
-              <th scope='col'>Type</th><th scope='col'>Attempts</th><th scope='col'>Error</th><th scope='col'>Id</th>
+              <th scope='col'>Type</th><th scope='col'>Provider's event id</th><th scope='col' class='num'>Attempts</th><th scope='col'>Error</th>
             </tr></thead>
             <tbody>{page.items.map((e) => (
               <tr key={e.id}>
                 <td><Time value={e.receivedAt} /></td><td><Status value={e.status} /></td><td>{e.provider ?? '—'}</td><td>{e.source}</td>
-                <td>{e.eventType ?? '—'}</td><td>{e.attempts}</td><td>{e.errorClass ?? e.lastError ?? ''}</td>
-                <td><a href={href(`/events/${encodeURIComponent(e.id)}`)}>{e.id}</a></td>
+                <td><EventLink event={e} /></td><td><EventId id={e.id} /></td><td class='num'>{e.attempts}</td><td>{e.errorClass ?? e.lastError ?? ''}</td>
               </tr>
             ))}</tbody>
           </table>

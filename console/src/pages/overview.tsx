@@ -22,10 +22,12 @@ interface Stats {
 }
 interface EventItem { status: string, receivedAt: string }
 
+const HOUR_MINUTE = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
+
 /** The last hour's events (at most the newest 500) counted per minute by status. */
 function perMinute (items: EventItem[], now = Date.now()): MinuteCount[] {
   const first = Math.floor(now / 60_000) - 59
-  const minutes = Array.from({ length: 60 }, (_, i) => ({ minute: new Date((first + i) * 60_000).toISOString().slice(11, 16), byStatus: {} as Record<string, number> }))
+  const minutes = Array.from({ length: 60 }, (_, i) => ({ minute: HOUR_MINUTE.format(new Date((first + i) * 60_000)), byStatus: {} as Record<string, number> }))
   for (const item of items) {
     const slot = minutes[Math.floor(Date.parse(item.receivedAt) / 60_000) - first]
     if (slot !== undefined) slot.byStatus[item.status] = (slot.byStatus[item.status] ?? 0) + 1

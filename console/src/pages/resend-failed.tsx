@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
 import { api, type Page } from '../api'
-import { ErrorNote } from '../components'
+import { ErrorNote, Id, plural } from '../components'
 
 export interface MessageResend { messageId: string, status: string, endpointIds: string[], inFlight: string[], delivered: string[] }
 type Step = { at: 'idle' } | { at: 'planning' } | { at: 'confirm', plan: Page<MessageResend> } | { at: 'done', sent: MessageResend[] }
@@ -9,7 +9,7 @@ type Step = { at: 'idle' } | { at: 'planning' } | { at: 'confirm', plan: Page<Me
 export function resendCount (items: MessageResend[]): string {
   const messages = items.filter((item) => item.endpointIds.length > 0).length
   const deliveries = items.reduce((sum, item) => sum + item.endpointIds.length, 0)
-  return `${messages} ${messages === 1 ? 'message' : 'messages'}, ${deliveries} ${deliveries === 1 ? 'delivery' : 'deliveries'} in all`
+  return `${plural(messages, 'message')}, ${plural(deliveries, 'delivery', 'deliveries')} in all`
 }
 
 /** Re-send the messages that ended failed: a dry run says what would go where, then the re-send (a page of 200). */
@@ -38,11 +38,11 @@ export function ResendFailed ({ onDone }: { onDone: () => void }) {
               <caption>What would be sent</caption>
               <thead><tr><th scope='col'>Message</th><th scope='col'>Was</th><th scope='col'>To endpoints</th><th scope='col'>Still in flight</th></tr></thead>
               <tbody>{planned.map((item) => (
-                <tr key={item.messageId} data-testid='resend-plan'><td>{item.messageId}</td><td>{item.status}</td><td>{item.endpointIds.join(', ')}</td><td>{item.inFlight.join(', ')}</td></tr>
+                <tr key={item.messageId} data-testid='resend-plan'><td><Id value={item.messageId} /></td><td>{item.status}</td><td>{item.endpointIds.join(', ')}</td><td>{item.inFlight.join(', ')}</td></tr>
               ))}</tbody>
             </table>
           )}
-          <button type='button' onClick={run} disabled={planned.length === 0}>Re-send {planned.length} {planned.length === 1 ? 'message' : 'messages'}</button>
+          <button type='button' onClick={run} disabled={planned.length === 0}>Re-send {plural(planned.length, 'message')}</button>
           <button type='button' onClick={() => setStep({ at: 'idle' })}>Cancel</button>
         </div>
       )}

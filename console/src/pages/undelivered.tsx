@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks'
 import { api, type Page } from '../api'
-import { Loading, Time } from '../components'
+import { Id, Loading, Time, plural } from '../components'
 import { href } from '../router'
 import { useApi } from '../use-api'
+import type { Delivery } from './delivery-table'
 import { ResendFailed, type MessageResend } from './resend-failed'
 
 interface Undelivered {
@@ -12,42 +13,57 @@ interface Undelivered {
 
 /** What a re-send of one message did, in words. */
 function resent (outcome: MessageResend): string {
-  if (outcome.endpointIds.length > 0) return `re-sent to ${outcome.endpointIds.length} ${outcome.endpointIds.length === 1 ? 'endpoint' : 'endpoints'}`
+  if (outcome.endpointIds.length > 0) return `re-sent to ${plural(outcome.endpointIds.length, 'endpoint')}`
   return outcome.inFlight.length > 0 ? 'still in flight' : 'nothing to re-send'
 }
 
+/** Retries one message to one endpoint: its last delivery there is sent again. */
+async function retryTo ({ messageId, endpointId }: Undelivered): Promise<string> {
+  const message = await api<{ deliveries: Delivery[] }>('GET', `/messages/${encodeURIComponent(messageId)}`)
+  const last = message.deliveries.filter((d) => d.endpointId === endpointId).at(-1)
+  if (last === undefined) return 'no delivery to retry yet'
+  await api('POST', `/deliveries/${encodeURIComponent(last.id)}/retry`)
+  return 'retry queued'
+}
+
 /**
- * Messages with an endpoint that has not had a success for them yet; each endpoint links to its delivery log, to
- * retry from, each message can be re-sent, and every message that ended failed can be re-sent at once.
+ * Messages with an endpoint that has not had a success for them yet: each row retried to its endpoint, each
+ * message re-sent to every endpoint that lacks it, or every message that ended failed re-sent at once.
  */
 export function UndeliveredPage () {
   const undelivered = useApi<Page<Undelivered>>('/undelivered?limit=200')
   const [done, setDone] = useState<Record<string, string>>({})
-  const resend = (id: string): void => {
-    api<MessageResend>('POST', `/messages/${encodeURIComponent(id)}/resend`).then(
-      (outcome) => setDone({ ...done, [id]: resent(outcome) }),
-      (error: Error) => setDone({ ...done, [id]: error.message })
-    )
+  const note = (key: string, work: Promise<string>): void => {
+    work.then((said) => setDone((all) => ({ ...all, [key]: said })), (error: Error) => setDone((all) => ({ ...all, [key]: error.message })))
   }
   return (
     <>
       <h1>Undelivered</h1>
       <ResendFailed onDone={() => undelivered.reload()} />
       <Loading loaded={undelivered} feature='outbound'>{(page) => (
-        <table>
-          <caption>{page.items.length}{page.next !== null ? '+' : ''} {page.items.length === 1 && page.next === null ? 'message' : 'messages'} not yet delivered</caption>
+        <div class='scroll'><table>
+          <caption>{page.next !== null ? `${page.items.length}+ messages` : plural(page.items.length, 'message')} not yet delivered</caption>
           <thead><tr>
-            <th scope='col'>Message</th><th scope='col'>Endpoint</th><th scope='col'>Type</th><th scope='col'>Attempts</th>
-            <th scope='col'>Last attempt</th><th scope='col'>HTTP</th><th scope='col'>Error</th><th scope='col'>Action</th>
+            <th scope='col'>Message</th><th scope='col'>Endpoint</th><th scope='col'>Type</th><th scope='col' class='num'>Attempts</th>
+            <th scope='col'>Last attempt</th><th scope='col' class='num'>HTTP</th><th scope='col'>Error</th><th scope='col'>Action</th>
           </tr></thead>
-          <tbody>{page.items.map((u) => (
-            <tr key={`${u.messageId}.${u.endpointId}`}>
-              <td>{u.messageId}</td><td><a href={href('/deliveries', { endpoint: u.endpointId })} aria-label={`Deliveries of endpoint ${u.endpointId}`}>{u.endpointId}</a></td><td>{u.type ?? '—'}</td><td>{u.attempts}</td>
-              <td><Time value={u.lastAttemptAt} /></td><td>{u.lastHttpStatus ?? '—'}</td><td>{u.lastError ?? ''}</td>
-              <td>{done[u.messageId] ?? <button type='button' onClick={() => resend(u.messageId)} aria-label={`Re-send message ${u.messageId}`}>Re-send</button>}</td>
-            </tr>
-          ))}</tbody>
-        </table>
+          <tbody>{page.items.map((u) => {
+            const pair = `${u.messageId}.${u.endpointId}`
+            return (
+              <tr key={pair}>
+                <td><a href={href(`/messages/${encodeURIComponent(u.messageId)}`)}><Id value={u.messageId} /></a></td>
+                <td><a href={href('/deliveries', { endpoint: u.endpointId })} aria-label={`Deliveries of endpoint ${u.endpointId}`}><Id value={u.endpointId} /></a></td>
+                <td>{u.type ?? '—'}</td><td class='num'>{u.attempts}</td>
+                <td><Time value={u.lastAttemptAt} /></td><td class='num'>{u.lastHttpStatus ?? '—'}</td><td>{u.lastError ?? ''}</td>
+                <td><div class='actions'>
+                  {done[pair] ?? <button type='button' onClick={() => note(pair, retryTo(u))} aria-label={`Retry message ${u.messageId} to endpoint ${u.endpointId}`}>Retry</button>}
+                  {done[u.messageId] ?? <button type='button' onClick={() => note(u.messageId, api<MessageResend>('POST', `/messages/${encodeURIComponent(u.messageId)}/resend`).then(resent))}
+                    aria-label={`Re-send message ${u.messageId}`} title='To every endpoint that has not had it'>Re-send to all</button>}
+                </div></td>
+              </tr>
+            )
+          })}</tbody>
+        </table></div>
       )}</Loading>
     </>
   )

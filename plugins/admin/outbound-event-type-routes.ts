@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import type { Outbound } from '../../src/outbox/outbound.js'
+import { EventType } from '../../src/outbox/endpoint-schemas.js'
+import { EventTypeInputSchema, EventTypeSchema, type EventTypeInput } from '../../src/outbox/event-types.js'
+
+const tags = ['event-types']
+const NameParams = Type.Object({ name: EventType() })
+
+/** `/event-types`: the catalog publish checks data against (types from code are listed, not changed, here). */
+export async function outboundEventTypeRoutes (admin: FastifyInstance, { outbound }: { outbound: Outbound }): Promise<void> {
+  admin.get('/event-types', {
+    schema: { tags, response: { 200: Type.Object({ items: Type.Array(EventTypeSchema) }) } }
+  }, async () => ({ items: await outbound.eventTypes.list() }))
+
+  admin.put<{ Params: { name: string }, Body: EventTypeInput }>('/event-types/:name', {
+    schema: { tags, params: NameParams, body: EventTypeInputSchema, response: { 200: EventTypeSchema } }
+  }, async (request) => await outbound.eventTypes.put(request.params.name, request.body))
+
+  admin.delete<{ Params: { name: string } }>('/event-types/:name', {
+    schema: { tags, params: NameParams }
+  }, async (request, reply) => {
+    await outbound.eventTypes.remove(request.params.name)
+    return await reply.code(204).send()
+  })
+}

@@ -1,0 +1,155 @@
+/**
+ * Rules that used to be written in two places and drifted apart, now stated once: each test holds the former
+ * pair to the same answer, so they cannot part again.
+ */
+import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import type { TSchema } from '@sinclair/typebox'
+import { SETTINGS, read, type SettingKey } from '../cli/config/settings.js'
+import type { Setting } from '../cli/config/setting.js'
+import { loadDevConfig, loadWorkerConfig } from '../cli/config/load-config.js'
+import { workerOptions } from '../cli/config/worker-options.js'
+import { checkWorkerOptions } from '../src/worker/worker-options.js'
+import { JournalOptionsSchema } from '../src/journal/journal-options.js'
+import { OutboundOptionsSchema } from '../src/outbox/outbound-options.js'
+import { DeliveryWorkerOptionsSchema } from '../src/delivery/delivery-options.js'
+import { RetentionSchema } from '../src/shared/schemas.js'
+import { compileCheck } from '../src/shared/validate.js'
+import { DatabaseOptionsSchema, checkSchema } from '../src/db/database.js'
+import { EventLogOptionsSchema } from '../src/journal/event-log.js'
+import { constantTimeEqual, tokenMatcher } from '../src/signing/crypto.js'
+import { DEFAULT_TOLERANCE_SECONDS, PROVIDER_NAMES, PUBLIC_KEY_PROVIDERS, SIGNATURE_HEADERS, createPresetScheme } from '../src/providers/presets.js'
+import { generateKeyPair } from '../src/testing/generate-key-pair.js'
+import { createLogger } from '../cli/logging.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+/** Every TypeScript file of the core, the plugins and the CLI, with its text. */
+const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+  .filter((file) => file.endsWith('.ts')).map((file) => ({ file: join(dir, file), text: readFileSync(join(ROOT, dir, file), 'utf8') })))
+
+/** The values either side of each bound of an integer schema, and one well inside. */
+function probes (schema: TSchema): number[] {
+  const { minimum, maximum } = schema as unknown as { minimum: number, maximum: number }
+  const values = [minimum - 1, minimum, minimum + 1, 2 * minimum + 7]
+  return maximum < Number.MAX_SAFE_INTEGER ? [...values, maximum - 1, maximum, maximum + 1] : values
+}
+
+function cliAccepts (key: SettingKey, value: number | string): boolean {
+  const setting = SETTINGS[key] as unknown as Setting<TSchema>
+  try {
+    read(setting, { [setting.env as string]: String(value) }, {})
+    return true
+  } catch {
+    return false
+  }
+}
+
+const checkJournal = compileCheck(JournalOptionsSchema)
+const checkOutbound = compileCheck(OutboundOptionsSchema)
+const checkRetention = compileCheck(RetentionSchema)
+const checkDelivery = compileCheck(DeliveryWorkerOptionsSchema)
+
+/** Each CLI setting, the core option it feeds, and that option's own check. */
+const PAIRS: Array<[SettingKey, TSchema, (value: number) => string | undefined]> = [
+  ['concurrency', SETTINGS.concurrency.schema, (concurrency) => checkWorkerOptions({ redis: 'redis://x', concurrency })],
+  ['shutdownTimeoutMs', SETTINGS.shutdownTimeoutMs.schema, (shutdownTimeoutMs) => checkWorkerOptions({ redis: 'redis://x', shutdownTimeoutMs })],
+  ['lockDurationMs', SETTINGS.lockDurationMs.schema, (lockDurationMs) => checkWorkerOptions({ redis: 'redis://x', lockDurationMs })],
+  ['stalledIntervalMs', SETTINGS.stalledIntervalMs.schema, (stalledIntervalMs) => checkWorkerOptions({ redis: 'redis://x', stalledIntervalMs })],
+  ['deadAgeSeconds', SETTINGS.deadAgeSeconds.schema, (deadAgeSeconds) => checkWorkerOptions({ redis: 'redis://x', deadAgeSeconds })],
+  ['completedAgeSeconds', SETTINGS.completedAgeSeconds.schema, (completedAgeSeconds) => checkRetention({ completedAgeSeconds })],
+  ['completedCount', SETTINGS.completedCount.schema, (completedCount) => checkRetention({ completedCount })],
+  ['failedAgeSeconds', SETTINGS.failedAgeSeconds.schema, (failedAgeSeconds) => checkRetention({ failedAgeSeconds })],
+  ['failedCount', SETTINGS.failedCount.schema, (failedCount) => checkRetention({ failedCount })],
+  ['journalRetentionDays', SETTINGS.journalRetentionDays.schema, (retentionDays) => checkJournal({ database: 'postgres://x', retentionDays })],
+  ['outboundRetentionDays', SETTINGS.outboundRetentionDays.schema, (retentionDays) => checkOutbound({ database: 'postgres://x', retentionDays })],
+  ['outboxMaxAttempts', SETTINGS.outboxMaxAttempts.schema, (attempts) => checkOutbound({ database: 'postgres://x', dispatch: { attempts } })],
+  ['outboxRetryBaseMs', SETTINGS.outboxRetryBaseMs.schema, (retryBaseMs) => checkOutbound({ database: 'postgres://x', dispatch: { retryBaseMs } })]
+]
+
+t.test('a CLI setting takes exactly what the core option it feeds takes, at every bound', async (t) => {
+  for (const [key, schema, core] of PAIRS) {
+    for (const value of probes(schema)) {
+      t.equal(cliAccepts(key, value), core(value) === undefined, `${key} = ${value}`)
+    }
+  }
+})
+
+t.test('the delivery worker takes the inbound worker\'s bounds (ANVIL_LOCK_DURATION_MS and the rest feed both)', async (t) => {
+  for (const key of ['concurrency', 'lockDurationMs', 'stalledIntervalMs'] as const) {
+    for (const value of probes(SETTINGS[key].schema)) {
+      t.equal(checkDelivery({ redis: 'redis://x', store: {}, [key]: value }) === undefined, checkWorkerOptions({ redis: 'redis://x', [key]: value }) === undefined, `${key} = ${value}`)
+    }
+  }
+})
+
+t.test('the CLI\'s message quotes the core option\'s bounds', async (t) => {
+  t.throws(() => loadWorkerConfig({ WORKER_CONCURRENCY: '10001' }), { message: /WORKER_CONCURRENCY must be an integer from 1 to 10000/ })
+  t.throws(() => loadWorkerConfig({ ANVIL_LOCK_DURATION_MS: '499' }), { message: /at least 500/ })
+  t.equal(checkWorkerOptions({ redis: 'redis://x', concurrency: 10_001 }), 'concurrency: Expected integer to be less or equal to 10000')
+  t.match(checkWorkerOptions({ redis: 'redis://x', lockDurationMs: 499 }), /lockDurationMs: Expected integer to be greater or equal to 500/)
+})
+
+t.test('anvil worker and anvil dev map their settings to the worker\'s options alike, and the worker takes them', async (t) => {
+  const env = {
+    WORKER_CONCURRENCY: '7', ANVIL_SHUTDOWN_TIMEOUT_MS: '1234', ANVIL_QUEUE: 'q', ANVIL_PREFIX: '{p}',
+    ANVIL_RETENTION_DEAD_AGE_SECONDS: '999999', ANVIL_DATABASE_URL: 'postgres://db/x', ANVIL_DB_SCHEMA: 's', ANVIL_JOURNAL_RETENTION_DAYS: '3'
+  }
+  const expected = {
+    redis: 'redis://r', queueName: 'q', prefix: '{p}', concurrency: 7, shutdownTimeoutMs: 1234, deadAgeSeconds: 999999,
+    journal: { database: 'postgres://db/x', schema: 's', retentionDays: 3 }
+  }
+  const worker = workerOptions(loadWorkerConfig({ ...env, ANVIL_LOCK_DURATION_MS: '5000', ANVIL_STALLED_INTERVAL_MS: '700' }), 'redis://r', undefined)
+  t.match(worker, { ...expected, lockDurationMs: 5000, stalledIntervalMs: 700 })
+  t.equal(checkWorkerOptions(worker), undefined)
+  const dev = workerOptions(loadDevConfig(env), 'redis://r', undefined)
+  t.match(dev, expected)
+  t.equal(checkWorkerOptions(dev), undefined)
+})
+
+t.test('one rule for a PostgreSQL schema name: the database, the journal, the event log, the outbound options and the CLI agree', async (t) => {
+  const checkDatabase = compileCheck(DatabaseOptionsSchema)
+  const checkEventLog = compileCheck(EventLogOptionsSchema)
+  const names = ['anvil', 'tenant_2', '_x', 'x'.repeat(63), 'x'.repeat(64), 'Anvil', '2x', 'a-b', 'a b', '', 'Robert"); DROP TABLE']
+  for (const schema of names) {
+    let opened = true
+    try { checkSchema(schema) } catch { opened = false }
+    t.equal(checkDatabase({ schema }) === undefined, opened, `database options: ${schema}`)
+    t.equal(checkJournal({ database: 'postgres://x', schema }) === undefined, opened, `journal: ${schema}`)
+    t.equal(checkEventLog({ redis: 'redis://x', schema }) === undefined, opened, `event log: ${schema}`)
+    t.equal(checkOutbound({ database: 'postgres://x', schema }) === undefined, opened, `outbound: ${schema}`)
+    // An empty variable counts as unset in the CLI, so it is not a name there.
+    if (schema !== '') t.equal(cliAccepts('dbSchema', schema), opened, `ANVIL_DB_SCHEMA: ${schema}`)
+  }
+})
+
+t.test('one constant-time compare: only src/signing/crypto.ts calls timingSafeEqual, and its helpers hold', async (t) => {
+  t.same(SOURCES.filter(({ text }) => text.includes('timingSafeEqual')).map(({ file }) => file), ['src/signing/crypto.ts'])
+  t.ok(constantTimeEqual(Buffer.from('abc'), Buffer.from('abc')))
+  t.notOk(constantTimeEqual(Buffer.from('abc'), Buffer.from('abd')))
+  t.notOk(constantTimeEqual(Buffer.from('abc'), Buffer.from('abcd')), 'another length fails, and does not throw')
+  const matches = tokenMatcher(['first-token', 'second'])
+  t.ok(matches('first-token'))
+  t.ok(matches('second'))
+  t.notOk(matches('second2'))
+  t.notOk(matches(''))
+})
+
+t.test("every preset's signature headers, as its scheme names them, are redacted from log lines", async (t) => {
+  const lines: string[] = []
+  const log = createLogger('info', new Writable({ write (chunk: Buffer, _enc, done) { lines.push(chunk.toString()); done() } }))
+  for (const provider of PROVIDER_NAMES) {
+    const secret = PUBLIC_KEY_PROVIDERS.includes(provider)
+      ? generateKeyPair(provider as 'discord' | 'sendgrid').publicKey
+      : 'whsec_' + Buffer.from('rules-once-secret-0123456789').toString('base64')
+    const scheme = createPresetScheme(provider, { secrets: [secret], toleranceSeconds: DEFAULT_TOLERANCE_SECONDS })
+    t.ok(scheme.headers.length > 0, `${provider} names its headers`)
+    for (const name of scheme.headers) {
+      t.ok(SIGNATURE_HEADERS.includes(name), `${provider}: ${name} is in SIGNATURE_HEADERS`)
+      log.info({ req: { headers: { [name]: `sig-${provider}-${name}` } }, headers: { [name]: `sig-${provider}-${name}` } })
+      t.notOk(lines.join('').includes(`sig-${provider}-${name}`), `${provider}: ${name} is redacted`)
+    }
+  }
+})
