@@ -6,7 +6,7 @@ import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { fileURLToPath } from 'node:url'
+import { ROOT } from './helpers/root.js'
 import type { TSchema } from '@sinclair/typebox'
 import { SETTINGS, read, type SettingKey } from '../cli/config/settings.js'
 import type { Setting } from '../cli/config/setting.js'
@@ -26,7 +26,6 @@ import { DEFAULT_TOLERANCE_SECONDS, PROVIDER_NAMES, PUBLIC_KEY_PROVIDERS, SIGNAT
 import { generateKeyPair } from '../src/testing/generate-key-pair.js'
 import { createLogger } from '../cli/logging.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
 const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
   .filter((file) => file.endsWith('.ts')).map((file) => ({ file: join(dir, file), text: readFileSync(join(ROOT, dir, file), 'utf8') })))
