@@ -3,7 +3,7 @@ import type { WorkerCommandConfig } from './config/load-config.js'
 import { workerOptions } from './config/worker-options.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { redactUrl } from '../src/redis/connect.js'
-import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
+import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { errors } from '../src/shared/errors.js'
 import { createForwarder } from '../src/forward/create-forwarder.js'
 import anvilHealth from '../plugins/health.js'
@@ -72,18 +72,8 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     if (handler === undefined) return await serveProbes(config, redisUrl, log, life, outgoing, bound)
     const worker = createWorker(handler, { ...workerOptions(config, redisUrl, tracing?.telemetry), logger: throttleRepeats(log) })
     if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
-    const app = createApp(log)
-    // The metrics plugin reads the outbox gauges from it.
-    if (outgoing !== undefined) app.decorate('anvilOutbound', outgoing)
-    await app.register(anvilHealth, { redis: redisUrl, worker })
-    const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
     // Closed in reverse: the worker first (active jobs get the grace period) while probes still answer.
-    life.add('http', async () => await closeGracefully(app))
-    if (metricsApp !== undefined) {
-      life.add('metrics server', async () => await closeGracefully(metricsApp))
-      const metricsPort = await listen(metricsApp, config.host, config.metricsPort ?? 0)
-      log.info({ host: config.host, port: metricsPort, path: config.metricsPath }, 'anvil worker: metrics listening')
-    }
+    const app = await startProbes(config, redisUrl, log, life, outgoing, worker)
     // Never connected: no job is active, so there is nothing to wait for (BullMQ's close would wait for Redis).
     let started = false
     life.add('worker', async () => {
@@ -110,13 +100,16 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
   }
 }
 
-/** The outgoing-only worker: health (Redis) and metrics, no inbound queue. */
-async function serveProbes (
-  config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle, outgoing: Outbound | undefined, bound: () => Promise<boolean>
-): Promise<void> {
+/**
+ * The health app (not yet listening) and, on its own port when one is set, the metrics server (listening): both
+ * closed by `life`. The metrics plugin reads the outbox gauges from `anvilOutbound`.
+ */
+async function startProbes (
+  config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle, outgoing: Outbound | undefined, worker?: AnvilWorker
+): Promise<ReturnType<typeof createApp>> {
   const app = createApp(log)
   if (outgoing !== undefined) app.decorate('anvilOutbound', outgoing)
-  await app.register(anvilHealth, { redis: redisUrl })
+  await app.register(anvilHealth, { redis: redisUrl, ...(worker === undefined ? {} : { worker }) })
   const metricsApp = await registerMetrics(app, config, sampledQueue(config), log)
   life.add('http', async () => await closeGracefully(app))
   if (metricsApp !== undefined) {
@@ -124,6 +117,14 @@ async function serveProbes (
     const metricsPort = await listen(metricsApp, config.host, config.metricsPort ?? 0)
     log.info({ host: config.host, port: metricsPort, path: config.metricsPath }, 'anvil worker: metrics listening')
   }
+  return app
+}
+
+/** The outgoing-only worker: health (Redis) and metrics, no inbound queue. */
+async function serveProbes (
+  config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle, outgoing: Outbound | undefined, bound: () => Promise<boolean>
+): Promise<void> {
+  const app = await startProbes(config, redisUrl, log, life, outgoing)
   const port = await listen(app, config.host, config.port)
   log.info({ host: config.host, port }, 'anvil worker: health and metrics listening')
   if (!await bound()) return
