@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
 import type { EventLog } from '../../src/journal/event-log.js'
 import { resolveFilter } from '../../src/journal/event-filter.js'
-import { MAX_PAGE_SIZE } from '../../src/journal/event-queries.js'
+import { JOURNAL_MAX_PAGE } from '../../src/journal/event-queries.js'
 import { SignatureFailureTally } from '../../src/journal/signature-failures.js'
 import { errors } from '../../src/shared/errors.js'
 import { Whole } from '../../src/shared/schemas.js'
@@ -17,7 +17,7 @@ export const DEFAULT_STATS_WINDOW = '24h'
 const WINDOW = /^(\d{1,6})(m|h|d)$/
 const WINDOW_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 }
 
-const Paging = { limit: Type.Optional(Whole(1, MAX_PAGE_SIZE)), cursor: Type.Optional(Type.String({ maxLength: 500 })) }
+const Paging = { limit: Type.Optional(Whole(1, JOURNAL_MAX_PAGE)), cursor: Type.Optional(Type.String({ maxLength: 500 })) }
 const PageQuery = Type.Object(Paging, { additionalProperties: false })
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 1000 }) })
 const ReplayBody = Type.Object({
@@ -41,8 +41,8 @@ export function journalAdminRoutes (log: EventLog): FastifyPluginAsync {
     admin.get<{ Querystring: Record<string, string> }>('/events', { schema: { tags } }, async (request) => {
       const { limit, cursor, ...filter } = request.query
       const size = limit === undefined ? undefined : Number(limit)
-      if (size !== undefined && !(Number.isInteger(size) && size >= 1 && size <= MAX_PAGE_SIZE)) {
-        throw new errors.INVALID_FILTER(`limit must be a whole number from 1 to ${MAX_PAGE_SIZE} (got ${JSON.stringify(limit)})`)
+      if (size !== undefined && !(Number.isInteger(size) && size >= 1 && size <= JOURNAL_MAX_PAGE)) {
+        throw new errors.INVALID_FILTER(`limit must be a whole number from 1 to ${JOURNAL_MAX_PAGE} (got ${JSON.stringify(limit)})`)
       }
       return await log.list(filter, { limit: size, cursor })
     })
