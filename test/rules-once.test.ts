@@ -29,6 +29,8 @@ import { DEFAULT_PAGE_SIZE, pageSize, toPage } from '../src/shared/page.js'
 import { OUTBOX_MAX_PAGE, outboxPageSize } from '../src/outbox/page.js'
 import { JOURNAL_MAX_PAGE, journalPageSize } from '../src/journal/event-queries.js'
 import { PageQuery } from '../plugins/admin/outbound-schemas.js'
+import { parseDuration } from '../src/shared/duration.js'
+import { resolveFilter, statsWindowMs } from '../src/journal/event-filter.js'
 
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
 const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
@@ -177,4 +179,19 @@ t.test('one paging rule: the outbound lists and the event lists size and cut the
   t.equal(PageQuery.limit.maximum, OUTBOX_MAX_PAGE, 'the outbound routes take the outbound bound')
   t.same(toPage([1, 2, 3], 2, (n) => [n], String), { items: ['1', '2'], next: Buffer.from('[2]').toString('base64url') })
   t.same(toPage([1, 2], 2, (n) => [n], String), { items: ['1', '2'], next: null })
+})
+
+t.test('one duration grammar: a filter\'s since and the stats window take the same durations, as the same span', async (t) => {
+  const now = Date.UTC(2026, 0, 31, 12)
+  const inputs = ['30s', '15m', '1h', '24h', '7d', '2w', '0m', '999999999s', '999999999w', '5', 'h', '1.5h', '-1h', '1 h', '1H', '1y', '1000000000s', '']
+  for (const text of inputs) {
+    let since: number | undefined
+    let window: number | undefined
+    try { since = now - (resolveFilter({ since: text }, now).since as Date).getTime() } catch { since = undefined }
+    try { window = statsWindowMs(text, now) } catch { window = undefined }
+    t.equal(window, since, `${JSON.stringify(text)}: the same span, or refused by both`)
+    if (window !== undefined) t.equal(window, parseDuration(text), `${text} is the parser's`)
+  }
+  t.equal(statsWindowMs('24h', now), 86_400_000)
+  t.equal(parseDuration('1w'), 7 * 86_400_000)
 })
