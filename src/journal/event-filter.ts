@@ -7,7 +7,7 @@ import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
 import { isTimeInRange, TIME_RANGE_RULE } from '../shared/time.js'
 import { DURATION_RULE, parseDuration } from '../shared/duration.js'
-import { EVENT_STATUSES, type EventStatus } from './event-row.js'
+import { EVENT_STATUSES, type EventStatus } from './event-item.js'
 
 const STATUS = `(${EVENT_STATUSES.join('|')})`
 const TIME_RULE = 'must be an ISO 8601 time (2026-01-31T12:00:00Z) or a duration before now (30m, 2h, 7d)'

@@ -5,7 +5,9 @@ import { pageSize, toPage, type Page } from '../shared/page.js'
 import { nestsDeeperThan } from '../shared/json.js'
 import { errors } from '../shared/errors.js'
 import { filterSql, type ResolvedFilter } from './event-filter.js'
-import type { EventStatus } from './event-row.js'
+import type { EventItem, EventStatus } from './event-item.js'
+
+export type { EventItem }
 import { deliveryDiff, type DeliveryDiff } from './delivery-diff.js'
 
 /** An event item is a few short columns read by one index range scan; the console asks for 500 at once. */
@@ -13,19 +15,6 @@ export const JOURNAL_MAX_PAGE = 500
 
 /** The size of an event list's page (the journal's or the dead letters'). */
 export const journalPageSize = (limit: number | undefined): number => pageSize(limit, JOURNAL_MAX_PAGE)
-
-/** An event in a list: the shape scripts rely on. */
-export interface EventItem {
-  id: string
-  source: string
-  provider: string | null
-  eventType: string | null
-  status: EventStatus
-  attempts: number
-  receivedAt: string
-  lastError?: string
-  errorClass?: string
-}
 
 export type EventPage = Page<EventItem>
 
