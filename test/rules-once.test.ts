@@ -195,3 +195,12 @@ t.test('one duration grammar: a filter\'s since and the stats window take the sa
   t.equal(statsWindowMs('24h', now), 86_400_000)
   t.equal(parseDuration('1w'), 7 * 86_400_000)
 })
+
+t.test('the console takes the server\'s event shape and statuses: neither is declared in console/src', async (t) => {
+  const consoleDir = join(ROOT, 'console', 'src')
+  const files = readdirSync(consoleDir, { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file))
+    .map((file) => ({ file, text: readFileSync(join(consoleDir, file), 'utf8') }))
+  t.same(files.filter(({ text }) => /interface EventItem\b/.test(text)).map(({ file }) => file), [], 'no EventItem of its own')
+  t.same(files.filter(({ text }) => /'received',\s*'processing'|'done',\s*'received'/.test(text)).map(({ file }) => file), [], 'no list of statuses of its own')
+  t.ok(files.some(({ text }) => text.includes("from '../../../src/journal/event-item'")), 'it imports the server\'s')
+})
