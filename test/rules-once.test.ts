@@ -25,6 +25,12 @@ import { errorReply, errors } from '../src/shared/errors.js'
 import { DEFAULT_TOLERANCE_SECONDS, PROVIDER_NAMES, PUBLIC_KEY_PROVIDERS, SIGNATURE_HEADERS, createPresetScheme } from '../src/providers/presets.js'
 import { generateKeyPair } from '../src/testing/generate-key-pair.js'
 import { createLogger } from '../cli/logging.js'
+import { DEFAULT_PAGE_SIZE, pageSize, toPage } from '../src/shared/page.js'
+import { OUTBOX_MAX_PAGE, outboxPageSize } from '../src/outbox/page.js'
+import { JOURNAL_MAX_PAGE, journalPageSize } from '../src/journal/event-queries.js'
+import { PageQuery } from '../plugins/admin/outbound-schemas.js'
+import { parseDuration } from '../src/shared/duration.js'
+import { resolveFilter, statsWindowMs } from '../src/journal/event-filter.js'
 
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
 const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
@@ -159,4 +165,42 @@ t.test('one error reply: an Anvil error speaks for itself, any other 5xx is ANVI
   t.same(errorReply(new Error('password=hunter2 in a stack'), 500, 'X'), { error: 'Internal Server Error', code: 'ANVIL_ERR_INTERNAL' })
   t.same(errorReply(new errors.INTERNAL(), 500, 'X'), { error: 'Internal Server Error', code: 'ANVIL_ERR_INTERNAL' }, 'the registry\'s INTERNAL is the same reply')
   t.same(errorReply(new Error('Unsupported Media Type'), 415, 'FST_ERR_CTP_INVALID_MEDIA_TYPE'), { error: 'Unsupported Media Type', code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' })
+})
+
+t.test('one paging rule: the outbound lists and the event lists size and cut their pages alike, each to its own bound', async (t) => {
+  const defining = SOURCES.filter(({ text }) => /DEFAULT_PAGE_SIZE\s*=|rows\.slice\(0, limit\)|\?\? DEFAULT_PAGE_SIZE/.test(text)).map(({ file }) => file)
+  t.same(defining, ['src/shared/page.ts'], 'only the paging helper picks a default size or cuts the extra row')
+  for (const limit of [undefined, -1, 0, 1, 2, DEFAULT_PAGE_SIZE, 199, 200, 201, 499, 500, 501, 10_000]) {
+    t.equal(outboxPageSize(limit), pageSize(limit, OUTBOX_MAX_PAGE), `outbound: ${String(limit)}`)
+    t.equal(journalPageSize(limit), pageSize(limit, JOURNAL_MAX_PAGE), `events: ${String(limit)}`)
+    if (limit === undefined || limit <= OUTBOX_MAX_PAGE) t.equal(outboxPageSize(limit), journalPageSize(limit), `below both bounds they agree: ${String(limit)}`)
+  }
+  t.equal(pageSize(undefined, 10), 10, 'the default never passes the bound')
+  t.equal(PageQuery.limit.maximum, OUTBOX_MAX_PAGE, 'the outbound routes take the outbound bound')
+  t.same(toPage([1, 2, 3], 2, (n) => [n], String), { items: ['1', '2'], next: Buffer.from('[2]').toString('base64url') })
+  t.same(toPage([1, 2], 2, (n) => [n], String), { items: ['1', '2'], next: null })
+})
+
+t.test('one duration grammar: a filter\'s since and the stats window take the same durations, as the same span', async (t) => {
+  const now = Date.UTC(2026, 0, 31, 12)
+  const inputs = ['30s', '15m', '1h', '24h', '7d', '2w', '0m', '999999999s', '999999999w', '5', 'h', '1.5h', '-1h', '1 h', '1H', '1y', '1000000000s', '']
+  for (const text of inputs) {
+    let since: number | undefined
+    let window: number | undefined
+    try { since = now - (resolveFilter({ since: text }, now).since as Date).getTime() } catch { since = undefined }
+    try { window = statsWindowMs(text, now) } catch { window = undefined }
+    t.equal(window, since, `${JSON.stringify(text)}: the same span, or refused by both`)
+    if (window !== undefined) t.equal(window, parseDuration(text), `${text} is the parser's`)
+  }
+  t.equal(statsWindowMs('24h', now), 86_400_000)
+  t.equal(parseDuration('1w'), 7 * 86_400_000)
+})
+
+t.test('the console takes the server\'s event shape and statuses: neither is declared in console/src', async (t) => {
+  const consoleDir = join(ROOT, 'console', 'src')
+  const files = readdirSync(consoleDir, { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file))
+    .map((file) => ({ file, text: readFileSync(join(consoleDir, file), 'utf8') }))
+  t.same(files.filter(({ text }) => /interface EventItem\b/.test(text)).map(({ file }) => file), [], 'no EventItem of its own')
+  t.same(files.filter(({ text }) => /'received',\s*'processing'|'done',\s*'received'/.test(text)).map(({ file }) => file), [], 'no list of statuses of its own')
+  t.ok(files.some(({ text }) => text.includes("from '../../../src/journal/event-item'")), 'it imports the server\'s')
 })

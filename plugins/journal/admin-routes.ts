@@ -6,18 +6,17 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
 import type { EventLog } from '../../src/journal/event-log.js'
-import { resolveFilter } from '../../src/journal/event-filter.js'
-import { MAX_PAGE_SIZE } from '../../src/journal/event-queries.js'
+import { resolveFilter, statsWindowMs } from '../../src/journal/event-filter.js'
+import { JOURNAL_MAX_PAGE } from '../../src/journal/event-queries.js'
 import { SignatureFailureTally } from '../../src/journal/signature-failures.js'
 import { errors } from '../../src/shared/errors.js'
 import { Whole } from '../../src/shared/schemas.js'
+import { DURATION_PATTERN } from '../../src/shared/duration.js'
 
 /** The stats' default window. */
 export const DEFAULT_STATS_WINDOW = '24h'
-const WINDOW = /^(\d{1,6})(m|h|d)$/
-const WINDOW_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 }
 
-const Paging = { limit: Type.Optional(Whole(1, MAX_PAGE_SIZE)), cursor: Type.Optional(Type.String({ maxLength: 500 })) }
+const Paging = { limit: Type.Optional(Whole(1, JOURNAL_MAX_PAGE)), cursor: Type.Optional(Type.String({ maxLength: 500 })) }
 const PageQuery = Type.Object(Paging, { additionalProperties: false })
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 1000 }) })
 const ReplayBody = Type.Object({
@@ -25,7 +24,7 @@ const ReplayBody = Type.Object({
   dryRun: Type.Optional(Type.Boolean()),
   ratePerSecond: Type.Optional(Whole(1, 100_000))
 }, { additionalProperties: false })
-const StatsQuery = Type.Object({ window: Type.Optional(Type.String({ pattern: WINDOW.source, description: '30m, 24h, 7d' })) }, { additionalProperties: false })
+const StatsQuery = Type.Object({ window: Type.Optional(Type.String({ pattern: DURATION_PATTERN, description: '30m, 24h, 7d' })) }, { additionalProperties: false })
 
 const tags = ['journal']
 
@@ -41,8 +40,8 @@ export function journalAdminRoutes (log: EventLog): FastifyPluginAsync {
     admin.get<{ Querystring: Record<string, string> }>('/events', { schema: { tags } }, async (request) => {
       const { limit, cursor, ...filter } = request.query
       const size = limit === undefined ? undefined : Number(limit)
-      if (size !== undefined && !(Number.isInteger(size) && size >= 1 && size <= MAX_PAGE_SIZE)) {
-        throw new errors.INVALID_FILTER(`limit must be a whole number from 1 to ${MAX_PAGE_SIZE} (got ${JSON.stringify(limit)})`)
+      if (size !== undefined && !(Number.isInteger(size) && size >= 1 && size <= JOURNAL_MAX_PAGE)) {
+        throw new errors.INVALID_FILTER(`limit must be a whole number from 1 to ${JOURNAL_MAX_PAGE} (got ${JSON.stringify(limit)})`)
       }
       return await log.list(filter, { limit: size, cursor })
     })
@@ -70,10 +69,7 @@ export function journalAdminRoutes (log: EventLog): FastifyPluginAsync {
       async (request) => await log.deadLetters(request.query))
 
     admin.get<{ Querystring: Static<typeof StatsQuery> }>('/stats', { schema: { tags, querystring: StatsQuery } }, async (request) => {
-      const window = WINDOW.exec(request.query.window ?? DEFAULT_STATS_WINDOW)
-      /* c8 ignore next -- the schema's pattern is the same */
-      if (window === null) throw new errors.BAD_REQUEST('window: must be like 30m, 24h or 7d')
-      const windowMs = Number(window[1]) * (WINDOW_MS[window[2] as string] as number)
+      const windowMs = statsWindowMs(request.query.window ?? DEFAULT_STATS_WINDOW)
       return { source: log.kind, ...await log.stats(windowMs), signatureFailures: tally.snapshot() }
     })
   }

@@ -6,12 +6,10 @@ import { Type, type Static } from '@sinclair/typebox'
 import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
 import { isTimeInRange, TIME_RANGE_RULE } from '../shared/time.js'
-import { EVENT_STATUSES, type EventStatus } from './event-row.js'
+import { DURATION_RULE, parseDuration } from '../shared/duration.js'
+import { EVENT_STATUSES, type EventStatus } from './event-item.js'
 
 const STATUS = `(${EVENT_STATUSES.join('|')})`
-/** `2h`, `30m`, `7d`: that long before now. */
-const DURATION = /^(\d{1,9})(s|m|h|d|w)$/
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
 const TIME_RULE = 'must be an ISO 8601 time (2026-01-31T12:00:00Z) or a duration before now (30m, 2h, 7d)'
 const Text = (description: string) => Type.String({ minLength: 1, maxLength: 500, description })
 
@@ -47,14 +45,22 @@ const checkFilter = compileCheck(EventFilterSchema)
 
 function timeOf (name: string, value: string | undefined, now: number): Date | undefined {
   if (value === undefined) return undefined
-  const duration = DURATION.exec(value)
-  // Date.parse takes many shapes; only ISO 8601 dates and times are meant.
-  const ms = duration !== null
-    ? now - Number(duration[1]) * (UNIT_MS[duration[2] as string] as number)
+  // A duration is that long before now. Date.parse takes many shapes; only ISO 8601 dates and times are meant.
+  const duration = parseDuration(value)
+  const ms = duration !== undefined
+    ? now - duration
     : /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ? Date.parse(value) : Number.NaN
   if (Number.isNaN(ms)) throw new errors.INVALID_FILTER(`${name} ${TIME_RULE} (got ${JSON.stringify(value)})`)
   if (!isTimeInRange(ms)) throw new errors.INVALID_FILTER(`${name} ${TIME_RANGE_RULE} (got ${JSON.stringify(value)})`)
   return new Date(ms)
+}
+
+/** A stats window (`24h`) in milliseconds: a duration, as a filter's `since` takes it, reaching back no further than year 1. */
+export function statsWindowMs (window: string, now = Date.now()): number {
+  const ms = parseDuration(window)
+  if (ms === undefined) throw new errors.BAD_REQUEST(`window: must be ${DURATION_RULE} (got ${JSON.stringify(window)})`)
+  if (!isTimeInRange(now - ms)) throw new errors.BAD_REQUEST(`window: ${TIME_RANGE_RULE} (got ${JSON.stringify(window)})`)
+  return ms
 }
 
 /** Checks a filter (from JSON, a query string or flags) and resolves its times against `now`. */

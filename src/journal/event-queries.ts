@@ -1,29 +1,22 @@
 /** Reading the journal: a page of events, a count, one event with its effects, and a cursor to the next page. */
 import type { Database } from '../db/database.js'
-import { decodeCursor, encodeCursor } from '../shared/cursor.js'
+import { decodeCursor } from '../shared/cursor.js'
+import { pageSize, toPage, type Page } from '../shared/page.js'
 import { nestsDeeperThan } from '../shared/json.js'
 import { errors } from '../shared/errors.js'
 import { filterSql, type ResolvedFilter } from './event-filter.js'
-import type { EventStatus } from './event-row.js'
+import type { EventItem, EventStatus } from './event-item.js'
+
+export type { EventItem }
 import { deliveryDiff, type DeliveryDiff } from './delivery-diff.js'
 
-export const DEFAULT_PAGE_SIZE = 50
-export const MAX_PAGE_SIZE = 500
+/** An event item is a few short columns read by one index range scan; the console asks for 500 at once. */
+export const JOURNAL_MAX_PAGE = 500
 
-/** An event in a list: the shape scripts rely on. */
-export interface EventItem {
-  id: string
-  source: string
-  provider: string | null
-  eventType: string | null
-  status: EventStatus
-  attempts: number
-  receivedAt: string
-  lastError?: string
-  errorClass?: string
-}
+/** The size of an event list's page (the journal's or the dead letters'). */
+export const journalPageSize = (limit: number | undefined): number => pageSize(limit, JOURNAL_MAX_PAGE)
 
-export interface EventPage { items: EventItem[], next: string | null }
+export type EventPage = Page<EventItem>
 
 export interface EventEffect { action: string, key: string, result: unknown, createdAt: string }
 
@@ -91,7 +84,7 @@ const ITEM_COLUMNS = 'e.id, e.source, e.provider, e.event_type, e.status, e.atte
 
 /** Newest first; the cursor holds the last row's received_at (to the microsecond) and id. */
 export async function listEvents (db: Database, filter: ResolvedFilter, page: { limit?: number, cursor?: string } = {}): Promise<EventPage> {
-  const limit = Math.min(page.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+  const limit = journalPageSize(page.limit)
   const { where, values } = filterSql(filter)
   let after = ''
   if (page.cursor !== undefined && page.cursor !== '') {
@@ -102,10 +95,7 @@ export async function listEvents (db: Database, filter: ResolvedFilter, page: { 
   values.push(limit + 1)
   const { rows } = await db.pool.query<ItemRow>(
     `SELECT ${ITEM_COLUMNS} FROM ${db.table('webhook_events')} e WHERE ${where}${after} ORDER BY e.received_at DESC, e.id DESC LIMIT $${values.length}`, values)
-  const more = rows.length > limit
-  const shown = rows.slice(0, limit)
-  const last = shown.at(-1)
-  return { items: shown.map(toItem), next: more && last !== undefined ? encodeCursor([last.received_at_text, last.id]) : null }
+  return toPage(rows, limit, (row) => [row.received_at_text, row.id], toItem)
 }
 
 export async function countEvents (db: Database, filter: ResolvedFilter, extra = 'TRUE'): Promise<number> {

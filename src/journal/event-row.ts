@@ -2,9 +2,6 @@ import { createHash } from 'node:crypto'
 import type { WebhookJobData } from '../queue/job-data.js'
 import { nestsDeeperThan } from '../shared/json.js'
 
-/** What a row's status may be; `dead` once no attempt is left. */
-export const EVENT_STATUSES = ['received', 'processing', 'done', 'failed', 'dead'] as const
-export type EventStatus = (typeof EVENT_STATUSES)[number]
 
 /** The journal's id of an event: the provider's event id where there is one, else the dedupe key. */
 export function journalIdOf (data: Pick<WebhookJobData, 'eventId' | 'key'>): string {

@@ -5,7 +5,8 @@
 import { inTransaction, type Database } from '../db/database.js'
 import { JOURNAL_REPLAY_JOB_PREFIX } from '../shared/constants.js'
 import type { WebhookJobData } from '../queue/job-data.js'
-import { headersJson, jsonView, pgText, type EventStatus } from './event-row.js'
+import { headersJson, jsonView, pgText } from './event-row.js'
+import type { EventStatus } from './event-item.js'
 import { WriteBatcher } from './write-batcher.js'
 import { doneJobs } from '../sql/webhook_event_done.js'
 

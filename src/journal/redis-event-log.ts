@@ -14,7 +14,7 @@ import type { WebhookJobData } from '../queue/job-data.js'
 import { createReplayer, type DeadLetter } from '../worker/replay.js'
 import type { DeadLetterData } from '../worker/dead-letter.js'
 import { matchesLetter, resolveFilter, type ResolvedFilter } from './event-filter.js'
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type EventDetail, type EventItem } from './event-queries.js'
+import { journalPageSize, type EventDetail, type EventItem, type EventPage } from './event-queries.js'
 import type { EventLog, EventLogOptions } from './event-log.js'
 import { deadLetterStats } from './journal-stats.js'
 import type { ReplayRunStatus } from './replay-runs.js'
@@ -52,8 +52,8 @@ export function redisEventLog (options: EventLogOptions): EventLog {
     return (await replayer.listDeadLetters()).filter((letter) => matches(resolved, letter))
   }
 
-  async function page (filter: unknown, request: { limit?: number, cursor?: string } = {}): Promise<{ items: EventItem[], next: string | null }> {
-    const limit = Math.min(request.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+  async function page (filter: unknown, request: { limit?: number, cursor?: string } = {}): Promise<EventPage> {
+    const limit = journalPageSize(request.limit)
     const offset = request.cursor === undefined || request.cursor === '' ? 0 : decodeCursor(request.cursor, ['number'])[0] as number
     const all = await matching(filter)
     const items = all.slice(offset, offset + limit).map(itemOf)

@@ -6,7 +6,8 @@ import type { DeliveryRow } from '../sql/deliveries.js'
 import * as outboxSql from '../sql/outbox.js'
 import type { OutboxRow } from '../sql/outbox.js'
 import type { Delivery, MessageWithDeliveries, Undelivered } from './delivery-schemas.js'
-import { iso, pageSize, toPage, type Page } from './page.js'
+import { toPage, type Page } from '../shared/page.js'
+import { iso, outboxPageSize } from './page.js'
 
 export interface DeliveryQuery {
   endpoint?: string
@@ -44,7 +45,7 @@ export type DeliveryLog = ReturnType<typeof createDeliveryLog>
 export function createDeliveryLog (db: Database) {
   return {
     async list (query: DeliveryQuery = {}): Promise<Page<Delivery>> {
-      const limit = pageSize(query.limit)
+      const limit = outboxPageSize(query.limit)
       const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ['number'])[0]
       const { rows } = await db.pool.query<DeliveryRow>(sql.list(db.schema),
         [query.endpoint ?? null, query.status ?? null, query.since ?? null, before ?? null, limit + 1])
@@ -79,7 +80,7 @@ export function createDeliveryLog (db: Database) {
 
     /** Message and endpoint pairs with attempts and no success, the latest attempt first. */
     async undelivered (query: UndeliveredQuery = {}): Promise<Page<Undelivered>> {
-      const limit = pageSize(query.limit)
+      const limit = outboxPageSize(query.limit)
       const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ['number'])[0]
       const { rows } = await db.pool.query<{
         last_id: string, message_id: string, endpoint_id: string, type: string | null, attempts: number,

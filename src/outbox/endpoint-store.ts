@@ -11,7 +11,8 @@ import {
 } from './endpoint-schemas.js'
 import { endpointUrlProblem } from '../delivery/endpoint-url.js'
 import { newId, newSecret } from './ids.js'
-import { iso, pageSize, toPage, type Page } from './page.js'
+import { toPage, type Page } from '../shared/page.js'
+import { iso, outboxPageSize } from './page.js'
 
 export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 60 * 60
 
@@ -83,7 +84,7 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
     },
 
     async list (query: EndpointListQuery = {}): Promise<Page<Endpoint>> {
-      const limit = pageSize(query.limit)
+      const limit = outboxPageSize(query.limit)
       const after = query.cursor === undefined ? null : decodeCursor(query.cursor, ['string'])[0]
       const { rows } = await db.pool.query<EndpointRow>(sql.list(db.schema), [query.tenant ?? null, after, limit + 1])
       return toPage(rows, limit, (row) => [row.id], toEndpoint)

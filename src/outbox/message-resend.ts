@@ -19,7 +19,8 @@ import type { OutboxRow } from '../sql/outbox.js'
 import { outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
 import { EventType, Tenant } from './endpoint-schemas.js'
 import type { FanOut, OutboxMessage } from './fan-out.js'
-import { pageSize, toPage, type Page } from './page.js'
+import { toPage, type Page } from '../shared/page.js'
+import { outboxPageSize } from './page.js'
 
 export const RESEND_SUFFIX = 'resend'
 /** Job states in which a delivery may still happen. */
@@ -113,7 +114,7 @@ export function createMessageResend (db: Database, queue: Queue<OutboundJobData>
   /** One page of the failed messages a filter matches, oldest first, each re-sent (or, in a dry run, planned) in turn. */
   async function resendMatching (filter: ResendFilter, options: { dryRun?: boolean, limit?: number, cursor?: string } = {}): Promise<ResendPage> {
     const dryRun = options.dryRun ?? false
-    const limit = pageSize(options.limit)
+    const limit = outboxPageSize(options.limit)
     const after = options.cursor === undefined ? [null, null] : decodeCursor(options.cursor, ['string', 'string'])
     const { rows } = await db.pool.query<{ id: string, at: string }>(outboxSql.failedPage(db.schema),
       [filter.type ?? null, filter.tenant ?? null, filter.since ?? null, filter.until ?? null, after[0], after[1], filter.failure ?? null, limit + 1])

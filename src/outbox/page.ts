@@ -1,23 +1,9 @@
-import { encodeCursor, type CursorValue } from '../shared/cursor.js'
+import { pageSize } from '../shared/page.js'
 
-export const DEFAULT_PAGE_SIZE = 50
-export const MAX_PAGE_SIZE = 200
+/** A resend page enqueues every message it lists, so the page bounds one request's writes to Redis. */
+export const OUTBOX_MAX_PAGE = 200
 
-export interface Page<T> {
-  items: T[]
-  /** The cursor of the next page; null on the last one. */
-  next: string | null
-}
-
-/** Rows fetched with `LIMIT limit + 1`: the extra row only says there is a next page. */
-export function toPage<R, T> (rows: R[], limit: number, key: (row: R) => CursorValue[], map: (row: R) => T): Page<T> {
-  const shown = rows.slice(0, limit)
-  const last = shown.at(-1)
-  return { items: shown.map(map), next: rows.length > limit && last !== undefined ? encodeCursor(key(last)) : null }
-}
-
-export function pageSize (limit: number | undefined): number {
-  return Math.min(Math.max(limit ?? DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE)
-}
+/** The size of an outbound list's page (endpoints, deliveries, resends). */
+export const outboxPageSize = (limit: number | undefined): number => pageSize(limit, OUTBOX_MAX_PAGE)
 
 export const iso = (value: Date | null): string | null => value === null ? null : value.toISOString()

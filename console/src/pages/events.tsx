@@ -5,15 +5,16 @@ import { href, navigate, type Route } from '../router'
 import { useApi } from '../use-api'
 import { BulkReplay } from './bulk-replay'
 
-export interface EventItem {
-  id: string, source: string, provider: string | null, eventType: string | null, status: string,
-  attempts: number, receivedAt: string, lastError?: string, errorClass?: string
-}
+// The server's own declarations: a status or field added there is here too. EVENT_STATUSES is a constant of a
+// file with no imports, so the bundle takes only it.
+import { EVENT_STATUSES, type EventItem } from '../../../src/journal/event-item'
+
+export type { EventItem }
 
 /** The journal's filter (GET /admin/events and POST /admin/events/replay take the same fields). */
 export const FILTER_FIELDS = ['provider', 'source', 'type', 'status', 'errorClass', 'since', 'until', 'text'] as const
 export type Filter = Partial<Record<(typeof FILTER_FIELDS)[number], string>>
-const STATUSES = ['', 'received', 'processing', 'done', 'failed', 'dead']
+const STATUSES = ['', ...EVENT_STATUSES]
 const PRESETS = [['Last hour', '1h'], ['24 h', '24h'], ['7 days', '7d']] as const
 
 export function filterOf (params: URLSearchParams): Filter {

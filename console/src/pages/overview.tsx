@@ -1,5 +1,6 @@
 import { Loading, Time, text } from '../components'
 import type { Page } from '../api'
+import type { EventItem as FullEventItem } from '../../../src/journal/event-item'
 import { href } from '../router'
 import { useApi } from '../use-api'
 import { PerMinuteChart, type MinuteCount } from './per-minute-chart'
@@ -20,7 +21,7 @@ interface Stats {
   deadLetters?: { size: number, oldestAgeSeconds: number | null }
   signatureFailures?: SignatureFailures[]
 }
-interface EventItem { status: string, receivedAt: string }
+type EventItem = Pick<FullEventItem, 'status' | 'receivedAt'>
 
 const HOUR_MINUTE = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' })
 

@@ -1,7 +1,10 @@
+import { EVENT_STATUSES } from '../../../src/journal/event-item'
+
 /** Events per minute by status, as stacked SVG bars with both axes and a legend (no chart library: a few rectangles). */
 export interface MinuteCount { minute: string, byStatus: Record<string, number> }
 
-const ORDER = ['done', 'received', 'processing', 'failed', 'dead']
+/** Stacking order: done at the bottom, then the rest as the server lists them. */
+const ORDER = ['done', ...EVENT_STATUSES.filter((status) => status !== 'done')]
 const WIDTH = 640
 const HEIGHT = 180
 /** Room for the count axis on the left and the time axis below. */
