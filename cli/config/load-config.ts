@@ -6,12 +6,11 @@
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../../src/shared/constants.js'
 import {
   DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SERVE_HOST, DEV_SECRET, METRICS_OFF,
-  SETTINGS, nameOf, read, type Env, type Flags, type LogLevel, type TracingMode, type WorkerRole
+  SETTINGS, nameOf, read, type Env, type Flags
 } from './settings.js'
 import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
-import type { GroupCommitOptions, JournalOptions } from '../../src/journal/journal-options.js'
 import { JOB_RETENTION, type Retention } from '../../src/queue/queue-settings.js'
 import { loadSourcesFile, type SourcesUse } from './sources-file.js'
 import { secretProblem } from '../../src/signing/secret-problem.js'
@@ -22,132 +21,8 @@ export {
   LOG_LEVELS, METRICS_OFF, NO_RETRIES, TRACING_ENV_VARS, TRACING_MODES, type Env, type Flags, type LogLevel, type TracingMode
 } from './settings.js'
 
-export interface CommonConfig {
-  /** Undefined when neither REDIS_URL nor --redis-url is set: `dev` probes, the others use the default URL. */
-  redisUrl?: string
-  queueName?: string
-  prefix?: string
-  logLevel: LogLevel
-}
-
-/** For the long-running commands (serve, worker, dev). */
-export interface ObservabilityConfig {
-  /** Where Prometheus metrics are served; false (`off`) for nowhere. */
-  metricsPath: string | false
-  /** A separate port for metrics; undefined serves them on the main port. */
-  metricsPort?: number
-  /** Log payload bodies (`ANVIL_LOG_PAYLOADS=true`); redacted by default. */
-  logPayloads: boolean
-  /** `otlp`: OpenTelemetry spans over OTLP/HTTP (cli/tracing.ts); `off` (default) loads nothing of it. */
-  tracing: TracingMode
-}
-
-/** Unset optional fields fall back to the core's defaults (src/shared/constants.ts), so they live in one place. */
-export interface IngressConfig {
-  host: string
-  port: number
-  /** WEBHOOK_SECRET: the single `anvil` source. Unset when a sources file is given. */
-  secret?: string
-  /** From the sources file (`--config` / ANVIL_CONFIG); replaces secret, path and idempotency. */
-  sources?: SourceOptions[]
-  path?: string
-  bodyLimit?: number
-  /** A request not complete (headers and body) within this long gets 408 and its connection is closed. */
-  requestTimeoutMs: number
-  /** ANVIL_TRUST_PROXY: Fastify's trustProxy (request.ip from X-Forwarded-For). @defaultValue false */
-  trustProxy?: boolean | number | string
-  /** The plugin's `maxInFlightBytes`: past it a webhook is answered 503 before its body is read. */
-  maxInFlightBytes?: number
-  dedupeWindowMs?: number
-  retrySchedule?: number[]
-  idempotency?: IdempotencyStrategy
-}
-
-export interface WorkerConfig {
-  concurrency: number
-  shutdownTimeoutMs: number
-  /** The event journal: on when ANVIL_DATABASE_URL is set. */
-  journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number, groupCommit?: GroupCommitOptions }
-}
-
-/** The worker's `journal` option from its configuration. */
-export function journalOptionsOf (journal: NonNullable<WorkerConfig['journal']>): JournalOptions {
-  return {
-    database: journal.databaseUrl, schema: journal.dbSchema, retentionDays: journal.retentionDays,
-    ...(journal.groupCommit === undefined ? {} : { groupCommit: journal.groupCommit })
-  }
-}
-
-/**
- * `anvil worker`: how soon a job whose worker died or was forced to stop is taken back (its lock expires
- * after lockDurationMs; a check every stalledIntervalMs finds it). Undefined keeps BullMQ's 30 s each.
- */
-export interface StallConfig {
-  lockDurationMs?: number
-  stalledIntervalMs?: number
-}
-
-/**
- * How long finished jobs and dead letters stay in Redis: only what was set (the core fills in
- * DEFAULT_RETENTION), undefined when nothing was. `serve` stamps the job fields on every job it enqueues
- * where they differ from the defaults (which the worker applies); the worker prunes dead letters.
- */
-export interface RetentionConfig {
-  retention?: Partial<Retention>
-}
-
-/** `anvil serve`'s admin API (plugins/admin): off unless ANVIL_ADMIN_TOKEN is set. */
-export interface AdminConfig {
-  /** The token, and a port of its own (ANVIL_ADMIN_PORT) or undefined for the main port. */
-  admin?: { token: string, port?: number }
-  /** The PostgreSQL the admin API's features (outgoing webhooks, the journal) use; undefined: none of them. */
-  databaseUrl?: string
-  dbSchema?: string
-  /** ANVIL_OUTBOUND_RETRY_SCHEDULE: the attempts of the delivery jobs a re-send makes. */
-  outboundRetrySchedule?: number[]
-}
-
-/** The outgoing side's schedules; undefined: the core's defaults. */
-export interface OutgoingSchedules {
-  /** ANVIL_OUTBOX_MAX_ATTEMPTS */
-  outboxMaxAttempts?: number
-  /** ANVIL_OUTBOX_RETRY_BASE_MS */
-  outboxRetryBaseMs?: number
-  /** ANVIL_OUTBOUND_RETRY_SCHEDULE */
-  outboundRetrySchedule?: number[]
-}
-
-export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & ObservabilityConfig & AdminConfig & {
-  /** ANVIL_ALLOW_SHORT_SECRETS: undefined when unset. */
-  allowShortSecrets?: boolean
-}
-/** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
-export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & OutgoingSchedules & {
-  host: string
-  port: number
-  /** ANVIL_WORKER_ROLE: which side this process runs; `all` runs whichever is configured. */
-  role: WorkerRole
-  /** The sources file's sources: those with `forward` are forwarded by the worker; their `secrets` are not read (the worker verifies nothing). */
-  sources?: SourceOptions[]
-  /** ANVIL_OUTBOUND_ALLOW_NETS: networks the endpoints of outgoing webhooks may reach despite the SSRF guard. */
-  outboundAllowNets?: string
-  /** ANVIL_FORWARD_ALLOW_NETS: networks forwarded requests may reach despite the SSRF guard. */
-  forwardAllowNets?: string
-  /** ANVIL_DATABASE_URL: with it, the worker writes the journal around each handler run, dispatches the outbox and delivers outgoing webhooks. */
-  databaseUrl?: string
-  dbSchema?: string
-  outboundRetentionDays?: number
-}
-export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & OutgoingSchedules & {
-  secret: string
-  /** With ANVIL_DATABASE_URL, dev migrates it and sends outgoing webhooks too. */
-  databaseUrl?: string
-  dbSchema?: string
-  outboundRetentionDays?: number
-  outboundAllowNets?: string
-  /** True when WEBHOOK_SECRET was unset and DEV_SECRET is in use. */
-  devSecret: boolean
-}
+export * from './command-config.js'
+import type { CommonConfig, ObservabilityConfig, IngressConfig, WorkerConfig, RetentionConfig, AdminConfig, OutgoingSchedules, ServeConfig, WorkerCommandConfig, DevConfig } from './command-config.js'
 
 function toStrategy (value: string): IdempotencyStrategy {
   if (value.startsWith('header:')) return { header: value.slice('header:'.length) }
