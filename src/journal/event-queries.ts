@@ -6,6 +6,7 @@ import { errors } from '../shared/errors.js'
 import { filterSql, type ResolvedFilter } from './event-filter.js'
 import type { EventStatus } from './event-row.js'
 import { deliveryDiff, type DeliveryDiff } from './delivery-diff.js'
+import { qualify } from '../sql/qualify.js'
 
 export const DEFAULT_PAGE_SIZE = 50
 export const MAX_PAGE_SIZE = 500
@@ -89,9 +90,8 @@ export function toItem (row: ItemRow): EventItem {
 
 const ITEM_COLUMNS = 'e.id, e.source, e.provider, e.event_type, e.status, e.attempts, e.received_at, e.received_at::text AS received_at_text, e.last_error, e.error_class'
 
-/** Newest first; the cursor holds the last row's received_at (to the microsecond) and id. */
-export async function listEvents (db: Database, filter: ResolvedFilter, page: { limit?: number, cursor?: string } = {}): Promise<EventPage> {
-  const limit = Math.min(page.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+/** The list's statement and its values: newest first, `limit + 1` rows, after the cursor's row when there is one. */
+export function listQuery (schema: string, filter: ResolvedFilter, page: { limit: number, cursor?: string }): { text: string, values: unknown[] } {
   const { where, values } = filterSql(filter)
   let after = ''
   if (page.cursor !== undefined && page.cursor !== '') {
@@ -99,9 +99,18 @@ export async function listEvents (db: Database, filter: ResolvedFilter, page: { 
     values.push(at, id)
     after = ` AND (e.received_at, e.id) < ($${values.length - 1}::timestamptz, $${values.length})`
   }
-  values.push(limit + 1)
-  const { rows } = await db.pool.query<ItemRow>(
-    `SELECT ${ITEM_COLUMNS} FROM ${db.table('webhook_events')} e WHERE ${where}${after} ORDER BY e.received_at DESC, e.id DESC LIMIT $${values.length}`, values)
+  values.push(page.limit + 1)
+  return {
+    text: `SELECT ${ITEM_COLUMNS} FROM ${qualify(schema, 'webhook_events')} e WHERE ${where}${after} ORDER BY e.received_at DESC, e.id DESC LIMIT $${values.length}`,
+    values
+  }
+}
+
+/** Newest first; the cursor holds the last row's received_at (to the microsecond) and id. */
+export async function listEvents (db: Database, filter: ResolvedFilter, page: { limit?: number, cursor?: string } = {}): Promise<EventPage> {
+  const limit = Math.min(page.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+  const { text, values } = listQuery(db.schema, filter, { limit, cursor: page.cursor })
+  const { rows } = await db.pool.query<ItemRow>(text, values)
   const more = rows.length > limit
   const shown = rows.slice(0, limit)
   const last = shown.at(-1)
