@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { errors } from '../shared/errors.js'
 import { countEvents } from './event-queries.js'
 import { resolveFilter, type EventFilter, type ResolvedFilter } from './event-filter.js'
-import { REPLAYABLE, replayPage, type ReplayCursor, type ReplayTarget } from './event-replay.js'
+import { replayPage, type ReplayCursor, type ReplayTarget } from './event-replay.js'
 import { pgText } from './event-row.js'
 
 /** Events per page without a rate; with one, a tenth of a second's worth. */
@@ -58,7 +58,7 @@ export class ReplayRuns {
 
   /** How many events a filter would replay now (not those already queued or running). */
   async count (filter: ResolvedFilter): Promise<number> {
-    return await countEvents(this.target.db, filter, REPLAYABLE)
+    return await countEvents(this.target.db, filter, { replayable: true })
   }
 
   /** Starts a run in this process; relative times (`2h`) are fixed now, so a resume covers the same events. */
