@@ -83,6 +83,15 @@ t.test('without their indexes the same queries scan: the seed is large enough to
   t.match(await plan(outbox.deleteIdle(SCHEMA), [30 * DAY, 1000]), WHOLE_TABLE)
   await client.query(`DROP INDEX ${SCHEMA}.outbox_pending_created, ${SCHEMA}.outbox_failed, ${SCHEMA}.outbox_due`)
   t.match(await plan(outbox.stats(SCHEMA), []), WHOLE_TABLE)
+  await client.query(`DROP INDEX ${SCHEMA}.webhook_events_received_at`)
+  t.match(await plan(webhookEvents.deleteExpired(SCHEMA), [30, 1000]), WHOLE_TABLE)
+})
+
+t.test('journal retention as IN (SELECT … LIMIT) would hash-join the whole journal: the ids go through an array', async (t) => {
+  const asIn = `DELETE FROM ${SCHEMA}.webhook_events WHERE id IN (
+    SELECT id FROM ${SCHEMA}.webhook_events WHERE received_at < now() - make_interval(days => $1) LIMIT $2 FOR UPDATE SKIP LOCKED)`
+  t.match(await plan(asIn, [30, 1000]), /Seq Scan on webhook_events\b/)
+  t.notMatch(await plan(webhookEvents.deleteExpired(SCHEMA), [30, 1000]), WHOLE_TABLE)
 })
 
 t.test('the undelivered view and recover answer from the unresolved attempts', async (t) => {
