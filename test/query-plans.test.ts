@@ -1,7 +1,7 @@
 /**
- * The outbox's hot queries read indexes: on a seeded outbox (test/fixtures/outbox-seed.sql, analyzed, large
- * enough that the planner picks a sequential scan where no index serves), no plan scans the outbox or the
- * delivery log whole. Dropping an index the plan relies on brings the scan back, so each assertion can fail.
+ * The outbox's and the journal's hot queries read indexes: on a seeded outbox and journal
+ * (test/fixtures/outbox-seed.sql, journal-seed.sql, analyzed, large enough that the planner picks a sequential
+ * scan where no index serves), no plan scans the outbox, the delivery log or the journal whole. Dropping an index the plan relies on brings the scan back, so each assertion can fail.
  */
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,7 +14,12 @@ import { createDeliveryLog } from '../src/outbox/delivery-log.js'
 import { createDeliveryStore } from '../src/outbox/delivery-store.js'
 import * as deliveries from '../src/sql/deliveries.js'
 import * as outbox from '../src/sql/outbox.js'
+import * as webhookEvents from '../src/sql/webhook_events.js'
+import { listQuery } from '../src/journal/event-queries.js'
+import { resolveFilter } from '../src/journal/event-filter.js'
+import { encodeCursor } from '../src/shared/cursor.js'
 import { TestDatabase } from './helpers/pg.js'
+import { ROOT_URL } from './helpers/root.js'
 
 const ROWS = 20_000
 const SCHEMA = 'anvil'
@@ -23,17 +28,24 @@ const DAY = 86_400
 const db = await TestDatabase.create()
 t.teardown(async () => await db.drop())
 await migrate(db.url)
-await db.query(readFileSync(new URL('./fixtures/outbox-seed.sql', import.meta.url), 'utf8')
-  .replaceAll('{{schema}}', pg.escapeIdentifier(SCHEMA)).replaceAll('{{rows}}', String(ROWS)))
+for (const seed of ['outbox-seed.sql', 'journal-seed.sql']) {
+  await db.query(readFileSync(new URL(`./fixtures/${seed}`, ROOT_URL + 'test/'), 'utf8')
+    .replaceAll('{{schema}}', pg.escapeIdentifier(SCHEMA)).replaceAll('{{rows}}', String(ROWS)))
+}
 const client = new pg.Client({ connectionString: db.url })
 await client.connect()
 t.teardown(async () => await client.end())
 // As autovacuum leaves a table that has had its writes: the visibility map set, so index-only scans are priced as such.
-await client.query(`VACUUM ANALYZE ${SCHEMA}.outbox, ${SCHEMA}.deliveries`)
+await client.query(`VACUUM ANALYZE ${SCHEMA}.outbox, ${SCHEMA}.deliveries, ${SCHEMA}.webhook_events, ${SCHEMA}.webhook_effects,
+  ${SCHEMA}.webhook_event_failures, ${SCHEMA}.webhook_event_done`)
 
 const plan = async (text: string, values: unknown[]): Promise<string> =>
   (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n')
-const WHOLE_TABLE = /Seq Scan on (outbox|deliveries)\b/
+const WHOLE_TABLE = /Seq Scan on (outbox|deliveries|webhook_events|webhook_effects|webhook_event_failures|webhook_event_done)\b/
+const events = (filter: unknown, cursor?: string): [string, unknown[]] => {
+  const { text, values } = listQuery(SCHEMA, resolveFilter(filter), { limit: 50, cursor })
+  return [text, values]
+}
 
 /** Each hot statement with the parameters it runs with, and the indexes that bound its cost. */
 const hot: Array<[string, string, unknown[], RegExp[]]> = [
@@ -46,10 +58,17 @@ const hot: Array<[string, string, unknown[], RegExp[]]> = [
   ['outbox stats', outbox.stats(SCHEMA), [], [/outbox_pending_created/, /outbox_failed/]],
   ['retention: idle messages with their log', outbox.deleteIdle(SCHEMA), [30 * DAY, 1000], [/outbox_finished/, /deliveries_message/, /outbox_pkey/]],
   ['retention: orphaned log rows', deliveries.deleteOrphans(SCHEMA), [30 * DAY, 1000], [/deliveries_created/, /outbox_pkey/, /deliveries_pkey/]],
-  ['a success resolves its pair', deliveries.resolvePair(SCHEMA), ['msg_7', 'ep_2'], [/deliveries_message/]]
+  ['a success resolves its pair', deliveries.resolvePair(SCHEMA), ['msg_7', 'ep_2'], [/deliveries_message/]],
+  ['events, first page', ...events({}), [/webhook_events_received_at/]],
+  ['events, a later page', ...events({}, encodeCursor([await client.query<{ at: string }>("SELECT (now() - interval '10 days')::text AS at").then((r) => r.rows[0]?.at ?? ''), 'evt_9'])),
+    [/webhook_events_received_at/]],
+  // The planner walks the time index backwards and filters while the statuses are common, their own index when rare.
+  ['events of a status', ...events({ status: 'failed,dead' }), [/webhook_events_(status_)?received_at/]],
+  ['journal stats, a day', webhookEvents.stats(SCHEMA), [new Date(Date.now() - DAY * 1000)], [/webhook_events_received_at/]],
+  ['journal retention batch', webhookEvents.deleteExpired(SCHEMA), [30, 1000], [/webhook_events_received_at/, /webhook_events_pkey/]]
 ]
 
-t.test('no hot query scans the outbox or the delivery log whole; each reads the indexes that bound it', async (t) => {
+t.test('no hot query scans the outbox, the delivery log or the journal whole; each reads the indexes that bound it', async (t) => {
   for (const [name, text, values, indexes] of hot) {
     const found = await plan(text, values)
     t.notMatch(found, WHOLE_TABLE, name)
@@ -64,6 +83,15 @@ t.test('without their indexes the same queries scan: the seed is large enough to
   t.match(await plan(outbox.deleteIdle(SCHEMA), [30 * DAY, 1000]), WHOLE_TABLE)
   await client.query(`DROP INDEX ${SCHEMA}.outbox_pending_created, ${SCHEMA}.outbox_failed, ${SCHEMA}.outbox_due`)
   t.match(await plan(outbox.stats(SCHEMA), []), WHOLE_TABLE)
+  await client.query(`DROP INDEX ${SCHEMA}.webhook_events_received_at`)
+  t.match(await plan(webhookEvents.deleteExpired(SCHEMA), [30, 1000]), WHOLE_TABLE)
+})
+
+t.test('journal retention as IN (SELECT … LIMIT) would hash-join the whole journal: the ids go through an array', async (t) => {
+  const asIn = `DELETE FROM ${SCHEMA}.webhook_events WHERE id IN (
+    SELECT id FROM ${SCHEMA}.webhook_events WHERE received_at < now() - make_interval(days => $1) LIMIT $2 FOR UPDATE SKIP LOCKED)`
+  t.match(await plan(asIn, [30, 1000]), /Seq Scan on webhook_events\b/)
+  t.notMatch(await plan(webhookEvents.deleteExpired(SCHEMA), [30, 1000]), WHOLE_TABLE)
 })
 
 t.test('the undelivered view and recover answer from the unresolved attempts', async (t) => {

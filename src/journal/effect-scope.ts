@@ -3,10 +3,11 @@
  * recorded under `{eventId}:{action}` in that transaction; and `effectKey(action)` for effects elsewhere. The
  * effects, the handler's writes and the mark `done` commit together, or none of them does.
  */
-import pg from 'pg'
+import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
 import { DONE_ONCE, markDone } from '../sql/webhook_event_done.js'
+import * as webhookEffects from '../sql/webhook_effects.js'
 
 /** The handler's PostgreSQL client: `query` runs in the event's transaction (promise style). */
 export interface JournalDb {
@@ -39,8 +40,6 @@ export interface EffectScope {
   /** Rolls back whatever the handler did through `db` and `once`. */
   rollback: () => Promise<void>
 }
-
-const literal = (value: string): string => pg.escapeLiteral(value)
 
 /** Where an event's transaction runs: a client of its own, or a savepoint of a group's (src/journal/group-commit.ts). */
 export interface TransactionHost {
@@ -78,7 +77,6 @@ async function batch<R extends pg.QueryResultRow> (client: pg.PoolClient, statem
 }
 
 export function effectScope (db: Database, eventId: string, jobId: string, host = ownTransaction(db.pool)): EffectScope {
-  const effects = db.table('webhook_effects')
   let opening: Promise<pg.PoolClient> | undefined
   /** The client went back (the transaction ended): nothing more is sent on it. */
   let released = false
@@ -123,23 +121,23 @@ export function effectScope (db: Database, eventId: string, jobId: string, host 
   }
 
   async function once<T> (action: string, fn: () => T | Promise<T>): Promise<T> {
-    const key = literal(effectKey(action))
+    const key = effectKey(action)
     // A savepoint, so a failed effect that the handler catches leaves no claim behind. A concurrent run of the
     // same event waits on the key's insert until this transaction ends, then finds the stored result.
     const savepoint = `anvil_once_${++savepoints}`
     const claim = [`SAVEPOINT ${savepoint}`,
-      `INSERT INTO ${effects} (key, event_id, action) VALUES (${key}, ${literal(eventId)}, ${literal(action)}) ON CONFLICT (key) DO NOTHING RETURNING key`]
+      webhookEffects.claim(db.schema, key, eventId, action)]
     const begun = await transaction(claim)
     const c = begun.client
     const claimed = begun.result ?? await send(c, claim)
     if (claimed.rowCount === 0) {
-      const { rows } = await send<{ result: T }>(c, [`RELEASE SAVEPOINT ${savepoint}`, `SELECT result FROM ${effects} WHERE key = ${key}`])
+      const { rows } = await send<{ result: T }>(c, [`RELEASE SAVEPOINT ${savepoint}`, webhookEffects.resultOf(db.schema, key)])
       return rows[0]?.result as T
     }
     try {
       const result = await fn()
       // Sent with the transaction's next statements (at the latest, with the commit): one round trip less.
-      pending.push(`UPDATE ${effects} SET result = ${literal(JSON.stringify(result ?? null))}::jsonb WHERE key = ${key}`, `RELEASE SAVEPOINT ${savepoint}`)
+      pending.push(webhookEffects.storeResult(db.schema, key, JSON.stringify(result ?? null)), `RELEASE SAVEPOINT ${savepoint}`)
       return result
     } catch (err) {
       await c.query(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {})

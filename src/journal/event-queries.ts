@@ -9,6 +9,9 @@ import type { EventItem, EventStatus } from './event-item.js'
 
 export type { EventItem }
 import { deliveryDiff, type DeliveryDiff } from './delivery-diff.js'
+import * as webhookEffects from '../sql/webhook_effects.js'
+import * as webhookEventFailures from '../sql/webhook_event_failures.js'
+import * as webhookEvents from '../sql/webhook_events.js'
 
 /** An event item is a few short columns read by one index range scan; the console asks for 500 at once. */
 export const JOURNAL_MAX_PAGE = 500
@@ -80,11 +83,9 @@ export function toItem (row: ItemRow): EventItem {
   return item
 }
 
-const ITEM_COLUMNS = 'e.id, e.source, e.provider, e.event_type, e.status, e.attempts, e.received_at, e.received_at::text AS received_at_text, e.last_error, e.error_class'
 
-/** Newest first; the cursor holds the last row's received_at (to the microsecond) and id. */
-export async function listEvents (db: Database, filter: ResolvedFilter, page: { limit?: number, cursor?: string } = {}): Promise<EventPage> {
-  const limit = journalPageSize(page.limit)
+/** The list's statement and its values: newest first, `limit + 1` rows, after the cursor's row when there is one. */
+export function listQuery (schema: string, filter: ResolvedFilter, page: { limit: number, cursor?: string }): { text: string, values: unknown[] } {
   const { where, values } = filterSql(filter)
   let after = ''
   if (page.cursor !== undefined && page.cursor !== '') {
@@ -92,15 +93,25 @@ export async function listEvents (db: Database, filter: ResolvedFilter, page: { 
     values.push(at, id)
     after = ` AND (e.received_at, e.id) < ($${values.length - 1}::timestamptz, $${values.length})`
   }
-  values.push(limit + 1)
-  const { rows } = await db.pool.query<ItemRow>(
-    `SELECT ${ITEM_COLUMNS} FROM ${db.table('webhook_events')} e WHERE ${where}${after} ORDER BY e.received_at DESC, e.id DESC LIMIT $${values.length}`, values)
+  values.push(page.limit + 1)
+  return {
+    text: webhookEvents.list(schema, `${where}${after}`, values.length),
+    values
+  }
+}
+
+/** Newest first; the cursor holds the last row's received_at (to the microsecond) and id. */
+export async function listEvents (db: Database, filter: ResolvedFilter, page: { limit?: number, cursor?: string } = {}): Promise<EventPage> {
+  const limit = journalPageSize(page.limit)
+  const { text, values } = listQuery(db.schema, filter, { limit, cursor: page.cursor })
+  const { rows } = await db.pool.query<ItemRow>(text, values)
   return toPage(rows, limit, (row) => [row.received_at_text, row.id], toItem)
 }
 
-export async function countEvents (db: Database, filter: ResolvedFilter, extra = 'TRUE'): Promise<number> {
+/** How many events match the filter; with `replayable`, only those a replay may take. */
+export async function countEvents (db: Database, filter: ResolvedFilter, { replayable = false } = {}): Promise<number> {
   const { where, values } = filterSql(filter)
-  const { rows } = await db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${db.table('webhook_events')} e WHERE ${where} AND ${extra}`, values)
+  const { rows } = await db.pool.query<{ n: string }>(webhookEvents.count(db.schema, replayable ? `${where} AND ${webhookEvents.REPLAYABLE}` : where), values)
   return Number(rows[0]?.n ?? 0)
 }
 
@@ -119,16 +130,13 @@ interface DetailRow extends ItemRow {
 }
 
 export async function getEvent (db: Database, id: string): Promise<EventDetail> {
-  const { rows } = await db.pool.query<DetailRow>(`SELECT ${ITEM_COLUMNS}, e.payload, e.payload_json, e.content_type, e.headers, e.signature,
-    e.request_id, e.job_id, e.processed_at, e.deliveries, e.replay_generation, e.previous_delivery
-    FROM ${db.table('webhook_events')} e WHERE e.id = $1`, [id])
+  const { rows } = await db.pool.query<DetailRow>(webhookEvents.detail(db.schema), [id])
   const row = rows[0]
   if (row === undefined) throw new errors.EVENT_NOT_FOUND(id)
   const effects = await db.pool.query<{ action: string, key: string, result: unknown, created_at: Date }>(
-    `SELECT action, key, result, created_at FROM ${db.table('webhook_effects')} WHERE event_id = $1 ORDER BY created_at, key`, [id])
+    webhookEffects.ofEvent(db.schema), [id])
   const attempts = await db.pool.query<{ attempt: number, status: 'done' | 'failed', started_at: Date | null, finished_at: Date, error_class: string | null, error: string | null, job_id: string | null }>(
-    `SELECT attempt, status, started_at, finished_at, error_class, error, job_id FROM ${db.table('webhook_event_attempts')}
-      WHERE event_id = $1 ORDER BY finished_at, id`, [id])
+    webhookEventFailures.attemptLog(db.schema), [id])
   const text = row.payload.toString('utf8')
   const utf8 = Buffer.from(text, 'utf8').equals(row.payload)
   const detail: EventDetail = {

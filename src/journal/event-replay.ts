@@ -15,6 +15,7 @@ import { errors } from '../shared/errors.js'
 import type { WebhookJobData } from '../queue/job-data.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions, type Retention } from '../queue/queue-settings.js'
 import { filterSql, type ResolvedFilter } from './event-filter.js'
+import { REPLAYABLE } from '../sql/webhook_events.js'
 
 export interface ReplayTarget {
   db: Database
@@ -32,8 +33,6 @@ export interface EventReplayResult {
   replayed: boolean
 }
 
-/** Events a replay may take: not those already queued or running. */
-export const REPLAYABLE = "e.status NOT IN ('received', 'processing')"
 
 interface ReplayRow {
   id: string

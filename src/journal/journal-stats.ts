@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq'
 import type { Database } from '../db/database.js'
+import * as webhookEvents from '../sql/webhook_events.js'
 
 export interface Count { key: string | null, count: number }
 
@@ -26,10 +27,9 @@ export async function deadLetterStats (dead: Queue): Promise<DeadLetterStats> {
 
 /** Counts by status, provider and type of the events received within the window. */
 export async function journalStats (db: Database, windowMs: number): Promise<Omit<EventStats, 'deadLetters'>> {
-  const events = db.table('webhook_events')
   const since = new Date(Date.now() - windowMs)
   const { rows } = await db.pool.query<{ status: string, provider: string | null, event_type: string | null, n: string }>(
-    `SELECT status, provider, event_type, count(*) AS n FROM ${events} WHERE received_at >= $1 GROUP BY status, provider, event_type`, [since])
+    webhookEvents.stats(db.schema), [since])
   const byStatus: Record<string, number> = { received: 0, processing: 0, done: 0, failed: 0, dead: 0 }
   const providers = new Map<string | null, number>()
   const types = new Map<string, Count & { provider: string | null }>()

@@ -9,8 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { errors } from '../shared/errors.js'
 import { countEvents } from './event-queries.js'
 import { resolveFilter, type EventFilter, type ResolvedFilter } from './event-filter.js'
-import { REPLAYABLE, replayPage, type ReplayCursor, type ReplayTarget } from './event-replay.js'
+import { replayPage, type ReplayCursor, type ReplayTarget } from './event-replay.js'
 import { pgText } from './event-row.js'
+import * as replayRuns from '../sql/replay_runs.js'
 
 /** Events per page without a rate; with one, a tenth of a second's worth. */
 export const MAX_REPLAY_PAGE = 200
@@ -26,19 +27,7 @@ export interface ReplayRunStatus {
   error?: string
 }
 
-interface RunRow {
-  id: string
-  filter: EventFilter
-  rate_per_second: number | null
-  matched: number
-  replayed: number
-  state: ReplayRunState
-  cursor_received_at: string | null
-  cursor_id: string | null
-  last_error: string | null
-}
-
-function statusOf (row: RunRow): ReplayRunStatus {
+function statusOf (row: replayRuns.ReplayRunRow): ReplayRunStatus {
   const status: ReplayRunStatus = { id: row.id, matched: row.matched, replayed: row.replayed, state: row.state }
   if (row.last_error !== null) status.error = row.last_error
   return status
@@ -54,11 +43,11 @@ export class ReplayRuns {
 
   constructor (private readonly target: ReplayTarget) {}
 
-  private get table (): string { return this.target.db.table('replay_runs') }
+  private get schema (): string { return this.target.db.schema }
 
   /** How many events a filter would replay now (not those already queued or running). */
   async count (filter: ResolvedFilter): Promise<number> {
-    return await countEvents(this.target.db, filter, REPLAYABLE)
+    return await countEvents(this.target.db, filter, { replayable: true })
   }
 
   /** Starts a run in this process; relative times (`2h`) are fixed now, so a resume covers the same events. */
@@ -67,21 +56,21 @@ export class ReplayRuns {
     const stored: EventFilter = { ...(filter as EventFilter), since: resolved.since?.toISOString(), until: resolved.until?.toISOString() }
     const matched = await this.count(resolved)
     const id = randomUUID()
-    await this.target.db.pool.query(`INSERT INTO ${this.table} (id, filter, rate_per_second, matched) VALUES ($1, $2, $3, $4)`,
+    await this.target.db.pool.query(replayRuns.insert(this.schema),
       [id, JSON.stringify(stored), ratePerSecond ?? null, matched])
     this.launch(id, resolved, ratePerSecond, undefined)
     return { id, matched }
   }
 
   async get (id: string): Promise<ReplayRunStatus> {
-    const { rows } = await this.target.db.pool.query<RunRow>(`SELECT * FROM ${this.table} WHERE id::text = $1`, [id])
+    const { rows } = await this.target.db.pool.query<replayRuns.ReplayRunRow>(replayRuns.byId(this.schema), [id])
     if (rows[0] === undefined) throw new errors.REPLAY_RUN_NOT_FOUND(id)
     return statusOf(rows[0])
   }
 
   /** Stops a running run at its next page; a finished run is left as it is. */
   async cancel (id: string): Promise<ReplayRunStatus> {
-    await this.target.db.pool.query(`UPDATE ${this.table} SET state = 'cancelled', updated_at = now() WHERE id = $1 AND state = 'running'`, [id])
+    await this.target.db.pool.query(replayRuns.cancel(this.schema), [id])
     const status = await this.get(id)
     await this.runs.get(id)
     return await this.get(id).catch(() => status)
@@ -90,8 +79,8 @@ export class ReplayRuns {
   /** Continues a cancelled (or interrupted) run from its cursor, in this process. */
   async resume (id: string): Promise<ReplayRunStatus> {
     if (this.runs.has(id)) return await this.get(id)
-    const { rows } = await this.target.db.pool.query<RunRow>(
-      `UPDATE ${this.table} SET state = 'running', last_error = NULL, updated_at = now() WHERE id = $1 AND state <> 'done' RETURNING *`, [id])
+    const { rows } = await this.target.db.pool.query<replayRuns.ReplayRunRow>(
+      replayRuns.resume(this.schema), [id])
     const row = rows[0]
     if (row === undefined) return await this.get(id)
     const cursor = row.cursor_received_at === null ? undefined : { receivedAt: row.cursor_received_at, id: row.cursor_id ?? '' }
@@ -113,7 +102,7 @@ export class ReplayRuns {
 
   private launch (id: string, filter: ResolvedFilter, rate: number | undefined, cursor: ReplayCursor | undefined): void {
     const done = this.loop(id, filter, rate, cursor).catch(async (err: Error) => {
-      await this.target.db.pool.query(`UPDATE ${this.table} SET state = 'cancelled', last_error = $2, updated_at = now() WHERE id = $1 AND state = 'running'`,
+      await this.target.db.pool.query(replayRuns.fail(this.schema),
         [id, pgText(err.message)]).catch(() => {})
     }).finally(() => this.runs.delete(id))
     this.runs.set(id, done)
@@ -126,15 +115,14 @@ export class ReplayRuns {
     let cursor = from
     while (!this.closed) {
       const page = await replayPage(this.target, filter, cursor, size, async (client, replayed, next) => {
-        const { rowCount } = await client.query(`UPDATE ${this.table} SET replayed = replayed + $2, cursor_received_at = $3,
-          cursor_id = $4, updated_at = now() WHERE id = $1 AND state = 'running'`, [id, replayed, next?.receivedAt ?? null, next?.id ?? null])
+        const { rowCount } = await client.query(replayRuns.advance(this.schema), [id, replayed, next?.receivedAt ?? null, next?.id ?? null])
         return rowCount === 1
       })
       if (page.stopped) return
       cursor = page.cursor
       sent += page.replayed
       if (page.replayed < size) {
-        await this.target.db.pool.query(`UPDATE ${this.table} SET state = 'done', updated_at = now() WHERE id = $1 AND state = 'running'`, [id])
+        await this.target.db.pool.query(replayRuns.finish(this.schema), [id])
         return
       }
       if (rate !== undefined) {

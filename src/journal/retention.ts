@@ -1,5 +1,7 @@
 import type { Database } from '../db/database.js'
 import { DEFAULT_DELETE_BATCH, deleteInBatches } from '../db/batched-delete.js'
+import * as replayRuns from '../sql/replay_runs.js'
+import * as webhookEvents from '../sql/webhook_events.js'
 
 /**
  * Deletes journal rows received more than `days` ago (their effects go with them: ON DELETE CASCADE), and
@@ -8,9 +10,7 @@ import { DEFAULT_DELETE_BATCH, deleteInBatches } from '../db/batched-delete.js'
  */
 export async function deleteExpired (db: Database, days: number, batch = DEFAULT_DELETE_BATCH): Promise<number> {
   if (days <= 0) return 0
-  const events = db.table('webhook_events')
-  const deleted = await deleteInBatches(db.pool, `DELETE FROM ${events} WHERE id IN (
-    SELECT id FROM ${events} WHERE received_at < now() - make_interval(days => $1) LIMIT $2 FOR UPDATE SKIP LOCKED)`, [days], batch)
-  await db.pool.query(`DELETE FROM ${db.table('replay_runs')} WHERE state <> 'running' AND updated_at < now() - make_interval(days => $1)`, [days])
+  const deleted = await deleteInBatches(db.pool, webhookEvents.deleteExpired(db.schema), [days], batch)
+  await db.pool.query(replayRuns.deleteFinished(db.schema), [days])
   return deleted
 }

@@ -1,0 +1,24 @@
+/**
+ * The effects handlers applied once (`event.once()`), one row a key; they go with their event. The claim and
+ * the result take their values inlined as escaped literals: they travel in one round trip with the statements
+ * around them (the simple protocol takes no parameters).
+ */
+import pg from 'pg'
+import { qualify } from './qualify.js'
+
+/** Claims `key` for the event's `action`; returns the key when this transaction claimed it, no row when it was taken. */
+export const claim = (schema: string, key: string, eventId: string, action: string): string =>
+  `INSERT INTO ${qualify(schema, 'webhook_effects')} (key, event_id, action)
+    VALUES (${pg.escapeLiteral(key)}, ${pg.escapeLiteral(eventId)}, ${pg.escapeLiteral(action)}) ON CONFLICT (key) DO NOTHING RETURNING key`
+
+/** The stored result of `key`. */
+export const resultOf = (schema: string, key: string): string =>
+  `SELECT result FROM ${qualify(schema, 'webhook_effects')} WHERE key = ${pg.escapeLiteral(key)}`
+
+/** Stores the claimed `key`'s result, as JSON text. */
+export const storeResult = (schema: string, key: string, json: string): string =>
+  `UPDATE ${qualify(schema, 'webhook_effects')} SET result = ${pg.escapeLiteral(json)}::jsonb WHERE key = ${pg.escapeLiteral(key)}`
+
+/** An event's effects, oldest first: `$1` event. */
+export const ofEvent = (schema: string): string =>
+  `SELECT action, key, result, created_at FROM ${qualify(schema, 'webhook_effects')} WHERE event_id = $1 ORDER BY created_at, key`
