@@ -76,3 +76,28 @@ t.test('strict: true refuses a type the catalog does not hold', async (t) => {
     { status: 400, body: { error: 'Invalid message: type not.in.catalog is not in the event-type catalog (strict)', code: 'ANVIL_ERR_INVALID_MESSAGE' } })
   t.equal((await call('POST', '/admin/messages', { type: 'invoice.paid', data: { amount: 1, currency: 'eur' } }, strict)).status, 202)
 })
+
+t.test('publish in the caller\'s transactions holding every pooled connection: the catalog reads on the caller\'s client, no wait for the pool', async (t) => {
+  await call('PUT', '/admin/event-types/order.shipped', { schema: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } })
+  const small = fixture.db.pool(2)
+  t.teardown(async () => await small.end())
+  const app = Fastify()
+  await app.register(anvilOutbound, { database: small, redis: fixture.redis.url })
+  await app.ready()
+  t.teardown(async () => await app.close())
+  // Both connections of the pool are the callers', each in a transaction, as a service publishing in its own writes.
+  const clients = await Promise.all([small.connect(), small.connect()])
+  const published = await Promise.all(clients.map(async (client, i) => {
+    await client.query('BEGIN')
+    try {
+      const result = await app.anvil.publish({ type: 'order.shipped', data: { id: `o${i}` } }, { client })
+      await t.rejects(app.anvil.publish({ type: 'order.shipped', data: {} }, { client }), { code: 'ANVIL_ERR_INVALID_MESSAGE' }, 'still checked')
+      await client.query('COMMIT')
+      return result.messageId
+    } finally {
+      client.release()
+    }
+  }))
+  t.equal(published.length, 2)
+  t.equal((await fixture.db.query('SELECT 1 FROM anvil.outbox WHERE id = ANY($1)', [published])).length, 2, 'both committed')
+})

@@ -6,6 +6,7 @@
  */
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
 import * as sql from '../sql/event_types.js'
@@ -15,7 +16,9 @@ import type { Publish, PublishOptions, PublishResult } from './publish.js'
 const Ajv = AjvModule.default
 /** How long a process keeps a stored type's schema; a change made through another process shows within it. */
 export const EVENT_TYPE_CACHE_MS = 5000
-const UNDEFINED_TABLE = '42P01'
+
+/** A pool, or the caller's client inside its transaction. */
+type Queryable = pg.ClientBase | pg.Pool
 
 export const EventTypeInputSchema = Type.Object({
   /** @defaultValue `''` */
@@ -62,7 +65,7 @@ export interface EventTypeCatalog {
   put (name: string, input: EventTypeInput): Promise<EventTypeEntry>
   remove (name: string): Promise<void>
   /** Throws 400 `ANVIL_ERR_INVALID_MESSAGE` naming the JSON pointer of the first field that breaks the schema. */
-  check (type: string, data: unknown): Promise<void>
+  check (type: string, data: unknown, client?: Queryable): Promise<void>
 }
 
 /** `/amount: must be integer`: where in the data, then what is wrong (ajv's words; never the value). */
@@ -89,15 +92,16 @@ export function createEventTypeCatalog (db: Database, options: { code?: EventTyp
     return validate
   }
   // A stored type's schema, kept a few seconds: a publish costs no extra query, and a change made elsewhere shows soon.
+  // Read on the publish's own client: with the caller's transactions holding every pooled connection, a read
+  // through the pool would wait for one of them forever. The table's presence is asked first (a statement that
+  // cannot fail), so a database migrated before 0009 never aborts the caller's transaction.
   const cache = new Map<string, { schema: unknown, until: number }>()
-  const stored = async (name: string): Promise<unknown> => {
+  let present = false
+  const stored = async (name: string, client: Queryable): Promise<unknown> => {
     const hit = cache.get(name)
     if (hit !== undefined && hit.until > Date.now()) return hit.schema
-    const { rows } = await db.pool.query<sql.EventTypeRow>(sql.get(db.schema), [name]).catch((err: { code?: string }) => {
-      // Before migration 0009 there is no catalog table: no type is stored.
-      if (err.code === UNDEFINED_TABLE) return { rows: [] }
-      throw err
-    })
+    if (!present) present = (await client.query<{ present: boolean }>(sql.present(), [sql.tableName(db.schema)])).rows[0]?.present === true
+    const rows = present ? (await client.query<sql.EventTypeRow>(sql.get(db.schema), [name])).rows : []
     cache.set(name, { schema: rows[0]?.schema, until: Date.now() + EVENT_TYPE_CACHE_MS })
     return rows[0]?.schema
   }
@@ -128,8 +132,8 @@ export function createEventTypeCatalog (db: Database, options: { code?: EventTyp
       cache.delete(name)
       if (rowCount === 0) throw new errors.NOT_FOUND(`No event type ${name}${code.has(name) ? ' in the database (it is defined in code)' : ''}`)
     },
-    async check (type, data) {
-      const schema: unknown = code.get(type) ?? await stored(type)
+    async check (type, data, client = db.pool) {
+      const schema: unknown = code.get(type) ?? await stored(type, client)
       if (schema === undefined) {
         if (options.strict === true) throw new errors.INVALID_MESSAGE(`type ${type} is not in the event-type catalog (strict)`)
         return

@@ -1,7 +1,12 @@
 /** The `event_types` table (migration 0009): its row, and one statement per plan. */
 import { Type, type Static } from '@sinclair/typebox'
 
-const table = (schema: string): string => `"${schema}".event_types`
+/** The table's qualified name, for `present`. */
+export const tableName = (schema: string): string => `"${schema}".event_types`
+const table = tableName
+
+/** $1 the qualified name: whether migration 0009 has made the table (never an error, so a transaction goes on). */
+export const present = (): string => 'SELECT to_regclass($1) IS NOT NULL AS present'
 
 export const EventTypeRowSchema = Type.Object({
   name: Type.String(),
