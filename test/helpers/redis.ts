@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -11,6 +12,24 @@ import { spawn } from './children.js'
 const GIVE_UP_MS = 30_000
 
 export { freePort }
+
+/**
+ * A free port below the kernel's ephemeral range (32768+): a test that stops its server and starts it again on
+ * the same port needs it free meanwhile, and a port in that range can be taken by any client's outgoing
+ * connection (two files run at once). Random, so two files rarely try the same one; taken ones are skipped.
+ */
+export async function stablePort (): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000)
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer()
+      server.unref()
+      server.once('error', () => resolve(false))
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+    })
+    if (free) return port
+  }
+}
 
 /** A private redis-server for one test file: never the shared one on 6379, so tests may kill it. */
 export class TestRedis {
@@ -30,7 +49,7 @@ export class TestRedis {
   static async start (extraArgs: string[] = []): Promise<TestRedis> {
     // A port free when picked may be taken before redis-server binds it: ours then exits, and another is tried.
     for (let attempt = 1; ; attempt++) {
-      const redis = new TestRedis(await freePort(), extraArgs)
+      const redis = new TestRedis(await stablePort(), extraArgs)
       try {
         await redis.startProcess()
         return redis
