@@ -10,9 +10,9 @@ import { addCorked } from '../src/queue/add-corked.js'
 import { jobOptions } from '../src/queue/queue-settings.js'
 import { JOB_NAME } from '../src/shared/constants.js'
 import type { WebhookJobData } from '../src/queue/job-data.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 function event (key: string): EnqueueInput {
   return { source: 'default', key, payload: Buffer.from(`{"id":"${key}"}`), headers: { 'x-test': key }, receivedAt: Date.now() }

@@ -13,12 +13,12 @@ import { migrate } from '../src/db/migrate.js'
 import { encodeCursor } from '../src/shared/cursor.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-bad-input-0123'
 const auth = { authorization: `Bearer ${TOKEN}` }
-const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
-t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
-await migrate(db.url)
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
 
 async function adminApp (database: TestDatabase, journal: 'pg' | 'redis'): Promise<FastifyInstance> {
   const app = Fastify()

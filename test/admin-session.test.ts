@@ -8,11 +8,11 @@ import anvilAdmin from '../plugins/admin/admin.js'
 import { SessionKeys, SESSION_TTL_MS } from '../plugins/admin/session.js'
 import { memorySessionStore } from '../plugins/admin/session-store.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-session-0123'
 
-const redis = await TestRedis.start()
-t.teardown(async () => await redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 /** The admin API with one route that changes something, and counts how often it ran. */
 async function adminApp (options: { loginsPerMinute?: number, token?: string, redis?: string, trustProxy?: boolean } = {}): Promise<ReturnType<typeof Fastify> & { changes: () => number }> {

@@ -13,13 +13,13 @@ import type { OutboundJobData } from '../src/delivery/delivery-job.js'
 import { ROOT, eventually, parseJson, startCli } from './helpers/cli.js'
 import { TestRedis } from './helpers/redis.js'
 import { startReceiver } from './helpers/receiver.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const SKEW = join(ROOT, 'test', 'fixtures', 'clock-offset.mjs')
 const OFFSET_S = 30
 const WARNING = 'anvil: this host\'s clock is off from Redis\'s; delayed jobs and retries fire early or late'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const skewed = (offsetMs: number): Record<string, string> => ({ NODE_OPTIONS: `--import ${SKEW}`, CLOCK_OFFSET_MS: String(offsetMs) })
 

@@ -13,9 +13,9 @@ import { deadLetterQueueName } from '../src/queue/open-queues.js'
 import { createReplayer } from '../src/worker/replay.js'
 import { STALLED_MESSAGE } from '../src/shared/constants.js'
 import type { WebhookJobData } from '../src/queue/job-data.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await startTarget()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
 
 const PREFIX = '{anvil}'

@@ -5,9 +5,9 @@ import { buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
 import { signAnvil } from '../src/providers/anvil.js'
 import { createWorker } from '../src/worker/worker.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await startTarget()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 
 t.test('50 identical deliveries at once over two ingress instances: one job, one replayed:false', async (t) => {
   const [a, b] = await Promise.all([buildApp(redis.url, { queueName: 'storm' }), buildApp(redis.url, { queueName: 'storm' })])

@@ -2,9 +2,9 @@ import t from 'tap'
 import { startTarget } from './helpers/target.js'
 import { buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await startTarget()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 
 t.test('app.anvil.enqueue: objects, strings and buffers, with the same dedupe semantics', async (t) => {
   const app = await buildApp(redis.url, { queueName: 'app' })

@@ -15,9 +15,9 @@ import { SECRET } from './helpers/app.js'
 import { inspect, parseJson, startCli, tempDir } from './helpers/cli.js'
 import { TestRedis } from './helpers/redis.js'
 import { startScript } from './fixtures/script.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 t.test('a worker SIGKILLed after the final failure, before the dead letter: the next start-up sweep writes it', async (t) => {
   const queueName = 'faults-sweep'

@@ -9,9 +9,9 @@ import { signAnvil } from '../src/providers/anvil.js'
 import { SECRET } from './helpers/app.js'
 import { inspect, startCli, type Cli } from './helpers/cli.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const queueName = 'faults-ingress-kill'
 
 function serve (): Cli {

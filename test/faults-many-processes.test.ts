@@ -16,12 +16,12 @@ import { inspect, startCli, tempDir, type Cli } from './helpers/cli.js'
 import { waitFor } from './helpers/chain.js'
 import { TestRedis } from './helpers/redis.js'
 import { handled } from './fixtures/script.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const EVENTS = 5000
 const CONCURRENCY = 32
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const queueName = 'faults-many'
 
 interface Answer { status: number, jobId?: string, replayed?: boolean }

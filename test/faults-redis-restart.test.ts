@@ -13,9 +13,9 @@ import { inspect, startCli, tempDir, type Cli } from './helpers/cli.js'
 import { waitFor } from './helpers/chain.js'
 import { TestRedis } from './helpers/redis.js'
 import { handled } from './fixtures/script.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start(['--appendonly', 'yes', '--appendfsync', 'always'])
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(['--appendonly', 'yes', '--appendfsync', 'always']), async (redis) => await redis.stop())
 const queueName = 'faults-redis-restart'
 
 interface Answer { id: string, status: number, jobId?: string, replayed?: boolean, retryAfter: string | null, phase: Phase }

@@ -11,9 +11,9 @@ import { enqueue, eventually, outcome, parseJson, startCli, type Cli } from './h
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
 import { startReceiver, type Receiver } from './helpers/receiver.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const STARTED = 'anvil worker: dispatching and delivering outgoing webhooks'
 

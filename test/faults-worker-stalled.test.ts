@@ -17,9 +17,9 @@ import { inspect, parseJson, tempDir } from './helpers/cli.js'
 import { waitFor } from './helpers/chain.js'
 import { TestRedis } from './helpers/redis.js'
 import { startScript } from './fixtures/script.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 function handled (file: string): Array<{ jobId: string, pid: number }> {
   let text = ''

@@ -12,9 +12,9 @@ import { fixture, injectWebhook } from '../testing/index.js'
 import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
 import { inspectQueue } from './helpers/queue.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const SECRET = 'rules-secret-0123456789'
 const SOURCES = [

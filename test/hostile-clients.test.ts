@@ -14,9 +14,9 @@ import { TestRedis } from './helpers/redis.js'
 import { SECRET, signed } from './helpers/app.js'
 import { parseMetrics, sample } from './helpers/metrics.js'
 import { partialPost, statusOf } from './helpers/raw-socket.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const ROUTE = { source: 'default', provider: 'anvil' }
 

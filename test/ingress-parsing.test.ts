@@ -4,9 +4,9 @@ import anvil from '../index.js'
 import { startTarget } from './helpers/target.js'
 import { SECRET, buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await startTarget()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 
 t.test('every content type, and none, reaches the route as raw bytes', async (t) => {
   const app = await buildApp(redis.url, { queueName: 'types' })

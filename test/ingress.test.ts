@@ -2,9 +2,9 @@ import t from 'tap'
 import { inspectQueue } from './helpers/queue.js'
 import { startTarget } from './helpers/target.js'
 import { buildApp, signed } from './helpers/app.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await startTarget()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 
 t.test('a signed webhook gets 202 with a job id, the second delivery is replayed', async (t) => {
   const app = await buildApp(redis.url, { queueName: 'basic' })

@@ -3,9 +3,9 @@ import { startTarget } from './helpers/target.js'
 import { SECRET, buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue/queue-settings.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await startTarget()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 
 t.test('a job keeps the payload byte for byte and what the handler needs, never a secret', async (t) => {
   const app = await buildApp(redis.url, { queueName: 'data', idempotency: { header: 'x-event-id' } })

@@ -6,9 +6,9 @@ import { join } from 'node:path'
 import { loadMigrations, migrate } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/database.js'
 import { TestDatabase } from './helpers/pg.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const db = await TestDatabase.create()
-t.teardown(async () => await db.drop())
+const db = beforeAll(t, async () => await TestDatabase.create(), async (db) => await db.drop())
 
 function migrationsIn (files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'anvil-migrations-'))

@@ -4,9 +4,9 @@ import { Redis } from 'ioredis'
 import anvil from '../index.js'
 import { TestRedis } from './helpers/redis.js'
 import { SECRET, signed } from './helpers/app.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 async function clientNames (): Promise<string[]> {
   const list = String(await redis.command('client', 'list'))

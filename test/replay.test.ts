@@ -12,9 +12,9 @@ import { deadLetterId, type DeadLetterData } from '../src/worker/dead-letter.js'
 import { deadLetterQueueName } from '../src/queue/open-queues.js'
 import type { WebhookJobData } from '../src/queue/job-data.js'
 import type * as ReplayModule from '../src/worker/replay.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await startTarget()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
 
 const PREFIX = '{anvil}'

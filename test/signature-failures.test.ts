@@ -11,11 +11,11 @@ import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
 import { signAnvil } from '../src/providers/anvil.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-0123456789'
 const SECRET = 'whsec_signature_failures_0123'
-const redis = await TestRedis.start()
-t.teardown(async () => await redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 t.test('a wrong, a malformed and a missing x-signature each count, by reason; a 413 does not', async (t) => {
   const app = Fastify()

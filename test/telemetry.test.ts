@@ -13,9 +13,9 @@ import { buildApp, signed } from './helpers/app.js'
 import { inspectQueue } from './helpers/queue.js'
 import { TestRedis } from './helpers/redis.js'
 import { eventually } from './helpers/cli.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const exporter = new InMemorySpanExporter()
 const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })

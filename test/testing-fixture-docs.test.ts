@@ -10,10 +10,10 @@ import { pathToFileURL } from 'node:url'
 import anvil from '../plugins/ingress.js'
 import { ROOT } from './helpers/cli.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const SECRET = 'gh-fixture-docs-secret-0123'
-const redis = await TestRedis.start()
-t.teardown(async () => await redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 t.test('the page\'s fixture example signs fixture(...).body and Anvil accepts it as that event', async (t) => {
   const page = readFileSync(join(ROOT, 'docs/handlers.md'), 'utf8')

@@ -11,9 +11,9 @@ import { waitFor } from './helpers/chain.js'
 import { signed, SECRET } from './helpers/app.js'
 import anvil, { anvilWorker, type AnvilWorkerPluginOptions } from '../index.js'
 import type { WebhookEvent } from '../src/worker/webhook-event.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await startTarget()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 
 async function appWith (queueName: string, worker: Omit<AnvilWorkerPluginOptions, 'redis'>, logs?: string[]): Promise<FastifyInstance> {
   const stream = new Writable({

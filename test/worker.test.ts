@@ -14,9 +14,9 @@ import type { AnvilLogger } from '../src/shared/logger.js'
 import { signatureKey } from '../src/inbound/idempotency.js'
 import { signAnvil } from '../src/providers/anvil.js'
 import type { WebhookEvent } from '../src/worker/webhook-event.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await startTarget()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
 
 const PREFIX = '{anvil}'

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
+import { migrate } from '../../src/db/migrate.js'
 
 const ADMIN_URL = process.env.ANVIL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
@@ -18,6 +19,18 @@ export class TestDatabase {
     const url = new URL(ADMIN_URL)
     url.pathname = `/${name}`
     return new TestDatabase(name, url.toString())
+  }
+
+  /** A database with every migration applied. */
+  static async migrated (): Promise<TestDatabase> {
+    const db = await TestDatabase.create()
+    try {
+      await migrate(db.url)
+    } catch (err) {
+      await db.drop()
+      throw err
+    }
+    return db
   }
 
   /** A pool on this database, ended by drop(). */
