@@ -12,10 +12,12 @@ import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
 
 const TOKEN = 'admin-token-0123456789'
-const { redis, db } = await journalFixture(t)
+const { redis, db } = journalFixture(t)
 const LONG_ID = 'a'.repeat(20) + 'b'.repeat(44)
-await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, payload_json, received_at, status, attempts, job_id)
-  VALUES ($1, 'billing', 'stripe', 'customer.subscription.trial_will_end', 'k-long', convert_to('{}', 'UTF8'), '{}'::jsonb, now(), 'done', 1, 'e_long')`, [LONG_ID])
+t.before(async () => {
+  await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, payload_json, received_at, status, attempts, job_id)
+    VALUES ($1, 'billing', 'stripe', 'customer.subscription.trial_will_end', 'k-long', convert_to('{}', 'UTF8'), '{}'::jsonb, now(), 'done', 1, 'e_long')`, [LONG_ID])
+})
 
 t.test('events list prints whole ids: a 64-character id from the table is one `events show` finds', async (t) => {
   const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url }

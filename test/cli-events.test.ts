@@ -13,7 +13,7 @@ import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
 
 const TOKEN = 'admin-token-0123456789'
-const { redis, db } = await journalFixture(t)
+const { redis, db } = journalFixture(t)
 
 async function seedFailed (prefix: string, count: number, provider = 'stripe'): Promise<void> {
   await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, payload_json, received_at, status, attempts, error_class, last_error, job_id)

@@ -19,8 +19,8 @@ const KILLS = 4
 // Two drains of about a minute each on a loaded machine.
 t.setTimeout(300_000)
 
-const { redis, db } = await journalFixture(t)
-await db.query('CREATE TABLE public.effects (event_id text NOT NULL, pid integer NOT NULL)')
+const { redis, db } = journalFixture(t)
+t.before(async () => { await db.query('CREATE TABLE public.effects (event_id text NOT NULL, pid integer NOT NULL)') })
 
 const count = async (sql: string): Promise<number> => Number((await db.query<{ n: string }>(sql))[0]?.n)
 const doneRows = async (): Promise<number> => await count("SELECT count(*) AS n FROM anvil.webhook_events WHERE status = 'done'")

@@ -16,8 +16,8 @@ import { deadLetterQueueName } from '../src/queue/open-queues.js'
 const NORMAL = 200
 const DEPTH = 50_000
 
-const { redis, db } = await journalFixture(t)
-await db.query('CREATE TABLE public.handled (n integer NOT NULL)')
+const { redis, db } = journalFixture(t)
+t.before(async () => { await db.query('CREATE TABLE public.handled (n integer NOT NULL)') })
 
 interface Row { id: string, status: string, payload: Buffer, payload_json: unknown, headers: Record<string, string> }
 

@@ -16,7 +16,7 @@ import type { EventLogOptions } from '../src/journal/event-log.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
-const { redis, db } = await journalFixture(t)
+const { redis, db } = journalFixture(t)
 
 async function adminApp (options: Partial<EventLogOptions> & { queueName: string }) {
   const app = Fastify()

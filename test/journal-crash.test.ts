@@ -12,7 +12,7 @@ import { startScript } from './fixtures/script.js'
 import { createWorker } from '../src/worker/worker.js'
 import { readFileSync } from 'node:fs'
 
-const { redis, db } = await journalFixture(t)
+const { redis, db } = journalFixture(t)
 
 const statusOf = async (id: string): Promise<string | undefined> =>
   (await db.query<{ status: string }>('SELECT status FROM anvil.webhook_events WHERE id = $1', [id]))[0]?.status

@@ -9,8 +9,8 @@ import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import type { WorkerOptions } from '../src/worker/worker-options.js'
 import { loadWorkerConfig } from '../cli/config/load-config.js'
 
-const { redis, db } = await journalFixture(t)
-await db.query('CREATE TABLE public.charges (event_id text, attempt int, tx xid8 NOT NULL DEFAULT pg_current_xact_id())')
+const { redis, db } = journalFixture(t)
+t.before(async () => { await db.query('CREATE TABLE public.charges (event_id text, attempt int, tx xid8 NOT NULL DEFAULT pg_current_xact_id())') })
 
 const EVENTS = 24
 

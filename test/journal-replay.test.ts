@@ -9,7 +9,7 @@ import { openDatabase } from '../src/db/database.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
 import { deleteExpired } from '../src/journal/retention.js'
 
-const { redis, db } = await journalFixture(t)
+const { redis, db } = journalFixture(t)
 
 interface Seed { id: string, source?: string, provider?: string, type?: string, status?: string, errorClass?: string, receivedAt?: string, body?: string }
 

@@ -11,8 +11,8 @@ import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import type { WorkerOptions } from '../src/worker/worker-options.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
 
-const { redis, db } = await journalFixture(t)
-await db.query('CREATE TABLE public.charges (event_id text, amount int)')
+const { redis, db } = journalFixture(t)
+t.before(async () => { await db.query('CREATE TABLE public.charges (event_id text, amount int)') })
 
 interface Row { id: string, status: string, attempts: number, last_error: string | null, error_class: string | null, job_id: string, payload: Buffer, payload_json: unknown, headers: Record<string, string>, processed_at: Date | null, deliveries: number }
 

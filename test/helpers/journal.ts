@@ -1,11 +1,12 @@
+import type { Test } from 'tap'
 import { Queue } from 'bullmq'
 import { randomUUID } from 'node:crypto'
 import type { WebhookJobData } from '../../src/queue/job-data.js'
 import { DEFAULT_PREFIX, JOB_NAME } from '../../src/shared/constants.js'
 import { BACKOFF_TYPE } from '../../src/queue/retry.js'
-import { migrate } from '../../src/db/migrate.js'
 import { TestDatabase } from './pg.js'
 import { TestRedis } from './redis.js'
+import { beforeAll } from './before-all.js'
 
 /** A job as the ingress would add it, with the fields a test picks; `key` differs per delivery. */
 export function jobData (fields: Partial<WebhookJobData> & { body?: unknown } = {}): WebhookJobData {
@@ -38,16 +39,13 @@ export function openQueue (url: string, name: string): Queue<WebhookJobData> {
   return new Queue<WebhookJobData>(name, { connection: { url, maxRetriesPerRequest: null }, prefix: DEFAULT_PREFIX })
 }
 
-interface Teardown { teardown (fn: () => unknown): void }
-
-/** A private redis-server and a migrated database of its own for one test file, both gone when it ends. */
-export async function journalFixture (t: Teardown): Promise<{ redis: TestRedis, db: TestDatabase }> {
-  const redis = await TestRedis.start()
-  const db = await TestDatabase.create()
-  t.teardown(async () => {
-    await db.drop()
-    await redis.stop()
-  })
-  await migrate(db.url)
-  return { redis, db }
+/**
+ * A private redis-server and a migrated database of its own for one test file, both gone when it ends. Started
+ * in `t.before` (test/helpers/before-all.ts): read them inside tests.
+ */
+export function journalFixture (t: Test): { redis: TestRedis, db: TestDatabase } {
+  return {
+    redis: beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop()),
+    db: beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
+  }
 }
