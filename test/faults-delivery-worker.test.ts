@@ -13,7 +13,7 @@ import { waitFor } from './helpers/chain.js'
 import { outboundFixture } from './helpers/outbound.js'
 import { startScript, type Script } from './fixtures/script.js'
 
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db, redis } = fixture
 
 /** A receiver that counts the POSTs it answers per webhook-id. */

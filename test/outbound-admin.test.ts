@@ -1,21 +1,25 @@
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
+import type pg from 'pg'
 import anvilAdmin from '../plugins/admin/admin.js'
 import anvilOutbound from '../plugins/outbound.js'
 import { outboundFixture } from './helpers/outbound.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db } = fixture
-const pool = db.pool()
-
+let pool: pg.Pool
 const app: FastifyInstance = Fastify()
-await app.register(anvilOutbound, { database: pool, redis: fixture.redis.url, maxPayloadBytes: 1024 })
-await app.register(anvilAdmin, { token: TOKEN })
-await app.ready()
+let outbound: FastifyInstance['anvilOutbound']
+t.before(async () => {
+  pool = db.pool()
+  await app.register(anvilOutbound, { database: pool, redis: fixture.redis.url, maxPayloadBytes: 1024 })
+  await app.register(anvilAdmin, { token: TOKEN })
+  await app.ready()
+  outbound = app.anvilOutbound
+})
 t.teardown(async () => await app.close())
-const outbound = app.anvilOutbound
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 async function call (method: Method, url: string, payload?: unknown, headers: Record<string, string> = auth) {

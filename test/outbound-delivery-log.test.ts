@@ -14,7 +14,7 @@ import { startReceiver } from './helpers/receiver.js'
 
 const TOKEN = 'admin-token-0123456789'
 const headers = { authorization: `Bearer ${TOKEN}` }
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db, redis } = fixture
 let queues = 0
 

@@ -13,11 +13,10 @@ import { startReceiver, type Receiver } from './helpers/receiver.js'
 import { TestDatabase } from './helpers/pg.js'
 import { PgDeliveryStore } from './helpers/pg-delivery-store.js'
 import type { DeliveryStore } from '../src/delivery/delivery-job.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
-const database = await TestDatabase.create()
-t.teardown(async () => await database.drop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const database = beforeAll(t, async () => await TestDatabase.create(), async (database) => await database.drop())
 const newSecret = (): string => 'whsec_' + randomBytes(32).toString('base64')
 let queueCount = 0
 

@@ -3,7 +3,7 @@ import { dispatchDelay } from '../src/outbox/dispatcher.js'
 import { DEFAULT_DISPATCH_RETRY } from '../src/outbox/outbound-options.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
 
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db } = fixture
 
 async function jobIds (outbound: ReturnType<typeof fixture.open>): Promise<string[]> {

@@ -10,17 +10,17 @@ import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import type { Outbound } from '../src/outbox/outbound.js'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
+import { beforeAll } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db, redis } = fixture
 const SCHEDULE = [30, 30]
 let failing = true
-const receiver = await startReceiver((req, res) => {
+const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   res.statusCode = req.url === '/flaky' && failing ? 500 : 204
   res.end()
-})
-t.teardown(async () => await receiver.close())
+}), async (receiver) => await receiver.close())
 
 function workerFor (outbound: Outbound) {
   const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'e2e', allowNets: '127.0.0.0/8', retrySchedule: SCHEDULE, jitter: 0 })
@@ -28,9 +28,9 @@ function workerFor (outbound: Outbound) {
   return worker
 }
 
-const a = fixture.open({ queueName: 'e2e', retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 } })
-const b = fixture.open({ queueName: 'e2e', retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 } })
-const workers = [workerFor(a), workerFor(b)]
+const a = beforeAll(t, async () => fixture.open({ queueName: 'e2e', retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 } }))
+const b = beforeAll(t, async () => fixture.open({ queueName: 'e2e', retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 } }))
+const workers = beforeAll(t, async () => [workerFor(a), workerFor(b)])
 
 t.test('two dispatchers and two workers: every message reaches every endpoint once, signed, and is logged', async (t) => {
   const endpoints = await Promise.all(['/1', '/2', '/3'].map(async (path) => await a.endpoints.create({ url: receiver.url + path, tenant: 'e2e' })))

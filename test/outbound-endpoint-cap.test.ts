@@ -12,14 +12,14 @@ import type { OutboundJobData } from '../src/delivery/delivery-job.js'
 import { TestRedis } from './helpers/redis.js'
 import { startReceiver, type Receiver } from './helpers/receiver.js'
 import { eventually } from './helpers/outbound.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const CONCURRENCY = 4
 /** The default cap while it binds: half the slots, rounded up. */
 const CAP = 2
 const SECRET = 'whsec_' + Buffer.alloc(32, 3).toString('base64')
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 let queueCount = 0
 
 /** A receiver that holds the requests `hold` picks and counts how many it holds at once, per path. */

@@ -2,10 +2,11 @@ import t from 'tap'
 import { createDeliveryStore } from '../src/outbox/delivery-store.js'
 import { openDatabase } from '../src/db/database.js'
 import { outboundFixture } from './helpers/outbound.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db } = fixture
-const outbound = fixture.open()
+const outbound = beforeAll(t, async () => fixture.open())
 
 t.test('create: a whsec_ secret of 32 random bytes, shown only here; get and list never show it', async (t) => {
   const created = await outbound.endpoints.create({ url: 'https://hooks.example/in', tenant: 't1', eventTypes: ['a.b'], description: 'first', rateLimit: 5 })

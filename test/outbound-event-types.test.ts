@@ -5,6 +5,7 @@
  */
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
+import type pg from 'pg'
 import { Type } from '@sinclair/typebox'
 import anvilAdmin from '../plugins/admin/admin.js'
 import anvilOutbound from '../plugins/outbound.js'
@@ -13,8 +14,9 @@ import { outboundFixture } from './helpers/outbound.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
-const fixture = await outboundFixture()
-const pool = fixture.db.pool()
+const fixture = outboundFixture()
+let pool: pg.Pool
+t.before(() => { pool = fixture.db.pool() })
 const catalog = defineEventTypes({ 'invoice.paid': Type.Object({ amount: Type.Integer({ minimum: 0 }), currency: Type.String() }, { description: 'An invoice was paid' }) })
 
 async function service (options: { strict?: boolean, schema?: string } = {}): Promise<FastifyInstance> {
@@ -26,7 +28,8 @@ async function service (options: { strict?: boolean, schema?: string } = {}): Pr
   return app
 }
 
-const app = await service()
+let app: FastifyInstance
+t.before(async () => { app = await service() })
 async function call (method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: object, on = app) {
   const res = await on.inject({ method, url, headers: auth, ...(payload === undefined ? {} : { payload }) })
   return { status: res.statusCode, body: res.body === '' ? undefined : res.json() }

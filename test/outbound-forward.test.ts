@@ -10,9 +10,9 @@ import { createForwarder } from '../src/forward/create-forwarder.js'
 import type { SourceOptions } from '../src/inbound/source-options.js'
 import { TestRedis } from './helpers/redis.js'
 import { startReceiver } from './helpers/receiver.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const STRIPE_SECRET = 'whsec_' + randomBytes(24).toString('hex')
 const FORWARD_SECRET = 'whsec_' + randomBytes(32).toString('base64')
 

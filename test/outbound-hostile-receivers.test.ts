@@ -13,13 +13,13 @@ import type { DeliveryAttempt, OutboundJobData } from '../src/delivery/delivery-
 import { TestRedis } from './helpers/redis.js'
 import { startReceiver, type Receiver } from './helpers/receiver.js'
 import { eventually } from './helpers/outbound.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const SECRET = 'whsec_' + Buffer.alloc(32, 5).toString('base64')
 const TIMEOUT_MS = 60_000
 const GUARD_MS = 30_000
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 let queueCount = 0
 
 interface Hostile { receiver: Receiver, open: Set<ServerResponse>, closed: number, written: number[] }

@@ -3,15 +3,11 @@ import { createCircuitBreaker } from '../src/delivery/circuit-breaker.js'
 import { createEndpointRateLimit } from '../src/delivery/endpoint-rate-limit.js'
 import { createEndpointGate } from '../src/delivery/endpoint-gate.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-const client = redis.client()
-const other = redis.client()
-t.teardown(async () => {
-  client.disconnect()
-  other.disconnect()
-  await redis.stop()
-})
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const client = beforeAll(t, async () => redis.client(), (client) => client.disconnect())
+const other = beforeAll(t, async () => redis.client(), (client) => client.disconnect())
 
 const settings = { failureThreshold: 3, openMs: 30_000, probeLeaseMs: 15_000 }
 

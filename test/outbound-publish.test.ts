@@ -3,10 +3,11 @@ import pg from 'pg'
 import { inTransaction } from '../src/db/database.js'
 import { outboxChannel } from '../src/outbox/publish.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db } = fixture
-const outbound = fixture.open()
+const outbound = beforeAll(t, async () => fixture.open())
 
 async function outboxRow (id: string): Promise<Record<string, unknown> | undefined> {
   return (await db.query('SELECT * FROM anvil.outbox WHERE id = $1', [id]))[0]

@@ -6,31 +6,33 @@
 import t from 'tap'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { eventually, outboundFixture } from './helpers/outbound.js'
+import { beforeAll } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 import type { AnvilLogger } from '../src/shared/logger.js'
 
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db, redis } = fixture
 const SCHEDULE = [50, 50, 50, 50]
 let failing = true
-const receiver = await startReceiver((req, res) => {
+const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   res.statusCode = req.url === '/flaky' && failing ? 503 : 204
   res.end()
-})
-t.teardown(async () => await receiver.close())
+}), async (receiver) => await receiver.close())
 
 const lines: Array<{ msg: string, fields: Record<string, unknown> }> = []
 const note = (fields: object, msg?: string): void => { lines.push({ msg: msg ?? '', fields: fields as Record<string, unknown> }) }
 const logger: AnvilLogger = { info: note, warn: note, error: note }
 const recoveries = (): Array<Record<string, unknown>> => lines.filter((l) => l.msg === 'anvil delivery: endpoint recovered').map((l) => l.fields)
 
-const outbound = fixture.open({ queueName: 'recovery', retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 } })
-for (let i = 0; i < 2; i++) {
-  const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'recovery', allowNets: '127.0.0.0/8', retrySchedule: SCHEDULE, jitter: 0, circuit: false, logger })
-  t.teardown(async () => await worker.close())
-  await worker.start()
-}
-await outbound.dispatcher.start()
+const outbound = beforeAll(t, async () => fixture.open({ queueName: 'recovery', retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 } }))
+t.before(async () => {
+  for (let i = 0; i < 2; i++) {
+    const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'recovery', allowNets: '127.0.0.0/8', retrySchedule: SCHEDULE, jitter: 0, circuit: false, logger })
+    t.teardown(async () => await worker.close())
+    await worker.start()
+  }
+  await outbound.dispatcher.start()
+})
 
 const count = async (endpointId: string, status: string): Promise<number> =>
   (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM anvil.deliveries WHERE endpoint_id = $1 AND status = $2', [endpointId, status]))[0]?.n ?? 0

@@ -5,32 +5,27 @@
  * port, AOF with fsync on every write) every message reaches a real receiver exactly once.
  */
 import t from 'tap'
-import { migrate } from '../src/db/migrate.js'
 import { createDeliveryWorker, type DeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { createOutbound } from '../src/outbox/outbound.js'
 import { eventually } from './helpers/outbound.js'
 import { TestDatabase } from './helpers/pg.js'
 import { startReceiver } from './helpers/receiver.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const ROUNDS = 3
 const PER_ROUND = 80
 
-const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start(['--appendonly', 'yes', '--appendfsync', 'always'])])
-await migrate(db.url)
-const receiver = await startReceiver()
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
+const redis = beforeAll(t, async () => await TestRedis.start(['--appendonly', 'yes', '--appendfsync', 'always']), async (redis) => await redis.stop())
+const receiver = beforeAll(t, async () => await startReceiver(), async (receiver) => await receiver.close())
 const lines: string[] = []
 const logger = { info () {}, warn (_: unknown, msg: string) { lines.push(msg) }, error (_: unknown, msg: string) { lines.push(msg) } }
-const outbound = createOutbound({
+const outbound = beforeAll(t, async () => createOutbound({
   database: db.url, redis: redis.url, logger, dispatch: { attempts: 1, retryBaseMs: 10, retryMaxMs: 50, pollIntervalMs: 50, batchSize: 10 }
-})
+}), async (outbound) => await outbound.close())
 let delivery: DeliveryWorker | undefined
-t.teardown(async () => {
-  await delivery?.close()
-  await outbound.close()
-  await receiver.close()
-  await Promise.all([db.drop(), redis.stop()])
-})
+t.teardown(async () => await delivery?.close())
 
 const startDelivery = async (): Promise<void> => {
   delivery = createDeliveryWorker({ redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', retrySchedule: [20, 20] })

@@ -9,26 +9,26 @@ import Fastify from 'fastify'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
+import { beforeAll } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db, redis } = fixture
 const broken = new Set(['/down'])
-const receiver = await startReceiver((req, res) => {
+const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   res.statusCode = broken.has(req.url) ? 500 : 200
   res.end()
-})
-t.teardown(async () => await receiver.close())
+}), async (receiver) => await receiver.close())
 
 const queueName = 'resend'
 // Every fan-out of this one fails: its messages end `failed` after two dispatch attempts.
-const failing = fixture.open({ queueName, deliveryJobOptions: { priority: 1e9 }, dispatch: { attempts: 2, retryBaseMs: 1 } })
-const outbound = fixture.open({ queueName, retrySchedule: [] })
-const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8', retrySchedule: [] })
-await worker.start()
-t.teardown(async () => await worker.close())
+const failing = beforeAll(t, async () => fixture.open({ queueName, deliveryJobOptions: { priority: 1e9 }, dispatch: { attempts: 2, retryBaseMs: 1 } }))
+const outbound = beforeAll(t, async () => fixture.open({ queueName, retrySchedule: [] }))
+const worker = beforeAll(t, async () => createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8', retrySchedule: [] }),
+  async (worker) => await worker.close())
+t.before(async () => await worker.start())
 const app = Fastify()
-await app.register(anvilAdmin, { token: 'admin-token-0123456789', outbound })
+t.before(async () => await app.register(anvilAdmin, { token: 'admin-token-0123456789', outbound }))
 t.teardown(async () => await app.close())
 const headers = { authorization: 'Bearer admin-token-0123456789' }
 const post = async (url: string, payload: object = {}): Promise<{ statusCode: number, body: any }> => {

@@ -9,11 +9,11 @@ import { MAX_RETRY_WAIT_MS } from '../src/delivery/delivery-schedule.js'
 import { createOutbound } from '../src/outbox/outbound.js'
 import { deleteIdleMessages, idleSeconds, RETENTION_FLOOR_MS, retentionStatements } from '../src/outbox/outbox-retention.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db } = fixture
-const database = openDatabase(db.url)
-t.teardown(async () => await database.close())
+const database = beforeAll(t, async () => openDatabase(db.url), async (database) => await database.close())
 
 interface Seed {
   status: 'pending' | 'dispatched' | 'failed'

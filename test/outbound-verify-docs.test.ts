@@ -16,6 +16,7 @@ import { signatureHeaders, type OutboundScheme } from '../src/delivery/sign-outb
 import { findExecutable } from '../cli/dev-redis.js'
 import { ROOT } from './helpers/cli.js'
 import { outboundFixture } from './helpers/outbound.js'
+import { beforeAll } from './helpers/before-all.js'
 import { startReceiver, type Received } from './helpers/receiver.js'
 
 type Verify = (secret: string, headers: Record<string, string>, body: string) => unknown
@@ -106,13 +107,12 @@ func main() {
   })
 }
 
-const fixture = await outboundFixture()
-const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })
-t.teardown(async () => await receiver.close())
-const outbound = fixture.open({ queueName: 'verify-docs', dispatch: { pollIntervalMs: 100 } })
-const worker = createDeliveryWorker({ redis: fixture.redis.url, store: outbound.store, queueName: 'verify-docs', allowNets: '127.0.0.0/8' })
-t.teardown(async () => await worker.close())
-await Promise.all([worker.start(), outbound.dispatcher.start()])
+const fixture = outboundFixture()
+const receiver = beforeAll(t, async () => await startReceiver((_req, res) => { res.statusCode = 204; res.end() }), async (receiver) => await receiver.close())
+const outbound = beforeAll(t, async () => fixture.open({ queueName: 'verify-docs', dispatch: { pollIntervalMs: 100 } }))
+const worker = beforeAll(t, async () => createDeliveryWorker({ redis: fixture.redis.url, store: outbound.store, queueName: 'verify-docs', allowNets: '127.0.0.0/8' }),
+  async (worker) => await worker.close())
+t.before(async () => await Promise.all([worker.start(), outbound.dispatcher.start()]))
 
 /** One real delivery to a new endpoint of `scheme` whose secret was rotated: the secrets, newest first, and the request. */
 async function delivery (scheme: OutboundScheme): Promise<{ secrets: string[], request: Received }> {
@@ -125,8 +125,8 @@ async function delivery (scheme: OutboundScheme): Promise<{ secrets: string[], r
   return { secrets: [rotated.secret, created.secret], request }
 }
 
-const standard = await delivery('standard-webhooks')
-const stripe = await delivery('stripe')
+const standard = beforeAll(t, async () => await delivery('standard-webhooks'))
+const stripe = beforeAll(t, async () => await delivery('stripe'))
 const headersOf = (request: Received): Record<string, string> => request.headers as Record<string, string>
 /** The same message signed 10 minutes ago, with a valid signature: only the tolerance refuses it. */
 function stale (scheme: OutboundScheme, request: Received, secret: string): Record<string, string> {

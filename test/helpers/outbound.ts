@@ -1,10 +1,10 @@
 /** A migrated database and a private Redis for one outbound test file, and outbound services on them. */
 import t from 'tap'
-import { migrate } from '../../src/db/migrate.js'
 import { createOutbound, type Outbound } from '../../src/outbox/outbound.js'
 import type { OutboundOptions } from '../../src/outbox/outbound-options.js'
 import { TestDatabase } from './pg.js'
 import { TestRedis } from './redis.js'
+import { beforeAll } from './before-all.js'
 
 export interface OutboundFixture {
   db: TestDatabase
@@ -13,14 +13,12 @@ export interface OutboundFixture {
   open (options?: Partial<OutboundOptions>): Outbound
 }
 
-export async function outboundFixture (): Promise<OutboundFixture> {
-  const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
-  await migrate(db.url)
+/** Started in `t.before` (test/helpers/before-all.ts): read `db` and `redis`, and call `open`, inside tests or a `beforeAll`. */
+export function outboundFixture (): OutboundFixture {
+  const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
+  const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
   const opened: Outbound[] = []
-  t.teardown(async () => {
-    await Promise.all(opened.map(async (outbound) => await outbound.close()))
-    await Promise.all([db.drop(), redis.stop()])
-  })
+  t.teardown(async () => await Promise.all(opened.map(async (outbound) => await outbound.close())))
   return {
     db,
     redis,
