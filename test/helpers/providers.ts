@@ -10,6 +10,8 @@ import anvil from '../../index.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
 import { createPresetScheme, DEFAULT_TOLERANCE_SECONDS, type ProviderName } from '../../src/providers/presets.js'
 import { signRequest, type SignRequestOptions } from '../../src/testing/sign-request.js'
+import type { Queue } from 'bullmq'
+import type { WebhookJobData } from '../../src/queue/job-data.js'
 import { inspectQueue } from './queue.js'
 
 export interface SignedParts {
@@ -58,13 +60,17 @@ export async function sourceApp (redisUrl: string, queueName: string, sources: S
   return app
 }
 
-export function conformance (t: Test, redisUrl: string, spec: ProviderSpec): void {
+/** `redis` is read in t.before, so a file's own setup (test/helpers/setup.ts) may give it. */
+export function conformance (t: Test, redis: { readonly url: string }, spec: ProviderSpec): void {
   const provider = spec.source.provider ?? 'anvil'
   const queueName = `conf-${provider}`
   let app: FastifyInstance
-  const queue = inspectQueue(redisUrl, queueName)
-  t.before(async () => { app = await sourceApp(redisUrl, queueName, [{ ...spec.source, path: spec.path }], spec.fastify) })
-  t.teardown(async () => { await queue.close(); await app.close() })
+  let queue: Queue<WebhookJobData>
+  t.before(async () => {
+    queue = inspectQueue(redis.url, queueName)
+    app = await sourceApp(redis.url, queueName, [{ ...spec.source, path: spec.path }], spec.fastify)
+  })
+  t.teardown(async () => { await queue?.close(); await app?.close() })
 
   const send = async (body: string, options: SignOptions, tamper = false): Promise<{ statusCode: number, json: any }> => {
     const signed = await spec.sign(body, options)

@@ -4,6 +4,7 @@ import { InteractionResponseType, InteractionType, verifyKey } from 'discord-int
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, kitHeaders, sourceApp } from '../helpers/providers.js'
 import { inspectQueue } from '../helpers/queue.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // discord-interactions only verifies: requests are signed by the testing kit's signer (Ed25519 over
 // `timestamp + body`, as Discord documents), and the SDK's verifyKey is shown to accept them.
@@ -15,10 +16,9 @@ const [CURRENT, OLDER, WRONG] = [pair(), pair(), pair()]
 const signDiscord = (key: KeyObject, ts: number, body: string): Record<string, string> => kitHeaders('discord', { body, secret: key, timestamp: ts })
 const now = (): number => Math.floor(Date.now() / 1000)
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'discord', secrets: [CURRENT.publicHex, OLDER.publicHex] },
   path: '/discord',
   signers: [CURRENT.privateKey, OLDER.privateKey, WRONG.privateKey],

@@ -9,12 +9,12 @@ import { buildStripeService, type ExampleOptions } from '../../examples/stripe.j
 import type { WebhookEvent } from '../../index.js'
 import { fixture } from '../../testing/index.js'
 import { TestRedis } from '../helpers/redis.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // docs/providers.md's three provider examples, run as written: a signed delivery (signed by the provider's own SDK
 // where it has a signer) reaches the handler with its provider, type and event id, the typed handlers of the
 // Stripe and GitHub examples read their payloads, and the provider's redelivery makes no second job.
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const reports: Array<Record<string, unknown>> = []
 

@@ -2,13 +2,13 @@ import t from 'tap'
 import { sign, verify } from '@octokit/webhooks-methods'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, sourceApp } from '../helpers/providers.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // Signed by Octokit's own signer (@octokit/webhooks-methods `sign`), and checked by its `verify` too.
 const [CURRENT, OLDER, WRONG] = ['gh-current-0123456789', 'gh-older-0123456789', 'gh-never-listed']
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'github', secrets: [CURRENT, OLDER] },
   path: '/github',
   signers: [CURRENT, OLDER, WRONG],

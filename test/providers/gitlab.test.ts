@@ -2,15 +2,15 @@ import t from 'tap'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance } from '../helpers/providers.js'
 import { inspectQueue } from '../helpers/queue.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // GitLab sends its secret token as is (X-Gitlab-Token): nothing is signed, so the token does not bind the
 // body and there is no "tampered body" check (docs/providers.md says so).
 const [CURRENT, OLDER, WRONG] = ['gl-current-0123456789', 'gl-older-0123456789', 'gl-never']
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'gitlab', secrets: [CURRENT, OLDER] },
   path: '/gitlab',
   signers: [CURRENT, OLDER, WRONG],

@@ -2,6 +2,7 @@ import t from 'tap'
 import { LinearWebhookClient } from '@linear/sdk/webhooks'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, kitHeaders } from '../helpers/providers.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // Linear's SDK only verifies: requests are signed by the testing kit's signer (hex HMAC-SHA256 of the raw
 // body, whose `webhookTimestamp` is the signed timestamp, as documented), and LinearWebhookClient#verify accepts them.
@@ -11,10 +12,9 @@ const signLinear = (secret: string, body: string): string => kitHeaders('linear'
 const bodyAt = (id: string, timestamp: number): string =>
   JSON.stringify({ action: 'create', type: 'Issue', data: { id }, webhookTimestamp: timestamp * 1000, webhookId: 'wh_1' })
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'linear', secrets: [CURRENT, OLDER] },
   path: '/linear',
   signers: [CURRENT, OLDER, WRONG],

@@ -2,6 +2,7 @@ import t from 'tap'
 import { Paddle } from '@paddle/paddle-node-sdk'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, kitHeaders } from '../helpers/providers.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // Paddle's SDK only verifies: requests are signed by the testing kit's signer (`ts=…;h1=` HMAC-SHA256 hex
 // of `ts:body`, as documented), and the SDK's `webhooks.isSignatureValid` is shown to accept them.
@@ -9,14 +10,13 @@ const [CURRENT, OLDER, WRONG] = ['pdl_ntfset_current', 'pdl_ntfset_older', 'pdl_
 const signPaddle = (secret: string, body: string, ts: number): string =>
   kitHeaders('paddle', { body, secret, timestamp: ts })['paddle-signature'] as string
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const bodyFor = (id: string): string => JSON.stringify({
   event_id: id, event_type: 'transaction.completed', occurred_at: new Date().toISOString(), notification_id: 'ntf_1', data: { id: 'txn_1' }
 })
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'paddle', secrets: [CURRENT, OLDER] },
   path: '/paddle',
   signers: [CURRENT, OLDER, WRONG],

@@ -14,6 +14,7 @@ import { conformance, kitHeaders } from '../helpers/providers.js'
 import { parseMetrics, sample } from '../helpers/metrics.js'
 import { inspectQueue } from '../helpers/queue.js'
 import { waitFor } from '../helpers/chain.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // @sendgrid/eventwebhook only verifies: requests are signed by the testing kit's signer (ECDSA P-256 /
 // SHA-256 over `timestamp + body`, DER signature in base64, as SendGrid documents), and the SDK's
@@ -33,10 +34,9 @@ const bodyFor = (id: string): string => JSON.stringify([
   { email: 'b@example.com', event: 'delivered', sg_event_id: `${id}-a`, timestamp: 1 }
 ])
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'sendgrid', secrets: [CURRENT.publicB64, OLDER.publicPem] },
   path: '/sendgrid',
   signers: [CURRENT.privateKey, OLDER.privateKey, WRONG.privateKey],
@@ -76,9 +76,8 @@ async function batchApp (redisUrl: string): Promise<FastifyInstance> {
   return app
 }
 
-const batches = await batchApp(redis.url)
-const queue = inspectQueue(redis.url, QUEUE)
-t.teardown(async () => { await queue.close(); await batches.close() })
+const queue = beforeAll(t, async () => inspectQueue(redis.url, QUEUE), async (queue) => await queue.close())
+const batches = beforeAll(t, async () => await batchApp(redis.url), async (app) => await app.close())
 
 /** POSTs `body` (a string as signed, or events to serialise) signed by `signer` at `ts`. */
 async function post (body: string | SendgridEvent[], signer: KeyObject = CURRENT.privateKey, ts = now(), app = batches): Promise<{ statusCode: number, json: any }> {

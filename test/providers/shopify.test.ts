@@ -3,14 +3,14 @@ import '@shopify/shopify-api/adapters/node'
 import { ApiVersion, shopifyApi } from '@shopify/shopify-api'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, kitHeaders } from '../helpers/providers.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // Shopify's SDK has no signer: requests are signed by the testing kit's signer (base64 HMAC-SHA256 of the
 // raw body, as documented), and Shopify's own `webhooks.validate` is shown to accept what it produced.
 const [CURRENT, OLDER, WRONG] = ['shpss_current-0123456789', 'shpss_older-0123456789', 'shpss_never_listed']
 const signShopify = (secret: string, body: string): string => kitHeaders('shopify', { body, secret })['x-shopify-hmac-sha256'] as string
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const headersFor = (body: string, secret: string, eventId: string): Record<string, string> => ({
   'x-shopify-hmac-sha256': signShopify(secret, body),
@@ -22,7 +22,7 @@ const headersFor = (body: string, secret: string, eventId: string): Record<strin
   'x-shopify-triggered-at': new Date().toISOString()
 })
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'shopify', secrets: [CURRENT, OLDER] },
   path: '/shopify',
   signers: [CURRENT, OLDER, WRONG],

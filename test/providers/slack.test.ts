@@ -2,6 +2,7 @@ import t from 'tap'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, kitHeaders, sourceApp } from '../helpers/providers.js'
 import { inspectQueue } from '../helpers/queue.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // Slack publishes no verifier in an SDK of this list: requests are signed by the testing kit's signer, the
 // documented algorithm (`v0=` hex HMAC-SHA256 of `v0:<ts>:<body>`).
@@ -9,10 +10,9 @@ const [CURRENT, OLDER, WRONG] = ['slack-current-0123456789', 'slack-older-012345
 const signSlack = (secret: string, ts: number, body: string): Record<string, string> => kitHeaders('slack', { body, secret, timestamp: ts })
 const now = (): number => Math.floor(Date.now() / 1000)
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'slack', secrets: [CURRENT, OLDER] },
   path: '/slack',
   signers: [CURRENT, OLDER, WRONG],

@@ -2,6 +2,7 @@ import t from 'tap'
 import { WebhooksHelper } from 'square'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, kitHeaders } from '../helpers/providers.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // Square's SDK only verifies: requests are signed by the testing kit's signer (base64 HMAC-SHA256 of
 // notification URL + body, as documented), and WebhooksHelper.verifySignature is shown to accept them.
@@ -10,10 +11,9 @@ const URL = 'https://hooks.anvil.example/square'
 const signSquare = (key: string, body: string): string => kitHeaders('square', { body, secret: key, url: URL })['x-square-hmacsha256-signature'] as string
 const bodyFor = (id: string): string => JSON.stringify({ merchant_id: 'M1', type: 'payment.updated', event_id: id, data: { id: 'p1' } })
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'square', secrets: [CURRENT, OLDER], publicUrl: URL },
   path: '/square',
   signers: [CURRENT, OLDER, WRONG],

@@ -3,6 +3,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { Webhook as SvixWebhook } from 'svix'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, sourceApp } from '../helpers/providers.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // Signed by the standardwebhooks SDK's own `sign` (webhook-* headers), and by Svix's (svix-* headers,
 // as Clerk and Resend send them).
@@ -10,11 +11,10 @@ const key = (fill: string): string => 'whsec_' + Buffer.alloc(24, fill).toString
 const [CURRENT, OLDER, WRONG] = [key('c'), key('o'), key('w')]
 const bodyFor = (id: string): string => JSON.stringify({ type: 'user.created', data: { id } })
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 t.test('standard-webhooks headers', async (t) => {
-  conformance(t, redis.url, {
+  conformance(t, redis, {
     source: { provider: 'standard-webhooks', secrets: [CURRENT, OLDER] },
     path: '/standard',
     signers: [CURRENT, OLDER, WRONG],
@@ -33,7 +33,7 @@ t.test('standard-webhooks headers', async (t) => {
 })
 
 t.test('svix-* headers (Clerk, Resend)', async (t) => {
-  conformance(t, redis.url, {
+  conformance(t, redis, {
     source: { provider: 'standard-webhooks', secrets: [CURRENT, OLDER], name: 'clerk' },
     path: '/clerk',
     signers: [CURRENT, OLDER, WRONG],

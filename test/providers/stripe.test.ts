@@ -2,18 +2,18 @@ import t from 'tap'
 import Stripe from 'stripe'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance } from '../helpers/providers.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // Signed by Stripe's own SDK (generateTestHeaderString), and checked by its constructEvent too.
 const stripe = new Stripe('sk_test_anvil')
 const [CURRENT, OLDER, WRONG] = ['whsec_current-0123456789', 'whsec_older-0123456789', 'whsec_never_listed']
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const sign = (body: string, signer: unknown, timestamp: number): string =>
   stripe.webhooks.generateTestHeaderString({ payload: body, secret: signer as string, timestamp })
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'stripe', secrets: [CURRENT, OLDER] },
   path: '/stripe',
   signers: [CURRENT, OLDER, WRONG],

@@ -2,6 +2,7 @@ import t from 'tap'
 import twilio from 'twilio'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, sourceApp } from '../helpers/providers.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // Signed by Twilio's own SDK (getExpectedTwilioSignature), and checked with its validateRequest /
 // validateRequestWithBody too.
@@ -10,10 +11,9 @@ const PUBLIC = 'https://hooks.anvil.example/twilio/sms'
 const form = (id: string): Record<string, string> => ({ MessageSid: id, From: '+15005550006', To: '+15005550001', Body: 'Hello world & more' })
 const encode = (params: Record<string, string>): string => new URLSearchParams(params).toString()
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'twilio', secrets: [CURRENT, OLDER], publicUrl: PUBLIC },
   path: '/twilio/sms',
   signers: [CURRENT, OLDER, WRONG],

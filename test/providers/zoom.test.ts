@@ -4,16 +4,16 @@ import { payloadKey } from '../../src/inbound/idempotency.js'
 import { TestRedis } from '../helpers/redis.js'
 import { conformance, kitHeaders, sourceApp } from '../helpers/providers.js'
 import { inspectQueue } from '../helpers/queue.js'
+import { beforeAll } from '../helpers/before-all.js'
 
 // Zoom ships no webhook SDK: requests are signed by the testing kit's signer, the documented algorithm
 // (`v0=` hex HMAC-SHA256 of `v0:<ts>:<body>` with the secret token). Zoom sends no event id: the key is the body's hash.
 const [CURRENT, OLDER, WRONG] = ['zoom-current-0123456789', 'zoom-older-0123456789', 'zoom-never']
 const signZoom = (secret: string, ts: number, body: string): Record<string, string> => kitHeaders('zoom', { body, secret, timestamp: ts })
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
-conformance(t, redis.url, {
+conformance(t, redis, {
   source: { provider: 'zoom', secrets: [CURRENT, OLDER] },
   path: '/zoom',
   signers: [CURRENT, OLDER, WRONG],
