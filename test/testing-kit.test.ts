@@ -10,9 +10,9 @@ import anvil, { anvilWorker, createRouter, type AnyRoutedEvent, type ProviderNam
 import { fixture, fixtureNames, generateKeyPair, injectWebhook } from '../testing/index.js'
 import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const discord = generateKeyPair('discord')
 const sendgrid = generateKeyPair('sendgrid')
@@ -61,9 +61,11 @@ router.on('gitlab:Push Hook', (event) => { typedReads.set('gitlab', event.data.r
 router.on('zoom:meeting.started', (event) => { typedReads.set('zoom', event.data.payload.object.topic) })
 
 const app: FastifyInstance = Fastify({ logger: false })
-await app.register(anvil, { redis: redis.url, queueName: 'kit', sources, retrySchedule: [] })
-await app.register(anvilWorker, { handler: router, redis: redis.url, queueName: 'kit', sweepIntervalMs: 0 })
-await app.ready()
+t.before(async () => {
+  await app.register(anvil, { redis: redis.url, queueName: 'kit', sources, retrySchedule: [] })
+  await app.register(anvilWorker, { handler: router, redis: redis.url, queueName: 'kit', sweepIntervalMs: 0 })
+  await app.ready()
+})
 t.teardown(() => app.close())
 
 /** What each provider answers for an accepted event (Discord: a deferred interaction response, or 204 for an event). */
