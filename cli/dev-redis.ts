@@ -19,28 +19,55 @@ const PROBE_TIMEOUT_MS = 1000
 const START_TIMEOUT_MS = 10_000
 const STOP_TIMEOUT_MS = 5000
 const READY_POLL_MS = 50
+/** Ports tried, each taken before redis-server could bind it, before giving up. */
+const START_ATTEMPTS = 5
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
 
 /** A Redis that answers PING, nothing listening at all, or something else (a password, another server, silence). */
 export type ProbeResult = 'redis' | 'refused' | 'other'
 
 export async function probeRedis (url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeResult> {
+  return await ask(url, 'PING', timeoutMs,
+    (reply) => reply.includes('\r\n') ? (reply.startsWith('+PONG') ? 'redis' : 'other') : undefined,
+    (err) => err?.code === 'ECONNREFUSED' ? 'refused' : 'other')
+}
+
+/**
+ * The pid of the Redis answering at `url` (INFO server's process_id), or null when nothing answers as Redis:
+ * how a started server is told from another that holds the port.
+ */
+export async function redisPid (url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<number | null> {
+  return await ask<number | null>(url, 'INFO server', timeoutMs, (reply) => {
+    const pid = /\r\nprocess_id:(\d+)\r\n/.exec(reply)?.[1]
+    if (pid !== undefined) return Number(pid)
+    // An error or another protocol's line, or the whole reply without a pid.
+    return (!reply.startsWith('$') && reply.includes('\r\n')) || reply.endsWith('\r\n\r\n') ? null : undefined
+  }, () => null)
+}
+
+/**
+ * Sends one inline command on a raw socket and reads the reply until `read` decides (undefined: read on);
+ * a refused, closed or silent connection is `failed`'s answer. No client library: a stranger may hold the port.
+ */
+async function ask<T> (url: string, command: string, timeoutMs: number, read: (reply: string) => T | undefined,
+  failed: (err?: NodeJS.ErrnoException) => T): Promise<T> {
   const { hostname, port } = new URL(url)
   return await new Promise((resolve) => {
     const socket = createConnection({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || DEFAULT_REDIS_PORT) })
     let reply = ''
-    const done = (result: ProbeResult): void => {
+    const done = (result: T): void => {
       socket.destroy()
       resolve(result)
     }
-    socket.setTimeout(timeoutMs, () => done('other'))
-    socket.on('connect', () => socket.write('PING\r\n'))
+    socket.setTimeout(timeoutMs, () => done(failed()))
+    socket.on('connect', () => socket.write(`${command}\r\n`))
     socket.on('data', (chunk) => {
       reply += chunk.toString('latin1')
-      if (reply.includes('\r\n')) done(reply.startsWith('+PONG') ? 'redis' : 'other')
+      const result = read(reply)
+      if (result !== undefined) done(result)
     })
-    socket.on('error', (err: NodeJS.ErrnoException) => done(err.code === 'ECONNREFUSED' ? 'refused' : 'other'))
-    socket.on('close', () => done('other'))
+    socket.on('error', (err: NodeJS.ErrnoException) => done(failed(err)))
+    socket.on('close', () => done(failed()))
   })
 }
 
@@ -85,8 +112,28 @@ export interface StartOptions {
   dir: string
 }
 
-/** Starts redis-server on 127.0.0.1 and resolves once it answers PING. */
+/** Thrown by startPrivateRedis when another process holds the port: the caller may try another. */
+class PortTaken extends Error {}
+
+/**
+ * Starts redis-server on 127.0.0.1, on `options.port` or, when another process holds that, on a free port:
+ * redis-server cannot take port 0, so a port free when picked may be taken before it binds it.
+ */
 export async function startPrivateRedis (options: StartOptions): Promise<PrivateRedis> {
+  let port = options.port
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn({ ...options, port })
+    } catch (err) {
+      if (!(err instanceof PortTaken)) throw err
+      if (attempt === START_ATTEMPTS) throw new errors.NO_REDIS(`could not start ${options.executable}: ${err.message}, as were the ${START_ATTEMPTS - 1} free ports tried after it`)
+      port = await freePort()
+    }
+  }
+}
+
+/** Resolves once the server answering on the port is the one it started (its pid), not another that holds the port. */
+async function startOn (options: StartOptions): Promise<PrivateRedis> {
   const dir = resolve(options.dir)
   mkdirSync(dir, { recursive: true })
   const url = `redis://127.0.0.1:${options.port}`
@@ -117,15 +164,17 @@ export async function startPrivateRedis (options: StartOptions): Promise<Private
   }
 
   const deadline = Date.now() + START_TIMEOUT_MS
-  while (await probeRedis(url) !== 'redis') {
-    if (spawnError !== undefined || hasExited(child) || Date.now() > deadline) {
+  for (;;) {
+    const pid = await redisPid(url)
+    if (pid === child.pid) return { url, port: options.port, pid, dir, stop }
+    if (spawnError !== undefined || hasExited(child) || pid !== null || Date.now() > deadline) {
       await stop()
+      if (spawnError === undefined && await probeRedis(url) !== 'refused') throw new PortTaken(`port ${options.port} is taken`)
       const why = spawnError?.message ?? (hasExited(child) ? `it exited (code ${String(child.exitCode)})` : 'it did not answer in time')
       throw new errors.NO_REDIS(`could not start ${options.executable} on port ${options.port}: ${why}; see ${join(dir, 'redis.log')}`)
     }
     await sleep(READY_POLL_MS)
   }
-  return { url, port: options.port, pid: child.pid as number, dir, stop }
 }
 
 function hasExited (child: ChildProcess): boolean {

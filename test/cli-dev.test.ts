@@ -1,28 +1,27 @@
 /** `anvil dev`: a private redis-server when none answers, printed curls that work, SIGINT/SIGTERM. Helpers: test/helpers/cli.ts. */
 import t from 'tap'
 import { existsSync, symlinkSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { ensureDevRedis, probeRedis } from '../cli/dev-redis.js'
+import { ensureDevRedis, findExecutable, probeRedis, redisPid, startPrivateRedis } from '../cli/dev-redis.js'
 import { ROOT, curlResponse, HAS_CURL, inspect, isRunning, parseJson, runCli, sendPrinted, shell, startCli, tempDir } from './helpers/cli.js'
 import { freePort, TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 t.test('dev starts a private redis-server when none answers, prints working curls, logs events, stops Redis on exit', async (t) => {
   const cwd = tempDir(t)
   const probePort = await freePort()
-  const port = await freePort()
   const cli = startCli(t, ['dev'], {
-    cwd, env: { ANVIL_DEV_REDIS_PROBE_URL: `redis://127.0.0.1:${probePort}`, PORT: String(port), ANVIL_QUEUE: 'cli-dev' }
+    cwd, env: { ANVIL_DEV_REDIS_PROBE_URL: `redis://127.0.0.1:${probePort}`, PORT: '0', ANVIL_QUEUE: 'cli-dev' }
   })
   const started = await cli.log('anvil dev: started redis-server')
   const redisPid = started.redisPid as number
   t.teardown(() => { if (isRunning(redisPid)) process.kill(redisPid, 'SIGKILL') })
   t.equal(started.url, `redis://127.0.0.1:${probePort}`, 'on the probed port, where nothing listened')
   t.ok(isRunning(redisPid), 'redis-server runs')
-  await cli.log('anvil dev: listening', { host: '127.0.0.1', port })
+  const port = Number((await cli.log('anvil dev: listening', { host: '127.0.0.1' })).port)
 
   // The pasteable curl, exactly as printed.
   const signedCurl = (await cli.line((line) => line.startsWith('  curl '))).trim()
@@ -101,9 +100,9 @@ t.test('dev without redis-server on PATH: exit 1 and one line on how to get Redi
 
 t.test('dev Redis launcher: a non-Redis server on the probed port means a free port; stop() ends redis-server', async (t) => {
   const impostor = createServer((socket) => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n'))
-  const port = await freePort()
-  await new Promise<void>((resolve) => impostor.listen(port, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve))
   t.teardown(() => impostor.close())
+  const port = (impostor.address() as AddressInfo).port
   const probeUrl = `redis://127.0.0.1:${port}`
   t.equal(await probeRedis(probeUrl), 'other')
   const found = await ensureDevRedis({ probeUrl, dir: join(tempDir(t), '.anvil') })
@@ -116,4 +115,14 @@ t.test('dev Redis launcher: a non-Redis server on the probed port means a free p
   await started.stop()
   t.notOk(isRunning(started.pid))
   t.equal(await probeRedis(started.url), 'refused')
+})
+
+t.test('dev Redis launcher: on a port another Redis holds, it starts on another port, and the server there is its own', async (t) => {
+  // What a port taken between its pick and redis-server's start looks like: a Redis answers there, not ours.
+  const started = await startPrivateRedis({ executable: findExecutable('redis-server') as string, port: redis.port, dir: join(tempDir(t), '.anvil') })
+  t.teardown(() => started.stop())
+  t.not(started.port, redis.port, 'another port')
+  t.equal(await redisPid(started.url), started.pid, 'the server on it is the one started')
+  t.not(await redisPid(redis.url), started.pid, 'the other Redis still answers on its port')
+  t.equal(await probeRedis(redis.url), 'redis')
 })
