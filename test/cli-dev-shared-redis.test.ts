@@ -11,9 +11,9 @@ import { DEV_SECRET } from '../cli/config/settings.js'
 import { eventually, outcome, parseJson, startCli, tempDir, type Cli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 /** The project's deployment id, kept by anvil dev in its `.anvil/` folder. */
 function projectId (dir: string): string | undefined {

@@ -9,10 +9,10 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Stripe from 'stripe'
 import { CLI, GIVE_UP_MS, curlResponse, HAS_CURL, parseJson, readmeBlock, sendPrinted, shell, startCli, tempDir } from './helpers/cli.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 t.test('Stripe in five minutes: the README\'s handler and sources file, run by anvil dev, handle a signed Stripe event', async (t) => {
   const cwd = tempDir(t)
@@ -20,13 +20,12 @@ t.test('Stripe in five minutes: the README\'s handler and sources file, run by a
   writeFileSync(join(cwd, 'sources.yaml'), readmeBlock('yaml', '/webhooks/stripe'))
   const command = readmeBlock('sh', 'stripe listen --print-secret').split('\n').find((line) => line.includes('anvil.js dev')) as string
   t.equal(command, 'node dist/cli/anvil.js dev --config sources.yaml --handler ./my-handler.js')
-  const port = await freePort()
   const secret = 'whsec_test_stripe_cli'
   // The command's arguments, run from the directory that holds the two files.
-  const cli = startCli(t, [...command.split(' ').slice(2), '--port', String(port)], {
+  const cli = startCli(t, [...command.split(' ').slice(2), '--port', '0'], {
     cwd, env: { STRIPE_WEBHOOK_SECRET: secret, REDIS_URL: redis.url, ANVIL_QUEUE: 'first-run-stripe' }
   })
-  await cli.log('anvil dev: listening', { port, handler: './my-handler.js' })
+  const port = Number((await cli.log('anvil dev: listening', { handler: './my-handler.js' })).port)
   t.ok(cli.lines.some((line) => line.includes(`stripe: http://127.0.0.1:${port}/webhooks/stripe`)), 'the banner lists the Stripe route')
 
   // What `stripe listen` forwards: an event signed with the endpoint's secret.
@@ -47,8 +46,7 @@ t.test('npm start twice: each run prints a new event id, so the second run\'s cu
   const ids: string[] = []
   const project = tempDir(t)
   for (const run of [1, 2]) {
-    const port = await freePort()
-    const cli = startCli(t, ['dev', '--port', String(port)], { cwd: project, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'first-run-twice' } })
+    const cli = startCli(t, ['dev', '--port', '0'], { cwd: project, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'first-run-twice' } })
     const curl = (await cli.line((line) => line.startsWith('  curl '))).trim()
     const id = (JSON.parse(/--data '([^']*)'/.exec(curl)?.[1] as string) as { id: string }).id
     ids.push(id)
@@ -66,10 +64,9 @@ t.test('npm start twice: each run prints a new event id, so the second run\'s cu
 const plain = (text: string): string => text.replace(/\x1b\[[0-9;]*m/g, '')
 
 t.test('anvil dev on a terminal pretty-prints its log lines; piped, they stay JSON', async (t) => {
-  const port = await freePort()
   // util-linux `script` gives the process a pseudo-terminal; its output is what a person would see.
   const screen = await new Promise<string>((resolve) => {
-    const child = execFile('script', ['-qfec', `${process.execPath} ${CLI} dev --port ${port}`, '/dev/null'],
+    const child = execFile('script', ['-qfec', `${process.execPath} ${CLI} dev --port 0`, '/dev/null'],
       { cwd: tempDir(t), env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', REDIS_URL: redis.url, ANVIL_QUEUE: 'first-run-tty', TERM: 'xterm' } },
       (_err, stdout) => resolve(stdout))
     const guard = setTimeout(() => child.kill('SIGKILL'), GIVE_UP_MS)
@@ -89,6 +86,9 @@ t.test('anvil dev on a terminal pretty-prints its log lines; piped, they stay JS
   // pino-pretty's shape: [time] LEVEL: message, then the fields, one per line, indented.
   t.match(lines[at], /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: anvil dev: listening$/)
   t.equal(parseJson(lines[at] as string), undefined, 'not a JSON line')
+  // The port it bound, as its banner shows it.
+  const port = /anvil dev: ready on http:\/\/127\.0\.0\.1:(\d+)\//.exec(plain(screen))?.[1]
+  t.ok(port, 'the banner names the port')
   t.same(lines.slice(at + 1, at + 4).map((line) => line.trim()), ['host: "127.0.0.1"', `port: ${port}`, 'handler: "logging"'])
 })
 

@@ -4,17 +4,16 @@ import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
-import { migrate } from '../src/db/migrate.js'
 import { createOutbound } from '../src/outbox/outbound.js'
 import { signRequest } from '../src/testing/sign-request.js'
 import { runCli, startCli, tempDir } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 
-const [redis, db] = await Promise.all([TestRedis.start(), TestDatabase.create()])
-t.teardown(async () => await Promise.all([redis.stop(), db.drop()]))
-await migrate(db.url)
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
 const STRIPE_SECRET = 'whsec_' + randomBytes(24).toString('hex')
 const FORWARD_SECRET = 'whsec_' + randomBytes(32).toString('base64')
 

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { symlinkSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT, runCli, sendPrinted, startCli, tempDir } from './helpers/cli.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
 
 function project (t: Test, withTsx: boolean): string {
   const cwd = tempDir(t)
@@ -29,9 +29,8 @@ t.test('dev --handler ./handler.ts without tsx in the project: one line on how',
 t.test('dev --handler ./handler.ts with tsx installed in the project: the handler runs', async (t) => {
   const redis = await TestRedis.start()
   t.teardown(async () => await redis.stop())
-  const port = await freePort()
-  const cli = startCli(t, ['dev', '--handler', './handler.ts', '--port', String(port)], { cwd: project(t, true), env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-dev-ts' } })
-  await cli.log('anvil dev: listening', { port, handler: './handler.ts' })
+  const cli = startCli(t, ['dev', '--handler', './handler.ts', '--port', '0'], { cwd: project(t, true), env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-dev-ts' } })
+  await cli.log('anvil dev: listening', { handler: './handler.ts' })
   t.equal((await sendPrinted((await cli.line((line) => line.startsWith('  curl '))).trim())).status, 202)
   await cli.line((line) => line.startsWith('typed e_'))
   t.equal(await cli.stop('SIGTERM'), 0)

@@ -4,37 +4,39 @@
  * to PostgreSQL and Redis, by filter through the admin API, each after a dry run that sends nothing.
  */
 import t from 'tap'
-import { migrate } from '../src/db/migrate.js'
 import { createOutbound } from '../src/outbox/outbound.js'
 import { eventually } from './helpers/outbound.js'
 import { runCli, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 
 const TOKEN = 'admin-token-for-cli-messages'
-const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
-t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
-await migrate(db.url)
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
 let failing = true
-const receiver = await startReceiver((_req, res) => { res.statusCode = failing ? 500 : 204; res.end() })
-t.teardown(async () => await receiver.close())
-const outbound = createOutbound({ database: db.url, redis: redis.url })
+const receiver = beforeAll(t, async () => await startReceiver((_req, res) => { res.statusCode = failing ? 500 : 204; res.end() }), async (receiver) => await receiver.close())
+const outbound = beforeAll(t, async () => createOutbound({ database: db.url, redis: redis.url }), async (outbound) => await outbound.close())
 // Its fan-outs fail with Redis up (BullMQ refuses the job option): its messages end `failed` at dispatch.
-const failingDispatch = createOutbound({ database: db.url, redis: redis.url, deliveryJobOptions: { priority: 1e9 }, dispatch: { attempts: 1 } })
-t.teardown(async () => { await outbound.close(); await failingDispatch.close() })
+const failingDispatch = beforeAll(t, async () => createOutbound({ database: db.url, redis: redis.url, deliveryJobOptions: { priority: 1e9 }, dispatch: { attempts: 1 } }),
+  async (outbound) => await outbound.close())
 
 // Made before the worker starts, whose dispatcher would take them first.
-const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/hook` })
+const endpoint = beforeAll(t, async () => await outbound.endpoints.create({ url: `${receiver.url}/hook` }))
 const ids: string[] = []
-for (let i = 0; i < 3; i++) {
-  ids.push((await failingDispatch.publish({ type: 'order.shipped', data: { i } })).messageId)
-  await failingDispatch.dispatcher.dispatchOnce()
-}
+t.before(async () => {
+  for (let i = 0; i < 3; i++) {
+    ids.push((await failingDispatch.publish({ type: 'order.shipped', data: { i } })).messageId)
+    await failingDispatch.dispatcher.dispatchOnce()
+  }
+})
 
-const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_RETRY_SCHEDULE: 'none' }
-const worker = startCli(t, ['worker'], { env: { ...env, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', HOST: '127.0.0.1', PORT: '0' } })
-await worker.log('anvil worker: dispatching and delivering outgoing webhooks')
+const env = beforeAll(t, async () => ({ REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_RETRY_SCHEDULE: 'none' }))
+t.before(async () => {
+  const worker = startCli(t, ['worker'], { env: { ...env, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', HOST: '127.0.0.1', PORT: '0' } })
+  await worker.log('anvil worker: dispatching and delivering outgoing webhooks')
+})
 const successes = async (id: string): Promise<number> =>
   (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [id])).length
 const lines = (stdout: string): unknown[] => stdout.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line))

@@ -2,9 +2,9 @@
 import t from 'tap'
 import { deadLetters, inspect, runCli } from './helpers/cli.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 t.test('replay <id> replays one dead letter; again is a no-op; an unknown id exits 1', async (t) => {
   const queueName = 'cli-replay-one'

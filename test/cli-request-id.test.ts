@@ -13,9 +13,9 @@ import { signAnvil } from '../src/providers/anvil.js'
 import { buildApp, signed } from './helpers/app.js'
 import { inspect, parseJson, runCli, startCli, tempDir, type Cli } from './helpers/cli.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const SECRET = 'whsec_reqid_0123456'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

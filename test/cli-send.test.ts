@@ -11,11 +11,11 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fixture, generateKeyPair } from '../testing/index.js'
 import { planSend, send as sendInProcess, type SendFlags } from '../cli/send.js'
-import { CLI, parseJson, ROOT, runCli, shell, startCli, tempDir } from './helpers/cli.js'
+import { CLI, parseJson, ROOT, runCli, shell, startCli, tempDir, type Cli } from './helpers/cli.js'
 import { freePort, TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const STRIPE_SECRET = 'whsec_send_test_0123456789'
 const dir = tempDir(t)
@@ -33,20 +33,22 @@ writeFileSync(join(devDir, 'sources.yaml'), [
 
 // The ingress, the example's typed Stripe router as the worker's handler module, and `anvil dev`, started
 // together so that their start-ups overlap.
-const port = await freePort()
-const devPort = await freePort()
-const url = `http://127.0.0.1:${port}/webhooks/stripe`
-const serve = startCli(t, ['serve', '--config', join(dir, 'sources.yaml'), '--port', String(port)], {
-  env: { REDIS_URL: redis.url, STRIPE_SECRET, HOST: '127.0.0.1', ANVIL_QUEUE: 'cli-send' }
+let url: string
+let serve: Cli, worker: Cli, dev: Cli
+t.before(async () => {
+  serve = startCli(t, ['serve', '--config', join(dir, 'sources.yaml'), '--port', '0'], {
+    env: { REDIS_URL: redis.url, STRIPE_SECRET, HOST: '127.0.0.1', ANVIL_QUEUE: 'cli-send' }
+  })
+  worker = startCli(t, ['worker', '--handler', 'dist/examples/stripe-handlers.js'], {
+    cwd: ROOT, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-send', HOST: '127.0.0.1', PORT: '0' }
+  })
+  dev = startCli(t, ['dev', '--config', 'sources.yaml', '--port', '0'], {
+    cwd: devDir, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-send-dev' }
+  })
+  const [port] = await Promise.all([serve.listeningPort('anvil serve: listening'), worker.log('anvil worker: started')])
+  url = `http://127.0.0.1:${port}/webhooks/stripe`
+  t.teardown(async () => { await worker.stop(); await serve.stop() })
 })
-const worker = startCli(t, ['worker', '--handler', 'dist/examples/stripe-handlers.js'], {
-  cwd: ROOT, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-send', HOST: '127.0.0.1', PORT: '0' }
-})
-const dev = startCli(t, ['dev', '--config', 'sources.yaml', '--port', String(devPort)], {
-  cwd: devDir, env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-send-dev' }
-})
-await Promise.all([serve.log('anvil serve: listening', { port }), worker.log('anvil worker: started')])
-t.teardown(async () => { await worker.stop(); await serve.stop() })
 
 type Answers = Array<Record<string, any>>
 const STRIPE_ENV = { ANVIL_SEND_SECRET: STRIPE_SECRET }
@@ -117,6 +119,7 @@ t.test('send: each mistake is one clear line and exit 1', async (t) => {
 })
 
 t.test('anvil dev prints a ready `anvil send` line per source; each works as printed', async (t) => {
+  const devPort = await dev.listeningPort('anvil dev: listening')
   const printed = async (provider: string): Promise<string> => (await dev.line((line) => line.includes('anvil send ') && line.includes(`--provider ${provider} `))).trim()
   const lines = { github: await printed('github'), discord: await printed('discord'), twilio: await printed('twilio') }
   t.equal(lines.github, `npx anvil send http://127.0.0.1:${devPort}/webhooks/github --provider github --event 'push'`)

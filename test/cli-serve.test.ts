@@ -1,12 +1,11 @@
 /** `anvil serve`: the README quickstart verbatim, LOG_LEVEL, SIGTERM. Helpers: test/helpers/cli.ts. */
 import t from 'tap'
-import { QUICKSTART, curlResponse, readmeBlock, eventually, HAS_CURL, inspect, NEVER_PRINTED, parseJson, shell, startCli } from './helpers/cli.js'
+import { QUICKSTART, curlResponse, readmeBlock, eventually, HAS_CURL, inspect, NEVER_PRINTED, parseJson, shell, startCli, holdPort } from './helpers/cli.js'
 import { signAnvil } from '../src/providers/anvil.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
-
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 /** The README's quickstart block, less installing and starting the server (the test starts its own). */
 function readmeQuickstart (): string {
@@ -14,12 +13,13 @@ function readmeQuickstart (): string {
 }
 
 t.test('serve: the quickstart works verbatim; a repeat is replayed with the same jobId', async (t) => {
-  const port = await freePort()
-  const cli = startCli(t, ['serve', '--port', String(port)], {
-    // --port wins over PORT, which points nowhere useful.
-    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_quickstart_0123', HOST: '127.0.0.1', PORT: '1', ANVIL_QUEUE: 'cli-quickstart' }
+  // --port wins over PORT: PORT names a port this file holds, where the server could not listen.
+  const held = await holdPort(t)
+  const cli = startCli(t, ['serve', '--port', '0'], {
+    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: 'whsec_quickstart_0123', HOST: '127.0.0.1', PORT: String(held), ANVIL_QUEUE: 'cli-quickstart' }
   })
-  await cli.log('anvil serve: listening', { port })
+  const port = await cli.listeningPort('anvil serve: listening')
+  t.not(port, held, '--port, not PORT')
   const here = (script: string): string => script.replaceAll('http://127.0.0.1:3000', `http://127.0.0.1:${port}`)
   const userEnv = { WEBHOOK_SECRET: 'whsec_quickstart_0123' }
 
@@ -52,11 +52,11 @@ t.test('serve: the quickstart works verbatim; a repeat is replayed with the same
 })
 
 t.test('serve honours LOG_LEVEL and exits 0 on SIGTERM', async (t) => {
-  const port = await freePort()
   const cli = startCli(t, ['serve'], {
-    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' }
+    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn' }
   })
-  // Nothing is logged at warn, so readiness is the port answering (401: unsigned).
+  // Nothing is logged at warn: the port is read from the kernel's socket table, and readiness is it answering (401: unsigned).
+  const port = await cli.boundPort()
   const status = await eventually(async () => {
     try { return (await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', body: '{}' })).status } catch { return undefined }
   })

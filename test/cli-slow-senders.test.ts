@@ -9,9 +9,9 @@ import { parseJson, startCli } from './helpers/cli.js'
 import { signAnvil } from '../src/providers/anvil.js'
 import { TestRedis } from './helpers/redis.js'
 import { partialPost, statusOf } from './helpers/raw-socket.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 t.test('serve: a request not complete within ANVIL_REQUEST_TIMEOUT_MS gets 408 and is closed; held bodies are capped by ANVIL_MAX_IN_FLIGHT_BYTES', async (t) => {
   const mib = 1024 * 1024

@@ -12,9 +12,9 @@ import { pathToFileURL } from 'node:url'
 import { parseJson, ROOT, runCli, startCli, tempDir } from './helpers/cli.js'
 import { TestRedis } from './helpers/redis.js'
 import { signAnvil } from '../src/providers/anvil.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const SECRET = 'whsec_tracing_0123'
 /** OTLP span kinds (the JSON encoding's enum). */

@@ -4,16 +4,15 @@
  * the retry follows the schedule. The many-kills run is test/faults-delivery-worker.test.ts.
  */
 import t from 'tap'
-import { migrate } from '../src/db/migrate.js'
 import { createOutbound } from '../src/outbox/outbound.js'
 import { eventually, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 
-const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
-t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
-await migrate(db.url)
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
 
 t.test('--role outbound takes ANVIL_LOCK_DURATION_MS: a worker SIGKILLed mid-POST is a logged failed attempt, retried on the schedule by another', async (t) => {
   let holding = true

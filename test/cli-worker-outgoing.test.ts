@@ -1,16 +1,15 @@
 /** `anvil worker` with ANVIL_DATABASE_URL and no handler: it dispatches the outbox and delivers outgoing webhooks. */
 import t from 'tap'
 import { Webhook } from 'standardwebhooks'
-import { migrate } from '../src/db/migrate.js'
 import { createOutbound } from '../src/outbox/outbound.js'
 import { runCli, startCli, tempDir } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 
-const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
-t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
-await migrate(db.url)
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
 
 t.test('no handler, a database: outgoing only, from publish to a signed delivery logged in PostgreSQL', async (t) => {
   const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })

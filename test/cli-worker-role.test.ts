@@ -3,19 +3,17 @@
  * one never dispatches the outbox, with one command line for both (--handler is ignored by the outbound role).
  */
 import t from 'tap'
-import { migrate } from '../src/db/migrate.js'
 import { createOutbound } from '../src/outbox/outbound.js'
 import { enqueue, eventually, inspect, parseJson, ROOT, runCli, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 
-const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
-t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
-await migrate(db.url)
-const outbound = createOutbound({ database: db.url, redis: redis.url })
-t.teardown(async () => await outbound.close())
-const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', HOST: '127.0.0.1', PORT: '0' }
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
+const outbound = beforeAll(t, async () => createOutbound({ database: db.url, redis: redis.url }), async (outbound) => await outbound.close())
+const env = beforeAll(t, async () => ({ REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', HOST: '127.0.0.1', PORT: '0' }))
 /** The same command line for every role, as deployments that differ only by ANVIL_WORKER_ROLE would have. */
 const WORKER = ['worker', '--handler', 'examples/handler.js']
 

@@ -4,9 +4,9 @@ import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { enqueue, eventually, inspect, parseJson, ROOT, runCli, startCli, tempDir } from './helpers/cli.js'
 import { freePort, TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 /** The worker's health and metrics server: a free port on loopback, never a fixed one. */
 const WORKER_HTTP = { HOST: '127.0.0.1', PORT: '0' }
 

@@ -7,10 +7,10 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { signAnvil } from '../src/providers/anvil.js'
 import { enqueue, eventually, inspect, startCli, tempDir } from './helpers/cli.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const SECRET = 'whsec_shutdown_0123'
 /** Concurrent senders, each posting unique events back to back until the server stops answering. */
 const SENDERS = 16
@@ -19,12 +19,10 @@ const ACCEPTED_BEFORE_SIGTERM = 100
 
 t.test('serve: SIGTERM while requests stream in; every 202 is a job in Redis, every other answer is retryable', async (t) => {
   const queueName = 'shutdown-serve'
-  const port = await freePort()
   const cli = startCli(t, ['serve'], {
-    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: SECRET, HOST: '127.0.0.1', PORT: String(port), ANVIL_QUEUE: queueName, LOG_LEVEL: 'info' }
+    env: { REDIS_URL: redis.url, WEBHOOK_SECRET: SECRET, HOST: '127.0.0.1', PORT: '0', ANVIL_QUEUE: queueName, LOG_LEVEL: 'info' }
   })
-  const url = `http://127.0.0.1:${port}/webhooks`
-  await eventually(async () => { try { return (await fetch(url, { method: 'POST' })).status } catch { return undefined } })
+  const url = `http://127.0.0.1:${await cli.listeningPort('anvil serve: listening')}/webhooks`
 
   const accepted: string[] = []
   const refusedStatuses: number[] = []

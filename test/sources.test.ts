@@ -19,7 +19,8 @@ import { SECRET, signed } from './helpers/app.js'
 import { sourceApp } from './helpers/providers.js'
 import { inspectQueue } from './helpers/queue.js'
 import { ROOT } from './helpers/root.js'
-import { freePort, TestRedis } from './helpers/redis.js'
+import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const stripe = new Stripe('sk_test_anvil')
 const STRIPE_SECRET = 'whsec_sources_0123'
@@ -30,8 +31,7 @@ const stripeHeaders = (body: string): Record<string, string> => ({
   'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload: body, secret: STRIPE_SECRET })
 })
 
-const redis = await TestRedis.start()
-t.teardown(() => redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const dir = mkdtempSync(join(tmpdir(), 'anvil-sources-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -127,19 +127,20 @@ t.test('ANVIL_CONFIG / --config: the CLI reads the file; WEBHOOK_SECRET is then 
 t.test('anvil serve --config: a real gateway verifies a Stripe request from the file', async (t) => {
   const file = join(dir, 'serve.json')
   writeFileSync(file, JSON.stringify({ sources: [{ path: '/stripe', provider: 'stripe', secrets: ['${STRIPE_WHSEC}'] }] }))
-  const port = await freePort()
   const child = spawn(process.execPath, ['dist/cli/anvil.js', 'serve', '--config', file], {
-    env: { PATH: process.env.PATH, REDIS_URL: redis.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', STRIPE_WHSEC: STRIPE_SECRET, ANVIL_QUEUE: 'cli-sources' },
+    env: { PATH: process.env.PATH, REDIS_URL: redis.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', STRIPE_WHSEC: STRIPE_SECRET, ANVIL_QUEUE: 'cli-sources' },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
   child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString() })
   child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString() })
   t.teardown(() => { child.kill('SIGTERM') })
-  while (!output.includes('listening')) {
-    if (child.exitCode !== null) t.fail(output)
+  const listening = (): string | undefined => output.split('\n').find((line) => line.includes('"anvil serve: listening"'))
+  while (listening() === undefined) {
+    if (child.exitCode !== null) throw new Error(`anvil serve exited ${String(child.exitCode)}: ${output}`)
     await sleep(50)
   }
+  const port = (JSON.parse(listening() as string) as { port: number }).port
   const body = '{"id":"evt_cli","type":"invoice.paid"}'
   const headers = stripeHeaders(body)
   const res = await fetch(`http://127.0.0.1:${port}/stripe`, { method: 'POST', headers, body })

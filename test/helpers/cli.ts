@@ -5,7 +5,8 @@
  */
 import type { Test } from 'tap'
 import { execFile, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -98,10 +99,58 @@ export class Cli {
     return Number((await this.log(msg)).port)
   }
 
+  /**
+   * The TCP port the process listens on, from the kernel's socket table (Linux's /proc): for a process that
+   * logs nothing to read its port from (LOG_LEVEL=warn). Fails if it exits first.
+   */
+  async boundPort (): Promise<number> {
+    const deadline = Date.now() + GIVE_UP_MS
+    for (;;) {
+      const [port] = listeningPorts(this.child.pid as number)
+      if (port !== undefined) return port
+      if (this.child.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`no listening port; exit ${String(this.child.exitCode)}; output:\n${this.output}`)
+      }
+      await sleep(25)
+    }
+  }
+
   async stop (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     this.child.kill(signal)
     return await this.exited
   }
+}
+
+/** The TCP ports `pid` listens on: its sockets (/proc/<pid>/fd) found in LISTEN state in /proc/net/tcp{,6}. */
+export function listeningPorts (pid: number): number[] {
+  const sockets = new Set<string>()
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1]
+        if (inode !== undefined) sockets.add(inode)
+      } catch {} // closed meanwhile
+    }
+  } catch {
+    return [] // the process is gone
+  }
+  const ports: number[] = []
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      // sl, local address:port (hex), remote, state (0A: LISTEN), queues, timer, retransmits, uid, timeout, inode
+      const fields = line.trim().split(/\s+/)
+      if (fields[3] === '0A' && sockets.has(fields[9] ?? '')) ports.push(parseInt(fields[1]?.split(':')[1] ?? '', 16))
+    }
+  }
+  return ports
+}
+
+/** A port held open by this test file until it ends: nothing else can listen on it meanwhile. */
+export async function holdPort (t: Test): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, '127.0.0.1', resolve) })
+  t.teardown(() => { server.close() })
+  return (server.address() as AddressInfo).port
 }
 
 /** The exit code when the process stops by itself; 'running' once `started` resolves (a log line, say). */
