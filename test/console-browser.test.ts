@@ -8,12 +8,13 @@ import { rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { signRequest } from '../src/testing/sign-request.js'
-import { pageErrors, settled, startConsole, STRIPE_SECRET, TOKEN } from './helpers/console.js'
+import { pageErrors, settled, startConsole, STRIPE_SECRET, TOKEN, type ConsoleHarness } from './helpers/console.js'
 
 /** Markup in a payload, which must show as characters and never run. */
 const XSS = ['<script>window.__xss = 1</script>', '"><img src=x onerror="window.__xss = 2">']
 
-const { base, context, failSwitch, sendStripe, sendGithub, adminGet, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)
+let { base, context, failSwitch, sendStripe, sendGithub, adminGet, waitFor, newPage, loggedIn, checkAccessible } = {} as ConsoleHarness
+t.before(async () => { ({ base, context, failSwitch, sendStripe, sendGithub, adminGet, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)) })
 
 // The receiver of the outgoing webhooks: it records what it gets and answers 200.
 const received: Array<{ headers: Record<string, unknown>, body: string }> = []
@@ -22,8 +23,11 @@ const receiver = createServer((request, response) => {
   request.on('data', (chunk: Buffer) => { body += chunk.toString('utf8') })
   request.on('end', () => { received.push({ headers: request.headers, body }); response.end('ok') })
 })
-await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+let receiverUrl: string
+t.before(async () => {
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+})
 t.teardown(async () => await new Promise((resolve) => receiver.close(resolve)))
 
 t.test('log in: a wrong token is refused, the right one opens a HttpOnly SameSite=Strict session', async (t) => {

@@ -5,16 +5,18 @@
  */
 import t from 'tap'
 import { rmSync } from 'node:fs'
-import type { Page } from 'puppeteer-core'
+import type { Browser, Page } from 'puppeteer-core'
 import { signRequest } from '../src/testing/sign-request.js'
-import { pageErrors, startConsoleServer, STRIPE_SECRET, TOKEN } from './helpers/console.js'
+import { pageErrors, startConsoleServer, STRIPE_SECRET, TOKEN, type ConsoleServer } from './helpers/console.js'
 import { newFirefoxPage, openFirefox } from './helpers/firefox.js'
 
 /** Markup in a payload, which must show as characters and never run. */
 const XSS = ['<script>window.__xss=1</script>', '"><img src=x onerror=window.__xss=1>']
 
-const { base, failSwitch, sendStripe, sendGithub, adminGet, waitFor } = await startConsoleServer(t)
-const browser = await openFirefox(t)
+let { base, failSwitch, sendStripe, sendGithub, adminGet, waitFor } = {} as ConsoleServer
+t.before(async () => { ({ base, failSwitch, sendStripe, sendGithub, adminGet, waitFor } = await startConsoleServer(t)) })
+let browser: Browser
+t.before(async () => { browser = await openFirefox(t) })
 const rows = 'table.events tbody tr'
 
 const textOf = async (page: Page, selector: string): Promise<string | null> =>

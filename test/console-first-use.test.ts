@@ -8,20 +8,21 @@
 import t from 'tap'
 import { midWordBreaks, screenshot } from './helpers/browser.js'
 import { signRequest } from '../src/testing/sign-request.js'
-import { settled, startConsole, STRIPE_SECRET, TOKEN } from './helpers/console.js'
+import { settled, startConsole, STRIPE_SECRET, TOKEN, type ConsoleHarness } from './helpers/console.js'
 import { startReceiver } from './helpers/receiver.js'
+import { beforeAll } from './helpers/before-all.js'
 
 t.setTimeout(300_000)
-const { base, context, sendStripe, sendPlain, adminGet, adminPost, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)
-await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+let { base, context, sendStripe, sendPlain, adminGet, adminPost, waitFor, newPage, loggedIn, checkAccessible } = {} as ConsoleHarness
+t.before(async () => { ({ base, context, sendStripe, sendPlain, adminGet, adminPost, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)) })
+t.before(async () => await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base }))
 
 /** Paths the receiver answers 500 on, until a test takes them out. */
 const broken = new Set(['/undelivered'])
-const receiver = await startReceiver((req, res) => {
+const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   res.statusCode = broken.has(req.url) ? 500 : 200
   res.end(res.statusCode === 200 ? 'ok' : 'down')
-})
-t.teardown(async () => await receiver.close())
+}), async (receiver) => await receiver.close())
 
 interface Endpoint { id: string, url: string, tenant: string | null }
 interface Delivery { id: string, messageId: string, status: string }
@@ -29,14 +30,18 @@ const deliveries = async (endpoint: string): Promise<Delivery[]> =>
   (await adminGet<{ items: Delivery[] }>(`/deliveries?endpoint=${endpoint}&limit=100`)).items
 
 // The data every page below shows: inbound events (one with no provider's id), a dead letter, endpoints, deliveries.
-await sendStripe('evt_first_use_paid', 'invoice.paid', { amount: 4200 })
-await sendPlain({ hello: 'no event id here' })
-// Flagged for the handler to dead-letter while its fail switch is on (test/fixtures/console-handler.mjs).
-const dead = signRequest('stripe', { body: { id: 'evt_first_use_dead', object: 'event', type: 'charge.dispute.created', dead: true }, secret: STRIPE_SECRET })
-if ((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: dead.headers, body: dead.body })).status !== 202) throw new Error('the dead letter was refused')
-await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done,dead')).items.length === 3)
-const failing = await adminPost<Endpoint>('/endpoints', { url: `${receiver.url}/undelivered`, description: 'fails until fixed' })
-const { messageId: failingMessage } = await adminPost<{ messageId: string }>(`/endpoints/${failing.id}/test`)
+let failing: Endpoint
+let failingMessage: string
+t.before(async () => {
+  await sendStripe('evt_first_use_paid', 'invoice.paid', { amount: 4200 })
+  await sendPlain({ hello: 'no event id here' })
+  // Flagged for the handler to dead-letter while its fail switch is on (test/fixtures/console-handler.mjs).
+  const dead = signRequest('stripe', { body: { id: 'evt_first_use_dead', object: 'event', type: 'charge.dispute.created', dead: true }, secret: STRIPE_SECRET })
+  if ((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: dead.headers, body: dead.body })).status !== 202) throw new Error('the dead letter was refused')
+  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done,dead')).items.length === 3)
+  failing = await adminPost<Endpoint>('/endpoints', { url: `${receiver.url}/undelivered`, description: 'fails until fixed' })
+  failingMessage = (await adminPost<{ messageId: string }>(`/endpoints/${failing.id}/test`)).messageId
+})
 
 t.test('a first visit logs nothing in the browser\'s console and makes no failed request, logged out and then logged in', async (t) => {
   await context.clearCookies()

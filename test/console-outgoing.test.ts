@@ -9,18 +9,19 @@
  * are in, a success that follows is the console's doing.
  */
 import t from 'tap'
-import { pageErrors, settled, startConsole } from './helpers/console.js'
+import { pageErrors, settled, startConsole, type ConsoleHarness } from './helpers/console.js'
 import { startReceiver } from './helpers/receiver.js'
+import { beforeAll } from './helpers/before-all.js'
 
-const { base, sendStripe, adminGet, adminPost, waitFor, loggedIn, checkAccessible } = await startConsole(t)
+let { base, sendStripe, adminGet, adminPost, waitFor, loggedIn, checkAccessible } = {} as ConsoleHarness
+t.before(async () => { ({ base, sendStripe, adminGet, adminPost, waitFor, loggedIn, checkAccessible } = await startConsole(t)) })
 
 /** Paths the receiver answers 500 on, until a test takes them out. */
 const broken = new Set(['/retry', '/recover'])
-const receiver = await startReceiver((req, res) => {
+const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   res.statusCode = broken.has(req.url) ? 500 : 200
   res.end(res.statusCode === 200 ? 'ok' : 'down')
-})
-t.teardown(async () => await receiver.close())
+}), async (receiver) => await receiver.close())
 
 interface Delivery { id: string, messageId: string, status: string, httpStatus: number | null, attempt: number }
 interface Undelivered { messageId: string, endpointId: string, attempts: number }
@@ -31,11 +32,15 @@ const undelivered = async (endpoint: string): Promise<Undelivered[]> =>
 
 // Two failing endpoints, made through the API (the console's endpoint form has its own test): one message to
 // the first, two to the second. Their failures settle while the diff test runs.
-const since = new Date(Date.now() - 1000).toISOString()
-const retryEndpoint = await adminPost<{ id: string }>('/endpoints', { url: `${receiver.url}/retry`, description: 'retry me' })
-const recoverEndpoint = await adminPost<{ id: string }>('/endpoints', { url: `${receiver.url}/recover`, description: 'recover me' })
-await adminPost(`/endpoints/${retryEndpoint.id}/test`)
-for (let i = 0; i < 2; i++) await adminPost(`/endpoints/${recoverEndpoint.id}/test`)
+let since: string
+let retryEndpoint: { id: string }, recoverEndpoint: { id: string }
+t.before(async () => {
+  since = new Date(Date.now() - 1000).toISOString()
+  retryEndpoint = await adminPost<{ id: string }>('/endpoints', { url: `${receiver.url}/retry`, description: 'retry me' })
+  recoverEndpoint = await adminPost<{ id: string }>('/endpoints', { url: `${receiver.url}/recover`, description: 'recover me' })
+  await adminPost(`/endpoints/${retryEndpoint.id}/test`)
+  for (let i = 0; i < 2; i++) await adminPost(`/endpoints/${recoverEndpoint.id}/test`)
+})
 /** Both attempts of every message failed: nothing more is tried for minutes. */
 const failuresSettled = async (): Promise<void> => await waitFor(async () =>
   (await deliveries(retryEndpoint.id)).filter((d) => d.status === 'failed').length === 2 &&

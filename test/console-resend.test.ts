@@ -5,18 +5,19 @@
  * run that lists them. The receiver answers 500 until the test fixes it.
  */
 import t from 'tap'
-import { pageErrors, settled, startConsole } from './helpers/console.js'
+import { pageErrors, settled, startConsole, type ConsoleHarness } from './helpers/console.js'
 import { startReceiver } from './helpers/receiver.js'
+import { beforeAll } from './helpers/before-all.js'
 
 // A browser, serve and worker on a loaded 2-core machine: more than tap's 120 s default.
 t.setTimeout(240_000)
-const { adminPost, adminGet, waitFor, loggedIn, checkAccessible } = await startConsole(t)
+let { adminPost, adminGet, waitFor, loggedIn, checkAccessible } = {} as ConsoleHarness
+t.before(async () => { ({ adminPost, adminGet, waitFor, loggedIn, checkAccessible } = await startConsole(t)) })
 const broken = new Set(['/resend'])
-const receiver = await startReceiver((req, res) => {
+const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   res.statusCode = broken.has(req.url) ? 500 : 200
   res.end(res.statusCode === 200 ? 'ok' : 'down')
-})
-t.teardown(async () => await receiver.close())
+}), async (receiver) => await receiver.close())
 
 interface Delivery { id: string, messageId: string, status: string }
 const deliveries = async (endpoint: string): Promise<Delivery[]> =>

@@ -9,12 +9,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
-import { migrate } from '../../src/db/migrate.js'
 import { signRequest } from '../../src/testing/sign-request.js'
 import { startCli } from './cli.js'
 import { consoleErrors, openBrowser, screenshot, seriousViolations } from './browser.js'
 import { TestDatabase } from './pg.js'
-import { freePort, TestRedis } from './redis.js'
+import { TestRedis } from './redis.js'
 
 export const TOKEN = 'console-admin-token-0123456789'
 export const STRIPE_SECRET = 'whsec_console_stripe_0123456789'
@@ -76,25 +75,23 @@ export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
     '  - { name: plain, path: /webhooks/plain, provider: anvil, secrets: ["${STRIPE_SECRET}"] }', ''
   ].join('\n'))
 
-  const redis = await TestRedis.start()
-  const db = await TestDatabase.create()
+  const [redis, db] = await Promise.all([TestRedis.start(), TestDatabase.migrated()])
   t.teardown(async () => { await redis.stop(); await db.drop(); rmSync(dir, { recursive: true, force: true }) })
-  await migrate(db.url)
 
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
   const env = {
     REDIS_URL: redis.url, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ANVIL_DATABASE_URL: db.url, ANVIL_RETRY_SCHEDULE: '600000',
     // Outgoing webhooks: tried at once and 5 s later, then failed for good (so a re-send has something to do).
     ANVIL_OUTBOUND_RETRY_SCHEDULE: '5000',
     ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_SECRET, GITHUB_SECRET, CONSOLE_FAIL_FILE: failSwitch
   }
-  const server = startCli(t, ['serve'], { env: { ...env, PORT: String(port), ANVIL_ADMIN_TOKEN: TOKEN } })
+  const server = startCli(t, ['serve'], { env: { ...env, PORT: '0', ANVIL_ADMIN_TOKEN: TOKEN } })
   // The receivers are on loopback, which the SSRF guard refuses unless allowed.
   const worker = startCli(t, ['worker', '--handler', 'test/fixtures/console-handler.mjs'], {
-    env: { ...env, PORT: String(await freePort()), ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.1/32' }
+    env: { ...env, PORT: '0', ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.1/32' }
   })
   t.teardown(async () => { await server.stop(); await worker.stop() })
+  // LOG_LEVEL=warn logs no listening line: the port is read from the kernel's socket table.
+  const base = `http://127.0.0.1:${await server.boundPort()}`
   await waitFor(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200)
 
   async function send (source: string, signed: { headers: Record<string, string>, body: string }, what: string): Promise<void> {
