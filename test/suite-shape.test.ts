@@ -1,0 +1,68 @@
+/**
+ * The suite's own rules (CONTRIBUTING.md, "How tests get …"): a test file's setup runs inside tap's
+ * `t.before` (test/helpers/before-all.ts), never as a top-level `await`, so a failing setup is a failing test
+ * with its source; and no test picks a free port for a process to bind later, which another process could take
+ * first: CLIs take port 0 and report the port they bound. Files are read with TypeScript's parser.
+ */
+import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import ts from 'typescript'
+import { ROOT } from './helpers/root.js'
+
+const files = readdirSync(join(ROOT, 'test'), { recursive: true, encoding: 'utf8' })
+  .filter((file) => /\.(ts|mjs)$/.test(file) && !file.startsWith('types/') && !file.startsWith('fixtures/'))
+  .map((file) => join('test', file))
+
+/** The `await`s of a file outside every function (its top level), by line; `await import()` alone is let be. */
+function topLevelAwaits (file: string, text = readFileSync(join(ROOT, file), 'utf8')): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const found: string[] = []
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node)) return
+    const awaited = ts.isAwaitExpression(node)
+      ? node.expression
+      : ts.isForOfStatement(node) && node.awaitModifier !== undefined ? node.expression : undefined
+    if (awaited !== undefined && !(ts.isCallExpression(awaited) && awaited.expression.kind === ts.SyntaxKind.ImportKeyword)) {
+      const line = source.getLineAndCharacterOfPosition(node.getStart()).line
+      found.push(`${file}:${line + 1}: ${text.split('\n')[line]?.trim() ?? ''}`)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+t.test('no test file or helper awaits at its top level: setup runs in t.before, where a failure is a failing test', async (t) => {
+  t.ok(files.length > 100, `${files.length} files read`)
+  t.same(files.flatMap((file) => topLevelAwaits(file)), [])
+})
+
+t.test('the check sees a top-level await, and lets one inside a function, and await import(), be', async (t) => {
+  t.equal(topLevelAwaits('probe.ts', 'const redis = await TestRedis.start()').length, 1)
+  t.equal(topLevelAwaits('probe.ts', 'for await (const line of lines) {}').length, 1)
+  t.equal(topLevelAwaits('probe.ts', 't.before(async () => { redis = await TestRedis.start() })').length, 0)
+  t.equal(topLevelAwaits('probe.ts', "const { x } = await import('./x.js')").length, 0)
+})
+
+/**
+ * The files that may pick a free port, and why none of them is a pick-then-spawn race: each either verifies
+ * that the process answering on the port is the one it started and tries another port if not, or wants a port
+ * where nothing listens (a refused connection) and starts nothing there.
+ */
+const MAY_PICK_A_PORT: Record<string, string> = {
+  'test/helpers/redis.ts': 'redis-server cannot take port 0: ownServerAnswers checks its pid, and another port is tried',
+  'test/helpers/cluster.ts': 'the same, for each node of the cluster',
+  'cli/dev-redis.ts': 'the same, for `anvil dev`\'s private redis-server (startPrivateRedis)',
+  'test/cli-dev.test.ts': 'a probe URL where nothing answers, so that `anvil dev` starts its own redis-server (which checks its pid)',
+  'test/cli-worker.test.ts': 'a REDIS_URL where nothing answers',
+  'test/cli-send.test.ts': 'a URL where nothing answers (ECONNREFUSED)'
+}
+
+t.test('no new caller picks a free port: a process binds port 0 and reports the port it got', async (t) => {
+  const sources = [...files, ...readdirSync(join(ROOT, 'cli'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts')).map((f) => join('cli', f))]
+  const pickers = sources.filter((file) => /\b(freePort|stablePort)\s*\(/.test(readFileSync(join(ROOT, file), 'utf8').replace(/\bfunction (freePort|stablePort)\b/g, '')))
+  t.same(pickers.filter((file) => MAY_PICK_A_PORT[file] === undefined), [],
+    'pass port 0 (PORT=0, --port 0) and read the bound port: cli.listeningPort(msg), or cli.boundPort() when nothing is logged')
+  t.same(Object.keys(MAY_PICK_A_PORT).filter((file) => !pickers.includes(file)), [], 'each file listed still picks one (else drop it from the list)')
+})
