@@ -24,3 +24,12 @@ t.test('bench/journal.mjs runs alone and prints the drain table, the paired rati
   }
   t.match(stdout, /replayed by one run .*: \d+ events\/s/s)
 })
+
+t.test('bench/journal-statements.mjs prints a line per statement shape, with the floor and the journal\'s transaction', async (t) => {
+  const env = { ...process.env, ...(process.env.ANVIL_TEST_PG_URL === undefined ? {} : { ANVIL_BENCH_PG_URL: process.env.ANVIL_TEST_PG_URL }) }
+  const { stdout } = await run(process.execPath, ['bench/journal-statements.mjs', '--quick'], { timeout: 120_000, env })
+  t.match(stdout, /^## The journal's statements, one at a time/m)
+  t.match(stdout, /^\| the floor: one autocommitted INSERT of the effect \| \d+ \| \d+ \|$/m)
+  t.match(stdout, /^\| the journal's transaction: once\(\) .* \| \d+ \| \d+ \|$/m)
+  t.match(stdout, /^\| the journal's transaction, without the foreign keys to the event's row \| \d+ \| \d+ \|$/m)
+})
