@@ -1,6 +1,6 @@
 // What each of the journal's writes costs PostgreSQL, one statement shape at a time: one client, N events per
-// line, the backend's CPU from /proc (so only on Linux, with PostgreSQL on this machine: ANVIL_BENCH_PG_URL, default the test server). The profile behind
-// bench/journal.mjs's ratios: the one-commit floor, the handler's transaction as the journal sends it
+// line, the backend's CPU from /proc (so only on Linux, with PostgreSQL on this machine; ANVIL_BENCH_PG_URL).
+// The profile behind bench/journal.mjs's ratios: the one-commit floor, the handler's transaction as the journal sends it
 // (src/journal/effect-scope.ts), and the variants that were weighed against it. Makes and drops a database.
 //
 //   node bench/journal-statements.mjs [--events 3000] [--runs 3] [--quick]
@@ -9,13 +9,13 @@ import pg from 'pg'
 import { migrate } from '../dist/src/db/migrate.js'
 import * as effects from '../dist/src/sql/webhook_effects.js'
 import { markDone } from '../dist/src/sql/webhook_event_done.js'
-import { benchArgs, emitSection, showSpread, spread } from './lib.mjs'
+import { BENCH_PG_URL, benchArgs, emitSection, showSpread, spread } from './lib.mjs'
 
 const values = benchArgs({ events: { type: 'string', default: '3000' }, runs: { type: 'string', default: '3' } })
 const N = values.quick ? 200 : Number(values.events)
 const RUNS = values.quick ? 1 : Number(values.runs)
 const S = 'anvil'
-const adminUrl = new URL(process.env.ANVIL_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
+const adminUrl = new URL(BENCH_PG_URL)
 const name = `anvil_bench_statements_${process.pid}`
 const admin = new pg.Client({ connectionString: adminUrl.toString() })
 await admin.connect()

@@ -2,7 +2,7 @@
 // 10k and of 1M messages (test/fixtures/outbox-seed.sql: about 1.6 delivery rows each, analyzed), p50/p99 of
 // each. Target: p99 at 1M within 2× of p99 at 10k. `--before` adds the statements as they were before
 // migration 0008, for comparison. Needs `npm run build` and PostgreSQL on 127.0.0.1:5432 (trust as postgres,
-// or ANVIL_TEST_PG_URL); makes a database of its own per size and drops it.
+// or ANVIL_BENCH_PG_URL); makes a database of its own per size and drops it.
 //
 //   node bench/query-scale.mjs [--sizes 10000,1000000] [--runs 200] [--retention-runs 30] [--before] [--quick]
 import { readFileSync } from 'node:fs'
@@ -17,7 +17,7 @@ import * as eventsSql from '../dist/src/sql/webhook_events.js'
 import { listEvents } from '../dist/src/journal/event-queries.js'
 import { resolveFilter } from '../dist/src/journal/event-filter.js'
 import { journalStats } from '../dist/src/journal/journal-stats.js'
-import { benchArgs, emitSection, quantile } from './lib.mjs'
+import { BENCH_PG_URL, benchArgs, emitSection, quantile } from './lib.mjs'
 
 const values = benchArgs({
   sizes: { type: 'string', default: '10000,1000000' },
@@ -37,7 +37,7 @@ const SEED = readFileSync(new URL('../test/fixtures/outbox-seed.sql', import.met
 const JOURNAL_SEED = readFileSync(new URL('../test/fixtures/journal-seed.sql', import.meta.url), 'utf8')
 /** Journal retention batches timed per pass: the same work per pass whatever the size. */
 const JOURNAL_BATCHES = 3
-const adminUrl = new URL(process.env.ANVIL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
+const adminUrl = new URL(BENCH_PG_URL)
 
 /** The statements as they were before 0008, only for `--before`. */
 const BEFORE = {
