@@ -3,15 +3,14 @@
  * it prints opens the tenant's view of the admin API, and the revocation closes it.
  */
 import t from 'tap'
-import { migrate } from '../src/db/migrate.js'
 import { runCli, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-for-cli-portal'
-const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
-t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
-await migrate(db.url)
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
 
 t.test('a token minted with the CLI opens the tenant\'s endpoints; revoked with the CLI it is 401', async (t) => {
   const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url }

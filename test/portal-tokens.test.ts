@@ -5,23 +5,23 @@
  */
 import t from 'tap'
 import { Writable } from 'node:stream'
-import Fastify, { type RouteOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
 import anvilAdmin from '../plugins/admin/admin.js'
 import anvilOutbound from '../plugins/outbound.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
-import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
+import { createDeliveryWorker, type DeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
 import { mintPortalToken, portalKey } from '../src/portal/portal-token.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
 import { startReceiver } from './helpers/receiver.js'
+import { beforeAll } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-portal-0123456789'
 const admin = { authorization: `Bearer ${TOKEN}` }
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db, redis } = fixture
 // Every receiver answer fails, so deliveries have failures to retry and recover.
-const receiver = await startReceiver((_req, res) => { res.statusCode = 500; res.end('down') })
-t.teardown(async () => await receiver.close())
+const receiver = beforeAll(t, async () => await startReceiver((_req, res) => { res.statusCode = 500; res.end('down') }), async (receiver) => await receiver.close())
 
 const logged: string[] = []
 const app = Fastify({
@@ -29,17 +29,21 @@ const app = Fastify({
 })
 const routes: Array<Pick<RouteOptions, 'method' | 'url' | 'config'>> = []
 app.addHook('onRoute', (route) => { routes.push({ method: route.method, url: route.url, config: route.config }) })
-await app.register(anvilOutbound, { database: db.url, redis: redis.url, maxPayloadBytes: 2048, queueName: 'portal', runDispatcher: true, dispatch: { pollIntervalMs: 100 } })
-const log = openEventLog({ redis: redis.url, queueName: 'portal-journal', database: db.url })
-await app.register(anvilAdmin, { token: TOKEN, routes: [journalAdminRoutes(log)], portal: { publicUrl: 'https://hooks.example/' } })
-await app.ready()
-const outbound = app.anvilOutbound
-const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'portal', allowNets: '127.0.0.0/8' })
+let outbound: FastifyInstance['anvilOutbound']
+let worker: DeliveryWorker | undefined
+t.before(async () => {
+  await app.register(anvilOutbound, { database: db.url, redis: redis.url, maxPayloadBytes: 2048, queueName: 'portal', runDispatcher: true, dispatch: { pollIntervalMs: 100 } })
+  const log = openEventLog({ redis: redis.url, queueName: 'portal-journal', database: db.url })
+  await app.register(anvilAdmin, { token: TOKEN, routes: [journalAdminRoutes(log)], portal: { publicUrl: 'https://hooks.example/' } })
+  await app.ready()
+  outbound = app.anvilOutbound
+  worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'portal', allowNets: '127.0.0.0/8' })
+  await worker.start()
+})
 t.teardown(async () => {
   await app.close()
-  await worker.close()
+  await worker?.close()
 })
-await worker.start()
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT'
 async function call (method: Method, url: string, headers: Record<string, string>, payload?: unknown) {
