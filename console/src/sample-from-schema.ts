@@ -47,7 +47,10 @@ export function sampleFromSchema (schema: unknown, depth = 0): unknown {
   switch (type) {
     case 'object': {
       const properties = isSchema(schema.properties) ? schema.properties : {}
-      return Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, sampleFromSchema(value, depth + 1)]))
+      // The required properties first, in their listed order: a stored schema's own key order is PostgreSQL's.
+      const required = Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string' && key in properties) : []
+      const keys = [...new Set([...required, ...Object.keys(properties)])]
+      return Object.fromEntries(keys.map((key) => [key, sampleFromSchema(properties[key], depth + 1)]))
     }
     case 'array': {
       const count = Math.min(Math.max(Number(schema.minItems ?? 1), 1), 3)

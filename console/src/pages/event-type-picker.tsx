@@ -1,3 +1,5 @@
+import { plural } from '../components'
+
 /** An event type of the catalog (`GET /admin/event-types`). */
 export interface EventTypeEntry { name: string, description: string, schema: unknown, deprecated: boolean }
 
@@ -22,7 +24,7 @@ export function EventTypePicker ({ catalog, value, onChange, legend }: { catalog
           </label>
         </li>
       ))}</ul>
-      <p class='muted'>{value.length === 0 ? 'None checked: every event type.' : `${value.length} of them.`}</p>
+      <p class='muted'>{value.length === 0 ? 'None checked: every event type.' : `${plural(value.length, 'type')} checked.`}</p>
     </fieldset>
   )
 }
