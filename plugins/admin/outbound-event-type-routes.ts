@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { Outbound } from '../../src/outbox/outbound.js'
 import { EventType } from '../../src/outbox/endpoint-schemas.js'
+import { PORTAL_READ } from './portal-access.js'
 import { EventTypeInputSchema, EventTypeSchema, type EventTypeInput } from '../../src/outbox/event-types.js'
 
 const tags = ['event-types']
@@ -10,6 +11,7 @@ const NameParams = Type.Object({ name: EventType() })
 /** `/event-types`: the catalog publish checks data against (types from code are listed, not changed, here). */
 export async function outboundEventTypeRoutes (admin: FastifyInstance, { outbound }: { outbound: Outbound }): Promise<void> {
   admin.get('/event-types', {
+    config: PORTAL_READ,
     schema: { tags, response: { 200: Type.Object({ items: Type.Array(EventTypeSchema) }) } }
   }, async () => ({ items: await outbound.eventTypes.list() }))
 

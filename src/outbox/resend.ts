@@ -56,7 +56,8 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, clie
       const row = rows[0]
       if (row === undefined) throw new errors.NOT_FOUND(`no message ${messageId} in the outbox`)
       await hand.note(messageId, endpointId, outboundJobId(messageId, endpointId, suffix))
-      return await fanOut({ id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at }, { endpointId, suffix, client })
+      const message = { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, operational: row.operational }
+      return await fanOut(message, { endpointId, suffix, client })
     })
     if (jobId === undefined) throw new errors.NOT_FOUND(`no endpoint ${endpointId}, or message ${messageId} has no public type`)
     return { messageId, endpointId, jobId }
