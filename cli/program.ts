@@ -123,6 +123,26 @@ export function createProgram (version: string): Command {
       await exportEventTypes(config, flags.format as CatalogFormat, { title: flags.title, version: flags.apiVersion })
     })
 
+  const portal = program.command('portal').description('The tenant portal\'s tokens, through the admin API (--url, ANVIL_ADMIN_TOKEN)')
+  addSettings(addSharedOptions(portal.command('token')), ['adminUrl'])
+    .description('Mint a portal token for one tenant; prints { token, url, expiresAt }: give the url to the tenant')
+    .requiredOption('--tenant <tenant>', 'the tenant whose endpoints and deliveries the token opens')
+    .option('--ttl <duration>', 'how long it is valid: 30m, 1h, 7d (default 1h, at most 7d)')
+    .option('--read-only', 'a token that changes nothing (scope read)')
+    .action(async (flags: { tenant: string, ttl?: string, readOnly?: boolean }, command: Command) => {
+      const config = loadJournalConfig(process.env, givenFlags(command))
+      const { portalToken } = await import('./portal.js')
+      await portalToken(config, flags)
+    })
+  addSettings(addSharedOptions(portal.command('revoke')), ['adminUrl'])
+    .description('Revoke every portal token of a tenant issued until now, on every replica')
+    .requiredOption('--tenant <tenant>', 'the tenant')
+    .action(async (flags: { tenant: string }, command: Command) => {
+      const config = loadJournalConfig(process.env, givenFlags(command))
+      const { portalRevoke } = await import('./portal.js')
+      await portalRevoke(config, flags.tenant)
+    })
+
   program.command('send')
     .description('Sign a webhook as the provider does and POST it; one JSON line per answer (secret: env ANVIL_SEND_SECRET)')
     .argument('<url>', 'where to send it, e.g. http://127.0.0.1:3000/webhooks/stripe')

@@ -96,7 +96,8 @@ export function createMessageResend (db: Database, queue: Queue<OutboundJobData>
       const row = rows[0]
       if (row === undefined) throw new errors.NOT_FOUND(`no message ${id} in the outbox`)
       const nothing = { messageId: id, status: row.status, endpointIds: [], inFlight: [], delivered: [] }
-      if (row.status === 'pending' || row.public_type === null) return nothing
+      // An operational event is not re-sent whole (its receivers are not a tenant's subscribers); a delivery of it may be retried.
+      if (row.status === 'pending' || row.public_type === null || row.operational) return nothing
       const message = { id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, dispatchedAt: row.dispatched_at }
       const { send, inFlight, delivered, finished } = await plan(client, message)
       if (!dryRun) {

@@ -47,7 +47,7 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, maxP
     const { rows } = await db.pool.query<OutboxRow>(sql.byId(db.schema), [id])
     const row = rows[0]
     if (row === undefined) throw new errors.NOT_FOUND(`no message ${id} in the outbox`)
-    return { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at }
+    return { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, operational: row.operational }
   }
 
   async function resend (messageId: string, endpointId: string, kind: 'retry' | 'recover'): Promise<ResendResult> {
