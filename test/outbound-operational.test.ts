@@ -134,6 +134,29 @@ t.test('a 410: endpoint.disabled once, with the reason, the tenant and a console
   t.same(unverified, [], 'every delivery verified')
 })
 
+t.test("a portal user subscribes one of their endpoints to their own tenant's endpoint.* events; the operational routes are 403", async (t) => {
+  const minted = await call('POST', '/admin/portal/tokens', { tenant: 'portal-t' })
+  t.equal(minted.status, 201)
+  const portal = { authorization: `Bearer ${String(minted.body.token)}` }
+  const sub = await call('POST', '/admin/endpoints', { url: `${receiver.url}/portal-sub`, eventTypes: ['endpoint.disabled', 'endpoint.failing', 'endpoint.recovered'] }, portal)
+  t.equal(sub.status, 201)
+  t.match(sub.body, { tenant: 'portal-t', eventTypes: ['endpoint.disabled', 'endpoint.failing', 'endpoint.recovered'], secret: /^whsec_/ })
+  secrets.set('/portal-sub', sub.body.secret)
+  for (const [method, url] of [['POST', '/admin/operational-endpoints'], ['GET', '/admin/operational-endpoints'], ['DELETE', `/admin/operational-endpoints/${opsId}`]] as const) {
+    t.match(await call(method, url, method === 'POST' ? { url: `${receiver.url}/mine` } : undefined, portal), { status: 403, body: { code: 'ANVIL_ERR_FORBIDDEN' } }, `${method} ${url}`)
+  }
+  // A sibling of the portal tenant that answers 410, and one of another tenant.
+  const gone = await outbound.endpoints.create({ url: `${receiver.url}/gone`, tenant: 'portal-t' })
+  const elsewhere = await outbound.endpoints.create({ url: `${receiver.url}/gone`, tenant: 'portal-other' })
+  await outbound.publish({ type: 'order.paid', data: {}, tenant: 'portal-t' })
+  await outbound.publish({ type: 'order.paid', data: {}, tenant: 'portal-other' })
+  await eventually(async () => received('endpoint.disabled', 'endpointId', gone.id, '/portal-sub').length === 1, 20_000)
+  t.match(received('endpoint.disabled', 'endpointId', gone.id, '/portal-sub')[0]?.data, { tenant: 'portal-t', reason: 'the endpoint answered 410 Gone' })
+  await eventually(async () => received('endpoint.disabled', 'endpointId', elsewhere.id).length === 1, 20_000)
+  t.equal(seen.filter((s) => s.path === '/portal-sub' && s.data.endpointId !== gone.id).length, 0, "nothing of another tenant's, and no order.paid")
+  t.same(unverified, [])
+})
+
 t.test('a failing receiver: endpoint.failing when its circuit opens, endpoint.recovered after, one each over two workers', async (t) => {
   flaky = true
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/flaky`, tenant: 'flaky' })
