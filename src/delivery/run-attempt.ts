@@ -103,6 +103,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   let result: SendResult
   let deliveryId: string | undefined
   let admission: { send: true, probe: boolean, dirty: boolean }
+  let posted = false
   try {
     if (rateLimit !== null && deps.rateLimit !== undefined) {
       const retryAt = await deps.rateLimit.take(endpointId, rateLimit)
@@ -118,8 +119,10 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
     // In the log before the POST: a crash mid-POST leaves a row whose outcome is unknown, and a re-send is a row of its own.
     deliveryId = store.startAttempt === undefined ? undefined : await logged(job, token, deps, store.startAttempt(attemptOf(job)))
     result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
+    posted = true
   } finally {
-    (entry as { release: () => void }).release()
+    // Put back without a POST (rate, circuit, an unreachable log): no answer, quick or slow, to learn from.
+    (entry as { release: (delivered: boolean) => void }).release(posted)
   }
 
   let circuitOpened = false

@@ -118,7 +118,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     operationalEndpoints: createOperationalEndpoints(database, endpoints),
     deliveries,
     dispatcher,
-    resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, maxPayloadBytes }),
+    resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, client: connection.client, maxPayloadBytes }),
     eventTypes,
     publish: createPublisher(database, {
       maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.check, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })
