@@ -68,6 +68,7 @@ const PORTAL_ROUTES: Record<string, 'read' | 'write'> = {
   'GET /admin/deliveries': 'read',
   'POST /admin/deliveries/:id/retry': 'write',
   'GET /admin/event-types': 'read',
+  'GET /admin/event-types/schema.json': 'read',
   'GET /admin/portal/session': 'read'
 }
 
@@ -229,6 +230,7 @@ t.test('the tenant\'s view: its own endpoints, messages and deliveries; another 
   t.match(await call('POST', `/admin/endpoints/${id}/recover`, acme, { since: new Date(Date.now() - 3600_000).toISOString() }), { status: 202 })
 
   t.match(await call('GET', '/admin/event-types', acme), { status: 200, body: { items: [] } })
+  t.match(await call('GET', '/admin/event-types/schema.json', acme), { status: 200, body: { $schema: 'https://json-schema.org/draft/2020-12/schema', $defs: {} } })
   t.match(await call('PUT', '/admin/event-types/order.paid', acme, { schema: {} }), { status: 403 })
   t.match(await call('POST', '/admin/messages', acme, { type: 'order.paid', data: {} }), { status: 403 })
   t.match(await call('GET', '/admin/events', acme), { status: 403 })

@@ -6,7 +6,7 @@
 import { Type, type TInteger } from '@sinclair/typebox'
 import { redactUrl, redisUrlProblem } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
-import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, RetentionSchema, RetrySchedule, SCHEMA_NAME_RULE, SchemaName, Whole } from '../../src/shared/schemas.js'
+import { ConsoleUrl, MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, RetentionSchema, RetrySchedule, SCHEMA_NAME_RULE, SchemaName, Whole } from '../../src/shared/schemas.js'
 import { workerSettings } from '../../src/worker/worker-options.js'
 import { GroupCommitSchema, JournalOptionsSchema } from '../../src/journal/journal-options.js'
 import { ingressProperties } from '../../src/inbound/ingress-options.js'
@@ -266,6 +266,11 @@ export const SETTINGS = {
   dbSchema: define({
     env: 'ANVIL_DB_SCHEMA', key: 'dbSchema', flag: '--db-schema', value: '<name>', default: DEFAULT_DB_SCHEMA,
     description: "the schema Anvil's tables live in", expected: SCHEMA_NAME_RULE, schema: SchemaName()
+  }),
+  consoleUrl: define({
+    env: 'ANVIL_CONSOLE_URL', key: 'consoleUrl', flag: '--console-url', value: '<url>',
+    description: "with ANVIL_DATABASE_URL: the console's address (https://anvil.example.com/admin/console/), which operational events link into; unset: the path /admin/console/",
+    expected: 'an http:// or https:// URL without a fragment', schema: ConsoleUrl()
   }),
   journalRetentionDays: define({
     env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
