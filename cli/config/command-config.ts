@@ -51,6 +51,8 @@ export interface WorkerConfig {
   shutdownTimeoutMs: number
   /** The event journal: on when ANVIL_DATABASE_URL is set. */
   journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number, groupCommit?: GroupCommitOptions }
+  /** ANVIL_CONSOLE_URL: the console's address, for the links of operational events (with a database). */
+  consoleUrl?: string
 }
 
 /** The worker's `journal` option from its configuration. */
@@ -88,6 +90,8 @@ export interface AdminConfig {
   dbSchema?: string
   /** ANVIL_OUTBOUND_RETRY_SCHEDULE: the attempts of the delivery jobs a re-send makes. */
   outboundRetrySchedule?: number[]
+  /** ANVIL_PORTAL_PUBLIC_URL and ANVIL_PORTAL_FRAME_ANCESTORS: `anvilAdmin`'s `portal` options. */
+  portal?: { publicUrl?: string, frameAncestors?: string[] }
 }
 
 /** The outgoing side's schedules; undefined: the core's defaults. */

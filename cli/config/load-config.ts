@@ -103,7 +103,8 @@ function worker (env: Env, flags: Flags): WorkerConfig {
     concurrency: read(SETTINGS.concurrency, env, flags) ?? DEFAULT_CONCURRENCY,
     shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs, env, flags) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
     // Without a database there is no journal, and its retention has nothing to delete.
-    journal: databaseUrl === undefined ? undefined : { databaseUrl, ...journal }
+    journal: databaseUrl === undefined ? undefined : { databaseUrl, ...journal },
+    ...optional('consoleUrl', read(SETTINGS.consoleUrl, env, flags))
   }
 }
 
@@ -140,11 +141,16 @@ function admin (env: Env, flags: Flags, port: number): AdminConfig {
     if (token === undefined) throw new errors.INVALID_CONFIG(`${named} is set but ${SETTINGS.adminToken.env as string} is not: the admin API is off without a token`)
     if (adminPort === port && port !== 0) throw new errors.INVALID_CONFIG(`${named} must differ from the main port (got ${adminPort})`)
   }
+  const portal = {
+    ...optional('publicUrl', read(SETTINGS.portalPublicUrl, env, flags)),
+    ...optional('frameAncestors', read(SETTINGS.portalFrameAncestors, env, flags))
+  }
   return {
     admin: token === undefined ? undefined : { token, port: adminPort },
     databaseUrl: read(SETTINGS.databaseUrl, env, flags),
     dbSchema: read(SETTINGS.dbSchema, env, flags),
-    ...optional('outboundRetrySchedule', read(SETTINGS.outboundRetrySchedule, env, flags))
+    ...optional('outboundRetrySchedule', read(SETTINGS.outboundRetrySchedule, env, flags)),
+    ...optional('portal', Object.keys(portal).length === 0 ? undefined : portal)
   }
 }
 

@@ -41,6 +41,8 @@ export const Prefix = (): TString => Type.String({ pattern: PREFIX_PATTERN, erro
 export const SchemaName = (): TString => Type.String({ pattern: SCHEMA_NAME_PATTERN, errorMessage: `must be ${SCHEMA_NAME_RULE}` })
 export const SourceName = (): TString =>
   Type.String({ pattern: SOURCE_NAME_PATTERN, errorMessage: 'must be 1 to 200 characters, none of them a control character (a newline, NUL)' })
+/** The console's address, for the links of operational events (`https://anvil.example.com/admin/console/`). */
+export const ConsoleUrl = (): TString => Type.String({ pattern: '^https?://[^\\s#]+$', maxLength: 2000, errorMessage: 'must be an http:// or https:// URL without a fragment' })
 export const RetrySchedule = () => Type.Array(Whole(0, MAX_RETRY_STEP_MS))
 
 /**
