@@ -12,9 +12,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CHART_VALUES_DIR, ROOT, parseManifests, run, unpackHelm, type Manifest } from './helpers/helm.js'
 import { loadServeConfig, loadWorkerConfig } from '../cli/config/load-config.js'
+import { beforeStep } from './helpers/before-all.js'
 
 let helm: string, kubectl: string
-t.before(async () => {
+beforeStep(t, async () => {
   const unpacked = await unpackHelm({ kubectl: true })
   t.teardown(unpacked.cleanup)
   helm = unpacked.helm

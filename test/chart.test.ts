@@ -9,9 +9,10 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseDocument } from 'yaml'
 import { CHART, CHART_VALUES_DIR as VALUES_DIR, parseManifests, renderChart, run, unpackHelm, type Manifest } from './helpers/helm.js'
+import { beforeStep } from './helpers/before-all.js'
 
 let HELM: string
-t.before(async () => {
+beforeStep(t, async () => {
   const unpacked = await unpackHelm()
   t.teardown(unpacked.cleanup)
   HELM = unpacked.helm

@@ -10,12 +10,12 @@ import t from 'tap'
 import AjvModule from 'ajv'
 import Ajv2020Module from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
-import { migrate } from '../src/db/migrate.js'
 import { createOutbound } from '../src/outbox/outbound.js'
 import { runCli, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
-import { startReceiver } from './helpers/receiver.js'
+import { startReceiver, type Received } from './helpers/receiver.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 
 const Ajv = AjvModule.default
 const Ajv2020 = Ajv2020Module.default
@@ -23,44 +23,46 @@ const addFormats = addFormatsModule.default
 type Json = Record<string, any>
 
 const TOKEN = 'admin-token-for-cli-event-types'
-const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
-t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
-await migrate(db.url)
-const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })
-t.teardown(async () => await receiver.close())
-const outbound = createOutbound({ database: db.url, redis: redis.url })
-t.teardown(async () => await outbound.close())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
+const receiver = beforeAll(t, async () => await startReceiver((_req, res) => { res.statusCode = 204; res.end() }), async (receiver) => await receiver.close())
+const outbound = beforeAll(t, async () => createOutbound({ database: db.url, redis: redis.url }), async (outbound) => await outbound.close())
 
 // `invoice_paid` meets `invoice.paid`'s component name, InvoicePaid: it gets another.
-await outbound.eventTypes.put('invoice.paid', {
-  description: 'An invoice was paid',
-  schema: {
-    $schema: 'http://json-schema.org/draft-07/schema#',
-    type: 'object',
-    required: ['amount', 'currency', 'paidAt'],
-    properties: { amount: { type: 'integer', minimum: 0 }, currency: { type: 'string', pattern: '^[a-z]{3}$' }, paidAt: { type: 'string', format: 'date-time' } },
-    additionalProperties: false
-  }
+beforeStep(t, async () => {
+  await outbound.eventTypes.put('invoice.paid', {
+    description: 'An invoice was paid',
+    schema: {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      required: ['amount', 'currency', 'paidAt'],
+      properties: { amount: { type: 'integer', minimum: 0 }, currency: { type: 'string', pattern: '^[a-z]{3}$' }, paidAt: { type: 'string', format: 'date-time' } },
+      additionalProperties: false
+    }
+  })
+  await outbound.eventTypes.put('invoice_paid', { schema: { type: 'object', required: ['legacy'], properties: { legacy: { type: 'boolean' } } } })
+  await outbound.eventTypes.put('user.deleted', { description: 'A user left', schema: { type: 'object', required: ['userId'], properties: { userId: { type: 'string', format: 'uuid' } } }, deprecated: true })
 })
-await outbound.eventTypes.put('invoice_paid', { schema: { type: 'object', required: ['legacy'], properties: { legacy: { type: 'boolean' } } } })
-await outbound.eventTypes.put('user.deleted', { description: 'A user left', schema: { type: 'object', required: ['userId'], properties: { userId: { type: 'string', format: 'uuid' } } }, deprecated: true })
 const TYPES = ['invoice.paid', 'invoice_paid', 'user.deleted']
 const COMPONENTS = { 'invoice.paid': 'InvoicePaid', invoice_paid: 'InvoicePaid2', 'user.deleted': 'UserDeleted' } as Record<string, string>
 
 // Real deliveries, one per type, by a real worker: what a consumer's code gets.
-await outbound.endpoints.create({ url: `${receiver.url}/hook` })
-const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url }
-const worker = startCli(t, ['worker'], { env: { ...env, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', HOST: '127.0.0.1', PORT: '0' } })
-await worker.log('anvil worker: dispatching and delivering outgoing webhooks')
+const env = beforeAll(t, async () => ({ REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url }))
 const DATA: Record<string, unknown> = {
   'invoice.paid': { amount: 4200, currency: 'eur', paidAt: '2026-12-03T12:00:00Z' },
   invoice_paid: { legacy: true },
   'user.deleted': { userId: '0b4e7a47-5b2c-4a55-9d3a-2f7c1c0f6f3e' }
 }
-for (const type of TYPES) await outbound.publish({ type, data: DATA[type] })
-await receiver.waitFor(3)
-const delivered = receiver.received.map((request) => ({ body: JSON.parse(request.body) as Json, headers: request.headers }))
-t.same(delivered.map((d) => d.body.type).sort(), TYPES)
+let delivered: Array<{ body: Json, headers: Received['headers'] }>
+beforeStep(t, async () => {
+  await outbound.endpoints.create({ url: `${receiver.url}/hook` })
+  const worker = startCli(t, ['worker'], { env: { ...env, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', HOST: '127.0.0.1', PORT: '0' } })
+  await worker.log('anvil worker: dispatching and delivering outgoing webhooks')
+  for (const type of TYPES) await outbound.publish({ type, data: DATA[type] })
+  await receiver.waitFor(3)
+  delivered = receiver.received.map((request) => ({ body: JSON.parse(request.body) as Json, headers: request.headers }))
+  t.same(delivered.map((d) => d.body.type).sort(), TYPES)
+})
 
 async function exported (format: string, extra: string[] = [], cliEnv: Record<string, string> = env): Promise<Json> {
   const result = await runCli(['event-types', 'export', '--format', format, ...extra], { env: cliEnv })

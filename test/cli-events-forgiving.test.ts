@@ -10,11 +10,12 @@ import { journalFixture } from './helpers/journal.js'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
+import { beforeStep } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-0123456789'
 const { redis, db } = journalFixture(t)
 const LONG_ID = 'a'.repeat(20) + 'b'.repeat(44)
-t.before(async () => {
+beforeStep(t, async () => {
   await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, payload_json, received_at, status, attempts, job_id)
     VALUES ($1, 'billing', 'stripe', 'customer.subscription.trial_will_end', 'k-long', convert_to('{}', 'UTF8'), '{}'::jsonb, now(), 'done', 1, 'e_long')`, [LONG_ID])
 })

@@ -9,7 +9,7 @@ import { eventually } from './helpers/outbound.js'
 import { runCli, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 
 const TOKEN = 'admin-token-for-cli-messages'
@@ -25,7 +25,7 @@ const failingDispatch = beforeAll(t, async () => createOutbound({ database: db.u
 // Made before the worker starts, whose dispatcher would take them first.
 const endpoint = beforeAll(t, async () => await outbound.endpoints.create({ url: `${receiver.url}/hook` }))
 const ids: string[] = []
-t.before(async () => {
+beforeStep(t, async () => {
   for (let i = 0; i < 3; i++) {
     ids.push((await failingDispatch.publish({ type: 'order.shipped', data: { i } })).messageId)
     await failingDispatch.dispatcher.dispatchOnce()
@@ -33,7 +33,7 @@ t.before(async () => {
 })
 
 const env = beforeAll(t, async () => ({ REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_RETRY_SCHEDULE: 'none' }))
-t.before(async () => {
+beforeStep(t, async () => {
   const worker = startCli(t, ['worker'], { env: { ...env, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', HOST: '127.0.0.1', PORT: '0' } })
   await worker.log('anvil worker: dispatching and delivering outgoing webhooks')
 })

@@ -13,7 +13,7 @@ import { fixture, generateKeyPair } from '../testing/index.js'
 import { planSend, send as sendInProcess, type SendFlags } from '../cli/send.js'
 import { CLI, parseJson, ROOT, runCli, shell, startCli, tempDir, type Cli } from './helpers/cli.js'
 import { freePort, TestRedis } from './helpers/redis.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
@@ -35,7 +35,7 @@ writeFileSync(join(devDir, 'sources.yaml'), [
 // together so that their start-ups overlap.
 let url: string
 let serve: Cli, worker: Cli, dev: Cli
-t.before(async () => {
+beforeStep(t, async () => {
   serve = startCli(t, ['serve', '--config', join(dir, 'sources.yaml'), '--port', '0'], {
     env: { REDIS_URL: redis.url, STRIPE_SECRET, HOST: '127.0.0.1', ANVIL_QUEUE: 'cli-send' }
   })

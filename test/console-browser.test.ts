@@ -9,12 +9,13 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { signRequest } from '../src/testing/sign-request.js'
 import { pageErrors, settled, startConsole, STRIPE_SECRET, TOKEN, type ConsoleHarness } from './helpers/console.js'
+import { beforeStep } from './helpers/before-all.js'
 
 /** Markup in a payload, which must show as characters and never run. */
 const XSS = ['<script>window.__xss = 1</script>', '"><img src=x onerror="window.__xss = 2">']
 
 let { base, context, failSwitch, sendStripe, sendGithub, adminGet, waitFor, newPage, loggedIn, checkAccessible } = {} as ConsoleHarness
-t.before(async () => { ({ base, context, failSwitch, sendStripe, sendGithub, adminGet, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)) })
+beforeStep(t, async () => { ({ base, context, failSwitch, sendStripe, sendGithub, adminGet, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)) })
 
 // The receiver of the outgoing webhooks: it records what it gets and answers 200.
 const received: Array<{ headers: Record<string, unknown>, body: string }> = []
@@ -24,7 +25,7 @@ const receiver = createServer((request, response) => {
   request.on('end', () => { received.push({ headers: request.headers, body }); response.end('ok') })
 })
 let receiverUrl: string
-t.before(async () => {
+beforeStep(t, async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 })

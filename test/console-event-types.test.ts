@@ -6,10 +6,12 @@
  */
 import t from 'tap'
 import { midWordBreaks } from './helpers/browser.js'
-import { settled, startConsole, TOKEN } from './helpers/console.js'
+import { settled, startConsole, TOKEN, type ConsoleHarness } from './helpers/console.js'
+import { beforeStep } from './helpers/before-all.js'
 
 t.setTimeout(300_000)
-const { base, loggedIn, checkAccessible } = await startConsole(t)
+let { base, loggedIn, checkAccessible } = {} as ConsoleHarness
+beforeStep(t, async () => { ({ base, loggedIn, checkAccessible } = await startConsole(t)) })
 
 const MARKUP = '<img src=x onerror="window.__anvilXss=1">Paid <b>in full</b>'
 const PAID_SCHEMA = {

@@ -9,14 +9,15 @@ import type { Browser, Page } from 'puppeteer-core'
 import { signRequest } from '../src/testing/sign-request.js'
 import { pageErrors, startConsoleServer, STRIPE_SECRET, TOKEN, type ConsoleServer } from './helpers/console.js'
 import { newFirefoxPage, openFirefox } from './helpers/firefox.js'
+import { beforeStep } from './helpers/before-all.js'
 
 /** Markup in a payload, which must show as characters and never run. */
 const XSS = ['<script>window.__xss=1</script>', '"><img src=x onerror=window.__xss=1>']
 
 let { base, failSwitch, sendStripe, sendGithub, adminGet, waitFor } = {} as ConsoleServer
-t.before(async () => { ({ base, failSwitch, sendStripe, sendGithub, adminGet, waitFor } = await startConsoleServer(t)) })
+beforeStep(t, async () => { ({ base, failSwitch, sendStripe, sendGithub, adminGet, waitFor } = await startConsoleServer(t)) })
 let browser: Browser
-t.before(async () => { browser = await openFirefox(t) })
+beforeStep(t, async () => { browser = await openFirefox(t) })
 const rows = 'table.events tbody tr'
 
 const textOf = async (page: Page, selector: string): Promise<string | null> =>

@@ -10,12 +10,12 @@ import { midWordBreaks, screenshot } from './helpers/browser.js'
 import { signRequest } from '../src/testing/sign-request.js'
 import { settled, startConsole, STRIPE_SECRET, TOKEN, type ConsoleHarness } from './helpers/console.js'
 import { startReceiver } from './helpers/receiver.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 
 t.setTimeout(300_000)
 let { base, context, sendStripe, sendPlain, adminGet, adminPost, waitFor, newPage, loggedIn, checkAccessible } = {} as ConsoleHarness
-t.before(async () => { ({ base, context, sendStripe, sendPlain, adminGet, adminPost, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)) })
-t.before(async () => await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base }))
+beforeStep(t, async () => { ({ base, context, sendStripe, sendPlain, adminGet, adminPost, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)) })
+beforeStep(t, async () => await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base }))
 
 /** Paths the receiver answers 500 on, until a test takes them out. */
 const broken = new Set(['/undelivered'])
@@ -32,7 +32,7 @@ const deliveries = async (endpoint: string): Promise<Delivery[]> =>
 // The data every page below shows: inbound events (one with no provider's id), a dead letter, endpoints, deliveries.
 let failing: Endpoint
 let failingMessage: string
-t.before(async () => {
+beforeStep(t, async () => {
   await sendStripe('evt_first_use_paid', 'invoice.paid', { amount: 4200 })
   await sendPlain({ hello: 'no event id here' })
   // Flagged for the handler to dead-letter while its fail switch is on (test/fixtures/console-handler.mjs).

@@ -5,9 +5,10 @@
 import t from 'tap'
 import { signRequest } from '../src/testing/sign-request.js'
 import { pageErrors, startConsole, STRIPE_SECRET, TOKEN, type ConsoleHarness } from './helpers/console.js'
+import { beforeStep } from './helpers/before-all.js'
 
 let { base, context, adminGet, waitFor, loggedIn } = {} as ConsoleHarness
-t.before(async () => { ({ base, context, adminGet, waitFor, loggedIn } = await startConsole(t)) })
+beforeStep(t, async () => { ({ base, context, adminGet, waitFor, loggedIn } = await startConsole(t)) })
 
 t.test('an event whose payload nests 5,000 deep opens as text: no 500, no error in the page', async (t) => {
   // Written as text: JSON.stringify of the value would itself run out of stack in this process.

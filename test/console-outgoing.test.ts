@@ -11,10 +11,10 @@
 import t from 'tap'
 import { pageErrors, settled, startConsole, type ConsoleHarness } from './helpers/console.js'
 import { startReceiver } from './helpers/receiver.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 
 let { base, sendStripe, adminGet, adminPost, waitFor, loggedIn, checkAccessible } = {} as ConsoleHarness
-t.before(async () => { ({ base, sendStripe, adminGet, adminPost, waitFor, loggedIn, checkAccessible } = await startConsole(t)) })
+beforeStep(t, async () => { ({ base, sendStripe, adminGet, adminPost, waitFor, loggedIn, checkAccessible } = await startConsole(t)) })
 
 /** Paths the receiver answers 500 on, until a test takes them out. */
 const broken = new Set(['/retry', '/recover'])
@@ -34,7 +34,7 @@ const undelivered = async (endpoint: string): Promise<Undelivered[]> =>
 // the first, two to the second. Their failures settle while the diff test runs.
 let since: string
 let retryEndpoint: { id: string }, recoverEndpoint: { id: string }
-t.before(async () => {
+beforeStep(t, async () => {
   since = new Date(Date.now() - 1000).toISOString()
   retryEndpoint = await adminPost<{ id: string }>('/endpoints', { url: `${receiver.url}/retry`, description: 'retry me' })
   recoverEndpoint = await adminPost<{ id: string }>('/endpoints', { url: `${receiver.url}/recover`, description: 'recover me' })

@@ -7,12 +7,12 @@
 import t from 'tap'
 import { pageErrors, settled, startConsole, type ConsoleHarness } from './helpers/console.js'
 import { startReceiver } from './helpers/receiver.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 
 // A browser, serve and worker on a loaded 2-core machine: more than tap's 120 s default.
 t.setTimeout(240_000)
 let { adminPost, adminGet, waitFor, loggedIn, checkAccessible } = {} as ConsoleHarness
-t.before(async () => { ({ adminPost, adminGet, waitFor, loggedIn, checkAccessible } = await startConsole(t)) })
+beforeStep(t, async () => { ({ adminPost, adminGet, waitFor, loggedIn, checkAccessible } = await startConsole(t)) })
 const broken = new Set(['/resend'])
 const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   res.statusCode = broken.has(req.url) ? 500 : 200

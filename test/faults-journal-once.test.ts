@@ -13,6 +13,7 @@ import { BACKOFF_TYPE } from '../src/queue/retry.js'
 import { waitFor } from './helpers/chain.js'
 import { startCli, type Cli } from './helpers/cli.js'
 import { jobData, journalFixture, openQueue } from './helpers/journal.js'
+import { beforeStep } from './helpers/before-all.js'
 
 const EVENTS = 400
 const KILLS = 4
@@ -20,7 +21,7 @@ const KILLS = 4
 t.setTimeout(300_000)
 
 const { redis, db } = journalFixture(t)
-t.before(async () => { await db.query('CREATE TABLE public.effects (event_id text NOT NULL, pid integer NOT NULL)') })
+beforeStep(t, async () => { await db.query('CREATE TABLE public.effects (event_id text NOT NULL, pid integer NOT NULL)') })
 
 const count = async (sql: string): Promise<number> => Number((await db.query<{ n: string }>(sql))[0]?.n)
 const doneRows = async (): Promise<number> => await count("SELECT count(*) AS n FROM anvil.webhook_events WHERE status = 'done'")

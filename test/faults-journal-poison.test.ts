@@ -12,12 +12,13 @@ import { addJob, jobData, journalFixture, openQueue } from './helpers/journal.js
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
 import { deadLetterQueueName } from '../src/queue/open-queues.js'
+import { beforeStep } from './helpers/before-all.js'
 
 const NORMAL = 200
 const DEPTH = 50_000
 
 const { redis, db } = journalFixture(t)
-t.before(async () => { await db.query('CREATE TABLE public.handled (n integer NOT NULL)') })
+beforeStep(t, async () => { await db.query('CREATE TABLE public.handled (n integer NOT NULL)') })
 
 interface Row { id: string, status: string, payload: Buffer, payload_json: unknown, headers: Record<string, string> }
 

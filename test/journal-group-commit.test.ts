@@ -8,9 +8,10 @@ import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import type { WorkerOptions } from '../src/worker/worker-options.js'
 import { loadWorkerConfig } from '../cli/config/load-config.js'
+import { beforeStep } from './helpers/before-all.js'
 
 const { redis, db } = journalFixture(t)
-t.before(async () => { await db.query('CREATE TABLE public.charges (event_id text, attempt int, tx xid8 NOT NULL DEFAULT pg_current_xact_id())') })
+beforeStep(t, async () => { await db.query('CREATE TABLE public.charges (event_id text, attempt int, tx xid8 NOT NULL DEFAULT pg_current_xact_id())') })
 
 const EVENTS = 24
 

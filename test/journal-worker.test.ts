@@ -10,9 +10,10 @@ import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import type { WorkerOptions } from '../src/worker/worker-options.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
+import { beforeStep } from './helpers/before-all.js'
 
 const { redis, db } = journalFixture(t)
-t.before(async () => { await db.query('CREATE TABLE public.charges (event_id text, amount int)') })
+beforeStep(t, async () => { await db.query('CREATE TABLE public.charges (event_id text, amount int)') })
 
 interface Row { id: string, status: string, attempts: number, last_error: string | null, error_class: string | null, job_id: string, payload: Buffer, payload_json: unknown, headers: Record<string, string>, processed_at: Date | null, deliveries: number }
 

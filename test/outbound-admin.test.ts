@@ -4,6 +4,7 @@ import type pg from 'pg'
 import anvilAdmin from '../plugins/admin/admin.js'
 import anvilOutbound from '../plugins/outbound.js'
 import { outboundFixture } from './helpers/outbound.js'
+import { beforeStep } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
@@ -12,7 +13,7 @@ const { db } = fixture
 let pool: pg.Pool
 const app: FastifyInstance = Fastify()
 let outbound: FastifyInstance['anvilOutbound']
-t.before(async () => {
+beforeStep(t, async () => {
   pool = db.pool()
   await app.register(anvilOutbound, { database: pool, redis: fixture.redis.url, maxPayloadBytes: 1024 })
   await app.register(anvilAdmin, { token: TOKEN })

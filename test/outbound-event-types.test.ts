@@ -14,6 +14,7 @@ import anvilOutbound from '../plugins/outbound.js'
 import { defineEventTypes, type EventTypes, type EventTypeMap } from '../src/outbox/event-types.js'
 import { envelope } from '../src/outbox/fan-out.js'
 import { outboundFixture } from './helpers/outbound.js'
+import { beforeStep } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
@@ -21,7 +22,7 @@ const Ajv2020 = Ajv2020Module.default
 const addFormats = addFormatsModule.default
 const fixture = outboundFixture()
 let pool: pg.Pool
-t.before(() => { pool = fixture.db.pool() })
+beforeStep(t, () => { pool = fixture.db.pool() })
 const catalog = defineEventTypes({ 'invoice.paid': Type.Object({ amount: Type.Integer({ minimum: 0 }), currency: Type.String() }, { description: 'An invoice was paid' }) })
 
 async function service (options: { strict?: boolean, schema?: string, eventTypes?: Pick<EventTypes<EventTypeMap>, 'schemas'> } = {}): Promise<FastifyInstance> {
@@ -34,7 +35,7 @@ async function service (options: { strict?: boolean, schema?: string, eventTypes
 }
 
 let app: FastifyInstance
-t.before(async () => { app = await service() })
+beforeStep(t, async () => { app = await service() })
 async function call (method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, payload?: object, on = app) {
   const res = await on.inject({ method, url, headers: auth, ...(payload === undefined ? {} : { payload }) })
   return { status: res.statusCode, body: res.body === '' ? undefined : res.json() }

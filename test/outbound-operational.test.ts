@@ -6,7 +6,7 @@
  * itself; a tenant's endpoint takes its own tenant's `endpoint.*` events by name. Real PostgreSQL, Redis and HTTP.
  */
 import t from 'tap'
-import Fastify from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { Webhook } from 'standardwebhooks'
 import anvilAdmin from '../plugins/admin/admin.js'
 import anvilOutbound from '../plugins/outbound.js'
@@ -15,12 +15,13 @@ import { createWorker } from '../src/worker/worker.js'
 import { eventually, outboundFixture } from './helpers/outbound.js'
 import { addJob, jobData, openQueue } from './helpers/journal.js'
 import { startReceiver } from './helpers/receiver.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
 const CONSOLE = 'https://anvil.example.com/admin/console/'
 const SCHEDULE = [100, 100, 100, 100, 100]
-const fixture = await outboundFixture()
+const fixture = outboundFixture()
 const { db, redis } = fixture
 
 interface Seen { path: string, type: string, data: Record<string, unknown>, id: string }
@@ -28,7 +29,7 @@ const secrets = new Map<string, string>()
 const seen: Seen[] = []
 const unverified: string[] = []
 let flaky = true
-const receiver = await startReceiver((req, res) => {
+const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   const path = req.url
   const secret = secrets.get(path)
   if (secret !== undefined) {
@@ -43,24 +44,26 @@ const receiver = await startReceiver((req, res) => {
     : path === '/down' || path === '/ops-down' ? 500
       : path === '/flaky' && flaky ? 503 : 204
   res.end()
-})
-t.teardown(async () => await receiver.close())
+}), async (receiver) => await receiver.close())
 
 const app = Fastify()
-await app.register(anvilOutbound, {
-  database: db.pool(), redis: redis.url, runDispatcher: true, consoleUrl: CONSOLE, retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 }
-})
-await app.register(anvilAdmin, { token: TOKEN })
-await app.ready()
-t.teardown(async () => await app.close())
-const outbound = app.anvilOutbound
-for (let i = 0; i < 2; i++) {
-  const worker = createDeliveryWorker({
-    redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', retrySchedule: SCHEDULE, jitter: 0, circuit: { failureThreshold: 3, openMs: 300 }
+let outbound: FastifyInstance['anvilOutbound']
+beforeStep(t, async () => {
+  await app.register(anvilOutbound, {
+    database: db.pool(), redis: redis.url, runDispatcher: true, consoleUrl: CONSOLE, retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 }
   })
-  t.teardown(async () => await worker.close())
-  await worker.start()
-}
+  await app.register(anvilAdmin, { token: TOKEN })
+  await app.ready()
+  outbound = app.anvilOutbound
+  for (let i = 0; i < 2; i++) {
+    const worker = createDeliveryWorker({
+      redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', retrySchedule: SCHEDULE, jitter: 0, circuit: { failureThreshold: 3, openMs: 300 }
+    })
+    t.teardown(async () => await worker.close())
+    await worker.start()
+  }
+})
+t.teardown(async () => await app.close())
 
 async function call (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = auth) {
   const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
@@ -86,9 +89,12 @@ const received = (type: string, field: string, value: string, path = '/ops'): Se
 const successes = async (endpointId: string): Promise<number> =>
   (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM anvil.deliveries WHERE endpoint_id = $1 AND status = 'success'", [endpointId]))[0]?.n ?? 0
 
-const opsId = await operationalEndpoint('/ops')
-const opsDownId = await operationalEndpoint('/ops-down')
-const opsGoneId = await operationalEndpoint('/ops-gone', ['endpoint.disabled', 'endpoint.failing'])
+let opsId: string, opsDownId: string, opsGoneId: string
+beforeStep(t, async () => {
+  opsId = await operationalEndpoint('/ops')
+  opsDownId = await operationalEndpoint('/ops-down')
+  opsGoneId = await operationalEndpoint('/ops-gone', ['endpoint.disabled', 'endpoint.failing'])
+})
 
 t.test('the admin API: 201 { id, secret }, listed apart from the endpoints, deleted; bad types 400; the token only', async (t) => {
   const list = await call('GET', '/admin/operational-endpoints')

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { eventually, outboundFixture } from './helpers/outbound.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 import type { AnvilLogger } from '../src/shared/logger.js'
 
@@ -27,7 +27,7 @@ const logger: AnvilLogger = { info: note, warn: note, error: note }
 const recoveries = (): Array<Record<string, unknown>> => lines.filter((l) => l.msg === 'anvil delivery: endpoint recovered').map((l) => l.fields)
 
 const outbound = beforeAll(t, async () => fixture.open({ queueName: 'recovery', retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 } }))
-t.before(async () => {
+beforeStep(t, async () => {
   for (let i = 0; i < 2; i++) {
     const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'recovery', allowNets: '127.0.0.0/8', retrySchedule: SCHEDULE, jitter: 0, circuit: false, logger })
     t.teardown(async () => await worker.close())

@@ -9,7 +9,7 @@ import Fastify from 'fastify'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 
 const fixture = outboundFixture()
@@ -30,9 +30,9 @@ const failing = beforeAll(t, async () => fixture.open({ queueName, deliveryJobOp
 const outbound = beforeAll(t, async () => fixture.open({ queueName, retrySchedule: [] }))
 const worker = beforeAll(t, async () => createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8', retrySchedule: [] }),
   async (worker) => await worker.close())
-t.before(async () => await worker.start())
+beforeStep(t, async () => await worker.start())
 const app = Fastify()
-t.before(async () => await app.register(anvilAdmin, { token: 'admin-token-0123456789', outbound }))
+beforeStep(t, async () => await app.register(anvilAdmin, { token: 'admin-token-0123456789', outbound }))
 t.teardown(async () => await app.close())
 const headers = { authorization: 'Bearer admin-token-0123456789' }
 const post = async (url: string, payload: object = {}): Promise<{ statusCode: number, body: any }> => {

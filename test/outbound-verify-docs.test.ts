@@ -16,7 +16,7 @@ import { signatureHeaders, type OutboundScheme } from '../src/delivery/sign-outb
 import { findExecutable } from '../cli/dev-redis.js'
 import { ROOT } from './helpers/cli.js'
 import { outboundFixture } from './helpers/outbound.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 import { startReceiver, type Received } from './helpers/receiver.js'
 
 type Verify = (secret: string, headers: Record<string, string>, body: string) => unknown
@@ -112,7 +112,7 @@ const receiver = beforeAll(t, async () => await startReceiver((_req, res) => { r
 const outbound = beforeAll(t, async () => fixture.open({ queueName: 'verify-docs', dispatch: { pollIntervalMs: 100 } }))
 const worker = beforeAll(t, async () => createDeliveryWorker({ redis: fixture.redis.url, store: outbound.store, queueName: 'verify-docs', allowNets: '127.0.0.0/8' }),
   async (worker) => await worker.close())
-t.before(async () => await Promise.all([worker.start(), outbound.dispatcher.start()]))
+beforeStep(t, async () => await Promise.all([worker.start(), outbound.dispatcher.start()]))
 
 /** One real delivery to a new endpoint of `scheme` whose secret was rotated: the secrets, newest first, and the request. */
 async function delivery (scheme: OutboundScheme): Promise<{ secrets: string[], request: Received }> {

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { ROOT, consumerProject } from './helpers/consumer.js'
+import { beforeStep } from './helpers/before-all.js'
 
 const run = promisify(execFile)
 // One whole-program compile (about 10 s of CPU); a shared, busy machine may stretch it.
@@ -23,7 +24,7 @@ t.teardown(app.cleanup)
 const packDir = mkdtempSync(join(tmpdir(), 'anvil-pack-'))
 t.teardown(() => rmSync(packDir, { recursive: true, force: true }))
 
-t.before(async () => {
+beforeStep(t, async () => {
   const { stdout } = await run('npm', ['pack', '--pack-destination', packDir, '--ignore-scripts', '--silent'], { cwd: ROOT })
   const tarball = join(packDir, stdout.trim().split('\n').pop() as string)
   const installed = join(app.dir, 'node_modules/@anvil/fastify')

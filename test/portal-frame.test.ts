@@ -12,15 +12,18 @@ import anvilAdmin from '../plugins/admin/admin.js'
 import { consoleErrors, openBrowser, screenshot } from './helpers/browser.js'
 import { waitFor } from './helpers/console.js'
 import { outboundFixture } from './helpers/outbound.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 
 t.setTimeout(120_000)
 const TOKEN = 'portal-frame-admin-token-0123456789'
-const fixture = await outboundFixture()
-const outbound = fixture.open()
-await outbound.eventTypes.put('invoice.paid', { description: 'An invoice was paid in full.', schema: { type: 'object', properties: { amount: { type: 'integer' } } } })
-await outbound.eventTypes.put('customer.created', { description: 'A customer signed up.', schema: { type: 'object' } })
-await outbound.endpoints.create({ url: 'https://hooks.acme.example/orders', tenant: 'acme', eventTypes: ['invoice.paid'], description: 'Order sync' })
-await outbound.endpoints.create({ url: 'https://hooks.globex.example/in', tenant: 'globex' })
+const fixture = outboundFixture()
+const outbound = beforeAll(t, async () => fixture.open())
+beforeStep(t, async () => {
+  await outbound.eventTypes.put('invoice.paid', { description: 'An invoice was paid in full.', schema: { type: 'object', properties: { amount: { type: 'integer' } } } })
+  await outbound.eventTypes.put('customer.created', { description: 'A customer signed up.', schema: { type: 'object' } })
+  await outbound.endpoints.create({ url: 'https://hooks.acme.example/orders', tenant: 'acme', eventTypes: ['invoice.paid'], description: 'Order sync' })
+  await outbound.endpoints.create({ url: 'https://hooks.globex.example/in', tenant: 'globex' })
+})
 
 // The product's settings page, on another origin (localhost, where Anvil is 127.0.0.1): it frames `?src=`.
 const host = createServer((req, res) => {
@@ -33,9 +36,12 @@ const host = createServer((req, res) => {
 <iframe src="${src.replace(/"/g, '&quot;')}" title="Webhooks portal" style="width:100%;height:900px;border:1px solid #d1d5db;border-radius:8px;background:#fff"></iframe>
 </main></body></html>`)
 })
-await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve))
+let hostOrigin: string
+beforeStep(t, async () => {
+  await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve))
+  hostOrigin = `http://localhost:${(host.address() as AddressInfo).port}`
+})
 t.teardown(() => { host.closeAllConnections(); host.close() })
-const hostOrigin = `http://localhost:${(host.address() as AddressInfo).port}`
 
 /** An admin API on a port of its own, with `portal` options, closed at the end. */
 async function adminApp (portal?: { frameAncestors: string[] }): Promise<string> {
@@ -45,8 +51,11 @@ async function adminApp (portal?: { frameAncestors: string[] }): Promise<string>
   t.teardown(async () => await app.close())
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 }
-const closed = await adminApp()
-const framable = await adminApp({ frameAncestors: [hostOrigin, 'https://*.acme.example'] })
+let closed: string, framable: string
+beforeStep(t, async () => {
+  closed = await adminApp()
+  framable = await adminApp({ frameAncestors: [hostOrigin, 'https://*.acme.example'] })
+})
 
 const headers = async (url: string): Promise<{ csp: string, xfo: string | null }> => {
   const res = await fetch(url)

@@ -8,42 +8,50 @@
  */
 import t, { type Test } from 'tap'
 import AjvModule from 'ajv'
-import type { Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { consoleErrors, midWordBreaks, openBrowser, screenshot, seriousViolations } from './helpers/browser.js'
-import { pageErrors, settled, startConsoleServer, TOKEN } from './helpers/console.js'
+import { pageErrors, settled, startConsoleServer, TOKEN, type ConsoleServer } from './helpers/console.js'
 import { startReceiver } from './helpers/receiver.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 import { docsBlock, INVOICE_PAID, portalAdmin } from './helpers/portal.js'
 
 t.setTimeout(300_000)
-const { base, waitFor } = await startConsoleServer(t)
-const context = await openBrowser(t)
-await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
-const admin = portalAdmin(base, TOKEN)
+let { base, waitFor } = {} as ConsoleServer
+let context: BrowserContext
+beforeStep(t, async () => {
+  ({ base, waitFor } = await startConsoleServer(t))
+  context = await openBrowser(t)
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+})
+const admin = beforeAll(t, async () => portalAdmin(base, TOKEN))
 
-const receiver = await startReceiver((req, res) => {
+const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   const down = req.url.startsWith('/down')
   res.statusCode = down ? 500 : 200
   res.end(down ? 'down for maintenance' : 'thanks, got it')
-})
-t.teardown(async () => await receiver.close())
+}), async (receiver) => await receiver.close())
 
 interface Endpoint { id: string, url: string, tenant: string | null, eventTypes: string[] }
 interface Delivery { id: string, endpointId: string, status: string, httpStatus: number | null }
 const deliveries = async (endpoint: string): Promise<Delivery[]> => (await admin.get<{ items: Delivery[] }>(`/deliveries?endpoint=${endpoint}&limit=100`)).items
 
 // The catalog, and two tenants with an endpoint that takes deliveries and one that fails them.
-await admin.send('PUT', '/event-types/invoice.paid', { description: 'An invoice was paid in full.', schema: INVOICE_PAID })
-await admin.send('PUT', '/event-types/customer.created', { description: 'A customer signed up.', schema: { type: 'object', properties: { email: { type: 'string', format: 'email' } } } })
 const make = async (path: string, tenant: string, eventTypes: string[] = []): Promise<Endpoint> =>
   await admin.send<Endpoint>('POST', '/endpoints', { url: `${receiver.url}${path}`, tenant, eventTypes })
-const acme = await make('/acme/orders', 'acme', ['invoice.paid'])
-const acmeDown = await make('/down/acme', 'acme')
-const globex = await make('/globex/hooks', 'globex')
-for (const endpoint of [acme, acmeDown, globex]) await admin.send('POST', `/endpoints/${endpoint.id}/test`, {})
 // Each has an answered attempt (not only `started`) before any page shows the log.
 const answered = async (e: Endpoint): Promise<boolean> => (await deliveries(e.id)).some((d) => d.status !== 'started')
-await waitFor(async () => (await Promise.all([acme, acmeDown, globex].map(answered))).every(Boolean))
-const acmeLink = await admin.send<{ token: string, url: string }>('POST', '/portal/tokens', { tenant: 'acme' })
+let acme: Endpoint, acmeDown: Endpoint, globex: Endpoint
+let acmeLink: { token: string, url: string }
+beforeStep(t, async () => {
+  await admin.send('PUT', '/event-types/invoice.paid', { description: 'An invoice was paid in full.', schema: INVOICE_PAID })
+  await admin.send('PUT', '/event-types/customer.created', { description: 'A customer signed up.', schema: { type: 'object', properties: { email: { type: 'string', format: 'email' } } } })
+  acme = await make('/acme/orders', 'acme', ['invoice.paid'])
+  acmeDown = await make('/down/acme', 'acme')
+  globex = await make('/globex/hooks', 'globex')
+  for (const endpoint of [acme, acmeDown, globex]) await admin.send('POST', `/endpoints/${endpoint.id}/test`, {})
+  await waitFor(async () => (await Promise.all([acme, acmeDown, globex].map(answered))).every(Boolean))
+  acmeLink = await admin.send<{ token: string, url: string }>('POST', '/portal/tokens', { tenant: 'acme' })
+})
 
 /** The portal opened from `url` in a new tab; its last state is saved as .tap/console/<name>.png (docs/images/ takes others). */
 async function openPortal (t: Test, name: string, url = acmeLink.url): Promise<{ page: Page, errors: string[] }> {

@@ -14,7 +14,7 @@ import { openEventLog } from '../src/journal/open-event-log.js'
 import { mintPortalToken, portalKey } from '../src/portal/portal-token.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
 import { startReceiver } from './helpers/receiver.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-portal-0123456789'
 const admin = { authorization: `Bearer ${TOKEN}` }
@@ -31,7 +31,7 @@ const routes: Array<Pick<RouteOptions, 'method' | 'url' | 'config'>> = []
 app.addHook('onRoute', (route) => { routes.push({ method: route.method, url: route.url, config: route.config }) })
 let outbound: FastifyInstance['anvilOutbound']
 let worker: DeliveryWorker | undefined
-t.before(async () => {
+beforeStep(t, async () => {
   await app.register(anvilOutbound, { database: db.url, redis: redis.url, maxPayloadBytes: 2048, queueName: 'portal', runDispatcher: true, dispatch: { pollIntervalMs: 100 } })
   const log = openEventLog({ redis: redis.url, queueName: 'portal-journal', database: db.url })
   await app.register(anvilAdmin, { token: TOKEN, routes: [journalAdminRoutes(log)], portal: { publicUrl: 'https://hooks.example/' } })

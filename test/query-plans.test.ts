@@ -20,14 +20,14 @@ import { resolveFilter } from '../src/journal/event-filter.js'
 import { encodeCursor } from '../src/shared/cursor.js'
 import { TestDatabase } from './helpers/pg.js'
 import { ROOT_URL } from './helpers/root.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 
 const ROWS = 20_000
 const SCHEMA = 'anvil'
 const DAY = 86_400
 
 const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
-t.before(async () => {
+beforeStep(t, async () => {
   for (const seed of ['outbox-seed.sql', 'journal-seed.sql']) {
     await db.query(readFileSync(new URL(`./fixtures/${seed}`, ROOT_URL + 'test/'), 'utf8')
       .replaceAll('{{schema}}', pg.escapeIdentifier(SCHEMA)).replaceAll('{{rows}}', String(ROWS)))
@@ -39,7 +39,7 @@ const client = beforeAll(t, async () => {
   return client
 }, async (client) => await client.end())
 // As autovacuum leaves a table that has had its writes: the visibility map set, so index-only scans are priced as such.
-t.before(async () => await client.query(`VACUUM ANALYZE ${SCHEMA}.outbox, ${SCHEMA}.deliveries, ${SCHEMA}.webhook_events, ${SCHEMA}.webhook_effects,
+beforeStep(t, async () => await client.query(`VACUUM ANALYZE ${SCHEMA}.outbox, ${SCHEMA}.deliveries, ${SCHEMA}.webhook_events, ${SCHEMA}.webhook_effects,
   ${SCHEMA}.webhook_event_failures, ${SCHEMA}.webhook_event_done`))
 
 const plan = async (text: string, values: unknown[]): Promise<string> =>

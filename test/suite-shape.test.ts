@@ -1,8 +1,9 @@
 /**
- * The suite's own rules (CONTRIBUTING.md, "How tests get …"): a test file's setup runs inside tap's
- * `t.before` (test/helpers/before-all.ts), never as a top-level `await`, so a failing setup is a failing test
- * with its source; and no test picks a free port for a process to bind later, which another process could take
- * first: CLIs take port 0 and report the port they bound. Files are read with TypeScript's parser.
+ * The suite's own rules (CONTRIBUTING.md, "How tests get …"): a test file's setup runs in `beforeAll` or
+ * `beforeStep` (test/helpers/before-all.ts, on tap's `t.before`), never as a top-level `await`, so a failing
+ * setup is a failing test with its source; and no test picks a free port for a process to bind later, which
+ * another process could take first: CLIs take port 0 and report the port they bound. Files are read with
+ * TypeScript's parser.
  */
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -38,10 +39,18 @@ t.test('no test file or helper awaits at its top level: setup runs in t.before, 
   t.same(files.flatMap((file) => topLevelAwaits(file)), [])
 })
 
+t.test('setup goes through beforeAll or beforeStep, not t.before, whose error tap drops when another before runs', async (t) => {
+  const raw = files.filter((file) => file !== join('test', 'helpers', 'before-all.ts'))
+    .flatMap((file) => readFileSync(join(ROOT, file), 'utf8').split('\n').map((line, i) => [file, i + 1, line] as const))
+    .filter(([, , line]) => /\bt\.before\(/.test(line))
+    .map(([file, line]) => `${file}:${line}`)
+  t.same(raw, [])
+})
+
 t.test('the check sees a top-level await, and lets one inside a function, and await import(), be', async (t) => {
   t.equal(topLevelAwaits('probe.ts', 'const redis = await TestRedis.start()').length, 1)
   t.equal(topLevelAwaits('probe.ts', 'for await (const line of lines) {}').length, 1)
-  t.equal(topLevelAwaits('probe.ts', 't.before(async () => { redis = await TestRedis.start() })').length, 0)
+  t.equal(topLevelAwaits('probe.ts', 'beforeStep(t, async () => { redis = await TestRedis.start() })').length, 0)
   t.equal(topLevelAwaits('probe.ts', "const { x } = await import('./x.js')").length, 0)
 })
 

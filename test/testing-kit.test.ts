@@ -10,7 +10,7 @@ import anvil, { anvilWorker, createRouter, type AnyRoutedEvent, type ProviderNam
 import { fixture, fixtureNames, generateKeyPair, injectWebhook } from '../testing/index.js'
 import { TestRedis } from './helpers/redis.js'
 import { waitFor } from './helpers/chain.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeAll, beforeStep } from './helpers/before-all.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
@@ -61,7 +61,7 @@ router.on('gitlab:Push Hook', (event) => { typedReads.set('gitlab', event.data.r
 router.on('zoom:meeting.started', (event) => { typedReads.set('zoom', event.data.payload.object.topic) })
 
 const app: FastifyInstance = Fastify({ logger: false })
-t.before(async () => {
+beforeStep(t, async () => {
   await app.register(anvil, { redis: redis.url, queueName: 'kit', sources, retrySchedule: [] })
   await app.register(anvilWorker, { handler: router, redis: redis.url, queueName: 'kit', sweepIntervalMs: 0 })
   await app.ready()

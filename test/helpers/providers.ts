@@ -13,6 +13,7 @@ import { signRequest, type SignRequestOptions } from '../../src/testing/sign-req
 import type { Queue } from 'bullmq'
 import type { WebhookJobData } from '../../src/queue/job-data.js'
 import { inspectQueue } from './queue.js'
+import { beforeStep } from './before-all.js'
 
 export interface SignedParts {
   headers: Record<string, string>
@@ -66,7 +67,7 @@ export function conformance (t: Test, redis: { readonly url: string }, spec: Pro
   const queueName = `conf-${provider}`
   let app: FastifyInstance
   let queue: Queue<WebhookJobData>
-  t.before(async () => {
+  beforeStep(t, async () => {
     queue = inspectQueue(redis.url, queueName)
     app = await sourceApp(redis.url, queueName, [{ ...spec.source, path: spec.path }], spec.fastify)
   })
