@@ -31,6 +31,10 @@ import { JOURNAL_MAX_PAGE, journalPageSize } from '../src/journal/event-queries.
 import { PageQuery } from '../plugins/admin/outbound-schemas.js'
 import { parseDuration } from '../src/shared/duration.js'
 import { resolveFilter, statsWindowMs } from '../src/journal/event-filter.js'
+import { createWorker } from '../src/worker/worker.js'
+import { createReplayer } from '../src/worker/replay.js'
+import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
+import { openEventLog } from '../src/journal/open-event-log.js'
 
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
 const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
@@ -203,4 +207,26 @@ t.test('the console takes the server\'s event shape and statuses: neither is dec
   t.same(files.filter(({ text }) => /interface EventItem\b/.test(text)).map(({ file }) => file), [], 'no EventItem of its own')
   t.same(files.filter(({ text }) => /'received',\s*'processing'|'done',\s*'received'/.test(text)).map(({ file }) => file), [], 'no list of statuses of its own')
   t.ok(files.some(({ text }) => text.includes("from '../../../src/journal/event-item'")), 'it imports the server\'s')
+})
+
+t.test('one default concurrency: the inbound and the delivery worker take theirs from src/shared/constants.ts', async (t) => {
+  t.same(SOURCES.filter(({ text }) => /CONCURRENCY\s*=\s*\d/.test(text)).map(({ file }) => file), ['src/shared/constants.ts'])
+  for (const file of ['src/worker/worker.ts', 'src/delivery/delivery-worker.ts']) {
+    t.match(SOURCES.find((source) => source.file === file)?.text, /options\.concurrency \?\? DEFAULT_CONCURRENCY\b/, file)
+  }
+})
+
+t.test('one opening for the Redis-backed components: each refuses a bad option and a cluster prefix with no hash tag alike', async (t) => {
+  const opens: Record<string, (options: { redis: string, prefix?: string, queueName?: string }) => unknown> = {
+    worker: (options) => createWorker(async () => {}, options),
+    replayer: (options) => createReplayer(options),
+    'delivery worker': (options) => createDeliveryWorker({ ...options, store: {} as never }),
+    'event log': (options) => openEventLog(options)
+  }
+  for (const [name, open] of Object.entries(opens)) {
+    t.throws(() => open({ redis: 'redis://x', prefix: '{x' }), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /prefix/ }, `${name}: a bad prefix`)
+    t.throws(() => open({ redis: 'redis+cluster://h1:1', prefix: 'anvil' }),
+      { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /prefix "anvil" needs a hash tag/ }, `${name}: no hash tag on a cluster`)
+  }
+  t.same(SOURCES.filter(({ text }) => /checkClusterPrefix\(options\.redis/.test(text)).map(({ file }) => file), ['src/redis/checked-prefix.ts'])
 })
