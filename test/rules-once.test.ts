@@ -35,6 +35,12 @@ import { createWorker } from '../src/worker/worker.js'
 import { createReplayer } from '../src/worker/replay.js'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
+import { Value } from '@sinclair/typebox/value'
+import { EndpointRowSchema } from '../src/sql/endpoints.js'
+import { DeliveryRowSchema } from '../src/sql/deliveries.js'
+import { OutboxRowSchema } from '../src/sql/outbox.js'
+import { EndpointSchema, EndpointShape } from '../src/outbox/endpoint-schemas.js'
+import { DeliverySchema, DeliveryShape, MessageSchema, MessageShape } from '../src/outbox/delivery-schemas.js'
 
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
 const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
@@ -229,4 +235,43 @@ t.test('one opening for the Redis-backed components: each refuses a bad option a
       { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /prefix "anvil" needs a hash tag/ }, `${name}: no hash tag on a cluster`)
   }
   t.same(SOURCES.filter(({ text }) => /checkClusterPrefix\(options\.redis/.test(text)).map(({ file }) => file), ['src/redis/checked-prefix.ts'])
+})
+
+t.test('each table\'s shape is declared once: an endpoint, a delivery and a message answer their row, column for column', async (t) => {
+  const camel = (column: string): string => column.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
+  const answered = (row: { properties: object }, left: string[], rename: Record<string, string> = {}): string[] =>
+    Object.keys(row.properties).filter((column) => !left.includes(column)).map((column) => rename[column] ?? camel(column)).sort()
+  t.same(Object.keys(EndpointSchema.properties).sort(), answered(EndpointRowSchema, []), 'an endpoint: every column')
+  t.same(Object.keys(DeliverySchema.properties).sort(), answered(DeliveryRowSchema, ['job_id', 'resolved']), 'a delivery: all but the worker\'s bookkeeping')
+  t.same(Object.keys(MessageSchema.properties).sort(),
+    answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
+    'a message: all but its lease and retry clock')
+  t.same(SOURCES.filter(({ text }) => /disabledReason:|lastDeliveryAt:|lastDispatchError:/.test(text)).map(({ file }) => file), [], 'no file lists an answer\'s fields again')
+
+  const at = new Date('2026-12-03T12:00:00.000Z')
+  const endpoint = {
+    id: 'ep_1', url: 'https://example.com/hook', tenant: null, event_types: ['a.b'], description: '', enabled: false, disabled_reason: 'why',
+    scheme: 'stripe' as const, rate_limit: 5, created_at: at, updated_at: at, last_delivery_at: null, last_delivery_status: 'failed' as const, failing_since: at
+  }
+  t.ok(Value.Check(EndpointRowSchema, endpoint), 'the sample is a row')
+  const answer = EndpointShape.from(endpoint)
+  t.ok(Value.Check(EndpointSchema, answer), 'its answer fits the answer\'s schema')
+  t.same(answer, {
+    id: 'ep_1', url: 'https://example.com/hook', tenant: null, eventTypes: ['a.b'], description: '', enabled: false, disabledReason: 'why',
+    scheme: 'stripe', rateLimit: 5, createdAt: at.toISOString(), updatedAt: at.toISOString(), lastDeliveryAt: null, lastDeliveryStatus: 'failed', failingSince: at.toISOString()
+  })
+  const delivery = {
+    id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,
+    error: null, response_head: 'ok', payload_sha256: 'ab', created_at: at, job_id: 'j', resolved: true
+  }
+  t.ok(Value.Check(DeliveryRowSchema, delivery), 'the sample is a row')
+  t.same(DeliveryShape.from(delivery), {
+    id: '7', messageId: 'msg_1', endpointId: 'ep_1', attempt: 1, status: 'success', httpStatus: 200, durationMs: 3, responseHead: 'ok', payloadSha256: 'ab', createdAt: at.toISOString()
+  }, 'a delivery leaves out its empty error fields')
+  const message = {
+    id: 'msg_1', type: 't', public_type: 'p', tenant: null, data: '{"a":1}', created_at: at, status: 'failed' as const, attempts: 3,
+    next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null
+  }
+  t.ok(Value.Check(OutboxRowSchema, message), 'the sample is a row')
+  t.ok(Value.Check(MessageSchema, { ...MessageShape.from(message), data: JSON.parse(message.data) }), 'a message fits its schema')
 })
