@@ -275,3 +275,8 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   t.ok(Value.Check(OutboxRowSchema, message), 'the sample is a row')
   t.ok(Value.Check(MessageSchema, { ...MessageShape.from(message), data: JSON.parse(message.data) }), 'a message fits its schema')
 })
+
+t.test('one home for runtime SQL: no statement outside src/sql/ but transaction control', async (t) => {
+  const statement = /\b(SELECT |INSERT INTO|DELETE FROM|UPDATE [a-z$"{][^ ]* (AS [a-z]+ )?SET|WITH [a-z]+ AS \()/
+  t.same(SOURCES.filter(({ file, text }) => !file.startsWith(join('src', 'sql')) && statement.test(text)).map(({ file }) => file), [])
+})
