@@ -280,3 +280,15 @@ t.test('one home for runtime SQL: no statement outside src/sql/ but transaction 
   const statement = /\b(SELECT |INSERT INTO|DELETE FROM|UPDATE [a-z$"{][^ ]* (AS [a-z]+ )?SET|WITH [a-z]+ AS \()/
   t.same(SOURCES.filter(({ file, text }) => !file.startsWith(join('src', 'sql')) && statement.test(text)).map(({ file }) => file), [])
 })
+
+t.test('the console takes the server\'s event detail, page and session shapes, and asks the server which features it has', async (t) => {
+  const consoleDir = join(ROOT, 'console', 'src')
+  const files = readdirSync(consoleDir, { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file))
+    .map((file) => ({ file, text: readFileSync(join(consoleDir, file), 'utf8') }))
+  for (const name of ['EventDetail', 'Page', 'SessionAnswer', 'SessionState', 'Features']) {
+    t.same(files.filter(({ text }) => new RegExp(`(interface|type) ${name}\\b[^=]*[={]`).test(text)).map(({ file }) => file), [], `no ${name} of its own`)
+  }
+  t.same(files.filter(({ text }) => /no admin route|\.message\.(startsWith|includes)\(/.test(text)).map(({ file }) => file), [], 'no error matched by its text')
+  const imports = files.map(({ text }) => text).join('\n')
+  for (const from of ['src/journal/event-detail', 'src/shared/page-type', 'plugins/admin/session-state']) t.ok(imports.includes(`/${from}'`), `it imports ${from}`)
+})

@@ -1,5 +1,8 @@
 // Every call the console makes goes through here: the admin API, same origin, the session cookie, and the
 // CSRF token on anything that changes state. The console calls only the documented API.
+import type { Features } from '../../plugins/admin/session-state'
+
+export type { Page } from '../../src/shared/page-type'
 
 /** The admin prefix: the page is served at `<prefix>/console/`. */
 export const ADMIN_BASE = location.pathname.replace(/\/console\/.*$/, '')
@@ -8,14 +11,20 @@ export class ApiError extends Error {
   constructor (readonly status: number, message: string, readonly code: string | undefined) {
     super(message)
   }
-
-  /** A feature that is not configured has no routes: the API answers 404 "no admin route". */
-  get notConfigured (): boolean {
-    return this.status === 404 && this.message.startsWith('no admin route')
-  }
 }
 
 let csrfToken: string | null = null
+/** The route families the server has, as the session probe says; unknown (undefined) counts as served. */
+let features: Features | undefined
+
+export function setFeatures (served: Features | undefined): void {
+  features = served
+}
+
+/** A feature that is not configured has no routes: its pages say so instead of asking. */
+export function serves (feature: keyof Features): boolean {
+  return features?.[feature] !== false
+}
 const listeners = new Set<() => void>()
 
 export function setCsrf (token: string | null): void {
@@ -52,5 +61,3 @@ export function query (params: Record<string, string | undefined>): string {
   const text = search.toString()
   return text === '' ? '' : `?${text}`
 }
-
-export interface Page<T> { items: T[], next: string | null }

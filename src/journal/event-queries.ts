@@ -5,10 +5,12 @@ import { pageSize, toPage, type Page } from '../shared/page.js'
 import { nestsDeeperThan } from '../shared/json.js'
 import { errors } from '../shared/errors.js'
 import type { ResolvedFilter } from './event-filter.js'
-import type { EventItem, EventStatus } from './event-item.js'
+import type { EventItem } from './event-item.js'
+import type { EventDetail } from './event-detail.js'
 
 export type { EventItem }
-import { deliveryDiff, type DeliveryDiff } from './delivery-diff.js'
+export type { EventAttempt, EventDetail, EventEffect } from './event-detail.js'
+import { deliveryDiff } from './delivery-diff.js'
 import * as webhookEffects from '../sql/webhook_effects.js'
 import * as webhookEventFailures from '../sql/webhook_event_failures.js'
 import * as webhookEvents from '../sql/webhook_events.js'
@@ -23,40 +25,6 @@ export const JOURNAL_MAX_PAGE = 500
 export const journalPageSize = (limit: number | undefined): number => pageSize(limit, JOURNAL_MAX_PAGE)
 
 export type EventPage = Page<EventItem>
-
-export interface EventEffect { action: string, key: string, result: unknown, createdAt: string }
-
-/** One finished attempt of the event, from webhook_event_attempts. */
-export interface EventAttempt {
-  attempt: number
-  status: 'done' | 'failed'
-  startedAt: string | null
-  finishedAt: string
-  errorClass: string | null
-  error: string | null
-  jobId: string | null
-}
-
-export interface EventDetail extends EventItem {
-  /** The payload as received: as text when it is UTF-8, else base64 (`payloadEncoding` says which). */
-  payload: string
-  payloadEncoding: 'utf8' | 'base64'
-  /** The JSON view, when the payload is JSON. */
-  json?: unknown
-  contentType: string | null
-  headers: Record<string, string>
-  signature: string | null
-  requestId: string | null
-  jobId: string | null
-  processedAt: string | null
-  deliveries: number
-  replays: number
-  effects: EventEffect[]
-  /** Every attempt a worker finished, oldest first (a replay's attempts follow the earlier ones; `attempts` is the count since the last replay). */
-  attemptLog: EventAttempt[]
-  /** How this delivery differs from the previous one of the same id, when there was one that differs. */
-  previousDelivery?: DeliveryDiff
-}
 
 export function toItem (row: ItemRow): EventItem {
   const item: EventItem = {
