@@ -12,7 +12,7 @@ import { SETTINGS, read, type SettingKey } from '../cli/config/settings.js'
 import type { Setting } from '../cli/config/setting.js'
 import { loadDevConfig, loadWorkerConfig } from '../cli/config/load-config.js'
 import { workerOptions } from '../cli/config/worker-options.js'
-import { checkWorkerOptions } from '../src/worker/worker-options.js'
+import { checkWorkerOptions, workerSettings } from '../src/worker/worker-options.js'
 import { JournalOptionsSchema } from '../src/journal/journal-options.js'
 import { OutboundOptionsSchema } from '../src/outbox/outbound-options.js'
 import { DeliveryWorkerOptionsSchema } from '../src/delivery/delivery-options.js'
@@ -32,7 +32,7 @@ import { PageQuery } from '../plugins/admin/outbound-schemas.js'
 import { parseDuration } from '../src/shared/duration.js'
 import { resolveFilter, statsWindowMs } from '../src/journal/event-filter.js'
 import { createWorker } from '../src/worker/worker.js'
-import { createReplayer } from '../src/worker/replay.js'
+import { createReplayer, ReplayOptionsSchema } from '../src/worker/replay.js'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
 import { Value } from '@sinclair/typebox/value'
@@ -291,4 +291,24 @@ t.test('the console takes the server\'s event detail, page and session shapes, a
   t.same(files.filter(({ text }) => /no admin route|\.message\.(startsWith|includes)\(/.test(text)).map(({ file }) => file), [], 'no error matched by its text')
   const imports = files.map(({ text }) => text).join('\n')
   for (const from of ['src/journal/event-detail', 'src/shared/page-type', 'plugins/admin/session-state']) t.ok(imports.includes(`/${from}'`), `it imports ${from}`)
+})
+
+t.test('one rule for where the ingress\'s queue is: the worker, replay and the event log take the same queueName and prefix', async (t) => {
+  const shapes = [workerSettings, ReplayOptionsSchema.properties, EventLogOptionsSchema.properties]
+    .map(({ queueName, prefix }) => JSON.stringify({ queueName, prefix }))
+  t.equal(new Set(shapes).size, 1, 'the same schemas')
+  t.same(SOURCES.filter(({ text }) => text.includes("Must match the ingress's. @defaultValue `'webhooks'`")).map(({ file }) => file), ['src/shared/schemas.ts'])
+})
+
+t.test('one reading of a signed URL: Square and Twilio refuse a request with no URL, or one that makes none, alike', async (t) => {
+  const payload = Buffer.from('Body=hi')
+  for (const provider of ['square', 'twilio'] as const) {
+    const header = provider === 'square' ? 'x-square-hmacsha256-signature' : 'x-twilio-signature'
+    const scheme = createPresetScheme(provider, { secrets: ['rules-once-secret-0123456789'], toleranceSeconds: DEFAULT_TOLERANCE_SECONDS })
+    const headers = { [header]: Buffer.from('x').toString('base64'), 'content-type': 'application/x-www-form-urlencoded' }
+    for (const url of [undefined, 'not a url']) {
+      t.throws(() => scheme.verify(payload, headers, { url }), { code: 'ANVIL_ERR_SIGNATURE_INVALID' }, `${provider}: ${String(url)}`)
+    }
+  }
+  t.same(SOURCES.filter(({ text }) => text.includes('URL.canParse(request.url)')).map(({ file }) => file), ['src/signing/signed-url.ts'])
 })

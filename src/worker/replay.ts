@@ -14,15 +14,12 @@ import type { RedisInput } from '../redis/connect.js'
 import { checkedPrefix } from '../redis/checked-prefix.js'
 import { compileCheck } from '../shared/validate.js'
 import { Type, type Static } from '@sinclair/typebox'
-import { Opaque, Prefix, QueueName, RetentionSchema, Whole } from '../shared/schemas.js'
+import { InboundQueue, Opaque, RetentionSchema, Whole } from '../shared/schemas.js'
 
 export const ReplayOptionsSchema = Type.Object({
   /** A Redis URL (Anvil connects and closes) or an ioredis client (left open). */
   redis: Opaque<RedisInput>(),
-  /** Must match the ingress's. @defaultValue `'webhooks'` */
-  queueName: Type.Optional(QueueName()),
-  /** Must match the ingress's. @defaultValue `'{anvil}'` */
-  prefix: Type.Optional(Prefix()),
+  ...InboundQueue(),
   /** Retention for the replayed jobs (what is not given keeps its default); the retry schedule comes from the dead job itself. */
   retention: Type.Optional(RetentionSchema)
 }, { additionalProperties: false })
