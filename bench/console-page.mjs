@@ -1,6 +1,6 @@
 // The console's first page on a large journal: GET /admin/events (and its common filters) over N journal rows,
 // timed on the server with inject (no network). Needs `npm run build` first and PostgreSQL on 127.0.0.1:5432
-// (trust as postgres, or ANVIL_TEST_PG_URL): it makes a database of its own and drops it at the end.
+// (trust as postgres, or ANVIL_BENCH_PG_URL): it makes a database of its own and drops it at the end.
 //
 //   node bench/console-page.mjs [--rows 100000] [--runs 15] [--quick]
 import pg from 'pg'
@@ -9,7 +9,7 @@ import { migrate } from '../dist/src/db/migrate.js'
 import anvilAdmin from '../dist/plugins/admin/admin.js'
 import { journalAdminRoutes } from '../dist/plugins/journal/admin-routes.js'
 import { openEventLog } from '../dist/src/journal/open-event-log.js'
-import { benchArgs, emitSection, showSpread, spread } from './lib.mjs'
+import { BENCH_PG_URL, benchArgs, emitSection, showSpread, spread } from './lib.mjs'
 
 const values = benchArgs({ rows: { type: 'string', default: '100000' }, runs: { type: 'string', default: '15' } })
 const ROWS = values.quick ? 1000 : Number(values.rows)
@@ -17,7 +17,7 @@ const RUNS = values.quick ? 2 : Number(values.runs)
 const TOKEN = 'bench-console-token-0123456789'
 const QUERIES = ['', '?status=failed', '?provider=github&type=issues', '?since=24h', '?status=dead&since=7d', '?text=note%20999']
 
-const adminUrl = new URL(process.env.ANVIL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
+const adminUrl = new URL(BENCH_PG_URL)
 const name = `anvil_bench_console_${process.pid}`
 const admin = new pg.Client({ connectionString: adminUrl.toString() })
 await admin.connect()

@@ -1,6 +1,6 @@
 // The event journal: worker drain with the journal and `once()` on against off, and a bulk replay's
 // events/s, in one run on a private redis-server and a database of its own on the machine's PostgreSQL
-// (ANVIL_BENCH_PG_URL, default postgres://postgres@127.0.0.1:5432/postgres; created and dropped here).
+// (ANVIL_BENCH_PG_URL, else ANVIL_TEST_PG_URL, else postgres://postgres@127.0.0.1:5432/postgres; created and dropped here).
 // The ingress is not measured here: with the journal written by the worker, the ingress path has no PostgreSQL.
 // Side by side: graphile-worker 0.17.3 on the same database (bench/graphile-side.mjs).
 // Usage: node bench/journal.mjs [--jobs 3000] [--runs 3] [--concurrency 16,50] [--group 8,5] [--replay 10000] [--quick]
@@ -9,7 +9,7 @@ import pg from 'pg'
 import { Queue } from 'bullmq'
 import { createWorker, migrate, openEventLog } from '../dist/index.js'
 import { graphileDrain, graphileFill, graphileSetup } from './graphile-side.mjs'
-import { benchArgs, emitSection, postgresCpuSeconds, redisCpuSeconds, showSpread, spread, startRedis } from './lib.mjs'
+import { BENCH_PG_URL, benchArgs, emitSection, postgresCpuSeconds, redisCpuSeconds, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
   jobs: { type: 'string', default: '3000' },
@@ -30,7 +30,7 @@ const [groupEvents, groupWaitMs] = values.group.split(',').map(Number)
 const groupFor = (concurrency) => ({ maxEvents: Math.max(2, Math.min(groupEvents, Math.floor(concurrency / 2))), maxWaitMs: groupWaitMs })
 const GRAPHILE = { graphile: false, 'graphile-batched': true }
 const GIVE_UP_MS = 180_000
-const ADMIN_URL = process.env.ANVIL_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const ADMIN_URL = BENCH_PG_URL
 
 async function admin (sql) {
   const client = new pg.Client({ connectionString: ADMIN_URL })

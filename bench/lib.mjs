@@ -86,6 +86,12 @@ export function machineLine (env) {
   return `Commit ${env.commit}, ${env.date}. ${env.cpu}, ${env.cores} cores, Node ${env.node}, Redis ${env.redis}.`
 }
 
+/**
+ * The PostgreSQL server the database benches make their databases on (as its `postgres` database):
+ * `ANVIL_BENCH_PG_URL`, else the tests' `ANVIL_TEST_PG_URL`, else the local server as `postgres`.
+ */
+export const BENCH_PG_URL = process.env.ANVIL_BENCH_PG_URL ?? process.env.ANVIL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
 export async function freePort () {
   return await new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {

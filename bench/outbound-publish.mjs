@@ -10,7 +10,7 @@ import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { createDeliveryWorker, createOutbound, migrate } from '../dist/index.js'
-import { benchArgs, emitSection, postgresCpuSeconds, quantile, showSpread, spread, startRedis } from './lib.mjs'
+import { BENCH_PG_URL, benchArgs, emitSection, postgresCpuSeconds, quantile, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
   messages: { type: 'string', default: '5000' },
@@ -27,7 +27,7 @@ const concurrency = Number(values.concurrency)
 const rate = quick ? 50 : Number(values.rate)
 const seconds = quick ? 2 : Number(values.seconds)
 const notifyIntervalMs = Number(values['notify-interval'])
-const ADMIN_URL = process.env.ANVIL_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const ADMIN_URL = BENCH_PG_URL
 const GIVE_UP_MS = 120_000
 
 async function admin (sql) {

@@ -1,8 +1,8 @@
-// The outbox's admin queries, stats and retention at two sizes: the same statements over a seeded outbox of
+// The outbox's and the journal's admin queries, stats and retention at two sizes: the same statements over a seeded outbox of
 // 10k and of 1M messages (test/fixtures/outbox-seed.sql: about 1.6 delivery rows each, analyzed), p50/p99 of
 // each. Target: p99 at 1M within 2× of p99 at 10k. `--before` adds the statements as they were before
 // migration 0008, for comparison. Needs `npm run build` and PostgreSQL on 127.0.0.1:5432 (trust as postgres,
-// or ANVIL_TEST_PG_URL); makes a database of its own per size and drops it.
+// or ANVIL_BENCH_PG_URL); makes a database of its own per size and drops it.
 //
 //   node bench/query-scale.mjs [--sizes 10000,1000000] [--runs 200] [--retention-runs 30] [--before] [--quick]
 import { readFileSync } from 'node:fs'
@@ -13,7 +13,11 @@ import { createDeliveryLog } from '../dist/src/outbox/delivery-log.js'
 import { createEndpointStore } from '../dist/src/outbox/endpoint-store.js'
 import * as deliveriesSql from '../dist/src/sql/deliveries.js'
 import * as outboxSql from '../dist/src/sql/outbox.js'
-import { benchArgs, emitSection, quantile } from './lib.mjs'
+import * as eventsSql from '../dist/src/sql/webhook_events.js'
+import { listEvents } from '../dist/src/journal/event-queries.js'
+import { resolveFilter } from '../dist/src/journal/event-filter.js'
+import { journalStats } from '../dist/src/journal/journal-stats.js'
+import { BENCH_PG_URL, benchArgs, emitSection, quantile } from './lib.mjs'
 
 const values = benchArgs({
   sizes: { type: 'string', default: '10000,1000000' },
@@ -29,7 +33,11 @@ const BEFORE_RUNS = values.quick ? 1 : 5
 const IDLE = 3000
 const BATCH = 1000
 const SEED = readFileSync(new URL('../test/fixtures/outbox-seed.sql', import.meta.url), 'utf8')
-const adminUrl = new URL(process.env.ANVIL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
+/** The journal's seed: events over 33 days, so retention at 30 days finds about a tenth of them expired. */
+const JOURNAL_SEED = readFileSync(new URL('../test/fixtures/journal-seed.sql', import.meta.url), 'utf8')
+/** Journal retention batches timed per pass: the same work per pass whatever the size. */
+const JOURNAL_BATCHES = 3
+const adminUrl = new URL(BENCH_PG_URL)
 
 /** The statements as they were before 0008, only for `--before`. */
 const BEFORE = {
@@ -83,8 +91,9 @@ async function measure (size) {
     await migrate(url.toString())
     const seeding = performance.now()
     await raw.query(SEED.replaceAll('{{schema}}', '"anvil"').replaceAll('{{rows}}', String(size)))
+    await raw.query(JOURNAL_SEED.replaceAll('{{schema}}', '"anvil"').replaceAll('{{rows}}', String(size)))
     // As autovacuum leaves a table that has had its writes: the visibility map set.
-    await raw.query('VACUUM ANALYZE anvil.outbox, anvil.deliveries')
+    await raw.query('VACUUM ANALYZE anvil.outbox, anvil.deliveries, anvil.webhook_events, anvil.webhook_effects, anvil.webhook_event_failures, anvil.webhook_event_done')
     const { rows: [counts] } = await raw.query(
       'SELECT (SELECT count(*) FROM anvil.outbox)::int AS outbox, (SELECT count(*) FROM anvil.deliveries)::int AS deliveries')
     console.error(`${size}: seeded ${counts.outbox} messages, ${counts.deliveries} deliveries in ${((performance.now() - seeding) / 1000).toFixed(0)} s`)
@@ -106,7 +115,15 @@ async function measure (size) {
       'GET /admin/messages/:id': await timed(RUNS, () => log.message(`msg_${Math.floor(size / 2)}`)),
       'recover: failed since 7 days': await timed(RUNS, () => log.failedSince('ep_2', new Date(Date.now() - 7 * 86400_000).toISOString())),
       'outbox stats (every metrics scrape)': await timed(RUNS, () => database.pool.query(outboxSql.stats('anvil'))),
-      ...await retention(database, idleSeconds)
+      'POST /admin/messages/resend, a dry run\'s page': await timed(RUNS, () => database.pool.query(outboxSql.failedPage('anvil'), [null, null, null, null, null, null, null, 51])),
+      'POST /admin/messages/resend, failed deliveries of a tenant': await timed(RUNS, () => database.pool.query(outboxSql.failedPage('anvil'), [null, 't3', null, null, null, null, 'delivery', 51])),
+      ...await retention(database, idleSeconds),
+      'GET /admin/events': await timed(RUNS, () => listEvents(database, resolveFilter({}), { limit: 50 })),
+      'GET /admin/events?status=failed,dead': await timed(RUNS, () => listEvents(database, resolveFilter({ status: 'failed,dead' }), { limit: 50 })),
+      'GET /admin/stats, the journal\'s day': await timed(RUNS, () => journalStats(database, 86_400_000)),
+      'journal retention, a batch of expired events': await rolledBack(raw, RETENTION_RUNS, async (client) => {
+        for (let batch = 0; batch < JOURNAL_BATCHES; batch++) await client.query(eventsSql.deleteExpired('anvil'), [30, BATCH])
+      }).then((ms) => ms.map((m) => m / JOURNAL_BATCHES))
     }
     if (values.before) {
       results['before 0008: GET /admin/undelivered'] = await timed(BEFORE_RUNS, () => raw.query(BEFORE.undelivered))

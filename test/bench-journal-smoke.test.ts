@@ -9,9 +9,8 @@ const run = promisify(execFile)
 t.setTimeout(480_000)
 
 t.test('bench/journal.mjs runs alone and prints the drain table, the paired ratios and the bulk replay rate', async (t) => {
-  const env = { ...process.env, ...(process.env.ANVIL_TEST_PG_URL === undefined ? {} : { ANVIL_BENCH_PG_URL: process.env.ANVIL_TEST_PG_URL }) }
   const args = ['bench/journal.mjs', '--quick', '--concurrency', '10,50', '--sides', 'effect,journal,group,graphile,graphile-batched']
-  const { stdout } = await run(process.execPath, args, { timeout: 420_000, env })
+  const { stdout } = await run(process.execPath, args, { timeout: 420_000 })
   t.match(stdout, /^## Event journal/m)
   const row = (concurrency: number, side: string): RegExp => new RegExp(`^\\| ${concurrency} \\| ${side} \\| \\d+ \\| — \\| \\d+ \\| \\d+ \\| \\d+ \\| \\d+ \\| — \\|$`, 'm')
   t.match(stdout, row(10, 'journal'))
@@ -23,4 +22,12 @@ t.test('bench/journal.mjs runs alone and prints the drain table, the paired rati
     t.match(stdout, new RegExp(`^\\| 10 \\| ${pair} \\| ≥ ${target} \\| [\\d.]+ \\| [\\d.]+ \\|$`, 'm'), pair)
   }
   t.match(stdout, /replayed by one run .*: \d+ events\/s/s)
+})
+
+t.test('bench/journal-statements.mjs prints a line per statement shape, with the floor and the journal\'s transaction', async (t) => {
+  const { stdout } = await run(process.execPath, ['bench/journal-statements.mjs', '--quick'], { timeout: 120_000 })
+  t.match(stdout, /^## The journal's statements, one at a time/m)
+  t.match(stdout, /^\| the floor: one autocommitted INSERT of the effect \| \d+ \| \d+ \|$/m)
+  t.match(stdout, /^\| the journal's transaction: once\(\) .* \| \d+ \| \d+ \|$/m)
+  t.match(stdout, /^\| the journal's transaction, without the foreign keys to the event's row \| \d+ \| \d+ \|$/m)
 })

@@ -79,19 +79,30 @@ export const insertTest = (schema: string): string =>
 /**
  * The failed messages a re-send filter matches, oldest first: `$1` type, `$2` tenant, `$3` since, `$4` until
  * (each null for any), `$5` and `$6` the last (created_at, id) of the previous page or null, `$7` 'dispatch',
- * 'delivery' or null for both, `$8` the limit.
+ * 'delivery' or null for both, `$8` the limit. Failed dispatches are walked in creation order from the cursor
+ * on (outbox_failed). Failed deliveries come from the unresolved attempts (deliveries_unresolved), each message
+ * read by its key (LATERAL with OFFSET 0: a probe, never a hash join over the outbox): a page costs what the
+ * undelivered backlog holds, never a walk of the whole outbox, even for a filter that matches nothing.
  */
 export const failedPage = (schema: string): string => {
+  const outbox = qualify(schema, 'outbox')
   const deliveries = qualify(schema, 'deliveries')
-  return `SELECT o.id, o.created_at::text AS at FROM ${qualify(schema, 'outbox')} o
-    WHERE ($1::text IS NULL OR o.type = $1) AND ($2::text IS NULL OR o.tenant = $2)
+  const matches = `($1::text IS NULL OR o.type = $1) AND ($2::text IS NULL OR o.tenant = $2)
       AND ($3::timestamptz IS NULL OR o.created_at >= $3) AND ($4::timestamptz IS NULL OR o.created_at < $4)
-      AND ($5::timestamptz IS NULL OR (o.created_at, o.id) > ($5, $6))
-      AND (($7::text IS DISTINCT FROM 'delivery' AND o.status = 'failed')
-        OR ($7::text IS DISTINCT FROM 'dispatch' AND o.status = 'dispatched' AND EXISTS (
-          SELECT 1 FROM ${deliveries} d WHERE d.message_id = o.id AND d.status = 'failed' AND NOT EXISTS (
-            SELECT 1 FROM ${deliveries} s WHERE s.message_id = o.id AND s.endpoint_id = d.endpoint_id AND s.status = 'success'))))
-    ORDER BY o.created_at, o.id LIMIT $8`
+      AND ($5::timestamptz IS NULL OR (o.created_at >= $5 AND (o.created_at, o.id) > ($5, $6)))`
+  return `WITH undelivered AS MATERIALIZED (
+      SELECT DISTINCT d.message_id FROM ${deliveries} d
+      WHERE $7::text IS DISTINCT FROM 'dispatch' AND d.status <> 'success' AND NOT d.resolved AND d.status = 'failed')
+    SELECT id, created_at::text AS at FROM (
+      (SELECT o.id, o.created_at FROM ${outbox} o
+        WHERE $7::text IS DISTINCT FROM 'delivery' AND o.status = 'failed' AND ${matches}
+        ORDER BY o.created_at, o.id LIMIT $8)
+      UNION ALL
+      (SELECT o.id, o.created_at FROM undelivered u
+        CROSS JOIN LATERAL (SELECT o.id, o.created_at FROM ${outbox} o
+          WHERE o.id = u.message_id AND o.status = 'dispatched' AND ${matches} OFFSET 0) o
+        ORDER BY o.created_at, o.id LIMIT $8)) AS failed
+    ORDER BY created_at, id LIMIT $8`
 }
 
 /** Pending and failed counts and the oldest pending message's age, each from a partial index (0008, 0001). */
