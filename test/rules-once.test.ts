@@ -35,6 +35,7 @@ import { createWorker } from '../src/worker/worker.js'
 import { createReplayer, ReplayOptionsSchema } from '../src/worker/replay.js'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { openEventLog } from '../src/journal/open-event-log.js'
+import { FormatRegistry } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { EndpointRowSchema } from '../src/sql/endpoints.js'
 import { DeliveryRowSchema } from '../src/sql/deliveries.js'
@@ -226,7 +227,7 @@ t.test('one opening for the Redis-backed components: each refuses a bad option a
   const opens: Record<string, (options: { redis: string, prefix?: string, queueName?: string }) => unknown> = {
     worker: (options) => createWorker(async () => {}, options),
     replayer: (options) => createReplayer(options),
-    'delivery worker': (options) => createDeliveryWorker({ ...options, store: {} as never }),
+    'delivery worker': (options) => createDeliveryWorker({ ...options, store: { loadSecrets: async () => [] } as never }),
     'event log': (options) => openEventLog(options)
   }
   for (const [name, open] of Object.entries(opens)) {
@@ -248,6 +249,8 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
     'a message: all but its lease and retry clock')
   t.same(SOURCES.filter(({ text }) => /disabledReason:|lastDeliveryAt:|lastDispatchError:/.test(text)).map(({ file }) => file), [], 'no file lists an answer\'s fields again')
 
+  // As the admin API's validator reads an answer's times.
+  if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (value) => !Number.isNaN(Date.parse(value)))
   const at = new Date('2026-12-03T12:00:00.000Z')
   const endpoint = {
     id: 'ep_1', url: 'https://example.com/hook', tenant: null, event_types: ['a.b'], description: '', enabled: false, disabled_reason: 'why',
@@ -286,7 +289,7 @@ t.test('the console takes the server\'s event detail, page and session shapes, a
   const files = readdirSync(consoleDir, { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file))
     .map((file) => ({ file, text: readFileSync(join(consoleDir, file), 'utf8') }))
   for (const name of ['EventDetail', 'Page', 'SessionAnswer', 'SessionState', 'Features']) {
-    t.same(files.filter(({ text }) => new RegExp(`(interface|type) ${name}\\b[^=]*[={]`).test(text)).map(({ file }) => file), [], `no ${name} of its own`)
+    t.same(files.filter(({ text }) => new RegExp(`^(export )?(interface|type) ${name}\\b`, 'm').test(text)).map(({ file }) => file), [], `no ${name} of its own`)
   }
   t.same(files.filter(({ text }) => /no admin route|\.message\.(startsWith|includes)\(/.test(text)).map(({ file }) => file), [], 'no error matched by its text')
   const imports = files.map(({ text }) => text).join('\n')
