@@ -57,6 +57,10 @@ export async function registerAdmin (
     if (made !== undefined) routes.push(made)
   }
   // Console sessions in Redis, which `serve` always has: a logout holds on every replica.
-  await host.register(anvilAdmin, { token: config.admin.token, routes, redis: context.redis, ...(config.prefix === undefined ? {} : { redisPrefix: config.prefix }) })
+  await host.register(anvilAdmin, {
+    token: config.admin.token, routes, redis: context.redis, ...(config.prefix === undefined ? {} : { redisPrefix: config.prefix }),
+    // Portal tokens' revocations live in the same database: on when ANVIL_DATABASE_URL is set.
+    ...(database === undefined ? {} : { portal: { database: database.pool, schema: database.schema } })
+  })
   return host === app ? undefined : host
 }

@@ -15,6 +15,8 @@ export interface OutgoingConfig extends OutgoingSchedules {
   /** ANVIL_LOCK_DURATION_MS and ANVIL_STALLED_INTERVAL_MS, as the inbound worker takes them; undefined: BullMQ's. */
   lockDurationMs?: number
   stalledIntervalMs?: number
+  /** ANVIL_CONSOLE_URL: operational events link into the console there. */
+  consoleUrl?: string
 }
 
 /**
@@ -30,6 +32,7 @@ export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecy
   const outbound = createOutbound({
     database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log,
     ...(config.outboundRetentionDays === undefined ? {} : { retentionDays: config.outboundRetentionDays }),
+    ...(config.consoleUrl === undefined ? {} : { consoleUrl: config.consoleUrl }),
     ...schedule,
     dispatch: {
       ...(config.outboxMaxAttempts === undefined ? {} : { attempts: config.outboxMaxAttempts }),

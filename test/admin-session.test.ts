@@ -178,6 +178,18 @@ t.test('only failed logins count, per client address: a stranger cannot lock out
   t.equal((await via('203.0.113.5', TOKEN)).statusCode, 200, 'another client through the same proxy logs in')
 })
 
+t.test('failed logins sent at once cannot pass the limit together: each is counted before its token is compared', async (t) => {
+  for (const store of ['memory', 'redis'] as const) {
+    const app = await adminApp({ loginsPerMinute: 3, ...(store === 'redis' ? { redis: redis.url } : {}) })
+    const from = (remoteAddress: string, token: string) => app.inject({ method: 'POST', url: '/admin/session', payload: { token }, remoteAddress })
+    const answers = await Promise.all(Array.from({ length: 20 }, async (_, i) => (await from('192.0.2.99', 'wrong-token-guess-' + i)).statusCode))
+    t.equal(answers.filter((code) => code === 401).length, 3, `${store}: exactly the limit's worth of tokens compared`)
+    t.equal(answers.filter((code) => code === 429).length, 17, `${store}: the rest refused unread`)
+    t.equal((await from('192.0.2.99', TOKEN)).statusCode, 429, `${store}: still limited`)
+    t.equal((await from('192.0.2.100', TOKEN)).statusCode, 200, `${store}: another address is not`)
+  }
+})
+
 t.test('logins are rate-limited: past the limit 429 { error, code }, even with the right token', async (t) => {
   const app = await adminApp({ loginsPerMinute: 3 })
   for (let i = 0; i < 3; i++) t.equal((await app.inject({ method: 'POST', url: '/admin/session', payload: { token: 'wrong-token-guess-' + i } })).statusCode, 401)

@@ -1,9 +1,14 @@
-/** `anvil worker` with ANVIL_DATABASE_URL and no handler: it dispatches the outbox and delivers outgoing webhooks. */
+/**
+ * `anvil worker` with ANVIL_DATABASE_URL and no handler: it dispatches the outbox and delivers outgoing webhooks;
+ * `anvil dev` reaches a receiver on loopback, as docs/outgoing-webhooks.md says before its first example.
+ */
 import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { migrate } from '../src/db/migrate.js'
 import { createOutbound } from '../src/outbox/outbound.js'
-import { runCli, startCli, tempDir } from './helpers/cli.js'
+import { ROOT, runCli, startCli, tempDir } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
 import { startReceiver } from './helpers/receiver.js'
@@ -61,8 +66,15 @@ t.test('anvil dev with a database migrates it and sends outgoing webhooks too, t
   t.teardown(() => receiver.close())
   // Another database is another deployment: on this Redis it needs a prefix of its own (test/faults-shared-redis.test.ts).
   const dev = startCli(t, ['dev'], { cwd: tempDir(t), env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: other.url, ANVIL_PREFIX: '{dev}', PORT: '0' } })
-  t.match(await dev.log('anvil dev: outgoing webhooks may reach loopback, for receivers on this machine (ANVIL_OUTBOUND_ALLOW_NETS sets otherwise)'),
-    { allowNets: '127.0.0.0/8,::1/128' })
+  const reach = 'anvil dev: outgoing webhooks may reach loopback, for receivers on this machine (ANVIL_OUTBOUND_ALLOW_NETS sets otherwise)'
+  t.match(await dev.log(reach), { allowNets: '127.0.0.0/8,::1/128' })
+  // The page says so up front, before its first example: the line a reader will see, and the variable for `anvil worker`.
+  const page = readFileSync(join(ROOT, 'docs/outgoing-webhooks.md'), 'utf8')
+  const intro = page.slice(0, page.indexOf('```'))
+  const quoted = /`(anvil dev: outgoing webhooks[^`]*)`/.exec(intro)?.[1]
+  t.ok(quoted !== undefined && reach.startsWith(quoted), `the intro quotes the line anvil dev logs (${String(quoted)})`)
+  t.match(intro, /`127\.0\.0\.0\/8,::1\/128`/, 'and the networks it allows')
+  t.match(intro, /`ANVIL_OUTBOUND_ALLOW_NETS=127\.0\.0\.0\/8`/, 'and the variable anvil worker needs for a local receiver')
   await dev.log('anvil worker: dispatching and delivering outgoing webhooks')
   const outbound = createOutbound({ database: other.url, redis: redis.url })
   t.teardown(async () => await outbound.close())

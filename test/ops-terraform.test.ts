@@ -32,10 +32,14 @@ t.test('terraform fmt -check, when terraform is installed', async (t) => {
   t.equal(result.code, 0, result.output)
 })
 
-t.test('the image is pinned and validated: a version tag or a digest, never latest', async (t) => {
-  t.match(variables, /default\s+=\s+"ghcr\.io\/anvil\/anvil:\d+\.\d+\.\d+"/)
-  t.match(variables, /error_message\s+=\s+"image must be pinned/)
+t.test('the image is required, pinned and validated: a version tag or a digest, never latest; the example is this version\'s', async (t) => {
+  const image = /variable "image" \{[\s\S]*?\n\}/.exec(variables)?.[0] ?? ''
+  t.notMatch(image, /default\s+=/, 'no default: Anvil\'s image is not published, so one named by the module would not exist')
+  t.match(image, /built from the repository's Dockerfile and pushed to your registry/)
+  t.match(image, /error_message\s+=\s+"image must be pinned/)
   t.notMatch(main + variables, /:latest/)
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+  t.match(read('terraform.tfvars.example'), new RegExp(`^image\\s+=\\s+"[^"]+:${version.replace(/\./g, '\\.')}"`, 'm'), `the example pins ${version}`)
 })
 
 t.test('firewall: SSH from the allow-list only, which may not be the whole internet; no rule for Redis', async (t) => {

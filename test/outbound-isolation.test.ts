@@ -1,7 +1,13 @@
 import t from 'tap'
+import { DelayedError, Queue, Worker } from 'bullmq'
 import { createCircuitBreaker } from '../src/delivery/circuit-breaker.js'
 import { createEndpointRateLimit } from '../src/delivery/endpoint-rate-limit.js'
 import { createEndpointGate } from '../src/delivery/endpoint-gate.js'
+import { OUTBOUND_JOB_NAME, type OutboundJobData } from '../src/delivery/delivery-job.js'
+import { createGuardedDispatcher } from '../src/delivery/guarded-dispatcher.js'
+import { deliverJob } from '../src/delivery/run-attempt.js'
+import { silentLogger } from '../src/shared/logger.js'
+import { eventually } from './helpers/outbound.js'
 import { TestRedis } from './helpers/redis.js'
 
 const redis = await TestRedis.start()
@@ -114,4 +120,51 @@ t.test('the adaptive bulkhead: a lone endpoint may fill every slot; a second end
   const admitted = await waiting
   t.ok('release' in admitted, 'admitted once under the cap')
   if ('release' in admitted) admitted.release()
+})
+
+t.test('a job put back without a POST (its circuit open) earns its endpoint no share of the bulkhead', async (t) => {
+  const prefix = '{t9}'
+  const gate = createEndpointGate({ maxInFlight: 4, slowAfterMs: 10_000, timeoutMs: 10_000 })
+  const circuit = createCircuitBreaker(client, prefix, { ...settings, failureThreshold: 1 })
+  t.equal(await circuit.record('ep_open', false, { probe: false, dirty: false }), 'opened')
+  const dispatcher = createGuardedDispatcher({ allowNets: '127.0.0.0/8', connectTimeoutMs: 1000 })
+  const deps = {
+    store: { loadSecrets: async () => ['whsec_' + Buffer.alloc(24, 7).toString('base64')] },
+    send: { dispatcher, timeoutMs: 1000, responseCapBytes: 1024, bodyTimeoutMs: 1000 },
+    httpsOnly: false,
+    circuit,
+    gate,
+    disableAfterMs: 0,
+    log: silentLogger
+  }
+  let putBack = 0
+  const workerClient = redis.client()
+  const queueClient = redis.client()
+  const worker = new Worker<OutboundJobData>('gate-put-back', async (job, token) => {
+    try {
+      await deliverJob(job, token, deps)
+    } catch (err) {
+      if (err instanceof DelayedError) putBack++
+      throw err
+    }
+  }, { connection: workerClient, prefix, concurrency: 1 })
+  const queue = new Queue<OutboundJobData>('gate-put-back', { connection: queueClient, prefix })
+  t.teardown(async () => {
+    await worker.close()
+    await queue.close()
+    await dispatcher.close()
+    workerClient.disconnect()
+    queueClient.disconnect()
+  })
+  const data = (i: number): OutboundJobData => ({ messageId: `msg_${i}`, endpointId: 'ep_open', eventType: 'order.paid', url: 'http://127.0.0.1:9/hook', body: '{}', scheme: 'standard-webhooks' })
+  await queue.addBulk(Array.from({ length: 4 }, (_, i) => ({ name: OUTBOUND_JOB_NAME, data: data(i) })))
+  await eventually(async () => putBack === 4)
+  t.equal(await queue.getDelayedCount(), 4, 'every job waits out the circuit, none was sent')
+  const first = gate.enter('ep_open')
+  t.ok('release' in first, 'one in flight')
+  const second = gate.enter('ep_open')
+  t.ok(second instanceof Promise, 'a second waits: no answer came back, so no share was earned')
+  if ('release' in first) first.release(false)
+  const admitted = await second
+  if ('release' in admitted) admitted.release(false)
 })

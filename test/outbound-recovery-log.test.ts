@@ -11,7 +11,9 @@ import type { AnvilLogger } from '../src/shared/logger.js'
 
 const fixture = await outboundFixture()
 const { db, redis } = fixture
-const SCHEDULE = [50, 50, 50, 50]
+// Growing, so no message runs out of attempts (9) before the test sees the failures and heals the receiver: with
+// 4 × 50 ms a loaded machine spent all 5 attempts in that gap, and the successes the test waits for never came.
+const SCHEDULE = [50, 100, 200, 400, 800, 1600, 3200, 6400]
 let failing = true
 const receiver = await startReceiver((req, res) => {
   res.statusCode = req.url === '/flaky' && failing ? 503 : 204

@@ -1,8 +1,8 @@
 /**
  * Re-sending messages that ended failed, through the admin API on real PostgreSQL, Redis and HTTP: a message
  * whose dispatch gave up (a job option BullMQ refuses fails every fan-out, with Redis up) and one whose
- * deliveries failed at one endpoint. A re-send goes only to endpoints without a success, under the same
- * webhook-id, once however many calls race; the bulk re-send has a dry run and bounded pages; Redis down is 503.
+ * deliveries failed at one endpoint. A re-send goes only to endpoints without a success and none in flight (a
+ * hand retry's or a recover's too), under the same webhook-id, once however many calls race; the bulk re-send has a dry run and bounded pages; Redis down is 503.
  */
 import t from 'tap'
 import Fastify from 'fastify'
@@ -13,8 +13,12 @@ import { startReceiver } from './helpers/receiver.js'
 
 const fixture = await outboundFixture()
 const { db, redis } = fixture
-const broken = new Set(['/down'])
+const broken = new Set(['/down', '/held-retry', '/held-recover'])
+/** Paths whose requests get no answer until released: a delivery in flight. */
+const held = new Map<string, Array<() => void>>()
 const receiver = await startReceiver((req, res) => {
+  const waiting = held.get(req.url)
+  if (waiting !== undefined) return waiting.push(() => res.end())
   res.statusCode = broken.has(req.url) ? 500 : 200
   res.end()
 })
@@ -82,6 +86,30 @@ t.test('a message that failed at one endpoint is re-sent to that endpoint only, 
   await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND endpoint_id = $2 AND status = 'success'", [id, down.id])).length === 1)
   t.same(receivedFor(id), ['/down', '/down', '/down', '/ok'], 'the endpoint that had it never got it twice')
   t.same(new Set(receiver.received.filter((r) => r.url === '/down').map((r) => r.headers['webhook-id'])), new Set([id]), 'the same webhook-id every time')
+})
+
+t.test('a message whose delivery is in flight under a hand retry or a recover is not re-sent beside it', async (t) => {
+  for (const kind of ['retry', 'recover'] as const) {
+    const path = `/held-${kind}`
+    const endpoint = await outbound.endpoints.create({ url: `${receiver.url}${path}`, tenant: `held-${kind}` })
+    const { messageId: id } = await outbound.publish({ type: 'order.paid', data: {}, tenant: `held-${kind}` })
+    await outbound.dispatcher.dispatchOnce()
+    await eventually(async () => await outbound.queue.getJobState(`${id}.${endpoint.id}`) === 'failed')
+    broken.delete(path)
+    held.set(path, [])
+    const since = new Date(Date.now() - 60_000).toISOString()
+    const failed = await db.query<{ id: string }>('SELECT id FROM anvil.deliveries WHERE message_id = $1', [id])
+    const hand = kind === 'retry' ? await post(`/deliveries/${failed[0]?.id ?? ''}/retry`) : await post(`/endpoints/${endpoint.id}/recover`, { since })
+    t.equal(hand.statusCode, 202)
+    await eventually(async () => receivedFor(id).length === 2)
+    t.same((await post(`/messages/${id}/resend`)).body, { messageId: id, status: 'dispatched', endpointIds: [], inFlight: [endpoint.id], delivered: [] },
+      `${kind}: its POST in flight, the re-send leaves it alone`)
+    for (const answer of held.get(path) ?? []) answer()
+    held.delete(path)
+    await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [id])).length === 1)
+    t.same((await post(`/messages/${id}/resend`)).body, { messageId: id, status: 'dispatched', endpointIds: [], inFlight: [], delivered: [endpoint.id] })
+    t.same(receivedFor(id), [path, path], `${kind}: the first failure and the hand job's one POST, nothing sent beside it`)
+  }
 })
 
 t.test('bulk re-send by filter: a dry run in bounded pages, then the real run re-sends each message once', async (t) => {

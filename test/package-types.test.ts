@@ -2,7 +2,9 @@
  * The published types, as a user installs them: `npm pack` makes the tarball, which is unpacked into a fresh
  * app's node_modules beside the package's production dependencies only (test/helpers/consumer.ts), and the
  * app is compiled with `skipLibCheck: false`. Every type the declarations import must come with the package,
- * and `event.db` and `publish`'s `client` must be pg's types, not `any`. Needs `npm run build` first (dist/).
+ * and `event.db` and `publish`'s `client` must be pg's types, not `any`; apps of `/testing` and `/replay` compile
+ * too; a catalog registered in `AnvilTypes` by module augmentation types `app.anvil.publish`. Needs `npm run
+ * build` first (dist/).
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
@@ -50,5 +52,50 @@ createWorker(async (event) => {
 `)
   const result = await app.tsc('app.ts')
   t.equal(result.output.trim(), '', 'no error, none from inside dist/ (TS7016: a declaration without its types)')
+  t.equal(result.code, 0)
+})
+
+t.test('the other two entries, /testing and /replay, compile against the tarball with skipLibCheck off too', async (t) => {
+  writeFileSync(join(app.dir, 'kit.ts'), `import Fastify from 'fastify'
+import { createReplayer, replayDeadLetter } from '@anvil/fastify/replay'
+import { fixture, fixtureNames, injectWebhook, signRequest } from '@anvil/fastify/testing'
+
+const sample = fixture('github', 'pull_request.opened')
+const signed = signRequest('github', { body: sample.body as object, secret: 'gh-secret-0123456789', eventType: sample.eventType })
+const headers: Record<string, string> = signed.headers
+const names: string[] = fixtureNames('stripe')
+const res = await injectWebhook(Fastify(), { provider: 'stripe', fixture: 'invoice.paid', secret: 'whsec_test' })
+const status: number = res.statusCode
+// @ts-expect-error -- a typo'd sample name is an error, so the kit's types are not any
+fixture('stripe', 'invoice.payed')
+const replayer = createReplayer({ redis: 'redis://127.0.0.1:6379' })
+const one = await replayDeadLetter('dl_1', { redis: 'redis://127.0.0.1:6379' })
+void headers; void names; void status; void replayer; void one
+`)
+  const result = await app.tsc('kit.ts')
+  t.equal(result.output.trim(), '', 'no error, none from inside dist/')
+  t.equal(result.code, 0)
+})
+
+t.test('a catalog registered in AnvilTypes types app.anvil.publish as installed: a wrong field or type is a compile error', async (t) => {
+  writeFileSync(join(app.dir, 'catalog.ts'), `import Fastify from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { anvilOutbound, defineEventTypes } from '@anvil/fastify'
+
+const eventTypes = defineEventTypes({ 'invoice.paid': Type.Object({ amount: Type.Integer(), currency: Type.String() }) })
+declare module '@anvil/fastify' {
+  interface AnvilTypes { eventTypes: typeof eventTypes }
+}
+
+const server = Fastify()
+await server.register(anvilOutbound, { database: 'postgres://127.0.0.1/app', eventTypes })
+await server.anvil.publish({ type: 'invoice.paid', data: { amount: 1, currency: 'eur' } })
+// @ts-expect-error -- amount is a number
+await server.anvil.publish({ type: 'invoice.paid', data: { amount: '1', currency: 'eur' } })
+// @ts-expect-error -- a type the catalog does not hold
+await server.anvil.publish({ type: 'invoice.voided', data: { amount: 1, currency: 'eur' } })
+`)
+  const result = await app.tsc('catalog.ts')
+  t.equal(result.output.trim(), '', 'no error: each @ts-expect-error met one')
   t.equal(result.code, 0)
 })

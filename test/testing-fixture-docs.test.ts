@@ -1,6 +1,7 @@
 /**
  * docs/handlers.md's example of signing `fixture(...).body`, as written on the page, against a real listening
- * Anvil with a GitHub source: the signed sample is accepted (202) and is a job of the fixture's event type.
+ * Anvil with a GitHub source: the signed sample is accepted (202) and is a job of the fixture's event type; and
+ * the page's counts of Stripe and GitHub samples (`fixture`, `anvil send --event`) are the kit's.
  */
 import t from 'tap'
 import Fastify from 'fastify'
@@ -8,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import anvil from '../plugins/ingress.js'
+import { fixtureNames } from '../src/testing/fixture.js'
 import { ROOT } from './helpers/cli.js'
 import { TestRedis } from './helpers/redis.js'
 
@@ -31,4 +33,13 @@ t.test('the page\'s fixture example signs fixture(...).body and Anvil accepts it
   writeFileSync(file, `import { fixture, signRequest } from '../testing/index.js'\nconst secret = ${JSON.stringify(SECRET)}\n${code}\nexport const answer = { status: res.status, json: await res.json(), eventType: sample.eventType }\n`)
   const { answer } = await import(pathToFileURL(file).href) as { answer: { status: number, json: { jobId: string }, eventType: string } }
   t.match(answer, { status: 202, json: { jobId: String, replayed: false }, eventType: 'pull_request' })
+})
+
+t.test('the page counts the Stripe and GitHub samples as the kit has them, where it describes fixture() and anvil send', async (t) => {
+  const page = readFileSync(join(ROOT, 'docs/handlers.md'), 'utf8').replace(/\s+/g, ' ')
+  const [stripe, github] = [fixtureNames('stripe').length, fixtureNames('github').length]
+  t.ok(stripe >= 20 && github >= 20, `at least 20 each (stripe ${stripe}, github ${github})`)
+  t.match(page, `Stripe has ${stripe} samples`, 'fixture()')
+  t.match(page, `and GitHub ${github} (`, 'fixture()')
+  t.match(page, `(\`--event\`: ${stripe} Stripe types, ${github} GitHub ones`, 'anvil send')
 })

@@ -51,6 +51,8 @@ export interface WorkerConfig {
   shutdownTimeoutMs: number
   /** The event journal: on when ANVIL_DATABASE_URL is set. */
   journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number, groupCommit?: GroupCommitOptions }
+  /** ANVIL_CONSOLE_URL: the console's address, for the links of operational events (with a database). */
+  consoleUrl?: string
 }
 
 /** The worker's `journal` option from its configuration. */

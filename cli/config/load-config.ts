@@ -103,7 +103,8 @@ function worker (env: Env, flags: Flags): WorkerConfig {
     concurrency: read(SETTINGS.concurrency, env, flags) ?? DEFAULT_CONCURRENCY,
     shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs, env, flags) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
     // Without a database there is no journal, and its retention has nothing to delete.
-    journal: databaseUrl === undefined ? undefined : { databaseUrl, ...journal }
+    journal: databaseUrl === undefined ? undefined : { databaseUrl, ...journal },
+    ...optional('consoleUrl', read(SETTINGS.consoleUrl, env, flags))
   }
 }
 

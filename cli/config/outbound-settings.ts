@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox'
 import { redactUrl } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
-import { MAX_RETRY_STEP_MS, RetrySchedule, SCHEMA_NAME_RULE, SchemaName, Whole } from '../../src/shared/schemas.js'
+import { ConsoleUrl, MAX_RETRY_STEP_MS, RetrySchedule, SCHEMA_NAME_RULE, SchemaName, Whole } from '../../src/shared/schemas.js'
 import { GroupCommitSchema, JournalOptionsSchema } from '../../src/journal/journal-options.js'
 import { netsProblem } from '../../src/delivery/cidr.js'
 import { DEFAULT_DISPATCH_RETRY, DEFAULT_OUTBOX_RETENTION_DAYS, DispatchOptionsSchema, OutboundOptionsSchema } from '../../src/outbox/outbound-options.js'
@@ -36,6 +36,11 @@ export const OUTBOUND_SETTINGS = {
   dbSchema: define({
     env: 'ANVIL_DB_SCHEMA', key: 'dbSchema', flag: '--db-schema', value: '<name>', default: DEFAULT_DB_SCHEMA,
     description: "the schema Anvil's tables live in", expected: SCHEMA_NAME_RULE, schema: SchemaName()
+  }),
+  consoleUrl: define({
+    env: 'ANVIL_CONSOLE_URL', key: 'consoleUrl', flag: '--console-url', value: '<url>',
+    description: "with ANVIL_DATABASE_URL: the console's address (https://anvil.example.com/admin/console/), which operational events link into; unset: the path /admin/console/",
+    expected: 'an http:// or https:// URL without a fragment', schema: ConsoleUrl()
   }),
   journalRetentionDays: define({
     env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',

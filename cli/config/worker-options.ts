@@ -17,6 +17,7 @@ export function workerOptions (
     stalledIntervalMs: config.stalledIntervalMs,
     deadAgeSeconds: config.retention?.deadAgeSeconds,
     telemetry,
-    journal: config.journal === undefined ? undefined : journalOptionsOf(config.journal)
+    journal: config.journal === undefined ? undefined : journalOptionsOf(config.journal),
+    consoleUrl: config.consoleUrl
   }
 }

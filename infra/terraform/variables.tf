@@ -11,9 +11,8 @@ variable "location" {
 }
 
 variable "image" {
-  description = "The Anvil container image, pinned: a version tag or a digest, never latest."
+  description = "Anvil's image, built from the repository's Dockerfile and pushed to your registry (none is published), pinned: a version tag or a digest, never latest."
   type        = string
-  default     = "ghcr.io/anvil/anvil:0.2.0"
   validation {
     condition     = can(regex("(:[0-9]+\\.[0-9]+\\.[0-9]+[^:]*|@sha256:[0-9a-f]{64})$", var.image))
     error_message = "image must be pinned to a version tag (x.y.z) or a sha256 digest."

@@ -2,7 +2,8 @@
  * The admin HTTP API, under `/admin`: Bearer-token auth (compared in constant time) or the console's session
  * cookie with a CSRF token, TypeBox-checked input, errors as `{ error, code }`, a strict Content-Security-Policy,
  * and an OpenAPI document at `/admin/openapi.json`. Off unless a token is given. The console is served at
- * `/admin/console/`. Feature routes (outgoing webhooks, the journal) register inside this scope (`routes`).
+ * `/admin/console/`, the tenants' portal page at `/admin/portal/`. Feature routes (outgoing webhooks, the
+ * journal) register inside this scope (`routes`).
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
@@ -15,10 +16,15 @@ import { errors } from '../../src/shared/errors.js'
 import { compileCheck } from '../../src/shared/validate.js'
 import { Opaque, Prefix, Whole } from '../../src/shared/schemas.js'
 import type { RedisClient } from '../../src/redis/connect.js'
-import { adminGuard } from './admin-guard.js'
-import { consoleRoutes } from './console.js'
+import { adminGuard, type PortalGuard } from './admin-guard.js'
+import { CONSOLE_CSP, consoleRoutes, portalPageRoutes } from './console.js'
 import type { Outbound } from '../../src/outbox/outbound.js'
 import { outboundAdminRoutes } from './outbound-routes.js'
+import { isPool, openDatabase, type Database } from '../../src/db/database.js'
+import { createPortalRevocations } from '../../src/portal/portal-revocations.js'
+import { PortalOptionsSchema } from '../../src/portal/portal-options.js'
+import { portalKey } from '../../src/portal/portal-token.js'
+import { portalRoutes } from './portal-routes.js'
 import { adminErrorHandler } from './error-handler.js'
 import { SessionKeys } from './session.js'
 import { memorySessionStore, redisSessionStore } from './session-store.js'
@@ -27,19 +33,7 @@ import { refuseNul, typeboxValidatorCompiler } from './validator.js'
 
 export { DEFAULT_ADMIN_PREFIX }
 export const DEFAULT_LOGINS_PER_MINUTE = 10
-export { MIN_ADMIN_TOKEN_LENGTH }
-
-/** The console runs only its own bundled script and styles, and talks to this origin only. */
-export const CONSOLE_CSP = {
-  defaultSrc: ["'none'"],
-  scriptSrc: ["'self'"],
-  styleSrc: ["'self'"],
-  imgSrc: ["'self'", 'data:'],
-  connectSrc: ["'self'"],
-  baseUri: ["'none'"],
-  formAction: ["'self'"],
-  frameAncestors: ["'none'"]
-}
+export { MIN_ADMIN_TOKEN_LENGTH, CONSOLE_CSP }
 
 export const AdminOptionsSchema = Type.Object({
   /** Required: every request needs `Authorization: Bearer <token>`, or a console session opened with it. */
@@ -51,7 +45,7 @@ export const AdminOptionsSchema = Type.Object({
    * token, with its validator, error handler and OpenAPI document. @defaultValue `[]`
    */
   routes: Type.Optional(Type.Array(Opaque<FastifyPluginAsync>())),
-  /** Serve the console at `<prefix>/console/`. @defaultValue true */
+  /** Serve the console at `<prefix>/console/` and the tenants' portal page at `<prefix>/portal/`. @defaultValue true */
   console: Type.Optional(Type.Boolean()),
   /**
    * Failed console logins per client address (`request.ip`; behind a proxy set Fastify's `trustProxy`) in a
@@ -67,7 +61,12 @@ export const AdminOptionsSchema = Type.Object({
   /** The key prefix of the sessions in Redis. @defaultValue `'{anvil}'` */
   redisPrefix: Type.Optional(Prefix()),
   /** Serve the outgoing-webhook routes of this service. @defaultValue the `anvilOutbound` plugin's, when it was registered first */
-  outbound: Type.Optional(Opaque<Outbound>())
+  outbound: Type.Optional(Opaque<Outbound>()),
+  /**
+   * The tenant portal: its tokens (`POST <prefix>/portal/tokens`) and page. On when a database holds the
+   * revocations (`portal.database`, or the outgoing-webhook service's). docs/portal.md. @defaultValue `{}`
+   */
+  portal: Type.Optional(PortalOptionsSchema)
 }, { additionalProperties: false })
 
 export type AnvilAdminOptions = Static<typeof AdminOptionsSchema>
@@ -81,13 +80,21 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
   const prefix = options.prefix ?? DEFAULT_ADMIN_PREFIX
   const store = options.redis === undefined ? memorySessionStore() : redisSessionStore(options.redis, options.redisPrefix ?? DEFAULT_PREFIX)
   const sessions = new SessionKeys(options.token, store)
+  const outbound = options.outbound ?? (app.hasDecorator('anvilOutbound') ? app.anvilOutbound : undefined)
+  const portalOptions = options.portal ?? {}
+  const portalDb = portalDatabase(portalOptions.database, portalOptions.schema) ?? outbound?.database
+  const portal: PortalGuard | undefined = portalDb === undefined
+    ? undefined
+    : { key: portalKey(options.token, portalOptions.secret), revocations: createPortalRevocations(portalDb) }
   await app.register(async function adminRoutes (admin: FastifyInstance) {
     admin.addHook('onClose', async () => await store.close())
+    if (portalDb !== undefined && portalDb !== outbound?.database) admin.addHook('onClose', async () => await portalDb.close())
+    admin.decorateRequest('anvilPortal', null)
     admin.setValidatorCompiler(typeboxValidatorCompiler)
     admin.setErrorHandler(adminErrorHandler)
     await admin.register(cookie, { secret: sessions.cookieSecret })
     await admin.register(helmet, { contentSecurityPolicy: { useDefaults: false, directives: CONSOLE_CSP } })
-    admin.addHook('onRequest', adminGuard(options.token, sessions))
+    admin.addHook('onRequest', adminGuard(options.token, sessions, portal))
     admin.addHook('preValidation', refuseNul)
     await admin.register(swagger, {
       openapi: {
@@ -100,11 +107,24 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
       await reply.code(404).send({ error: `no admin route ${request.method} ${request.url}`, code: 'ANVIL_ERR_NOT_FOUND' }))
     admin.get('/openapi.json', { schema: { hide: true } }, async () => admin.swagger())
     await admin.register(sessionRoutes(options.token, sessions, prefix, options.loginsPerMinute ?? DEFAULT_LOGINS_PER_MINUTE))
-    if (options.console !== false) await admin.register(consoleRoutes(prefix))
-    const outbound = options.outbound ?? (app.hasDecorator('anvilOutbound') ? app.anvilOutbound : undefined)
+    if (options.console !== false) {
+      await admin.register(consoleRoutes(prefix))
+      await admin.register(portalPageRoutes(prefix, portalOptions.frameAncestors ?? []))
+    }
     if (outbound !== undefined) await admin.register(outboundAdminRoutes(outbound))
+    if (portal !== undefined) {
+      const publicUrl = portalOptions.publicUrl?.replace(/\/+$/, '')
+      await admin.register(portalRoutes({ ...portal, prefix, ...(publicUrl === undefined ? {} : { publicUrl }) }))
+    }
     for (const routes of options.routes ?? []) await admin.register(routes)
   }, { prefix })
+}
+
+/** The portal's own database, when one is given: a URL (opened here, closed with the app) or a `pg.Pool`. */
+function portalDatabase (input: unknown, schema: string | undefined): Database | undefined {
+  if (input === undefined) return undefined
+  if (typeof input !== 'string' && !isPool(input)) throw new errors.INVALID_OPTIONS('admin portal.database must be a PostgreSQL URL or a pg.Pool')
+  return openDatabase(input, schema === undefined ? {} : { schema })
 }
 
 const plugin: FastifyPluginAsync<AnvilAdminOptions> = fp(anvilAdmin, { name: '@anvil/fastify-admin', fastify: '5.x' })

@@ -1,39 +1,67 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { Outbound } from '../../src/outbox/outbound.js'
 import {
-  EndpointInputSchema, EndpointPatchSchema, EndpointSchema, EndpointWithSecretSchema, EventType, Tenant, type EndpointInput, type EndpointPatch
+  EndpointInputSchema, EndpointPatchSchema, EndpointSchema, EndpointWithSecretSchema, EventType, Tenant, type Endpoint, type EndpointInput, type EndpointPatch
 } from '../../src/outbox/endpoint-schemas.js'
+import { requireOwnTenant, tenantView } from '../../src/portal/tenant-view.js'
 import { emptyBodyIsObject, IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
+import { PORTAL_READ, PORTAL_WRITE, portalTenant } from './portal-access.js'
 
 const tags = ['endpoints']
 
-/** `/endpoints`: CRUD, secret rotation, a test event, and recovery of what failed since a time. */
+/**
+ * `/endpoints`: CRUD, secret rotation, a test event, and recovery of what failed since a time. Each is open to a
+ * portal token on its own tenant's endpoints: another tenant's is 404, a body or query naming one 403.
+ */
 export async function outboundEndpointRoutes (admin: FastifyInstance, { outbound }: { outbound: Outbound }): Promise<void> {
+  const view = tenantView(outbound)
+  /** The request's endpoint `:id`, NOT_FOUND when a portal token's tenant does not own it. */
+  const own = async (request: FastifyRequest<{ Params: { id: string } }>): Promise<Endpoint> => await view.endpoint(request.params.id, portalTenant(request))
+
   admin.post<{ Body: EndpointInput }>('/endpoints', {
+    config: PORTAL_WRITE,
     schema: { tags, body: EndpointInputSchema, response: { 201: EndpointWithSecretSchema } }
-  }, async (request, reply) => await reply.code(201).send(await outbound.endpoints.create(request.body)))
+  }, async (request, reply) => {
+    const tenant = portalTenant(request)
+    requireOwnTenant(request.body.tenant, tenant)
+    return await reply.code(201).send(await outbound.endpoints.create(tenant === undefined ? request.body : { ...request.body, tenant }))
+  })
 
   admin.get<{ Querystring: { tenant?: string, limit?: number, cursor?: string } }>('/endpoints', {
+    config: PORTAL_READ,
     schema: { tags, querystring: Type.Object({ tenant: Type.Optional(Tenant()), ...PageQuery }, { additionalProperties: false }), response: { 200: PageOf(EndpointSchema) } }
-  }, async (request) => await outbound.endpoints.list(request.query))
+  }, async (request) => {
+    const tenant = portalTenant(request)
+    requireOwnTenant(request.query.tenant, tenant)
+    return await outbound.endpoints.list(tenant === undefined ? request.query : { ...request.query, tenant })
+  })
 
   admin.get<{ Params: { id: string } }>('/endpoints/:id', {
+    config: PORTAL_READ,
     schema: { tags, params: IdParams, response: { 200: EndpointSchema } }
-  }, async (request) => await outbound.endpoints.get(request.params.id))
+  }, own)
 
   admin.patch<{ Params: { id: string }, Body: EndpointPatch }>('/endpoints/:id', {
+    config: PORTAL_WRITE,
     schema: { tags, params: IdParams, body: EndpointPatchSchema, response: { 200: EndpointSchema } }
-  }, async (request) => await outbound.endpoints.update(request.params.id, request.body))
+  }, async (request) => {
+    await own(request)
+    requireOwnTenant(request.body.tenant, portalTenant(request))
+    return await outbound.endpoints.update(request.params.id, request.body)
+  })
 
   admin.delete<{ Params: { id: string } }>('/endpoints/:id', {
+    config: PORTAL_WRITE,
     schema: { tags, params: IdParams }
   }, async (request, reply) => {
+    await own(request)
     await outbound.endpoints.remove(request.params.id)
     return await reply.code(204).send()
   })
 
   admin.post<{ Params: { id: string }, Body: { graceSeconds?: number } }>('/endpoints/:id/rotate-secret', {
+    config: PORTAL_WRITE,
     preValidation: emptyBodyIsObject,
     schema: {
       tags,
@@ -44,9 +72,13 @@ export async function outboundEndpointRoutes (admin: FastifyInstance, { outbound
       }, { additionalProperties: false }),
       response: { 200: EndpointWithSecretSchema }
     }
-  }, async (request) => await outbound.endpoints.rotateSecret(request.params.id, request.body.graceSeconds))
+  }, async (request) => {
+    await own(request)
+    return await outbound.endpoints.rotateSecret(request.params.id, request.body.graceSeconds)
+  })
 
   admin.post<{ Params: { id: string }, Body: { type?: string, data?: unknown } }>('/endpoints/:id/test', {
+    config: PORTAL_WRITE,
     preValidation: emptyBodyIsObject,
     schema: {
       tags,
@@ -54,15 +86,21 @@ export async function outboundEndpointRoutes (admin: FastifyInstance, { outbound
       body: Type.Object({ type: Type.Optional(EventType()), data: Type.Optional(Type.Unknown()) }, { additionalProperties: false }),
       response: { 202: Type.Object({ messageId: Type.String() }) }
     }
-  }, async (request, reply) => await reply.code(202).send(await outbound.resend.sendTest(request.params.id, request.body)))
+  }, async (request, reply) => {
+    await own(request)
+    return await reply.code(202).send(await outbound.resend.sendTest(request.params.id, request.body))
+  })
 
   admin.post<{ Params: { id: string }, Body: { since: string } }>('/endpoints/:id/recover', {
+    config: PORTAL_WRITE,
     schema: {
       tags,
       params: IdParams,
       body: Type.Object({ since: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
       response: { 202: Type.Object({ messageIds: Type.Array(Type.String()) }) }
     }
-  }, async (request, reply) =>
-    await reply.code(202).send(await outbound.resend.recover(request.params.id, isoTime(request.body.since, 'since'))))
+  }, async (request, reply) => {
+    await own(request)
+    return await reply.code(202).send(await outbound.resend.recover(request.params.id, isoTime(request.body.since, 'since')))
+  })
 }

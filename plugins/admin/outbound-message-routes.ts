@@ -4,20 +4,28 @@ import type { Outbound } from '../../src/outbox/outbound.js'
 import { DeliverySchema, DeliveryStatus, MessageWithDeliveriesSchema, UndeliveredSchema, type Delivery } from '../../src/outbox/delivery-schemas.js'
 import { MessageResendSchema, ResendFilterSchema, type ResendFilter } from '../../src/outbox/message-resend.js'
 import { MessageInputSchema, type MessageInput } from '../../src/outbox/publish.js'
+import { tenantView } from '../../src/portal/tenant-view.js'
 import { emptyBodyIsObject, IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
+import { PORTAL_READ, PORTAL_WRITE, portalTenant } from './portal-access.js'
 
 const DryRun = { /** Say what it would do, and do nothing. @defaultValue false */ dryRun: Type.Optional(Type.Boolean()) }
 const ResendPageSchema = Type.Composite([PageOf(MessageResendSchema), Type.Object({ dryRun: Type.Boolean() })])
 
-/** `/messages`, `/deliveries` and `/undelivered`: publish, look up, retry, re-send what failed. */
+/**
+ * `/messages`, `/deliveries` and `/undelivered`: publish, look up, retry, re-send what failed. A portal token
+ * reads its tenant's messages and deliveries and retries them; publishing and the bulk re-sends are operators'.
+ */
 export async function outboundMessageRoutes (admin: FastifyInstance, { outbound }: { outbound: Outbound }): Promise<void> {
+  const view = tenantView(outbound)
+
   admin.post<{ Body: MessageInput }>('/messages', {
     schema: { tags: ['messages'], body: MessageInputSchema, response: { 202: Type.Object({ messageId: Type.String() }) } }
   }, async (request, reply) => await reply.code(202).send(await outbound.publish(request.body)))
 
   admin.get<{ Params: { id: string } }>('/messages/:id', {
+    config: PORTAL_READ,
     schema: { tags: ['messages'], params: IdParams, response: { 200: MessageWithDeliveriesSchema } }
-  }, async (request) => await outbound.deliveries.message(request.params.id))
+  }, async (request) => await view.message(request.params.id, portalTenant(request)))
 
   admin.post<{ Params: { id: string }, Body: { dryRun?: boolean } }>('/messages/:id/resend', {
     preValidation: emptyBodyIsObject,
@@ -50,6 +58,7 @@ export async function outboundMessageRoutes (admin: FastifyInstance, { outbound 
   })
 
   admin.get<{ Querystring: { endpoint?: string, status?: Delivery['status'], since?: string, limit?: number, cursor?: string } }>('/deliveries', {
+    config: PORTAL_READ,
     schema: {
       tags: ['deliveries'],
       querystring: Type.Object({
@@ -63,16 +72,24 @@ export async function outboundMessageRoutes (admin: FastifyInstance, { outbound 
     }
   }, async (request) => {
     const { since, ...query } = request.query
-    return await outbound.deliveries.list(since === undefined ? query : { ...query, since: isoTime(since, 'since') })
+    const tenant = portalTenant(request)
+    if (tenant !== undefined && query.endpoint !== undefined) await view.endpoint(query.endpoint, tenant)
+    return await outbound.deliveries.list({
+      ...query, ...(since === undefined ? {} : { since: isoTime(since, 'since') }), ...(tenant === undefined ? {} : { tenant })
+    })
   })
 
   admin.post<{ Params: { id: string } }>('/deliveries/:id/retry', {
+    config: PORTAL_WRITE,
     schema: {
       tags: ['deliveries'],
       params: IdParams,
       response: { 202: Type.Object({ messageId: Type.String(), endpointId: Type.String(), jobId: Type.String() }) }
     }
-  }, async (request, reply) => await reply.code(202).send(await outbound.resend.retry(request.params.id)))
+  }, async (request, reply) => {
+    await view.delivery(request.params.id, portalTenant(request))
+    return await reply.code(202).send(await outbound.resend.retry(request.params.id))
+  })
 
   admin.get<{ Querystring: { endpoint?: string, limit?: number, cursor?: string } }>('/undelivered', {
     schema: {

@@ -41,15 +41,15 @@ export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath:
         response: { 200: SessionAnswerSchema }
       }
     }, async (request, reply) => {
-      const failures = await sessions.store.failures(request.ip)
-      if (failures.count >= failedLoginsPerMinute) {
-        void reply.header('retry-after', String(Math.max(1, Math.ceil(failures.retryAfterMs / 1000))))
-        throw new errors.RATE_LIMITED(retryIn(failures.retryAfterMs))
+      // Counted before the compare and taken back unless it failed: logins at once cannot pass the limit together.
+      const attempt = await sessions.store.attempt(request.ip, LOGIN_WINDOW_MS)
+      if (attempt.count > failedLoginsPerMinute) {
+        await sessions.store.forgive(request.ip)
+        void reply.header('retry-after', String(Math.max(1, Math.ceil(attempt.retryAfterMs / 1000))))
+        throw new errors.RATE_LIMITED(retryIn(attempt.retryAfterMs))
       }
-      if (!matches((request.body as { token: string }).token)) {
-        await sessions.store.fail(request.ip, LOGIN_WINDOW_MS)
-        throw new errors.UNAUTHORIZED()
-      }
+      if (!matches((request.body as { token: string }).token)) throw new errors.UNAUTHORIZED()
+      await sessions.store.forgive(request.ip)
       return await sessions.open(request, reply, cookiePath)
     })
     admin.get('/session', { schema: { summary: 'The open session and its CSRF token', response: { 200: SessionAnswerSchema } } }, async (request) => {

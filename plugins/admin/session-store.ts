@@ -15,9 +15,13 @@ export interface SessionStore {
   end: (id: string) => Promise<void>
   /** Ends every session ("log out everywhere"). */
   endAll: () => Promise<void>
-  /** Counts a failed login from `client` in a window of `windowMs` that starts with its first failure. */
-  fail: (client: string, windowMs: number) => Promise<void>
-  failures: (client: string) => Promise<LoginFailures>
+  /**
+   * Counts a login from `client` before its token is compared, in a window of `windowMs` from its first count,
+   * and answers the count with this one: counted first, so logins at once cannot all pass a check made before.
+   */
+  attempt: (client: string, windowMs: number) => Promise<LoginFailures>
+  /** Takes back an attempt that was no failure (the right token, or one refused unread), so only failures count. */
+  forgive: (client: string) => Promise<void>
   close: () => Promise<void>
 }
 
@@ -43,21 +47,23 @@ export function memorySessionStore (): SessionStore {
     async isOpen (id, now) { return (sessions.get(id) ?? 0) > now },
     async end (id) { sessions.delete(id) },
     async endAll () { sessions.clear() },
-    async fail (client, windowMs) {
+    async attempt (client, windowMs) {
       const now = Date.now()
       const entry = current(client, now) ?? { count: 0, until: now + windowMs }
       failed.delete(client)
       failed.set(client, { count: entry.count + 1, until: entry.until })
       if (failed.size > MAX_REMEMBERED_CLIENTS) failed.delete(failed.keys().next().value as string)
+      return { count: entry.count + 1, retryAfterMs: entry.until - now }
     },
-    async failures (client) {
-      const now = Date.now()
-      const entry = current(client, now)
-      return entry === undefined ? { count: 0, retryAfterMs: 0 } : { count: entry.count, retryAfterMs: entry.until - now }
+    async forgive (client) {
+      const entry = current(client)
+      if (entry !== undefined) entry.count = Math.max(0, entry.count - 1)
     },
     async close () {}
   }
 }
+
+const FORGIVE_SCRIPT = "if redis.call('exists', KEYS[1]) == 1 then return redis.call('decr', KEYS[1]) end return 0"
 
 /** Redis as the store: the sessions in one sorted set (member: the session's id, score: its expiry), a counter per client. */
 export function redisSessionStore (redis: RedisInput, prefix: string): SessionStore {
@@ -87,12 +93,16 @@ export function redisSessionStore (redis: RedisInput, prefix: string): SessionSt
     },
     async end (id) { await run(async () => await client.zrem(sessionsKey, id)) },
     async endAll () { await run(async () => await client.del(sessionsKey)) },
-    async fail (address, windowMs) {
-      await run(async () => await client.multi().incr(failuresKey(address)).pexpire(failuresKey(address), windowMs, 'NX').exec())
+    async attempt (address, windowMs) {
+      const key = failuresKey(address)
+      const replies = await run(async () => await client.multi().incr(key).pexpire(key, windowMs, 'NX').pttl(key).exec())
+      const [count, , ttl] = (replies ?? []).map(([, value]) => Number(value))
+      // An answer that is no count (never seen) refuses rather than lets a guess through.
+      return { count: Number.isInteger(count) ? count as number : Infinity, retryAfterMs: ttl !== undefined && ttl > 0 ? ttl : windowMs }
     },
-    async failures (address) {
-      const [count, ttl] = await run(async () => await Promise.all([client.get(failuresKey(address)), client.pttl(failuresKey(address))]))
-      return { count: Number(count ?? 0), retryAfterMs: Math.max(ttl, 0) }
+    async forgive (address) {
+      // Only while the window lasts: a DECR after it ended would make a key that never expires.
+      await run(async () => await client.eval(FORGIVE_SCRIPT, 1, failuresKey(address)))
     },
     async close () { await disconnect(connection) }
   }

@@ -22,6 +22,8 @@ export interface OutboundJobData {
   /** The envelope `{ id, type, timestamp, data }` as JSON, built once so every attempt sends the same bytes. */
   body: string
   scheme: OutboundScheme
+  /** A delivery of an operational event: whatever happens to it reports nothing (no event about an event). */
+  operational?: boolean
 }
 
 export interface DeliveryAttempt {
@@ -54,6 +56,8 @@ export interface ResumedJob extends AttemptStart {
   stalls: number
   /** When the job was made: a success for its message and endpoint since then makes a send of it redundant. */
   since: Date
+  /** Set when a stall now is the job's last attempt: its attempts ran out (`message.exhausted`). */
+  exhausted?: { eventType: string, operational: boolean }
 }
 
 export interface EndpointState {
@@ -61,6 +65,17 @@ export interface EndpointState {
   /** Deliveries per second, or null for no limit. */
   rateLimit: number | null
   secrets: string[]
+}
+
+/** What the attempt's outcome may report, besides the attempt itself (operational events: src/outbox/operational-events.ts). */
+export interface AttemptReport {
+  eventType: string
+  /** A delivery of an operational event: nothing is reported about it. */
+  operational: boolean
+  /** The circuit opened on this failure (or a probe failed, so it stays open). */
+  circuitOpened: boolean
+  /** The job's last attempt failed: the message's attempts to the endpoint ran out. */
+  exhausted: boolean
 }
 
 /** Where secrets come from and attempts go. Without `recordAttempt` (no database) attempts go to the job's log. */
@@ -71,11 +86,12 @@ export interface DeliveryStore {
   loadEndpoint? (endpointId: string): Promise<EndpointState | undefined>
   /**
    * Writes the attempt; `failingSince` (the first failure since the last success) drives auto-disable;
-   * `recoveredFrom`, on the success that ends such a run, is logged as the endpoint's recovery.
+   * `recoveredFrom`, on the success that ends such a run, is logged as the endpoint's recovery. `report` says what
+   * the outcome may report (a database store writes operational events in the attempt's transaction).
    */
-  recordAttempt? (attempt: DeliveryAttempt): Promise<{ failingSince?: Date | null, recoveredFrom?: Date } | undefined | void>
-  /** True when this call disabled the endpoint (so the hook fires once). */
-  disableEndpoint? (endpointId: string, reason: string): Promise<boolean>
+  recordAttempt? (attempt: DeliveryAttempt, report?: AttemptReport): Promise<{ failingSince?: Date | null, recoveredFrom?: Date } | undefined | void>
+  /** True when this call disabled the endpoint (so the hook fires once); `operational`: the delivery of an operational event (reports nothing). */
+  disableEndpoint? (endpointId: string, reason: string, operational?: boolean): Promise<boolean>
   /** With `recordAttempt`: writes the attempt as started before its POST, and gives the row's id for `recordAttempt`. */
   startAttempt? (start: AttemptStart): Promise<string>
   /**

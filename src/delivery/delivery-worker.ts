@@ -18,7 +18,7 @@ import {
 } from './delivery-options.js'
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
 import { createGuardedDispatcher } from './guarded-dispatcher.js'
-import { attemptOf, deliverJob, DeliveryFailure, type DeliverDeps } from './run-attempt.js'
+import { attemptOf, deliverJob, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface DeliveryWorker {
@@ -106,7 +106,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
       final ? 'anvil delivery: failed for good' : 'anvil delivery: attempt failed')
     // Failed by BullMQ without a run (it stalled past the limit): its stalls get their rows, so it ends logged.
     if (final && job.failedReason === STALLED_MESSAGE && deps.store.resumeAttempt !== undefined) {
-      deps.store.resumeAttempt({ ...attemptOf(job), attempt: job.attemptsMade, stalls: job.stalledCounter, since: new Date(job.timestamp) })
+      deps.store.resumeAttempt({ ...attemptOf(job), attempt: job.attemptsMade, stalls: job.stalledCounter, since: new Date(job.timestamp), exhausted: exhaustion(job.data) })
         .catch((err: Error) => log.error({ jobId: job.id, err: err.message }, 'anvil delivery: stalled job not logged'))
     }
   })

@@ -23,7 +23,8 @@ export interface GateSettings {
   recentMs?: number
 }
 
-export type GateEntry = { release: () => void } | { retryAt: number }
+/** `release(false)`: the job left without a POST (put back as delayed), so its time says nothing of the endpoint. */
+export type GateEntry = { release: (delivered?: boolean) => void } | { retryAt: number }
 
 /** One timer per endpoint, not per waiting job: it wakes every waiter to look again once the oldest may be slow. */
 interface EndpointLoad { starts: number[], waiters: Array<() => void>, timer: NodeJS.Timeout | undefined }
@@ -56,7 +57,17 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
   /** A slow endpoint's pace (how long its last delivery took) and when the next job put back should return. */
   const paced = new Map<string, { paceMs: number, nextAt: number }>()
 
-  function release (endpointId: string, load: EndpointLoad, start: number): void {
+  function release (endpointId: string, load: EndpointLoad, start: number, delivered: boolean): void {
+    if (delivered) learn(endpointId, start)
+    const index = load.starts.indexOf(start)
+    if (index !== -1) load.starts.splice(index, 1)
+    // Every waiter looks again: the share may have grown by more than the one slot freed.
+    if (load.waiters.length > 0) wakeAll(load)
+    else if (load.starts.length === 0) loads.delete(endpointId)
+  }
+
+  /** A delivery's time earns its endpoint a share (a quick answer) or takes it away (a slow one). */
+  function learn (endpointId: string, start: number): void {
     const now = Date.now()
     // A delivery that sat this long may be the start of a hang: keep the cap for a while, even for a lone endpoint.
     const slow = now - start > settings.slowAfterMs
@@ -65,11 +76,6 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
     earned.set(endpointId, slow ? 0 : Math.min(settings.maxInFlight, 2 * Math.max(1, earned.get(endpointId) ?? 1)))
     if (slow) paced.set(endpointId, { paceMs: now - start, nextAt: paced.get(endpointId)?.nextAt ?? 0 })
     else paced.delete(endpointId)
-    const index = load.starts.indexOf(start)
-    if (index !== -1) load.starts.splice(index, 1)
-    // Every waiter looks again: the share may have grown by more than the one slot freed.
-    if (load.waiters.length > 0) wakeAll(load)
-    else if (load.starts.length === 0) loads.delete(endpointId)
   }
 
   function wakeAll (load: EndpointLoad): void {
@@ -97,7 +103,7 @@ export function createEndpointGate (settings: GateSettings): EndpointGate {
     load.starts.push(now)
     const current = load
     let released = false
-    return { release: () => { if (!released) { released = true; release(endpointId, current, now) } } }
+    return { release: (delivered = true) => { if (!released) { released = true; release(endpointId, current, now, delivered) } } }
   }
 
   /**

@@ -11,7 +11,7 @@ import { databaseErrorKind } from '../db/database-errors.js'
 import type { CircuitBreaker } from './circuit-breaker.js'
 import type { EndpointGate } from './endpoint-gate.js'
 import type { EndpointRateLimit } from './endpoint-rate-limit.js'
-import type { AttemptStart, DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
+import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
 import type { EndpointDisabledEvent } from './delivery-options.js'
 import { publishOutbound } from './delivery-channels.js'
 import { endpointUrlProblem } from './endpoint-url.js'
@@ -69,7 +69,10 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   const { store } = deps
   // A retry, or a run after a stall: what the last run left is settled before anything is sent.
   if ((job.attemptsMade > 0 || job.stalledCounter > 0) && store.resumeAttempt !== undefined) {
-    const resumed = await logged(job, token, deps, store.resumeAttempt({ ...attemptOf(job), stalls: job.stalledCounter, since: new Date(job.timestamp) }))
+    const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
+    const resumed = await logged(job, token, deps, store.resumeAttempt({
+      ...attemptOf(job), stalls: job.stalledCounter, since: new Date(job.timestamp), ...(last ? { exhausted: exhaustion(data) } : {})
+    }))
     if (resumed.delivered) {
       deps.log.info({ jobId: job.id, endpointId }, 'anvil delivery: delivered since by another job (a hand retry or recover); not sent again')
       return
@@ -100,6 +103,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   let result: SendResult
   let deliveryId: string | undefined
   let admission: { send: true, probe: boolean, dirty: boolean }
+  let posted = false
   try {
     if (rateLimit !== null && deps.rateLimit !== undefined) {
       const retryAt = await deps.rateLimit.take(endpointId, rateLimit)
@@ -115,10 +119,13 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
     // In the log before the POST: a crash mid-POST leaves a row whose outcome is unknown, and a re-send is a row of its own.
     deliveryId = store.startAttempt === undefined ? undefined : await logged(job, token, deps, store.startAttempt(attemptOf(job)))
     result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
+    posted = true
   } finally {
-    (entry as { release: () => void }).release()
+    // Put back without a POST (rate, circuit, an unreachable log): no answer, quick or slow, to learn from.
+    (entry as { release: (delivered: boolean) => void }).release(posted)
   }
 
+  let circuitOpened = false
   if (deps.circuit !== undefined) {
     const change = await deps.circuit.record(endpointId, result.success, admission).catch((err: Error) => {
       deps.log.warn({ endpointId, err: err.message }, 'anvil delivery: circuit state not written')
@@ -128,8 +135,13 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
       deps.log.warn({ endpointId }, `anvil delivery: circuit ${change}`)
       publishOutbound('circuit', () => ({ endpointId, open: change === 'opened' }))
     }
+    // A failed probe keeps it open: reported again, so an opening whose report a crash lost is reported late, not
+    // never. A 410 is reported as the endpoint's disabling instead.
+    circuitOpened = (change === 'opened' || (!result.success && admission.probe)) && result.httpStatus !== 410
   }
-  const recorded = await note(job, deps, result, deliveryId)
+  const operational = data.operational === true
+  const exhausted = !result.success && result.httpStatus !== 410 && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
+  const recorded = await note(job, deps, result, deliveryId, { eventType: data.eventType, operational, circuitOpened, exhausted })
   // Nothing returned: BullMQ would store a return value with every completed job.
   if (result.success) {
     // Failures are logged per attempt; without this line an endpoint's recovery would never show.
@@ -139,15 +151,20 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   }
 
   if (result.httpStatus === 410) {
-    await disable(deps, endpointId, 'the endpoint answered 410 Gone')
+    await disable(deps, endpointId, 'the endpoint answered 410 Gone', operational)
     throw new UnrecoverableError('HTTP 410: the endpoint is gone and was disabled')
   }
   const failingSince = recorded?.failingSince
   if (deps.disableAfterMs > 0 && failingSince instanceof Date && Date.now() - failingSince.getTime() >= deps.disableAfterMs) {
-    await disable(deps, endpointId, `only failures since ${failingSince.toISOString()}`)
+    await disable(deps, endpointId, `only failures since ${failingSince.toISOString()}`, operational)
     throw new UnrecoverableError(`${result.errorMessage ?? 'failed'}; the endpoint has only failed for too long and was disabled`)
   }
   throw new DeliveryFailure(`${result.errorClass ?? 'failed'}: ${result.errorMessage ?? ''}`, result.retryAfterMs)
+}
+
+/** What a stall that ends a job's attempts reports. */
+export function exhaustion (data: OutboundJobData): { eventType: string, operational: boolean } {
+  return { eventType: data.eventType, operational: data.operational === true }
 }
 
 /** Puts the job back as delayed: it holds no worker slot while its endpoint cannot take it. */
@@ -174,7 +191,7 @@ async function logged<T> (job: Job<OutboundJobData>, token: string | undefined, 
 /** Writes the attempt (the delivery log, else the job's log), then tells the hooks and the metrics. */
 type Recorded = { failingSince?: Date | null, recoveredFrom?: Date } | undefined
 
-async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string): Promise<Recorded> {
+async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string, report?: AttemptReport): Promise<Recorded> {
   const { messageId, endpointId, eventType, body } = job.data
   const attempt: DeliveryAttempt = {
     messageId,
@@ -194,7 +211,7 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
   }
   let recorded: Recorded
   if (deps.store.recordAttempt !== undefined) {
-    recorded = (await deps.store.recordAttempt(attempt)) ?? undefined
+    recorded = (await deps.store.recordAttempt(attempt, report)) ?? undefined
   } else {
     await job.log(JSON.stringify(attempt))
   }
@@ -203,8 +220,8 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
   return recorded
 }
 
-async function disable (deps: DeliverDeps, endpointId: string, reason: string): Promise<void> {
-  const disabled = await deps.store.disableEndpoint?.(endpointId, reason) ?? false
+async function disable (deps: DeliverDeps, endpointId: string, reason: string, operational: boolean): Promise<void> {
+  const disabled = await deps.store.disableEndpoint?.(endpointId, reason, operational) ?? false
   if (!disabled) return
   deps.log.warn({ endpointId, reason }, 'anvil delivery: endpoint disabled')
   publishOutbound('endpointDisabled', () => ({ endpointId, reason }))

@@ -11,6 +11,8 @@ import { outboxPageSize } from './page.js'
 
 export interface DeliveryQuery {
   endpoint?: string
+  /** Only deliveries to this tenant's endpoints (a portal token's view). */
+  tenant?: string
   status?: Delivery['status']
   /** ISO time: attempts at or after it. */
   since?: string
@@ -34,8 +36,10 @@ export function createDeliveryLog (db: Database) {
     async list (query: DeliveryQuery = {}): Promise<Page<Delivery>> {
       const limit = outboxPageSize(query.limit)
       const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ['number'])[0]
-      const { rows } = await db.pool.query<DeliveryRow>(sql.list(db.schema),
-        [query.endpoint ?? null, query.status ?? null, query.since ?? null, before ?? null, limit + 1])
+      const params = [query.endpoint ?? null, query.status ?? null, query.since ?? null, before ?? null, limit + 1]
+      const { rows } = query.tenant === undefined
+        ? await db.pool.query<DeliveryRow>(sql.list(db.schema), params)
+        : await db.pool.query<DeliveryRow>(sql.listOfTenant(db.schema), [...params, query.tenant])
       return toPage(rows, limit, (row) => [Number(row.id)], toDelivery)
     },
 

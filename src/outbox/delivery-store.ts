@@ -2,9 +2,12 @@ import { inTransaction, type Database } from '../db/database.js'
 import { storableText } from '../shared/storable-text.js'
 import * as sql from '../sql/deliveries.js'
 import * as endpointsSql from '../sql/endpoints.js'
-import type { AttemptStart, DeliveryAttempt, DeliveryStore, EndpointState, ResumedJob } from '../delivery/delivery-job.js'
+import type { EndpointOutcome } from '../sql/endpoints.js'
+import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, EndpointState, ResumedJob } from '../delivery/delivery-job.js'
 import { DEFAULT_RESPONSE_CAP_BYTES } from '../delivery/delivery-options.js'
 import type { OutboundScheme } from '../delivery/sign-outbound.js'
+import { endpointEvent, publishOperational } from './operational-events.js'
+import { reportAttempt, reportStalledOut } from './report-attempt.js'
 
 export interface RecordedAttempt {
   deliveryId: string
@@ -22,12 +25,15 @@ export interface StoredEndpointState extends EndpointState {
 /** The delivery store (src/delivery/delivery-job.ts) with every optional member there, as PostgreSQL provides it. */
 export interface DatabaseDeliveryStore extends DeliveryStore {
   loadEndpoint (endpointId: string): Promise<StoredEndpointState | undefined>
-  /** Writes the attempt (completing its started row) and the endpoint's last delivery in one transaction. */
-  recordAttempt (attempt: DeliveryAttempt): Promise<RecordedAttempt>
+  /**
+   * Writes the attempt (completing its started row), the endpoint's last delivery and the operational events the
+   * outcome reports (src/outbox/report-attempt.ts) in one transaction.
+   */
+  recordAttempt (attempt: DeliveryAttempt, report?: AttemptReport): Promise<RecordedAttempt>
   startAttempt (start: AttemptStart): Promise<string>
   resumeAttempt (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }>
-  /** True when this call disabled it (false: already disabled, or gone). */
-  disableEndpoint (endpointId: string, reason: string): Promise<boolean>
+  /** True when this call disabled it (false: already disabled, or gone); `endpoint.disabled` is written with it, unless `operational`. */
+  disableEndpoint (endpointId: string, reason: string, operational?: boolean): Promise<boolean>
   /** Drops what the cache holds for an endpoint (after a rotation or an edit in this process). */
   forget (endpointId: string): void
 }
@@ -37,6 +43,8 @@ export const DEFAULT_SECRET_CACHE_MS = 5000
 export interface DeliveryStoreOptions {
   /** How long a process reuses an endpoint's secrets before reading them again. @defaultValue 5000 */
   secretCacheMs?: number
+  /** The console's address, for the links of operational events. @defaultValue none (the path `/admin/console/`) */
+  consoleUrl?: string
 }
 
 /** A string cut to at most `bytes` of UTF-8, never in the middle of a character. */
@@ -88,7 +96,7 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
         [start.messageId, start.endpointId, start.jobId, start.attempt, start.payloadSha256])
       return String(rows[0]?.id)
     },
-    async recordAttempt (attempt: DeliveryAttempt): Promise<RecordedAttempt> {
+    async recordAttempt (attempt: DeliveryAttempt, report?: AttemptReport): Promise<RecordedAttempt> {
       const status = attempt.success ? 'success' : 'failed'
       // The error class and message and the answer's head come from outside: they never fail the write.
       const outcome = [status, attempt.httpStatus ?? null, Math.max(0, Math.round(attempt.durationMs)), kept(attempt.errorClass, 200),
@@ -104,9 +112,11 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
           : (await client.query<{ id: string }>(sql.insertOutcome(db.schema), [...outcome, attempt.messageId, attempt.endpointId, attempt.attempt, attempt.payloadSha256])).rows
         if (attempt.success) await client.query(sql.resolvePair(db.schema), [attempt.messageId, attempt.endpointId])
         // The row locked first: of two successes at once, only the first sees the run of failures it ends.
-        const updated = await client.query<{ failing_since: Date | null, was_failing_since: Date | null }>(
-          endpointsSql.recordDelivery(db.schema), [attempt.endpointId, status])
+        const reported = report !== undefined && !report.operational
+        const updated = await client.query<EndpointOutcome>(
+          endpointsSql.recordDelivery(db.schema), [attempt.endpointId, status, reported, report?.circuitOpened ?? false])
         const row = updated.rows[0]
+        if (reported && row !== undefined) await reportAttempt(client, db.schema, options.consoleUrl, attempt, report, row)
         const recovered = attempt.success && row?.was_failing_since instanceof Date ? { recoveredFrom: row.was_failing_since } : {}
         return { deliveryId: String(inserted[0]?.id), failingSince: row?.failing_since ?? null, ...recovered }
       })
@@ -123,13 +133,26 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
           await client.query(sql.insertStalls(db.schema), [job.messageId, job.endpointId, job.jobId, job.attempt, STOPPED_BEFORE_POST, job.payloadSha256, missing])
         }
         const delivered = await client.query(sql.deliveredSince(db.schema), [job.messageId, job.endpointId, job.since])
+        // A stall that was the job's last attempt: its attempts ran out, reported with the stall's rows.
+        if (stalls > 0 && delivered.rows.length === 0 && job.exhausted !== undefined && !job.exhausted.operational) {
+          await reportStalledOut(client, db.schema, options.consoleUrl, job, job.exhausted.eventType)
+        }
         return { stalled: stalls > 0, delivered: delivered.rows.length > 0 }
       })
     },
-    async disableEndpoint (endpointId, reason) {
+    async disableEndpoint (endpointId, reason, operational = false) {
       cache.delete(endpointId)
-      const { rowCount } = await db.pool.query(endpointsSql.disable(db.schema), [endpointId, reason])
-      return rowCount === 1
+      return await inTransaction(db.pool, async (client) => {
+        const { rows } = await client.query<{ tenant: string | null, updated_at: Date }>(endpointsSql.disable(db.schema), [endpointId, reason])
+        const row = rows[0]
+        if (row === undefined) return false
+        // The UPDATE … WHERE enabled decides: one call disables, and reports it, however many workers try.
+        if (!operational) {
+          await publishOperational(client, db.schema,
+            endpointEvent('endpoint.disabled', endpointId, row.tenant, options.consoleUrl, { reason, disabledAt: row.updated_at.toISOString() }))
+        }
+        return true
+      })
     },
     forget (endpointId) {
       cache.delete(endpointId)

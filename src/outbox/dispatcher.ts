@@ -65,8 +65,8 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
   let listener: pg.PoolClient | undefined
 
   async function claim (limit = settings.batchSize): Promise<ClaimedMessage[]> {
-    const { rows } = await db.pool.query<Pick<OutboxRow, 'id' | 'public_type' | 'tenant' | 'data' | 'created_at' | 'attempts'>>(sql.claim(db.schema), [owner, settings.leaseMs, limit])
-    return rows.map((row) => ({ id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, attempts: row.attempts }))
+    const { rows } = await db.pool.query<Pick<OutboxRow, 'id' | 'public_type' | 'tenant' | 'data' | 'created_at' | 'attempts' | 'operational'>>(sql.claim(db.schema), [owner, settings.leaseMs, limit])
+    return rows.map((row) => ({ id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, attempts: row.attempts, operational: row.operational }))
   }
 
   function noteRedis (away: boolean, err?: string): void {

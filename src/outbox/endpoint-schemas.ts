@@ -44,8 +44,8 @@ export const EndpointPatchSchema = Type.Object({
 }, { additionalProperties: false, minProperties: 1 })
 export type EndpointPatch = Static<typeof EndpointPatchSchema>
 
-/** An endpoint as Anvil answers it: its row, key for key. */
-export const EndpointShape = apiShape(EndpointRowSchema)
+/** An endpoint as Anvil answers it: its row, key for key, but for what the operational events keep to themselves. */
+export const EndpointShape = apiShape(Type.Omit(EndpointRowSchema, ['operational', 'circuit_opened_at']))
 export const EndpointSchema = EndpointShape.schema
 export type Endpoint = Static<typeof EndpointSchema>
 

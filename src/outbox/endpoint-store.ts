@@ -11,6 +11,7 @@ import {
 } from './endpoint-schemas.js'
 import { endpointUrlProblem } from '../delivery/endpoint-url.js'
 import { newId, newSecret } from './ids.js'
+import { TENANT_OPERATIONAL_TYPES } from './operational-events.js'
 import { toPage, type Page } from '../shared/page.js'
 import { outboxPageSize } from './page.js'
 
@@ -28,7 +29,7 @@ export interface EndpointListQuery {
   cursor?: string
 }
 
-const toEndpoint = EndpointShape.from
+export const toEndpoint = EndpointShape.from
 
 const checkInput = compileCheck(EndpointInputSchema)
 const checkPatch = compileCheck(EndpointPatchSchema)
@@ -42,7 +43,8 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
     if (problem !== undefined) throw new errors.INVALID_ENDPOINT(problem)
     const urlProblem = input.url === undefined ? undefined : endpointUrlProblem(input.url, { httpsOnly: options.httpsOnly })
     if (urlProblem !== undefined) throw new errors.INVALID_ENDPOINT(`url ${urlProblem}`)
-    const unknown = options.knownTypes === undefined ? undefined : input.eventTypes?.find((type) => !options.knownTypes?.has(type))
+    // A tenant's endpoint may name its own `endpoint.*` operational events besides the map's public types.
+    const unknown = options.knownTypes === undefined ? undefined : input.eventTypes?.find((type) => !options.knownTypes?.has(type) && !TENANT_OPERATIONAL_TYPES.includes(type))
     if (unknown !== undefined) throw new errors.INVALID_ENDPOINT(`eventTypes: ${JSON.stringify(unknown)} is not a public event type of the event map`)
   }
 
@@ -55,14 +57,16 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
   return {
     get,
 
-    async create (input: EndpointInput): Promise<EndpointWithSecret> {
-      check(checkInput(input), input)
+    /** `operational`: an endpoint for Anvil's operational events (src/outbox/operational-endpoints.ts checked its input). */
+    async create (input: EndpointInput, { operational = false } = {}): Promise<EndpointWithSecret> {
+      if (operational) check(undefined, { url: input.url })
+      else check(checkInput(input), input)
       const id = newId('ep')
       const secret = newSecret()
       return await inTransaction(db.pool, async (client) => {
         const { rows } = await client.query<EndpointRow>(sql.insert(db.schema),
           [id, input.url, input.tenant ?? null, input.eventTypes ?? [], input.description ?? '', input.enabled ?? true,
-            input.scheme ?? 'standard-webhooks', input.rateLimit ?? null])
+            input.scheme ?? 'standard-webhooks', input.rateLimit ?? null, operational])
         await client.query(secretsSql.insert(db.schema), [id, secret])
         return { ...toEndpoint(rows[0] as EndpointRow), secret }
       })

@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js'
 import * as sql from '../sql/endpoints.js'
 import { OUTBOUND_JOB_NAME, outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
 import type { OutboundScheme } from '../delivery/sign-outbound.js'
+import { TENANT_OPERATIONAL_TYPES } from './operational-events.js'
 
 /** What fan-out needs of an outbox row. */
 export interface OutboxMessage {
@@ -13,6 +14,8 @@ export interface OutboxMessage {
   /** The data's JSON text. */
   data: string
   createdAt: Date
+  /** One of Anvil's operational events: it goes to the operational endpoints (src/outbox/operational-events.ts). */
+  operational?: boolean
 }
 
 /** A delivery job per endpoint: the exact id of the first try, or new ids with a suffix (retry, recover, resend). */
@@ -30,6 +33,9 @@ export function envelope (message: OutboxMessage, type: string): string {
   return `{"id":${JSON.stringify(message.id)},"type":${JSON.stringify(type)},"timestamp":${JSON.stringify(message.createdAt.toISOString())},"data":${message.data}}`
 }
 
+/** An endpoint a message goes to; `operational` is read where operational endpoints may be among them. */
+interface Target { id: string, url: string, scheme: OutboundScheme, operational?: boolean }
+
 export type FanOut = (message: OutboxMessage, target?: FanOutTarget) => Promise<string[]>
 
 /**
@@ -42,14 +48,21 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
     const type = message.publicType
     const client = target.client ?? db.pool
     const chosen = target.endpointIds ?? (target.endpointId === undefined ? undefined : [target.endpointId])
-    const { rows } = chosen === undefined
-      ? await client.query<{ id: string, url: string, scheme: OutboundScheme }>(sql.subscribed(db.schema), [message.tenant, type])
-      : await client.query<{ id: string, url: string, scheme: OutboundScheme }>(sql.byIds(db.schema), [chosen])
+    const operational = message.operational === true
+    const { rows } = chosen !== undefined
+      ? await client.query<Target>(sql.byIds(db.schema), [chosen])
+      : operational
+        ? await client.query<Target>(sql.subscribedOperational(db.schema), [message.tenant, type, TENANT_OPERATIONAL_TYPES.includes(type)])
+        : await client.query<Target>(sql.subscribed(db.schema), [message.tenant, type])
     if (rows.length === 0) return []
     const body = envelope(message, type)
     const jobs = rows.map((endpoint) => ({
       name: OUTBOUND_JOB_NAME,
-      data: { messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body, scheme: endpoint.scheme },
+      // Whatever happens to an operational event, or to anything sent to an operational endpoint (a test), reports nothing.
+      data: {
+        messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body, scheme: endpoint.scheme,
+        ...(operational || endpoint.operational === true ? { operational: true } : {})
+      },
       opts: { ...jobOptions, jobId: outboundJobId(message.id, endpoint.id, target.suffix) }
     }))
     await queue.addBulk(jobs)

@@ -2,7 +2,8 @@
  * Re-sending a message that ended failed, whatever failed: its dispatch (Redis refused it until its attempts
  * were used) or its deliveries (an endpoint failed every attempt). A re-send goes to the endpoints the message
  * is for (enabled and subscribed now and, once it was dispatched, already there then) that have no successful
- * delivery of it and no delivery of it in flight, under the same `webhook-id`, as job `<message>.<endpoint>.resend`.
+ * delivery of it and no delivery of it in flight (its first job, its last re-send, an operator's hand retry or
+ * recover), under the same `webhook-id`, as job `<message>.<endpoint>.resend`.
  * The message's row is locked while that is decided and the jobs added, so concurrent re-sends make one job per
  * endpoint: the second finds the first's job waiting.
  */
@@ -18,6 +19,7 @@ import * as outboxSql from '../sql/outbox.js'
 import type { OutboxRow } from '../sql/outbox.js'
 import { outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
 import { EventType, Tenant } from './endpoint-schemas.js'
+import type { HandJobs } from './hand-jobs.js'
 import type { FanOut, OutboxMessage } from './fan-out.js'
 import { toPage, type Page } from '../shared/page.js'
 import { outboxPageSize } from './page.js'
@@ -56,7 +58,7 @@ export interface ResendPage extends Page<MessageResend> {
   dryRun: boolean
 }
 
-export function createMessageResend (db: Database, queue: Queue<OutboundJobData>, fanOut: FanOut, redis: RedisGate) {
+export function createMessageResend (db: Database, queue: Queue<OutboundJobData>, fanOut: FanOut, redis: RedisGate, hand: HandJobs) {
 
   /** Redis's failures are a 503 (retry later), never a half-done re-send: the transaction rolls back. */
   async function onRedis<T> (work: () => Promise<T>): Promise<T> {
@@ -73,15 +75,19 @@ export function createMessageResend (db: Database, queue: Queue<OutboundJobData>
       [message.id, message.tenant, message.publicType, message.dispatchedAt])
     const delivered = rows.filter((row) => row.delivered).map((row) => row.id)
     const open = rows.filter((row) => !row.delivered).map((row) => row.id)
-    const states = await onRedis(async () => await Promise.all(open.map(async (endpointId) =>
-      await Promise.all([queue.getJobState(outboundJobId(message.id, endpointId)), queue.getJobState(outboundJobId(message.id, endpointId, RESEND_SUFFIX))]))))
+    // The first job, the last re-send, and any hand retry or recover of the pair (src/outbox/hand-jobs.ts).
+    const states = await onRedis(async () => await Promise.all(open.map(async (endpointId) => {
+      const ids = [outboundJobId(message.id, endpointId), outboundJobId(message.id, endpointId, RESEND_SUFFIX), ...await hand.ids(message.id, endpointId)]
+      return await Promise.all(ids.map(async (jobId) => await queue.getJobState(jobId)))
+    })))
     const send: string[] = []
     const inFlight: string[] = []
     const finished: string[] = []
     open.forEach((endpointId, i) => {
-      const [first, resent] = states[i] as [string, string]
-      if (first === 'completed' || resent === 'completed') delivered.push(endpointId)
-      else if (IN_FLIGHT.has(first) || IN_FLIGHT.has(resent)) inFlight.push(endpointId)
+      const jobStates = states[i] as string[]
+      const resent = jobStates[1] as string
+      if (jobStates.includes('completed')) delivered.push(endpointId)
+      else if (jobStates.some((state) => IN_FLIGHT.has(state))) inFlight.push(endpointId)
       else {
         send.push(endpointId)
         if (resent !== 'unknown') finished.push(outboundJobId(message.id, endpointId, RESEND_SUFFIX))
@@ -96,7 +102,8 @@ export function createMessageResend (db: Database, queue: Queue<OutboundJobData>
       const row = rows[0]
       if (row === undefined) throw new errors.NOT_FOUND(`no message ${id} in the outbox`)
       const nothing = { messageId: id, status: row.status, endpointIds: [], inFlight: [], delivered: [] }
-      if (row.status === 'pending' || row.public_type === null) return nothing
+      // An operational event is not re-sent whole (its receivers are not a tenant's subscribers); a delivery of it may be retried.
+      if (row.status === 'pending' || row.public_type === null || row.operational) return nothing
       const message = { id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, dispatchedAt: row.dispatched_at }
       const { send, inFlight, delivered, finished } = await plan(client, message)
       if (!dryRun) {

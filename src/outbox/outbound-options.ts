@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
 import type { EventTypeMap, EventTypes } from './event-types.js'
-import { Opaque, Prefix, QueueName, RetentionDays, SchemaName, Whole } from '../shared/schemas.js'
+import { ConsoleUrl, Opaque, Prefix, QueueName, RetentionDays, SchemaName, Whole } from '../shared/schemas.js'
 import { RetryScheduleSettingSchema } from '../delivery/delivery-schedule.js'
 import { EventType } from './endpoint-schemas.js'
 import type { AnvilLogger } from '../shared/logger.js'
@@ -93,6 +93,11 @@ export const OutboundOptionsSchema = Type.Object({
   retrySchedule: Type.Optional(RetryScheduleSettingSchema),
   /** More BullMQ options for each delivery job, over the schedule's and the retention. @defaultValue none */
   deliveryJobOptions: Type.Optional(Opaque<JobsOptions>()),
+  /**
+   * The console's address (`https://anvil.example.com/admin/console/`): operational events link into it.
+   * @defaultValue none: their links are the path `/admin/console/#/…`
+   */
+  consoleUrl: Type.Optional(ConsoleUrl()),
   /** @defaultValue silent */
   logger: Type.Optional(Opaque<AnvilLogger>())
 }, { additionalProperties: false })

@@ -12,6 +12,7 @@ import { createDeliveryStore, type DatabaseDeliveryStore } from './delivery-stor
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import { createEndpointStore, type EndpointStore } from './endpoint-store.js'
 import { createFanOut } from './fan-out.js'
+import { createOperationalEndpoints, type OperationalEndpoints } from './operational-endpoints.js'
 import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from '../delivery/delivery-job.js'
 import { deliveryJobOptions, resolveSchedule } from '../delivery/delivery-schedule.js'
 import {
@@ -37,6 +38,8 @@ export interface Outbound {
   /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
   readonly store: DatabaseDeliveryStore
   readonly endpoints: EndpointStore
+  /** The operator's endpoints for operational events (src/outbox/operational-events.ts). */
+  readonly operationalEndpoints: OperationalEndpoints
   readonly deliveries: DeliveryLog
   readonly dispatcher: Dispatcher
   readonly resend: Resender
@@ -64,7 +67,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
   const queue = new Queue<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME, { connection: connection.client, prefix: options.prefix ?? DEFAULT_PREFIX })
   queue.on('error', (err) => logger.warn({ err: err.message }, 'anvil outbound: queue error'))
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
-  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs })
+  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs, consoleUrl: options.consoleUrl })
   const rawEndpoints = createEndpointStore(database, {
     httpsOnly: options.httpsOnly ?? false,
     ...(options.eventMap === undefined ? {} : { knownTypes: new Set(Object.values(options.eventMap)) })
@@ -112,9 +115,10 @@ export function createOutbound (options: OutboundOptions): Outbound {
     queue,
     store,
     endpoints,
+    operationalEndpoints: createOperationalEndpoints(database, endpoints),
     deliveries,
     dispatcher,
-    resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, maxPayloadBytes }),
+    resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, client: connection.client, maxPayloadBytes }),
     eventTypes,
     publish: createPublisher(database, {
       maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.check, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })

@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import type { Queue } from 'bullmq'
-import type { Database } from '../db/database.js'
+import { inTransaction, type Database } from '../db/database.js'
 import * as sql from '../sql/outbox.js'
 import type { OutboxRow } from '../sql/outbox.js'
+import type { RedisClient } from '../redis/connect.js'
 import type { RedisGate } from '../redis/redis-outage.js'
 import { errors } from '../shared/errors.js'
 import type { DeliveryLog } from './delivery-log.js'
 import type { EndpointStore } from './endpoint-store.js'
-import type { FanOut, OutboxMessage } from './fan-out.js'
-import type { OutboundJobData } from '../delivery/delivery-job.js'
+import type { FanOut } from './fan-out.js'
+import { outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
+import { handJobs } from './hand-jobs.js'
 import { newId } from './ids.js'
 import { createMessageResend } from './message-resend.js'
 import { serializeData } from './publish.js'
@@ -33,6 +35,8 @@ export interface ResenderDeps {
   log: DeliveryLog
   endpoints: EndpointStore
   redis: RedisGate
+  /** The queue's Redis connection, for the hand jobs' index (src/outbox/hand-jobs.ts). */
+  client: RedisClient
   maxPayloadBytes: number
 }
 
@@ -40,18 +44,21 @@ export interface ResenderDeps {
  * What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event, and a
  * message that ended failed (src/outbox/message-resend.ts), alone or by filter.
  */
-export function createResender ({ db, queue, fanOut, log, endpoints, redis, maxPayloadBytes }: ResenderDeps) {
-  const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis)
-
-  async function message (id: string): Promise<OutboxMessage> {
-    const { rows } = await db.pool.query<OutboxRow>(sql.byId(db.schema), [id])
-    const row = rows[0]
-    if (row === undefined) throw new errors.NOT_FOUND(`no message ${id} in the outbox`)
-    return { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at }
-  }
+export function createResender ({ db, queue, fanOut, log, endpoints, redis, client: redisClient, maxPayloadBytes }: ResenderDeps) {
+  const hand = handJobs(redisClient, queue)
+  const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis, hand)
 
   async function resend (messageId: string, endpointId: string, kind: 'retry' | 'recover'): Promise<ResendResult> {
-    const [jobId] = await fanOut(await message(messageId), { endpointId, suffix: resendSuffix(kind) })
+    const suffix = resendSuffix(kind)
+    // Under the message's lock, as a message re-send decides, and listed first: that re-send sees this job in flight.
+    const [jobId] = await inTransaction(db.pool, async (client) => {
+      const { rows } = await client.query<OutboxRow>(sql.lockById(db.schema), [messageId])
+      const row = rows[0]
+      if (row === undefined) throw new errors.NOT_FOUND(`no message ${messageId} in the outbox`)
+      await hand.note(messageId, endpointId, outboundJobId(messageId, endpointId, suffix))
+      const message = { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, operational: row.operational }
+      return await fanOut(message, { endpointId, suffix, client })
+    })
     if (jobId === undefined) throw new errors.NOT_FOUND(`no endpoint ${endpointId}, or message ${messageId} has no public type`)
     return { messageId, endpointId, jobId }
   }

@@ -23,6 +23,7 @@ export const errors = {
   DATABASE_UNAVAILABLE: createError('ANVIL_ERR_DATABASE_UNAVAILABLE', 'Database unavailable: %s', 503),
   MIGRATION_CHANGED: createError('ANVIL_ERR_MIGRATION_CHANGED', 'Migration %s was changed after it was applied', 500),
   UNAUTHORIZED: createError('ANVIL_ERR_UNAUTHORIZED', 'Missing or wrong admin token', 401, Error, NO_STACK),
+  FORBIDDEN: createError('ANVIL_ERR_FORBIDDEN', 'Forbidden: %s', 403, Error, NO_STACK),
   CSRF: createError('ANVIL_ERR_CSRF', 'Missing or wrong CSRF token (x-csrf-token)', 403, Error, NO_STACK),
   SESSION_STORE_UNAVAILABLE: createError('ANVIL_ERR_SESSION_STORE_UNAVAILABLE', 'Session store (Redis) unavailable, retry later or use the Bearer token', 503, Error, NO_STACK),
   RATE_LIMITED: createError('ANVIL_ERR_RATE_LIMITED', 'Too many attempts, retry in %s', 429, Error, NO_STACK),

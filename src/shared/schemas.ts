@@ -48,6 +48,8 @@ export const InboundQueue = () => ({
   /** Must match the ingress's. @defaultValue `'{anvil}'` */
   prefix: Type.Optional(Prefix())
 })
+/** The console's address, for the links of operational events (`https://anvil.example.com/admin/console/`). */
+export const ConsoleUrl = (): TString => Type.String({ pattern: '^https?://[^\\s#]+$', maxLength: 2000, errorMessage: 'must be an http:// or https:// URL without a fragment' })
 export const RetrySchedule = () => Type.Array(Whole(0, MAX_RETRY_STEP_MS))
 
 /**

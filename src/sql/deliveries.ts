@@ -33,6 +33,14 @@ export const list = (schema: string): string =>
      AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::bigint IS NULL OR id < $4)
    ORDER BY id DESC LIMIT $5`
 
+/** The list of `list` over one tenant's endpoints only: `$1`…`$5` as there, `$6` the tenant (a portal token's). */
+export const listOfTenant = (schema: string): string =>
+  `SELECT * FROM ${qualify(schema, 'deliveries')}
+   WHERE endpoint_id IN (SELECT id FROM ${qualify(schema, 'endpoints')} WHERE tenant = $6)
+     AND ($1::text IS NULL OR endpoint_id = $1) AND ($2::text IS NULL OR status = $2)
+     AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::bigint IS NULL OR id < $4)
+   ORDER BY id DESC LIMIT $5`
+
 /** `$1` id. */
 export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema, 'deliveries')} WHERE id = $1`
 

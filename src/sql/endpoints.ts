@@ -18,7 +18,11 @@ export const EndpointRowSchema = Type.Object({
   updated_at: Type.Date(),
   last_delivery_at: Nullable(Type.Date()),
   last_delivery_status: Type.Union([Type.Literal('success'), Type.Literal('failed'), Type.Null()]),
-  failing_since: Nullable(Type.Date())
+  failing_since: Nullable(Type.Date()),
+  /** Receives operational events only (migration 0011). */
+  operational: Type.Boolean(),
+  /** When its open circuit was reported (`endpoint.failing`); its next success clears it. */
+  circuit_opened_at: Nullable(Type.Date())
 })
 export type EndpointRow = Static<typeof EndpointRowSchema>
 
@@ -28,15 +32,22 @@ export type EditableColumn = 'url' | 'tenant' | 'event_types' | 'description' | 
 /** `$1` id. */
 export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema, 'endpoints')} WHERE id = $1`
 
-/** `$1`…`$8`: id, url, tenant, event types, description, enabled, scheme, rate limit. */
+/** `$1`…`$9`: id, url, tenant, event types, description, enabled, scheme, rate limit, operational. */
 export const insert = (schema: string): string =>
-  `INSERT INTO ${qualify(schema, 'endpoints')} (id, url, tenant, event_types, description, enabled, scheme, rate_limit)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`
+  `INSERT INTO ${qualify(schema, 'endpoints')} (id, url, tenant, event_types, description, enabled, scheme, rate_limit, operational)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`
 
-/** In id order: `$1` tenant or null for all, `$2` after this id or null, `$3` limit. */
+/** In id order, operational endpoints aside: `$1` tenant or null for all, `$2` after this id or null, `$3` limit. */
 export const list = (schema: string): string =>
-  `SELECT * FROM ${qualify(schema, 'endpoints')} WHERE ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR id > $2)
+  `SELECT * FROM ${qualify(schema, 'endpoints')} WHERE NOT operational AND ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR id > $2)
    ORDER BY id LIMIT $3`
+
+/** The operational endpoints in id order: `$1` after this id or null, `$2` limit. */
+export const listOperational = (schema: string): string =>
+  `SELECT * FROM ${qualify(schema, 'endpoints')} WHERE operational AND ($1::text IS NULL OR id > $1) ORDER BY id LIMIT $2`
+
+/** `$1` id, if operational. */
+export const removeOperational = (schema: string): string => `DELETE FROM ${qualify(schema, 'endpoints')} WHERE id = $1 AND operational`
 
 /**
  * Sets `columns` to `$2`, `$3`… in their order, for endpoint `$1`. Enabling again clears the reason and the
@@ -67,28 +78,57 @@ export const deliveryState = (schema: string): string =>
 
 /**
  * An attempt's outcome on endpoint `$1` (`$2` 'success' or 'failed'), its row locked first: of two successes at
- * once, only the first sees the run of failures it ends (`was_failing_since`).
+ * once, only the first sees the run of failures it ends (`was_failing_since`). With `$3` (an attempt that may be
+ * reported: not an operational delivery), `$4` true when its circuit opened: the first such failure of an
+ * enabled endpoint sets `circuit_opened_at` and a success clears it, each seen once (`was_circuit_opened_at`).
  */
 export const recordDelivery = (schema: string): string => {
   const endpoints = qualify(schema, 'endpoints')
   return `UPDATE ${endpoints} e SET last_delivery_at = now(), last_delivery_status = $2,
-     failing_since = CASE WHEN $2 = 'success' THEN NULL ELSE coalesce(old.failing_since, now()) END
-   FROM (SELECT id, failing_since FROM ${endpoints} WHERE id = $1 FOR UPDATE) old
-   WHERE e.id = old.id RETURNING e.failing_since, old.failing_since AS was_failing_since`
+     failing_since = CASE WHEN $2 = 'success' THEN NULL ELSE coalesce(old.failing_since, now()) END,
+     circuit_opened_at = CASE WHEN NOT $3 THEN old.circuit_opened_at WHEN $2 = 'success' THEN NULL
+       WHEN $4 AND old.enabled THEN coalesce(old.circuit_opened_at, now()) ELSE old.circuit_opened_at END
+   FROM (SELECT id, failing_since, circuit_opened_at, enabled FROM ${endpoints} WHERE id = $1 FOR UPDATE) old
+   WHERE e.id = old.id RETURNING e.failing_since, old.failing_since AS was_failing_since, e.circuit_opened_at,
+     old.circuit_opened_at AS was_circuit_opened_at, e.tenant`
 }
 
-/** Disables endpoint `$1` with reason `$2` if it is enabled. */
-export const disable = (schema: string): string =>
-  `UPDATE ${qualify(schema, 'endpoints')} SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND enabled`
+/** What `recordDelivery` returns. */
+export const EndpointOutcomeSchema = Type.Object({
+  failing_since: Nullable(Type.Date()),
+  was_failing_since: Nullable(Type.Date()),
+  circuit_opened_at: Nullable(Type.Date()),
+  was_circuit_opened_at: Nullable(Type.Date()),
+  tenant: Nullable(Type.String())
+})
+export type EndpointOutcome = Static<typeof EndpointOutcomeSchema>
 
-/** The enabled endpoints of tenant `$1` subscribed to public type `$2`, for fan-out. */
+/** Disables endpoint `$1` with reason `$2` if it is enabled; its tenant and when, when this call disabled it. */
+export const disable = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'endpoints')} SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND enabled
+   RETURNING tenant, updated_at`
+
+/** The enabled endpoints of tenant `$1` subscribed to public type `$2`, for fan-out (operational ones take only operational events). */
 export const subscribed = (schema: string): string =>
-  `SELECT id, url, scheme FROM ${qualify(schema, 'endpoints')} WHERE enabled AND tenant IS NOT DISTINCT FROM $1
+  `SELECT id, url, scheme FROM ${qualify(schema, 'endpoints')} WHERE enabled AND NOT operational AND tenant IS NOT DISTINCT FROM $1
    AND (cardinality(event_types) = 0 OR $2 = ANY (event_types)) ORDER BY id`
+
+/**
+ * Who receives an operational event of type `type` about tenant `tenant` (SQL expressions): the enabled
+ * operational endpoints taking the type, and, when `tenantMay` (an `endpoint.*` type), the tenant's own endpoints
+ * that name it in their event types (an empty list, every type, does not take operational events).
+ */
+export const operationalReceivers = (tenant: string, type: string, tenantMay: string): string =>
+  `e.enabled AND ((e.operational AND (cardinality(e.event_types) = 0 OR ${type} = ANY (e.event_types)))
+     OR (NOT e.operational AND ${tenantMay} AND ${tenant}::text IS NOT NULL AND e.tenant = ${tenant} AND ${type} = ANY (e.event_types)))`
+
+/** The endpoints an operational message goes to: `$1` tenant, `$2` type, `$3` whether tenants may take it. */
+export const subscribedOperational = (schema: string): string =>
+  `SELECT e.id, e.url, e.scheme, e.operational FROM ${qualify(schema, 'endpoints')} e WHERE ${operationalReceivers('$1', '$2', '$3')} ORDER BY e.id`
 
 /** The endpoints of ids `$1`, for a fan-out to chosen ones. */
 export const byIds = (schema: string): string =>
-  `SELECT id, url, scheme FROM ${qualify(schema, 'endpoints')} WHERE id = ANY ($1) ORDER BY id`
+  `SELECT id, url, scheme, operational FROM ${qualify(schema, 'endpoints')} WHERE id = ANY ($1) ORDER BY id`
 
 /**
  * Where a re-send of message `$1` (tenant `$2`, public type `$3`) may go: the endpoints subscribed now and,
@@ -96,5 +136,5 @@ export const byIds = (schema: string): string =>
  */
 export const resendTargets = (schema: string): string =>
   `SELECT e.id, EXISTS (SELECT 1 FROM ${qualify(schema, 'deliveries')} d WHERE d.message_id = $1 AND d.endpoint_id = e.id AND d.status = 'success') AS delivered
-   FROM ${qualify(schema, 'endpoints')} e WHERE e.enabled AND e.tenant IS NOT DISTINCT FROM $2 AND (cardinality(e.event_types) = 0 OR $3 = ANY (e.event_types))
+   FROM ${qualify(schema, 'endpoints')} e WHERE e.enabled AND NOT e.operational AND e.tenant IS NOT DISTINCT FROM $2 AND (cardinality(e.event_types) = 0 OR $3 = ANY (e.event_types))
      AND ($4::timestamptz IS NULL OR e.created_at <= $4) ORDER BY e.id`

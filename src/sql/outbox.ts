@@ -1,6 +1,7 @@
 /** The outbox's statements, one each, and its row. */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
+import { operationalReceivers } from './endpoints.js'
 import { qualify } from './qualify.js'
 
 /** A row of `outbox` as pg reads it. */
@@ -18,7 +19,9 @@ export const OutboxRowSchema = Type.Object({
   last_error: Nullable(Type.String()),
   lease_owner: Nullable(Type.String()),
   lease_until: Nullable(Type.Date()),
-  dispatched_at: Nullable(Type.Date())
+  dispatched_at: Nullable(Type.Date()),
+  /** One of Anvil's operational events (migration 0011), fanned out to the operational endpoints. */
+  operational: Type.Boolean()
 })
 export type OutboxRow = Static<typeof OutboxRowSchema>
 
@@ -41,6 +44,17 @@ export const publish = (schema: string): string => `${insert(schema)} SELECT id 
  */
 export const publishAndNotify = (schema: string): string => `${insert(schema)} SELECT pg_notify($7, ''), id FROM inserted WHERE status = 'pending'`
 
+/**
+ * An operational event (`$1`…`$4`: id, type, tenant, data), only when someone receives it (`$5`: whether tenants
+ * may), with a NOTIFY on channel `$6` sent on commit; its id back when it is new. A repeated id adds nothing.
+ */
+export const publishOperational = (schema: string): string => `WITH inserted AS (
+    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, operational)
+    SELECT $1, $2, $2, $3, $4, 'pending', true
+    WHERE EXISTS (SELECT 1 FROM ${qualify(schema, 'endpoints')} e WHERE ${operationalReceivers('$3', '$2', '$5')})
+    ON CONFLICT (id) DO NOTHING RETURNING id)
+  SELECT pg_notify($6, ''), id FROM inserted`
+
 /** Up to `$3` due pending messages, in due order, leased to `$1` for `$2` ms; each attempt counted. */
 export const claim = (schema: string): string => {
   const outbox = qualify(schema, 'outbox')
@@ -49,7 +63,7 @@ export const claim = (schema: string): string => {
           AND (lease_until IS NULL OR lease_until <= now())
           ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
     WHERE o.id = due.id
-    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts`
+    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational`
 }
 
 /** Message `$1`, leased to `$2`, fanned out. */

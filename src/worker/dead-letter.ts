@@ -72,16 +72,22 @@ export function failureContextOf (job: Job, err?: Error, notes: readonly string[
  * stays: removing it would drop its dedupe key and let a redelivery in.
  */
 export async function deadLetter (
-  dead: Queue<DeadLetterData>, job: Job<WebhookJobData>, err?: Error, notes?: () => Promise<readonly string[]>
+  dead: Queue<DeadLetterData>, job: Job<WebhookJobData>, err?: Error, notes?: () => Promise<readonly string[]>, report?: ReportDeadLetter
 ): Promise<DeadLettered> {
   const id = deadLetterId(job.id as string)
   // Whether this call wrote it, so the dead letter is counted (and logged) once, by whoever wrote it. The
   // listener and a sweep within the same few milliseconds could both see it missing: counted twice, not lost.
   if (await dead.getJob(id) !== undefined) return { id, created: false }
   const failureContext = failureContextOf(job, err, await notes?.() ?? [])
-  await dead.add('dead', { v: 1, originalJobId: job.id as string, job: job.data, failureContext }, { jobId: id })
+  const letter: DeadLetterData = { v: 1, originalJobId: job.id as string, job: job.data, failureContext }
+  // Before the letter: a failure here leaves the job for the sweep, which reports (idempotently) and letters it.
+  await report?.(id, letter)
+  await dead.add('dead', letter, { jobId: id })
   return { id, created: true }
 }
+
+/** Called with each new dead letter before it is added (the `inbound.dead_lettered` event); must be idempotent. */
+export type ReportDeadLetter = (letterId: string, letter: DeadLetterData) => Promise<void>
 
 export interface DeadLettered {
   id: string
@@ -98,7 +104,7 @@ const SWEEP_PAGE = 500
  */
 export async function sweepFailed (
   main: Queue<WebhookJobData>, dead: Queue<DeadLetterData>, client: RedisClient,
-  onDeadLettered: (job: Job<WebhookJobData>, id: string) => void = () => {}
+  onDeadLettered: (job: Job<WebhookJobData>, id: string) => void = () => {}, report?: ReportDeadLetter
 ): Promise<number> {
   const watermarkKey = main.toKey('anvil-swept')
   const stored = Number(await client.get(watermarkKey) ?? 0)
@@ -115,7 +121,7 @@ export async function sweepFailed (
     for (const id of ids) {
       const job = await Job.fromId<WebhookJobData>(main, id)
       if (job === undefined) continue
-      const { id: letterId, created } = await deadLetter(dead, job, undefined, async () => (await main.getJobLogs(id)).logs)
+      const { id: letterId, created } = await deadLetter(dead, job, undefined, async () => (await main.getJobLogs(id)).logs, report)
       if (created) onDeadLettered(job, letterId)
     }
     seen += ids.length

@@ -3,7 +3,7 @@ import { Type, type Static, type TObject } from '@sinclair/typebox'
 import type { RedisInput } from '../redis/connect.js'
 import type { Telemetry } from '../queue/telemetry.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
-import { Concurrency, InboundQueue, LockDurationMs, Opaque, StalledIntervalMs, Whole } from '../shared/schemas.js'
+import { Concurrency, ConsoleUrl, InboundQueue, LockDurationMs, Opaque, StalledIntervalMs, Whole } from '../shared/schemas.js'
 import { JournalOptionsSchema } from '../journal/journal-options.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
@@ -33,7 +33,12 @@ export const workerSettings = {
    * The event journal in PostgreSQL: each event's row is written before its handler runs, its outcome after,
    * and the handler's event gets `db`, `once` and `effectKey`. @defaultValue off
    */
-  journal: Type.Optional(JournalOptionsSchema)
+  journal: Type.Optional(JournalOptionsSchema),
+  /**
+   * The console's address (`https://anvil.example.com/admin/console/`), for the link of `inbound.dead_lettered`
+   * (sent with `journal`). @defaultValue none: the path `/admin/console/#/…`
+   */
+  consoleUrl: Type.Optional(ConsoleUrl())
 }
 
 const connectionProperties = {

@@ -18,6 +18,7 @@ import { DEFAULT_KEEP_JOBS } from '../queue/queue-settings.js'
 import { checkTelemetry } from '../queue/telemetry.js'
 import { checkWorkerOptions, type WorkerOptions } from './worker-options.js'
 import { startHandler } from './handler-start.js'
+import { reportDeadLetter } from './dead-letter-event.js'
 import { openJournal, type Journal } from '../journal/journal.js'
 import { runJournaled } from '../journal/run-journaled.js'
 import { journalIdOf } from '../journal/event-row.js'
@@ -83,6 +84,8 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   const onRedisError = (err: Error): void => log.warn({ err: err.message }, 'anvil worker: Redis error')
 
   const journal = options.journal === undefined ? undefined : openJournal(options.journal)
+  // The journal's database holds the outbox: a dead letter is reported there (inbound.dead_lettered).
+  const report = journal === undefined ? undefined : reportDeadLetter(journal.db, options.consoleUrl, log)
   const queues = openQueues<WebhookJobData, DeadLetterData>(options.redis, 'worker', { queueName, prefix }, onRedisError)
   const { connection, main, dead } = queues
 
@@ -165,7 +168,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
       // Asking Redis for the state instead would miss a job that retention removed at once (failedCount 0)
       // or that other failures pushed out before the listener ran; the sweep could not find those either.
       if (job.finishedOn === undefined) return
-      const { id, created } = await deadLetter(dead, job, err)
+      const { id, created } = await deadLetter(dead, job, err, undefined, report)
       if (created) noteDeadLettered(job, id)
     } catch (err) {
       // The sweep will pick it up.
@@ -180,7 +183,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   let stopClock: (() => void) | undefined
 
   async function sweep (): Promise<number> {
-    const seen = await sweepFailed(main, dead, connection.client, noteDeadLettered)
+    const seen = await sweepFailed(main, dead, connection.client, noteDeadLettered, report)
     await pruneDeadLetters(dead, deadAgeSeconds)
     return seen
   }

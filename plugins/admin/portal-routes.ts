@@ -1,0 +1,84 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { Tenant } from '../../src/outbox/endpoint-schemas.js'
+import type { PortalRevocations } from '../../src/portal/portal-revocations.js'
+import {
+  DEFAULT_PORTAL_TTL_SECONDS, MAX_PORTAL_TTL_SECONDS, mintPortalToken, PortalScopes, type PortalScopeName
+} from '../../src/portal/portal-token.js'
+import type { KeyObject } from 'node:crypto'
+import { PORTAL_READ } from './portal-access.js'
+
+const tags = ['portal']
+
+export interface PortalRouteOptions {
+  key: KeyObject
+  revocations: PortalRevocations
+  /** The admin API's prefix: the page is at `<prefix>/portal/`. */
+  prefix: string
+  publicUrl?: string
+}
+
+const TokenInputSchema = Type.Object({
+  tenant: Tenant(),
+  /** @defaultValue 3600 (an hour); at most 7 days */
+  ttlSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PORTAL_TTL_SECONDS })),
+  /** @defaultValue `['read', 'write']` */
+  scopes: Type.Optional(PortalScopes())
+}, { additionalProperties: false })
+
+const origin = (request: FastifyRequest): string => `${request.protocol}://${request.host}`
+
+/**
+ * Portal tokens: `POST <prefix>/portal/tokens` mints one with a link to the portal page, the token in the link's
+ * fragment so no server or proxy logs it; `POST <prefix>/portal/tenants/:tenant/revoke` refuses every token of a
+ * tenant issued until now, on every replica. Both are operators' only; `GET <prefix>/portal/session` tells a
+ * portal token's holder whose it is.
+ */
+export function portalRoutes ({ key, revocations, prefix, publicUrl }: PortalRouteOptions) {
+  return async function anvilPortalRoutes (admin: FastifyInstance): Promise<void> {
+    admin.post<{ Body: { tenant: string, ttlSeconds?: number, scopes?: PortalScopeName[] } }>('/portal/tokens', {
+      schema: {
+        tags,
+        summary: 'Mint a portal token for one tenant, and the link that opens the portal page with it',
+        body: TokenInputSchema,
+        response: { 201: Type.Object({ token: Type.String(), url: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }) }
+      }
+    }, async (request, reply) => {
+      const { token, claims } = mintPortalToken(key, { ttlSeconds: DEFAULT_PORTAL_TTL_SECONDS, ...request.body })
+      const url = `${publicUrl ?? origin(request)}${prefix}/portal/#token=${token}`
+      return await reply.code(201).send({ token, url, expiresAt: new Date(claims.exp).toISOString() })
+    })
+
+    admin.get('/portal/session', {
+      config: PORTAL_READ,
+      schema: {
+        tags,
+        summary: 'The portal token\'s tenant, scopes and expiry (tenant and expiresAt null for an operator)',
+        response: {
+          200: Type.Object({
+            tenant: Type.Union([Type.String(), Type.Null()]),
+            scopes: PortalScopes(),
+            expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
+          })
+        }
+      }
+    }, async (request) => {
+      const claims = request.anvilPortal
+      return claims === null
+        ? { tenant: null, scopes: ['read', 'write'], expiresAt: null }
+        : { tenant: claims.tenant, scopes: claims.scopes, expiresAt: new Date(claims.exp).toISOString() }
+    })
+
+    admin.post<{ Params: { tenant: string } }>('/portal/tenants/:tenant/revoke', {
+      schema: {
+        tags,
+        summary: 'Revoke every portal token of a tenant issued until now',
+        params: Type.Object({ tenant: Tenant() }),
+        response: { 200: Type.Object({ tenant: Type.String(), revokedBefore: Type.String({ format: 'date-time' }) }) }
+      }
+    }, async (request) => {
+      const revokedBefore = await revocations.revoke(request.params.tenant)
+      return { tenant: request.params.tenant, revokedBefore: revokedBefore.toISOString() }
+    })
+  }
+}
