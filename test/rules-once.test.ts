@@ -245,7 +245,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   t.same(Object.keys(EndpointSchema.properties).sort(), answered(EndpointRowSchema, ['operational', 'circuit_opened_at']), 'an endpoint: all but its operational bookkeeping')
   t.same(Object.keys(DeliverySchema.properties).sort(), answered(DeliveryRowSchema, ['job_id', 'resolved']), 'a delivery: all but the worker\'s bookkeeping')
   t.same(Object.keys(MessageSchema.properties).sort(),
-    answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
+    answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until', 'operational'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
     'a message: all but its lease and retry clock')
   t.same(SOURCES.filter(({ text }) => /disabledReason:|lastDeliveryAt:|lastDispatchError:/.test(text)).map(({ file }) => file), [], 'no file lists an answer\'s fields again')
 
@@ -274,7 +274,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   }, 'a delivery leaves out its empty error fields')
   const message = {
     id: 'msg_1', type: 't', public_type: 'p', tenant: null, data: '{"a":1}', created_at: at, status: 'failed' as const, attempts: 3,
-    next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null
+    next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null, operational: false
   }
   t.ok(Value.Check(OutboxRowSchema, message), 'the sample is a row')
   t.ok(Value.Check(MessageSchema, { ...MessageShape.from(message), data: JSON.parse(message.data) }), 'a message fits its schema')

@@ -16,11 +16,11 @@ export const DeliverySchema = DeliveryShape.schema
 export type Delivery = Static<typeof DeliverySchema>
 
 /**
- * A message as Anvil answers it: its row but for the lease, the retry clock and the data as JSON text.
- * `publicType` is null when the event map gives none (never delivered); `dispatchAttempts` counts the
- * dispatcher's tries at turning the message into delivery jobs (each delivery's own tries are its `attempt`).
+ * A message as Anvil answers it: its row but for the lease, the retry clock, the operational flag and the data
+ * as JSON text. `publicType` is null when the event map gives none (never delivered); `dispatchAttempts` counts
+ * the dispatcher's tries at turning the message into delivery jobs (each delivery's own tries are its `attempt`).
  */
-export const MessageShape = apiShape(Type.Omit(OutboxRowSchema, ['data', 'next_attempt_at', 'lease_owner', 'lease_until']),
+export const MessageShape = apiShape(Type.Omit(OutboxRowSchema, ['data', 'next_attempt_at', 'lease_owner', 'lease_until', 'operational']),
   { rename: { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' } })
 export const MessageSchema = Type.Composite([MessageShape.schema, Type.Object({ data: Type.Unknown() })])
 export type Message = Static<typeof MessageSchema>
