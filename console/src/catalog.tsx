@@ -29,7 +29,7 @@ export function SchemaText ({ schema }: { schema: unknown }) {
 }
 
 /** One type: its name, badge and description, and its schema behind a disclosure. */
-export function EventTypeEntry ({ type, heading = 3 }: { type: EventTypeItem, heading?: 2 | 3 | 4 }) {
+export function EventTypeCard ({ type, heading = 3 }: { type: EventTypeItem, heading?: 2 | 3 | 4 }) {
   const Heading = `h${heading}` as 'h3'
   return (
     <li class='event-type' data-testid='event-type'>
@@ -46,7 +46,7 @@ export function EventTypeEntry ({ type, heading = 3 }: { type: EventTypeItem, he
 /** The types, deprecated ones last within the name order the API gives. */
 export function EventTypeList ({ items, heading = 3 }: { items: EventTypeItem[], heading?: 2 | 3 | 4 }) {
   const ordered = [...items.filter((t) => !t.deprecated), ...items.filter((t) => t.deprecated)]
-  return <ul class='event-types'>{ordered.map((type) => <EventTypeEntry key={type.name} type={type} heading={heading} />)}</ul>
+  return <ul class='event-types'>{ordered.map((type) => <EventTypeCard key={type.name} type={type} heading={heading} />)}</ul>
 }
 
 /** The catalog loaded and listed, with its count; `empty` is what to say when it holds no type. */
