@@ -60,7 +60,7 @@ export async function registerAdmin (
   await host.register(anvilAdmin, {
     token: config.admin.token, routes, redis: context.redis, ...(config.prefix === undefined ? {} : { redisPrefix: config.prefix }),
     // Portal tokens' revocations live in the same database: on when ANVIL_DATABASE_URL is set.
-    ...(database === undefined ? {} : { portal: { database: database.pool, schema: database.schema } })
+    portal: { ...config.portal, ...(database === undefined ? {} : { database: database.pool, schema: database.schema }) }
   })
   return host === app ? undefined : host
 }

@@ -5,12 +5,13 @@
  */
 import { Command } from 'commander'
 import { loadDevConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
-import { loadJournalConfig, loadMessagesConfig, loadMigrateConfig, loadReplayConfig } from './config/load-database-config.js'
+import { loadEventTypesConfig, loadJournalConfig, loadMessagesConfig, loadMigrateConfig, loadReplayConfig } from './config/load-database-config.js'
 import {
   DEV_DEFAULTS, addDeadLetterRetentionOptions, addForwardOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
   SETTING_GROUPS, addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags
 } from './config/options.js'
 import type { SendFlags } from './send.js'
+import { CATALOG_FORMATS, type CatalogFormat } from '../src/outbox/event-type-documents.js'
 
 /** Commander's accumulator for a repeatable option. */
 const collect = (value: string, previous: string[]): string[] => [...previous, value]
@@ -107,6 +108,19 @@ export function createProgram (version: string): Command {
       if (id !== undefined && config.limit !== undefined) command.error('--limit goes with --filter or --all, not with an id')
       const { resendMessages } = await import('./messages.js')
       await resendMessages(config, id === undefined ? { filter: flags.filter } : { id }, flags.dryRun === true)
+    })
+
+  const eventTypes = program.command('event-types').description('The event-type catalog of outgoing webhooks (ANVIL_DATABASE_URL, or the admin API with --url)')
+  addSettings(eventTypes.command('export'), SETTING_GROUPS.journal)
+    .description('Print the catalog as a document consumers generate types from: OpenAPI 3.1 (a webhook per type), AsyncAPI 3.0 or one JSON Schema')
+    .requiredOption('--format <format>', `the document: ${CATALOG_FORMATS.join(', ')}`)
+    .option('--title <title>', 'the document\'s title (default "Webhook events")')
+    .option('--api-version <version>', 'the version of your webhooks the document gives (default 1.0.0)')
+    .action(async (flags: { format: string, title?: string, apiVersion?: string }, command: Command) => {
+      if (!(CATALOG_FORMATS as readonly string[]).includes(flags.format)) command.error(`--format must be ${CATALOG_FORMATS.join(', ')} (got ${JSON.stringify(flags.format)})`)
+      const config = loadEventTypesConfig(process.env, givenFlags(command))
+      const { exportEventTypes } = await import('./event-types.js')
+      await exportEventTypes(config, flags.format as CatalogFormat, { title: flags.title, version: flags.apiVersion })
     })
 
   const portal = program.command('portal').description('The tenant portal\'s tokens, through the admin API (--url, ANVIL_ADMIN_TOKEN)')

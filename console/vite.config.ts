@@ -1,5 +1,6 @@
-// The console: a Preact single-page app, built by `npm run build` into dist/console, which ships in the package.
-// Relative asset paths, so it works under any admin prefix; no inline script or style, for the strict CSP.
+// The console and the tenants' portal: one Preact build with two pages (index.html, portal.html) sharing their
+// components, built by `npm run build` into dist/console, which ships in the package. Relative asset paths, so
+// it works under any admin prefix; no inline script or style, for the strict CSP.
 import { defineConfig } from 'vite'
 import { fileURLToPath } from 'node:url'
 
@@ -13,6 +14,14 @@ export default defineConfig({
     emptyOutDir: true,
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,
-    target: 'es2022'
+    target: 'es2022',
+    rollupOptions: {
+      input: {
+        console: fileURLToPath(new URL('index.html', import.meta.url)),
+        portal: fileURLToPath(new URL('portal.html', import.meta.url))
+      },
+      // What both pages share (Preact, the components): one chunk, named for what it is.
+      output: { chunkFileNames: 'assets/shared-[hash].js' }
+    }
   }
 })

@@ -10,7 +10,7 @@ import { BodyBudget } from './body-budget.js'
 import { clientGone, watchRequestTimeouts } from './client-gone.js'
 import { ingressProperties, resolveIngressOptions, type ResolvedIngress, type ResolvedSource } from '../src/inbound/ingress-options.js'
 import type { EnqueueResult } from '../src/queue/webhook-queue.js'
-import type { Publish } from '../src/outbox/publish.js'
+import type { CatalogPublish } from '../src/outbox/anvil-types.js'
 import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/presets.js'
 import { compileCheck } from '../src/shared/validate.js'
 import { Whole } from '../src/shared/schemas.js'
@@ -42,8 +42,11 @@ export interface AnvilDecorator {
   /** True when Redis answers a PING within `timeoutMs` (default: `enqueueTimeoutMs`). */
   ping (timeoutMs?: number): Promise<boolean>
   readonly ingress: Ingress
-  /** Writes a message to the outbox, in the caller's transaction when given one; there when `anvilOutbound` is registered. */
-  publish: Publish
+  /**
+   * Writes a message to the outbox, in the caller's transaction when given one; there when `anvilOutbound` is
+   * registered. Typed by the event-type catalog registered in `AnvilTypes` (src/outbox/anvil-types.ts).
+   */
+  publish: CatalogPublish
 }
 
 declare module 'fastify' {

@@ -3,6 +3,7 @@
  * it prints opens the tenant's view of the admin API, and the revocation closes it.
  */
 import t from 'tap'
+import { loadServeConfig } from '../cli/config/load-config.js'
 import { migrate } from '../src/db/migrate.js'
 import { runCli, startCli } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
@@ -15,7 +16,7 @@ await migrate(db.url)
 
 t.test('a token minted with the CLI opens the tenant\'s endpoints; revoked with the CLI it is 401', async (t) => {
   const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url }
-  const serve = startCli(t, ['serve'], { env: { ...env, WEBHOOK_SECRET: 'whsec_cli_portal_0123456789', ANVIL_ADMIN_TOKEN: TOKEN, HOST: '127.0.0.1', PORT: '0' } })
+  const serve = startCli(t, ['serve'], { env: { ...env, WEBHOOK_SECRET: 'whsec_cli_portal_0123456789', ANVIL_ADMIN_TOKEN: TOKEN, HOST: '127.0.0.1', PORT: '0', ANVIL_PORTAL_PUBLIC_URL: 'https://hooks.example/' } })
   const port = await serve.listeningPort('anvil serve: listening')
   const base = `http://127.0.0.1:${port}`
   const admin = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
@@ -25,7 +26,7 @@ t.test('a token minted with the CLI opens the tenant\'s endpoints; revoked with 
   const minted = await runCli(['portal', 'token', '--tenant', 'acme', '--ttl', '2h', '--url', base], { env: { ANVIL_ADMIN_TOKEN: TOKEN } })
   t.equal(minted.code, 0, minted.stderr)
   const { token, url, expiresAt } = JSON.parse(minted.stdout) as { token: string, url: string, expiresAt: string }
-  t.equal(url, `${base}/admin/portal/#token=${token}`)
+  t.equal(url, `https://hooks.example/admin/portal/#token=${token}`, 'the link starts with ANVIL_PORTAL_PUBLIC_URL')
   t.ok(Math.abs(Date.parse(expiresAt) - Date.now() - 2 * 3600_000) < 60_000, 'two hours')
   const list = async (): Promise<{ status: number, body: { items?: Array<{ tenant: string }> } }> => {
     const res = await fetch(`${base}/admin/endpoints`, { headers: { authorization: `Bearer ${token}` } })
@@ -48,4 +49,15 @@ t.test('a token minted with the CLI opens the tenant\'s endpoints; revoked with 
   t.match(JSON.parse(revoked.stdout), { tenant: 'acme', revokedBefore: String })
   t.match(await list(), { status: 401, body: { code: 'ANVIL_ERR_UNAUTHORIZED' } })
   t.notMatch(serve.output, token.split('.')[0]?.slice(9) as string, 'the token is not in the server\'s log')
+})
+
+t.test('ANVIL_PORTAL_PUBLIC_URL and ANVIL_PORTAL_FRAME_ANCESTORS become anvilAdmin\'s portal options; a bad one is one line', async (t) => {
+  const env = { WEBHOOK_SECRET: 'whsec_cli_portal_0123456789', ANVIL_ADMIN_TOKEN: TOKEN }
+  t.same(loadServeConfig({ ...env, ANVIL_PORTAL_PUBLIC_URL: 'https://hooks.example', ANVIL_PORTAL_FRAME_ANCESTORS: "https://app.example, https://*.example.com:8443,'self'" }).portal,
+    { publicUrl: 'https://hooks.example', frameAncestors: ['https://app.example', 'https://*.example.com:8443', "'self'"] })
+  t.equal(loadServeConfig(env).portal, undefined)
+  t.throws(() => loadServeConfig({ ...env, ANVIL_PORTAL_FRAME_ANCESTORS: 'https://app.example; script-src *' }),
+    { code: 'ANVIL_ERR_INVALID_CONFIG', message: /ANVIL_PORTAL_FRAME_ANCESTORS must be comma-separated origins/ })
+  t.throws(() => loadServeConfig({ ...env, ANVIL_PORTAL_PUBLIC_URL: 'https://hooks.example/?x=1' }),
+    { code: 'ANVIL_ERR_INVALID_CONFIG', message: /ANVIL_PORTAL_PUBLIC_URL must be an http\(s\) URL with no query or fragment/ })
 })

@@ -87,7 +87,9 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_DATABASE_URL: 'postgres://anvil@db.internal/anvil',
     ANVIL_DB_SCHEMA: 'hooks',
     ANVIL_JOURNAL_RETENTION_DAYS: '30',
-    ANVIL_OUTBOUND_RETENTION_DAYS: '14'
+    ANVIL_OUTBOUND_RETENTION_DAYS: '14',
+    ANVIL_PORTAL_PUBLIC_URL: 'https://hooks.example.com',
+    ANVIL_PORTAL_FRAME_ANCESTORS: 'https://app.example.com,https://*.example.org'
   }
   const serve = loadServeConfig(env)
   t.same(serve, {
@@ -113,7 +115,8 @@ t.test('every environment variable is read and typed', async (t) => {
     tracing: 'otlp',
     admin: { token: 'admin-token-0123456789', port: 9465 },
     databaseUrl: 'postgres://anvil@db.internal/anvil',
-    dbSchema: 'hooks'
+    dbSchema: 'hooks',
+    portal: { publicUrl: 'https://hooks.example.com', frameAncestors: ['https://app.example.com', 'https://*.example.org'] }
   })
   t.same(loadWorkerConfig(env), {
     redisUrl: 'rediss://user:pw@redis.internal:6380/2', queueName: 'stripe', prefix: '{stripe}', logLevel: 'debug',
@@ -127,7 +130,7 @@ t.test('every environment variable is read and typed', async (t) => {
   // The request timeout is the server's (Fastify's), the in-flight cap the plugin's HTTP side, the admin API its own
   // plugin's: not core options.
   const {
-    host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, requestTimeoutMs, trustProxy, maxInFlightBytes, admin, databaseUrl, dbSchema,
+    host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, requestTimeoutMs, trustProxy, maxInFlightBytes, admin, databaseUrl, dbSchema, portal,
     ...ingress
   } = serve
   t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))

@@ -6,18 +6,23 @@
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
+import Ajv2020Module from 'ajv/dist/2020.js'
+import addFormatsModule from 'ajv-formats'
 import anvilAdmin from '../plugins/admin/admin.js'
 import anvilOutbound from '../plugins/outbound.js'
-import { defineEventTypes } from '../src/outbox/event-types.js'
+import { defineEventTypes, type EventTypes, type EventTypeMap } from '../src/outbox/event-types.js'
+import { envelope } from '../src/outbox/fan-out.js'
 import { outboundFixture } from './helpers/outbound.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
+const Ajv2020 = Ajv2020Module.default
+const addFormats = addFormatsModule.default
 const fixture = await outboundFixture()
 const pool = fixture.db.pool()
 const catalog = defineEventTypes({ 'invoice.paid': Type.Object({ amount: Type.Integer({ minimum: 0 }), currency: Type.String() }, { description: 'An invoice was paid' }) })
 
-async function service (options: { strict?: boolean, schema?: string } = {}): Promise<FastifyInstance> {
+async function service (options: { strict?: boolean, schema?: string, eventTypes?: Pick<EventTypes<EventTypeMap>, 'schemas'> } = {}): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(anvilOutbound, { database: pool, redis: fixture.redis.url, eventTypes: catalog, ...options })
   await app.register(anvilAdmin, { token: TOKEN })
@@ -100,4 +105,51 @@ t.test('publish in the caller\'s transactions holding every pooled connection: t
   }))
   t.equal(published.length, 2)
   t.equal((await fixture.db.query('SELECT 1 FROM anvil.outbox WHERE id = ANY($1)', [published])).length, 2, 'both committed')
+})
+
+t.test('formats are checked: date-time, email, uri, uuid, in a stored type and in one from code; a format ajv-formats lacks is a note', async (t) => {
+  await call('PUT', '/admin/event-types/contact.added', {
+    schema: {
+      type: 'object',
+      required: ['email', 'at', 'site', 'ref'],
+      properties: { email: { type: 'string', format: 'email' }, at: { type: 'string', format: 'date-time' }, site: { type: 'string', format: 'uri' }, ref: { type: 'string', format: 'uuid' }, phone: { type: 'string', format: 'phone' } }
+    }
+  })
+  const good = { email: 'a@example.com', at: '2026-12-03T12:00:00Z', site: 'https://example.com/a', ref: '0b4e7a47-5b2c-4a55-9d3a-2f7c1c0f6f3e', phone: 'any text' }
+  t.equal((await call('POST', '/admin/messages', { type: 'contact.added', data: good })).status, 202, 'every format met, and an unknown one not checked')
+  const broken: Array<[string, string]> = [['email', 'not-an-email'], ['at', '3 December'], ['site', 'no scheme'], ['ref', 'not-a-uuid']]
+  for (const [field, value] of broken) {
+    const format = { email: 'email', at: 'date-time', site: 'uri', ref: 'uuid' }[field] as string
+    t.same(await call('POST', '/admin/messages', { type: 'contact.added', data: { ...good, [field]: value } }),
+      { status: 400, body: { error: `Invalid message: data/${field}: must match format "${format}"`, code: 'ANVIL_ERR_INVALID_MESSAGE' } }, `${field}: ${format}`)
+  }
+  const fromCode = await service({ eventTypes: defineEventTypes({ 'refund.issued': Type.Object({ at: Type.String({ format: 'date-time' }) }) }) })
+  t.same((await call('POST', '/admin/messages', { type: 'refund.issued', data: { at: 'yesterday' } }, fromCode)).body?.error, 'Invalid message: data/at: must match format "date-time"')
+  t.equal((await call('POST', '/admin/messages', { type: 'refund.issued', data: { at: '2026-12-03T12:00:00.000Z' } }, fromCode)).status, 202)
+})
+
+t.test('GET /admin/event-types/schema.json: one JSON Schema (2020-12) of a delivery\'s body, which a published message\'s envelope fits', async (t) => {
+  await call('PUT', '/admin/event-types/user.created', USER_CREATED)
+  await call('PUT', '/admin/event-types/user.gone', { description: 'Old', schema: { type: 'object' }, deprecated: true })
+  const res = await app.inject({ method: 'GET', url: '/admin/event-types/schema.json', headers: auth })
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /^application\/schema\+json/)
+  const schema = res.json()
+  t.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema')
+  t.match(schema.$defs, { InvoicePaid: { properties: { type: { const: 'invoice.paid' } } }, InvoicePaidData: { required: ['amount', 'currency'] }, UserCreated: { description: 'A user signed up' }, UserGone: { deprecated: true } })
+  t.equal((await app.inject({ method: 'GET', url: '/admin/event-types/schema.json' })).statusCode, 401, 'the admin token, as every admin route')
+
+  const ajv = new Ajv2020({ strict: false, logger: false })
+  addFormats(ajv)
+  const validate = ajv.compile(schema)
+  const bodyOf = async (messageId: string): Promise<unknown> => {
+    const [row] = await fixture.db.query<{ id: string, type: string, data: string, created_at: Date }>('SELECT id, type, data::text AS data, created_at FROM anvil.outbox WHERE id = $1', [messageId])
+    if (row === undefined) throw new Error(`no message ${messageId}`)
+    return JSON.parse(envelope({ id: row.id, publicType: null, tenant: null, data: row.data, createdAt: row.created_at }, row.type))
+  }
+  for (const message of [{ type: 'invoice.paid', data: { amount: 5, currency: 'eur' } }, { type: 'user.created', data: { user: { email: 'b@example.com' } } }]) {
+    const body = await bodyOf((await app.anvil.publish(message)).messageId)
+    t.ok(validate(body), `the envelope of ${message.type} fits: ${JSON.stringify(validate.errors)}`)
+    t.notOk(validate({ ...(body as object), data: { amount: 'five' } }), 'and one whose data breaks its type does not')
+  }
 })

@@ -187,6 +187,21 @@ t.test("a message's attempts run out: message.exhausted with the message, the en
   t.equal(seen.filter((s) => s.path === '/ops-gone' && s.type === 'message.exhausted').length, 0, 'an endpoint subscribed to other types does not get it')
 })
 
+t.test('a last attempt that stalled (its worker died): message.exhausted once, with the stall; none for an operational delivery', async (t) => {
+  const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/stalled`, tenant: 'stalled' })
+  const job = { messageId: 'msg_stalled', endpointId: endpoint.id, jobId: `msg_stalled.${endpoint.id}`, attempt: 6, payloadSha256: 'x', stalls: 1, since: new Date(0) }
+  await outbound.store.startAttempt(job)
+  t.same(await outbound.store.resumeAttempt({ ...job, exhausted: { eventType: 'order.paid', operational: false } }), { stalled: true, delivered: false })
+  t.same(await outbound.store.resumeAttempt({ ...job, exhausted: { eventType: 'order.paid', operational: false } }), { stalled: false, delivered: false }, 'the same stall, seen again')
+  t.same(await written('endpointId', endpoint.id), { 'message.exhausted': 1 })
+  await eventually(async () => received('message.exhausted', 'messageId', 'msg_stalled').length === 1, 20_000)
+  t.match(received('message.exhausted', 'messageId', 'msg_stalled')[0]?.data, { endpointId: endpoint.id, tenant: 'stalled', attempts: 6, lastAttempt: { errorClass: 'stalled' } })
+  const opJob = { ...job, messageId: 'msg_stalled_op', jobId: `msg_stalled_op.${endpoint.id}` }
+  await outbound.store.startAttempt(opJob)
+  await outbound.store.resumeAttempt({ ...opJob, exhausted: { eventType: 'endpoint.failing', operational: true } })
+  t.same(await written('endpointId', endpoint.id), { 'message.exhausted': 1 }, 'an operational delivery that stalled out reports nothing')
+})
+
 t.test('an inbound event that fails its attempts: inbound.dead_lettered once, also when the sweep comes again', async (t) => {
   const queue = openQueue(redis.url, 'ops-inbound')
   t.teardown(async () => await queue.close())

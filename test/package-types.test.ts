@@ -3,7 +3,8 @@
  * app's node_modules beside the package's production dependencies only (test/helpers/consumer.ts), and the
  * app is compiled with `skipLibCheck: false`. Every type the declarations import must come with the package,
  * and `event.db` and `publish`'s `client` must be pg's types, not `any`; apps of `/testing` and `/replay` compile
- * too. Needs `npm run build` first (dist/).
+ * too; a catalog registered in `AnvilTypes` by module augmentation types `app.anvil.publish`. Needs `npm run
+ * build` first (dist/).
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
@@ -28,8 +29,8 @@ const installed = join(app.dir, 'node_modules/@anvil/fastify')
 mkdirSync(installed, { recursive: true })
 await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
 
-t.test('an app using event.db and publish({ client }) compiles against the tarball with skipLibCheck off, and neither is any', async (t) => {
-  writeFileSync(join(app.dir, 'app.ts'), `import Fastify from 'fastify'
+// The app, and one of the other two entries (/testing, /replay); compiled together, once per skipLibCheck setting.
+writeFileSync(join(app.dir, 'app.ts'), `import Fastify from 'fastify'
 import pg from 'pg'
 import { anvilOutbound, createWorker } from '@anvil/fastify'
 
@@ -49,13 +50,7 @@ createWorker(async (event) => {
   void n; void s
 }, { redis: 'redis://127.0.0.1:6379', journal: { database: 'postgres://127.0.0.1/app' } })
 `)
-  const result = await app.tsc('app.ts')
-  t.equal(result.output.trim(), '', 'no error, none from inside dist/ (TS7016: a declaration without its types)')
-  t.equal(result.code, 0)
-})
-
-t.test('the other two entries, /testing and /replay, compile against the tarball with skipLibCheck off too', async (t) => {
-  writeFileSync(join(app.dir, 'kit.ts'), `import Fastify from 'fastify'
+writeFileSync(join(app.dir, 'kit.ts'), `import Fastify from 'fastify'
 import { createReplayer, replayDeadLetter } from '@anvil/fastify/replay'
 import { fixture, fixtureNames, injectWebhook, signRequest } from '@anvil/fastify/testing'
 
@@ -71,7 +66,40 @@ const replayer = createReplayer({ redis: 'redis://127.0.0.1:6379' })
 const one = await replayDeadLetter('dl_1', { redis: 'redis://127.0.0.1:6379' })
 void headers; void names; void status; void replayer; void one
 `)
-  const result = await app.tsc('kit.ts')
-  t.equal(result.output.trim(), '', 'no error, none from inside dist/')
+writeFileSync(join(app.dir, 'both.ts'), "import './app.js'\nimport './kit.js'\n")
+
+t.test('an app using event.db and publish({ client }), /testing and /replay compiles against the tarball with skipLibCheck off, and neither is any', async (t) => {
+  const result = await app.tsc('both.ts')
+  t.equal(result.output.trim(), '', 'no error, none from inside dist/ (TS7016: a declaration without its types)')
+  t.equal(result.code, 0)
+})
+
+t.test('with skipLibCheck on, event.db and publish\'s client are still not any', async (t) => {
+  // skipLibCheck hides a declaration's missing import: what it named became any, and the @ts-expect-error lines would fail.
+  const result = await app.tsc('app.ts', true)
+  t.equal(result.output.trim(), '', 'the @ts-expect-error lines still hold')
+  t.equal(result.code, 0)
+})
+
+t.test('a catalog registered in AnvilTypes types app.anvil.publish as installed: a wrong field or type is a compile error', async (t) => {
+  writeFileSync(join(app.dir, 'catalog.ts'), `import Fastify from 'fastify'
+import { Type } from '@sinclair/typebox'
+import { anvilOutbound, defineEventTypes } from '@anvil/fastify'
+
+const eventTypes = defineEventTypes({ 'invoice.paid': Type.Object({ amount: Type.Integer(), currency: Type.String() }) })
+declare module '@anvil/fastify' {
+  interface AnvilTypes { eventTypes: typeof eventTypes }
+}
+
+const server = Fastify()
+await server.register(anvilOutbound, { database: 'postgres://127.0.0.1/app', eventTypes })
+await server.anvil.publish({ type: 'invoice.paid', data: { amount: 1, currency: 'eur' } })
+// @ts-expect-error -- amount is a number
+await server.anvil.publish({ type: 'invoice.paid', data: { amount: '1', currency: 'eur' } })
+// @ts-expect-error -- a type the catalog does not hold
+await server.anvil.publish({ type: 'invoice.voided', data: { amount: 1, currency: 'eur' } })
+`)
+  const result = await app.tsc('catalog.ts')
+  t.equal(result.output.trim(), '', 'no error: each @ts-expect-error met one')
   t.equal(result.code, 0)
 })

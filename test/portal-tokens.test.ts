@@ -1,7 +1,7 @@
 /**
- * Portal tokens (issue 26, contract 1): minted by an operator for one tenant, they open the admin API on that
- * tenant's records only. Every admin route of the app is enumerated as it registers, so a route added later that
- * does not opt in is checked to answer a portal token 403. Real PostgreSQL, Redis, HTTP and a delivery worker.
+ * Portal tokens: minted by an operator for one tenant, they open the admin API on that tenant's records only.
+ * Every admin route of the app is enumerated as it registers, so a route added later that does not opt in is
+ * checked to answer a portal token 403. Real PostgreSQL, Redis, HTTP and a delivery worker.
  */
 import t from 'tap'
 import { Writable } from 'node:stream'
@@ -68,6 +68,7 @@ const PORTAL_ROUTES: Record<string, 'read' | 'write'> = {
   'GET /admin/deliveries': 'read',
   'POST /admin/deliveries/:id/retry': 'write',
   'GET /admin/event-types': 'read',
+  'GET /admin/event-types/schema.json': 'read',
   'GET /admin/portal/session': 'read'
 }
 
@@ -207,7 +208,8 @@ t.test('the tenant\'s view: its own endpoints, messages and deliveries; another 
   t.equal(tested.status, 202)
   const messageId = tested.body.messageId as string
   await outbound.publish({ type: 'order.paid', tenant: 'globex', data: { n: 2 } })
-  const delivered = async (endpoint: string): Promise<boolean> => (await call('GET', `/admin/deliveries?endpoint=${endpoint}`, admin)).body.items.length > 0
+  // A row is written `started` before its POST, then settled: wait for the failures.
+  const delivered = async (endpoint: string): Promise<boolean> => (await call('GET', `/admin/deliveries?endpoint=${endpoint}&status=failed`, admin)).body.items.length > 0
   await eventually(async () => await delivered(id) && await delivered(theirs.body.id as string))
   const ours = await call('GET', '/admin/deliveries', acme)
   t.equal(ours.status, 200)
@@ -228,6 +230,7 @@ t.test('the tenant\'s view: its own endpoints, messages and deliveries; another 
   t.match(await call('POST', `/admin/endpoints/${id}/recover`, acme, { since: new Date(Date.now() - 3600_000).toISOString() }), { status: 202 })
 
   t.match(await call('GET', '/admin/event-types', acme), { status: 200, body: { items: [] } })
+  t.match(await call('GET', '/admin/event-types/schema.json', acme), { status: 200, body: { $schema: 'https://json-schema.org/draft/2020-12/schema', $defs: {} } })
   t.match(await call('PUT', '/admin/event-types/order.paid', acme, { schema: {} }), { status: 403 })
   t.match(await call('POST', '/admin/messages', acme, { type: 'order.paid', data: {} }), { status: 403 })
   t.match(await call('GET', '/admin/events', acme), { status: 403 })
@@ -244,8 +247,10 @@ t.test('the SSRF guard and the size limits hold for a tenant as for an operator'
     { status: 413, body: { code: 'ANVIL_ERR_PAYLOAD_TOO_LARGE' } }, 'maxPayloadBytes')
   t.match(await call('POST', '/admin/endpoints', acme, { url: 'ftp://x.example/' }), { status: 400, body: { code: 'ANVIL_ERR_INVALID_ENDPOINT' } })
   t.equal((await call('POST', `/admin/endpoints/${created.body.id as string}/test`, acme, {})).status, 202)
-  await eventually(async () => (await call('GET', `/admin/deliveries?endpoint=${created.body.id as string}`, acme)).body.items.length > 0)
-  const [delivery] = (await call('GET', `/admin/deliveries?endpoint=${created.body.id as string}`, acme)).body.items
+  // Its row is written `started` before the send, then settled.
+  const settled = `/admin/deliveries?endpoint=${created.body.id as string}&status=failed`
+  await eventually(async () => (await call('GET', settled, acme)).body.items.length > 0)
+  const [delivery] = (await call('GET', settled, acme)).body.items
   t.match(delivery, { status: 'failed', httpStatus: null, errorClass: 'ssrf' }, 'the metadata address is refused')
 })
 

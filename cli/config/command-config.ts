@@ -90,6 +90,8 @@ export interface AdminConfig {
   dbSchema?: string
   /** ANVIL_OUTBOUND_RETRY_SCHEDULE: the attempts of the delivery jobs a re-send makes. */
   outboundRetrySchedule?: number[]
+  /** ANVIL_PORTAL_PUBLIC_URL and ANVIL_PORTAL_FRAME_ANCESTORS: `anvilAdmin`'s `portal` options. */
+  portal?: { publicUrl?: string, frameAncestors?: string[] }
 }
 
 /** The outgoing side's schedules; undefined: the core's defaults. */

@@ -141,11 +141,16 @@ function admin (env: Env, flags: Flags, port: number): AdminConfig {
     if (token === undefined) throw new errors.INVALID_CONFIG(`${named} is set but ${SETTINGS.adminToken.env as string} is not: the admin API is off without a token`)
     if (adminPort === port && port !== 0) throw new errors.INVALID_CONFIG(`${named} must differ from the main port (got ${adminPort})`)
   }
+  const portal = {
+    ...optional('publicUrl', read(SETTINGS.portalPublicUrl, env, flags)),
+    ...optional('frameAncestors', read(SETTINGS.portalFrameAncestors, env, flags))
+  }
   return {
     admin: token === undefined ? undefined : { token, port: adminPort },
     databaseUrl: read(SETTINGS.databaseUrl, env, flags),
     dbSchema: read(SETTINGS.dbSchema, env, flags),
-    ...optional('outboundRetrySchedule', read(SETTINGS.outboundRetrySchedule, env, flags))
+    ...optional('outboundRetrySchedule', read(SETTINGS.outboundRetrySchedule, env, flags)),
+    ...optional('portal', Object.keys(portal).length === 0 ? undefined : portal)
   }
 }
 

@@ -61,21 +61,29 @@ export function loadJournalConfig (env: Env, flags: Flags = {}): JournalCliConfi
   }
 }
 
+/** The admin API (--url), else PostgreSQL, which is then required: `where` says what it holds. */
+export type AdminOrDatabaseConfig = JournalCliConfig & ({ admin: { url: string, token: string } } | { admin?: undefined, databaseUrl: string })
+
+function adminOrDatabase (config: JournalCliConfig, where: string): AdminOrDatabaseConfig {
+  if (config.admin !== undefined) return { ...config, admin: config.admin }
+  if (config.databaseUrl === undefined) {
+    throw new errors.INVALID_CONFIG(`${SETTINGS.databaseUrl.env as string} (or ${SETTINGS.adminUrl.flag as string} with ${SETTINGS.adminToken.env as string}) is required: ${where}`)
+  }
+  return { ...config, admin: undefined, databaseUrl: config.databaseUrl }
+}
+
 /** `anvil messages resend`: the admin API, else the outbox in PostgreSQL (required then) and the delivery queue's Redis. */
-export type MessagesCliConfig = JournalCliConfig & (
-  { admin: { url: string, token: string } } | { admin?: undefined, databaseUrl: string }
-) & {
+export type MessagesCliConfig = AdminOrDatabaseConfig & {
   /** ANVIL_OUTBOUND_RETRY_SCHEDULE: the attempts of the jobs a re-send makes. */
   outboundRetrySchedule?: number[]
 }
 
 export function loadMessagesConfig (env: Env, flags: Flags = {}): MessagesCliConfig {
-  const config = loadJournalConfig(env, flags)
   const schedule = read(SETTINGS.outboundRetrySchedule, env, flags)
-  const extra = schedule === undefined ? {} : { outboundRetrySchedule: schedule }
-  if (config.admin !== undefined) return { ...config, admin: config.admin, ...extra }
-  if (config.databaseUrl === undefined) {
-    throw new errors.INVALID_CONFIG(`${SETTINGS.databaseUrl.env as string} (or ${SETTINGS.adminUrl.flag as string} with ${SETTINGS.adminToken.env as string}) is required: the outbox is in PostgreSQL`)
-  }
-  return { ...config, admin: undefined, databaseUrl: config.databaseUrl, ...extra }
+  return { ...adminOrDatabase(loadJournalConfig(env, flags), 'the outbox is in PostgreSQL'), ...(schedule === undefined ? {} : { outboundRetrySchedule: schedule }) }
+}
+
+/** `anvil event-types export`: the admin API, which lists the types defined in code too, else the stored types in PostgreSQL. */
+export function loadEventTypesConfig (env: Env, flags: Flags = {}): AdminOrDatabaseConfig {
+  return adminOrDatabase(loadJournalConfig(env, flags), 'the catalog is in PostgreSQL (the admin API lists the types defined in code too)')
 }

@@ -15,6 +15,7 @@ import { netsProblem } from '../../src/delivery/cidr.js'
 import { DEFAULT_DISPATCH_RETRY, DEFAULT_OUTBOX_RETENTION_DAYS, DispatchOptionsSchema, OutboundOptionsSchema } from '../../src/outbox/outbound-options.js'
 import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-schedule.js'
 import { MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
+import { FrameAncestors, PortalPublicUrl } from '../../src/portal/portal-options.js'
 import { define, toInteger, whole, type Setting } from './setting.js'
 import {
   DEFAULT_BODY_LIMIT, DEFAULT_CONCURRENCY, DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_PREFIX,
@@ -246,6 +247,17 @@ export const SETTINGS = {
     env: 'ANVIL_ADMIN_URL', key: 'url', flag: '--url', value: '<url>',
     description: 'the admin API to talk to (token: ANVIL_ADMIN_TOKEN), e.g. http://127.0.0.1:3000/admin; unset: Redis and PostgreSQL directly',
     expected: 'an http:// or https:// URL', schema: Type.String({ pattern: '^https?://\\S+$' }), show: redactUrl
+  }),
+  portalPublicUrl: define({
+    env: 'ANVIL_PORTAL_PUBLIC_URL', key: 'portalPublicUrl', flag: '--portal-public-url', value: '<url>',
+    description: "where tenant portal links start, e.g. https://hooks.example.com; unset: the minting request's origin",
+    expected: 'an http(s) URL with no query or fragment', schema: PortalPublicUrl()
+  }),
+  portalFrameAncestors: define({
+    env: 'ANVIL_PORTAL_FRAME_ANCESTORS', key: 'portalFrameAncestors', flag: '--portal-frame-ancestors', value: '<origins>',
+    description: 'origins that may embed the tenant portal page in a frame, e.g. https://app.example.com; unset: none',
+    expected: "comma-separated origins such as https://app.example (a leading *. allowed) or 'self'", schema: FrameAncestors(),
+    parse: (raw) => raw.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
   }),
   adminPort: define({
     env: 'ANVIL_ADMIN_PORT', key: 'adminPort', flag: '--admin-port', value: '<port>',

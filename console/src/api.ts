@@ -1,8 +1,9 @@
-// Every call the console makes goes through here: the admin API, same origin, the session cookie, and the
-// CSRF token on anything that changes state. The console calls only the documented API.
+// Every call the console and the portal make goes through here: the admin API, same origin. The console sends
+// its session cookie, and the CSRF token on anything that changes state; the portal sends its token as Bearer,
+// and no cookie (so it needs no CSRF token). Both call only the documented API.
 
-/** The admin prefix: the page is served at `<prefix>/console/`. */
-export const ADMIN_BASE = location.pathname.replace(/\/console\/.*$/, '')
+/** The admin prefix: the console is served at `<prefix>/console/`, the portal at `<prefix>/portal/`. */
+export const ADMIN_BASE = location.pathname.replace(/\/(console|portal)\/.*$/, '')
 
 export class ApiError extends Error {
   constructor (readonly status: number, message: string, readonly code: string | undefined) {
@@ -16,13 +17,19 @@ export class ApiError extends Error {
 }
 
 let csrfToken: string | null = null
+let bearer: string | null = null
 const listeners = new Set<() => void>()
+
+/** The portal's token: sent as `Authorization: Bearer`, with no cookie. */
+export function setBearer (token: string | null): void {
+  bearer = token
+}
 
 export function setCsrf (token: string | null): void {
   csrfToken = token
 }
 
-/** Called when the session ends (401): the app shows the login again. */
+/** Called when the session or the portal's token ends (401): the app shows the login, or that the link expired. */
 export function onLoggedOut (listener: () => void): () => void {
   listeners.add(listener)
   return () => listeners.delete(listener)
@@ -31,9 +38,10 @@ export function onLoggedOut (listener: () => void): () => void {
 export async function api<T = unknown> (method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {}
   if (body !== undefined) headers['content-type'] = 'application/json'
-  if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken
+  if (bearer !== null) headers.authorization = `Bearer ${bearer}`
+  else if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken
   const response = await fetch(ADMIN_BASE + path, {
-    method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body)
+    method, headers, credentials: bearer === null ? 'same-origin' : 'omit', body: body === undefined ? undefined : JSON.stringify(body)
   })
   if (response.status === 204) return undefined as T
   const data = await response.json().catch(() => null) as { error?: string, code?: string } | null

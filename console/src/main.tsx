@@ -11,9 +11,10 @@ import { Endpoints } from './pages/endpoints'
 import { Deliveries } from './pages/deliveries'
 import { UndeliveredPage } from './pages/undelivered'
 import { MessagePage } from './pages/message'
+import { EventTypesPage } from './pages/event-types'
 import './style.css'
 
-const NAV = [['/', 'Overview'], ['/events', 'Events'], ['/dead-letters', 'Dead letters'], ['/endpoints', 'Endpoints'], ['/deliveries', 'Deliveries'], ['/undelivered', 'Undelivered']] as const
+const NAV = [['/', 'Overview'], ['/events', 'Events'], ['/dead-letters', 'Dead letters'], ['/endpoints', 'Endpoints'], ['/deliveries', 'Deliveries'], ['/undelivered', 'Undelivered'], ['/event-types', 'Event types']] as const
 
 function Page ({ route }: { route: Route }) {
   const event = /^\/events\/(.+)$/.exec(route.path)
@@ -26,6 +27,7 @@ function Page ({ route }: { route: Route }) {
     case '/endpoints': return <Endpoints route={route} />
     case '/deliveries': return <Deliveries route={route} />
     case '/undelivered': return <UndeliveredPage />
+    case '/event-types': return <EventTypesPage />
     default: return <Overview />
   }
 }

@@ -2,7 +2,8 @@
  * The admin HTTP API, under `/admin`: Bearer-token auth (compared in constant time) or the console's session
  * cookie with a CSRF token, TypeBox-checked input, errors as `{ error, code }`, a strict Content-Security-Policy,
  * and an OpenAPI document at `/admin/openapi.json`. Off unless a token is given. The console is served at
- * `/admin/console/`. Feature routes (outgoing webhooks, the journal) register inside this scope (`routes`).
+ * `/admin/console/`, the tenants' portal page at `/admin/portal/`. Feature routes (outgoing webhooks, the
+ * journal) register inside this scope (`routes`).
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
@@ -16,7 +17,7 @@ import { compileCheck } from '../../src/shared/validate.js'
 import { Opaque, Prefix, Whole } from '../../src/shared/schemas.js'
 import type { RedisClient } from '../../src/redis/connect.js'
 import { adminGuard, type PortalGuard } from './admin-guard.js'
-import { consoleRoutes } from './console.js'
+import { CONSOLE_CSP, consoleRoutes, portalPageRoutes } from './console.js'
 import type { Outbound } from '../../src/outbox/outbound.js'
 import { outboundAdminRoutes } from './outbound-routes.js'
 import { isPool, openDatabase, type Database } from '../../src/db/database.js'
@@ -32,19 +33,7 @@ import { refuseNul, typeboxValidatorCompiler } from './validator.js'
 
 export { DEFAULT_ADMIN_PREFIX }
 export const DEFAULT_LOGINS_PER_MINUTE = 10
-export { MIN_ADMIN_TOKEN_LENGTH }
-
-/** The console runs only its own bundled script and styles, and talks to this origin only. */
-export const CONSOLE_CSP = {
-  defaultSrc: ["'none'"],
-  scriptSrc: ["'self'"],
-  styleSrc: ["'self'"],
-  imgSrc: ["'self'", 'data:'],
-  connectSrc: ["'self'"],
-  baseUri: ["'none'"],
-  formAction: ["'self'"],
-  frameAncestors: ["'none'"]
-}
+export { MIN_ADMIN_TOKEN_LENGTH, CONSOLE_CSP }
 
 export const AdminOptionsSchema = Type.Object({
   /** Required: every request needs `Authorization: Bearer <token>`, or a console session opened with it. */
@@ -56,7 +45,7 @@ export const AdminOptionsSchema = Type.Object({
    * token, with its validator, error handler and OpenAPI document. @defaultValue `[]`
    */
   routes: Type.Optional(Type.Array(Opaque<FastifyPluginAsync>())),
-  /** Serve the console at `<prefix>/console/`. @defaultValue true */
+  /** Serve the console at `<prefix>/console/` and the tenants' portal page at `<prefix>/portal/`. @defaultValue true */
   console: Type.Optional(Type.Boolean()),
   /**
    * Failed console logins per client address (`request.ip`; behind a proxy set Fastify's `trustProxy`) in a
@@ -118,7 +107,10 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
       await reply.code(404).send({ error: `no admin route ${request.method} ${request.url}`, code: 'ANVIL_ERR_NOT_FOUND' }))
     admin.get('/openapi.json', { schema: { hide: true } }, async () => admin.swagger())
     await admin.register(sessionRoutes(options.token, sessions, prefix, options.loginsPerMinute ?? DEFAULT_LOGINS_PER_MINUTE))
-    if (options.console !== false) await admin.register(consoleRoutes(prefix))
+    if (options.console !== false) {
+      await admin.register(consoleRoutes(prefix))
+      await admin.register(portalPageRoutes(prefix, portalOptions.frameAncestors ?? []))
+    }
     if (outbound !== undefined) await admin.register(outboundAdminRoutes(outbound))
     if (portal !== undefined) {
       const publicUrl = portalOptions.publicUrl?.replace(/\/+$/, '')

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, extname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { FastifyHelmetOptions } from '@fastify/helmet'
 import type { FastifyInstance } from 'fastify'
 import { errors } from '../../src/shared/errors.js'
 
@@ -13,6 +14,18 @@ const TYPES: Record<string, string> = {
   '.ico': 'image/x-icon'
 }
 
+/** The console runs only its own bundled script and styles, and talks to this origin only. */
+export const CONSOLE_CSP = {
+  defaultSrc: ["'none'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:'],
+  connectSrc: ["'self'"],
+  baseUri: ["'none'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"]
+}
+
 /** The package's root: the nearest folder above this file with a package.json (from src and from dist alike). */
 function packageRoot (): string {
   let dir = dirname(fileURLToPath(import.meta.url))
@@ -20,7 +33,7 @@ function packageRoot (): string {
   return dir
 }
 
-/** Where `npm run build` puts the console (vite, console/vite.config.ts); it ships in the package. */
+/** Where `npm run build` puts the console and the portal (vite, console/vite.config.ts); it ships in the package. */
 export const CONSOLE_DIR = join(packageRoot(), 'dist', 'console')
 
 interface Asset { body: Buffer, type: string }
@@ -36,22 +49,41 @@ function readAssets (dir: string): Map<string, Asset> {
 }
 
 /**
- * The console's files under `<prefix>/console/`, read once at start. They hold no data, so they are open (the
- * login page must load); every call they make goes through the guarded API. Hashed asset names are cached for good.
+ * One page of the bundle under `<prefix>/<section>/`: `page` at the root, the shared `assets/` beside it, read
+ * once at start. They hold no data, so they are open; every call they make goes through the guarded API.
+ * Hashed asset names are cached for good.
  */
-export function consoleRoutes (prefix: string, dir = CONSOLE_DIR) {
+function pageRoutes (prefix: string, section: string, page: string, dir: string, helmet?: Omit<FastifyHelmetOptions, 'global'>) {
   const assets = readAssets(dir)
-  return async function anvilConsoleRoutes (admin: FastifyInstance): Promise<void> {
+  return async function anvilPageRoutes (admin: FastifyInstance): Promise<void> {
     const open = { anvilPublic: true }
-    admin.get('/console', { config: open, schema: { hide: true } }, async (_request, reply) => await reply.redirect(`${prefix}/console/`))
-    admin.get('/console/*', { config: open, schema: { hide: true } }, async (request, reply) => {
+    admin.get(`/${section}`, { config: open, schema: { hide: true } }, async (_request, reply) => await reply.redirect(`${prefix}/${section}/`))
+    admin.get(`/${section}/*`, { config: open, schema: { hide: true }, ...(helmet === undefined ? {} : { helmet }) }, async (request, reply) => {
       const path = (request.params as { '*': string })['*']
-      const asset = assets.get(path === '' ? 'index.html' : path)
-      if (asset === undefined) {
-        throw new errors.NOT_FOUND(assets.size === 0 ? 'the console is not built: run npm run build' : `no console file ${path}`)
+      const asset = assets.get(path === '' ? page : path)
+      if (asset === undefined || (path.endsWith('.html') && path !== page)) {
+        throw new errors.NOT_FOUND(assets.size === 0 ? `the ${section} is not built: run npm run build` : `no ${section} file ${path}`)
       }
       void reply.header('cache-control', path.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache')
       return await reply.type(asset.type).send(asset.body)
     })
   }
+}
+
+/** The console's files under `<prefix>/console/` (the login page must load without the token). */
+export function consoleRoutes (prefix: string, dir = CONSOLE_DIR) {
+  return pageRoutes(prefix, 'console', 'index.html', dir)
+}
+
+/**
+ * The tenant portal's page under `<prefix>/portal/`, from the same build. Unlike the console, a product may frame
+ * it in its own settings page: `frameAncestors` (CSP source expressions) are the origins allowed to, none by default.
+ */
+export function portalPageRoutes (prefix: string, frameAncestors: readonly string[] = [], dir = CONSOLE_DIR) {
+  const framed = frameAncestors.length > 0
+  return pageRoutes(prefix, 'portal', 'portal.html', dir, {
+    contentSecurityPolicy: { useDefaults: false, directives: { ...CONSOLE_CSP, frameAncestors: framed ? [...frameAncestors] : ["'none'"] } },
+    // X-Frame-Options cannot name an origin; the CSP's frame-ancestors says who may frame the page.
+    ...(framed ? { xFrameOptions: false } : {})
+  })
 }

@@ -4,6 +4,7 @@ import type { Outbound } from '../../src/outbox/outbound.js'
 import { EventType } from '../../src/outbox/endpoint-schemas.js'
 import { PORTAL_READ } from './portal-access.js'
 import { EventTypeInputSchema, EventTypeSchema, type EventTypeInput } from '../../src/outbox/event-types.js'
+import { catalogJsonSchema } from '../../src/outbox/event-type-documents.js'
 
 const tags = ['event-types']
 const NameParams = Type.Object({ name: EventType() })
@@ -14,6 +15,10 @@ export async function outboundEventTypeRoutes (admin: FastifyInstance, { outboun
     config: PORTAL_READ,
     schema: { tags, response: { 200: Type.Object({ items: Type.Array(EventTypeSchema) }) } }
   }, async () => ({ items: await outbound.eventTypes.list() }))
+
+  // The catalog as one JSON Schema of a delivery's body, for consumers' generators; `anvil event-types export` gives OpenAPI and AsyncAPI.
+  admin.get('/event-types/schema.json', { config: PORTAL_READ, schema: { tags } }, async (_request, reply) =>
+    await reply.type('application/schema+json').send(catalogJsonSchema(await outbound.eventTypes.list())))
 
   admin.put<{ Params: { name: string }, Body: EventTypeInput }>('/event-types/:name', {
     schema: { tags, params: NameParams, body: EventTypeInputSchema, response: { 200: EventTypeSchema } }

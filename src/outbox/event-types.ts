@@ -5,15 +5,17 @@
  * catalog does not hold.
  */
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv'
+import addFormatsModule from 'ajv-formats'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
 import * as sql from '../sql/event_types.js'
 import { EventType } from './endpoint-schemas.js'
-import type { Publish, PublishOptions, PublishResult } from './publish.js'
+import type { PublishOptions, PublishResult } from './publish.js'
 
 const Ajv = AjvModule.default
+const addFormats = addFormatsModule.default
 /** How long a process keeps a stored type's schema; a change made through another process shows within it. */
 export const EVENT_TYPE_CACHE_MS = 5000
 
@@ -49,11 +51,14 @@ export type TypedMessage<T extends EventTypeMap> = {
   [K in keyof T & string]: { type: K, data: Static<T[K]>, tenant?: string, id?: string }
 }[keyof T & string]
 
-/** A catalog defined in code: give it to `anvilOutbound` (`eventTypes`), and type `publish` with `typed`. */
+/** A publish that takes messages of shape `M`. */
+type PublishOf<M> = (message: M, options?: PublishOptions) => Promise<PublishResult>
+
+/** A catalog defined in code: give it to `anvilOutbound` (`eventTypes`), and type `publish` with `typed` or `AnvilTypes`. */
 export interface EventTypes<T extends EventTypeMap> {
   readonly schemas: T
-  /** The same publish, typed by the catalog: an unknown type or a wrong field is a compile error. */
-  typed: (publish: Publish) => (message: TypedMessage<T>, options?: PublishOptions) => Promise<PublishResult>
+  /** The same publish (any, or one typed by this catalog already), typed by the catalog: an unknown type or a wrong field is a compile error. */
+  typed: (publish: PublishOf<TypedMessage<T>>) => PublishOf<TypedMessage<T>>
 }
 
 export function defineEventTypes<T extends EventTypeMap> (schemas: T): EventTypes<T> {
@@ -76,8 +81,8 @@ function describe (error: ErrorObject): string {
 }
 
 export function createEventTypeCatalog (db: Database, options: { code?: EventTypeMap, strict?: boolean } = {}): EventTypeCatalog {
-  // Formats are not checked (no format plugin): a schema's `format` is a note for consumers.
-  const ajv = new Ajv({ strict: false, validateFormats: false })
+  // The formats ajv-formats knows (date-time, email, uri, uuid, …) are checked; any other is a note for consumers.
+  const ajv = addFormats(new Ajv({ strict: false, logger: false }))
   // A Map, not the object: a type named `constructor` is not the object's inherited member.
   const code = new Map(Object.entries(options.code ?? {}))
   // Compiled once per schema text: a PUT that changes a schema compiles the new one.

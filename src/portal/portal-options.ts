@@ -5,22 +5,26 @@ import { Opaque, SchemaName } from '../shared/schemas.js'
 /** An origin as CSP's `frame-ancestors` takes it (`https://app.example`, `https://*.example:8443`) or `'self'`. */
 export const FRAME_ANCESTOR_PATTERN = "^(https?://(\\*\\.)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?|'self')$"
 
+/** Where portal links start: an http(s) URL with no query or fragment. */
+export const PortalPublicUrl = () => Type.String({
+  pattern: '^https?://[^\\s?#/]+(/[^\\s?#]*)?$', maxLength: 2000, errorMessage: 'must be an http(s) URL with no query or fragment'
+})
+export const FrameAncestors = () => Type.Array(Type.String({
+  pattern: FRAME_ANCESTOR_PATTERN, errorMessage: "must be an origin such as https://app.example (a leading *. allowed) or 'self'"
+}), { maxItems: 32 })
+
 /** `anvilAdmin`'s `portal`: the tenant portal's tokens and page. */
 export const PortalOptionsSchema = Type.Object({
   /**
    * The origin (and path, behind a proxy that adds one) the portal's links start with: a minted token's `url` is
    * `<publicUrl><prefix>/portal/#token=…`. @defaultValue the minting request's own origin
    */
-  publicUrl: Type.Optional(Type.String({
-    pattern: '^https?://[^\\s?#/]+(/[^\\s?#]*)?$', maxLength: 2000, errorMessage: 'must be an http(s) URL with no query or fragment'
-  })),
+  publicUrl: Type.Optional(PortalPublicUrl()),
   /**
    * The origins that may show the portal page in a frame (CSP `frame-ancestors`), such as your product's
    * settings page. @defaultValue none: the page cannot be framed
    */
-  frameAncestors: Type.Optional(Type.Array(Type.String({
-    pattern: FRAME_ANCESTOR_PATTERN, errorMessage: "must be an origin such as https://app.example (a leading *. allowed) or 'self'"
-  }), { maxItems: 32 })),
+  frameAncestors: Type.Optional(FrameAncestors()),
   /**
    * The key portal tokens are signed with (at least 32 characters); changing it revokes every token.
    * @defaultValue derived from the admin token, so changing the admin token revokes every portal token

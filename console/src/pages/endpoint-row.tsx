@@ -2,6 +2,9 @@ import { useState } from 'preact/hooks'
 import { api } from '../api'
 import { CopyButton, ErrorNote, Field, Id, Time, plural } from '../components'
 import { href } from '../router'
+import { useScope } from '../scope'
+import { EventTypePicker, type EventTypeEntry } from './event-type-picker'
+import { TestEventForm } from './test-event-form'
 
 export interface Endpoint {
   id: string, url: string, tenant: string | null, eventTypes: string[], description: string, enabled: boolean,
@@ -45,9 +48,34 @@ function RotateConfirm ({ endpoint, onRotate, onCancel }: { endpoint: Endpoint, 
   )
 }
 
-export function EndpointRow ({ endpoint, secret, onChanged, onSecret }: { endpoint: Endpoint, secret: string | null, onChanged: () => void, onSecret: (value: string | null) => void }) {
-  const path = `/endpoints/${encodeURIComponent(endpoint.id)}`
+/** Subscriptions: a text field for the operator (any type), the catalog's checkboxes in the portal. */
+function TypesForm ({ endpoint, catalog, onSave }: { endpoint: Endpoint, catalog?: EventTypeEntry[], onSave: (types: string[]) => (e: Event) => void }) {
   const [types, setTypes] = useState(endpoint.eventTypes.join(', '))
+  const [picked, setPicked] = useState(endpoint.eventTypes)
+  if (catalog !== undefined) {
+    return (
+      <form class='inline' aria-label={`Event types of ${endpoint.url}`} onSubmit={onSave(picked)}>
+        <EventTypePicker catalog={catalog} value={picked} onChange={setPicked} legend='Event types' />
+        <button type='submit'>Save types</button>
+      </form>
+    )
+  }
+  return (
+    <form class='inline' aria-label={`Event types of ${endpoint.url}`} onSubmit={onSave(typesOf(types))}>
+      <Field label='Event types'><input value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></Field>
+      <button type='submit'>Save types</button>
+    </form>
+  )
+}
+
+/**
+ * One endpoint and what can be done to it. With a `catalog` (the portal), subscriptions are picked from it and a
+ * test event carries a sample of the chosen type; a tenant's developer sees neither the tenant nor its form.
+ */
+export function EndpointRow ({ endpoint, secret, catalog, onChanged, onSecret }: { endpoint: Endpoint, secret: string | null, catalog?: EventTypeEntry[], onChanged: () => void, onSecret: (value: string | null) => void }) {
+  const operator = useScope() === 'operator'
+  const path = `/endpoints/${encodeURIComponent(endpoint.id)}`
+  const [testing, setTesting] = useState(false)
   const [tenant, setTenant] = useState(endpoint.tenant ?? '')
   const [since, setSince] = useState('')
   const [rotating, setRotating] = useState(false)
@@ -67,8 +95,8 @@ export function EndpointRow ({ endpoint, secret, onChanged, onSecret }: { endpoi
     <li class='endpoint' data-testid='endpoint'>
       <h3 title={endpoint.url}>{endpoint.url}</h3>
       <p class='meta'>
-        <span data-testid='tenant'>{endpoint.tenant === null ? 'No tenant' : <>Tenant <a href={href('/endpoints', { tenant: endpoint.tenant })}>{endpoint.tenant}</a></>}</span>
-        {' · '}{endpoint.enabled ? 'Enabled' : `Disabled (${endpoint.disabledReason ?? 'by an operator'})`}
+        {operator && <><span data-testid='tenant'>{endpoint.tenant === null ? 'No tenant' : <>Tenant <a href={href('/endpoints', { tenant: endpoint.tenant })}>{endpoint.tenant}</a></>}</span>{' · '}</>}
+        {endpoint.enabled ? 'Enabled' : `Disabled (${endpoint.disabledReason ?? 'by an operator'})`}
         {' · '}{endpoint.lastDeliveryAt === null ? 'no delivery yet' : <>last delivery {endpoint.lastDeliveryStatus ?? 'unknown'} <Time value={endpoint.lastDeliveryAt} /></>}
         {endpoint.failingSince !== null && <> · failing since <Time value={endpoint.failingSince} /></>}
         {' · '}<a href={href('/deliveries', { endpoint: endpoint.id })}>Deliveries</a>
@@ -76,20 +104,21 @@ export function EndpointRow ({ endpoint, secret, onChanged, onSecret }: { endpoi
       {endpoint.description !== '' && <p>{endpoint.description}</p>}
       {secret !== null && <SecretOnce secret={secret} onClose={() => onSecret(null)} />}
       <div class='actions'>
-        <button type='button' onClick={run('Test event sent', async () => await api('POST', `${path}/test`))}>Send test event</button>
+        {catalog === undefined
+          ? <button type='button' onClick={run('Test event sent', async () => await api('POST', `${path}/test`))}>Send test event</button>
+          : <button type='button' onClick={() => setTesting(true)} aria-expanded={testing}>Send test event…</button>}
         <button type='button' onClick={run(endpoint.enabled ? 'Disabled' : 'Enabled', async () => await api('PATCH', path, { enabled: !endpoint.enabled }))}>{endpoint.enabled ? 'Disable' : 'Enable'}</button>
         <button type='button' onClick={() => setRotating(true)} aria-expanded={rotating}>Rotate secret…</button>
       </div>
       {rotating && <RotateConfirm endpoint={endpoint} onRotate={rotate} onCancel={() => setRotating(false)} />}
+      {testing && catalog !== undefined && <TestEventForm endpoint={endpoint} catalog={catalog} onCancel={() => setTesting(false)}
+        onSent={(messageId) => { setTesting(false); setError(null); setNote(`Test event sent: message ${messageId}`); onChanged() }} />}
       <div class='settings'>
-        <form class='inline' aria-label={`Event types of ${endpoint.url}`} onSubmit={run('Event types saved', async () => await api('PATCH', path, { eventTypes: typesOf(types) }))}>
-          <Field label='Event types'><input value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></Field>
-          <button type='submit'>Save types</button>
-        </form>
-        <form class='inline' aria-label={`Tenant of ${endpoint.url}`} onSubmit={run('Tenant saved', async () => await api('PATCH', path, { tenant: tenant.trim() === '' ? null : tenant.trim() }))}>
+        <TypesForm endpoint={endpoint} catalog={catalog} onSave={(eventTypes) => run('Event types saved', async () => await api('PATCH', path, { eventTypes }))} />
+        {operator && <form class='inline' aria-label={`Tenant of ${endpoint.url}`} onSubmit={run('Tenant saved', async () => await api('PATCH', path, { tenant: tenant.trim() === '' ? null : tenant.trim() }))}>
           <Field label='Tenant (empty: none)'><input name='tenant' value={tenant} onInput={(e) => setTenant((e.target as HTMLInputElement).value)} /></Field>
           <button type='submit'>Save tenant</button>
-        </form>
+        </form>}
         <form class='inline' aria-label={`Recover ${endpoint.url}`} onSubmit={run(recovered, async () => await api<{ messageIds: string[] }>('POST', `${path}/recover`, { since }))}>
           <Field label='Re-send what failed since (ISO time)'><input value={since} required onInput={(e) => setSince((e.target as HTMLInputElement).value)} /></Field>
           <button type='submit'>Recover</button>

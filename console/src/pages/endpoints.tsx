@@ -2,28 +2,35 @@ import { useState } from 'preact/hooks'
 import { api, query, type Page } from '../api'
 import { ErrorNote, Field, Loading, plural } from '../components'
 import { href, type Route } from '../router'
+import { useScope } from '../scope'
 import { useApi } from '../use-api'
 import { EndpointRow, SecretOnce, typesOf, type Endpoint } from './endpoint-row'
+import { EventTypePicker, type EventTypeEntry } from './event-type-picker'
 
-function CreateForm ({ onCreated }: { onCreated: (endpoint: Endpoint & { secret: string }) => void }) {
+/** A new endpoint: its types typed by the operator, or picked from the `catalog` (the portal, whose tenant is the token's). */
+function CreateForm ({ catalog, onCreated }: { catalog?: EventTypeEntry[], onCreated: (endpoint: Endpoint & { secret: string }) => void }) {
   const [url, setUrl] = useState('')
   const [types, setTypes] = useState('')
+  const [picked, setPicked] = useState<string[]>([])
   const [tenant, setTenant] = useState('')
   const [description, setDescription] = useState('')
   const [error, setError] = useState<Error | null>(null)
   const submit = (e: Event): void => {
     e.preventDefault()
     setError(null)
-    const body = { url, eventTypes: typesOf(types), ...(tenant.trim() === '' ? {} : { tenant: tenant.trim() }), ...(description === '' ? {} : { description }) }
+    const eventTypes = catalog === undefined ? typesOf(types) : picked
+    const body = { url, eventTypes, ...(tenant.trim() === '' ? {} : { tenant: tenant.trim() }), ...(description === '' ? {} : { description }) }
     api<Endpoint & { secret: string }>('POST', '/endpoints', body).then((created) => {
-      setUrl(''); setTypes(''); setTenant(''); setDescription(''); onCreated(created)
+      setUrl(''); setTypes(''); setPicked([]); setTenant(''); setDescription(''); onCreated(created)
     }, setError)
   }
   return (
     <form class='filters' aria-label='New endpoint' onSubmit={submit}>
       <Field label='URL'><input name='url' type='url' required value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} /></Field>
-      <Field label='Event types (comma-separated; empty: all)'><input name='eventTypes' value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></Field>
-      <Field label='Tenant (optional)'><input name='tenant' value={tenant} onInput={(e) => setTenant((e.target as HTMLInputElement).value)} /></Field>
+      {catalog === undefined
+        ? <Field label='Event types (comma-separated; empty: all)'><input name='eventTypes' value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></Field>
+        : <EventTypePicker catalog={catalog} value={picked} onChange={setPicked} legend='Event types' />}
+      {catalog === undefined && <Field label='Tenant (optional)'><input name='tenant' value={tenant} onInput={(e) => setTenant((e.target as HTMLInputElement).value)} /></Field>}
       <Field label='Description'><input name='description' value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} /></Field>
       <button type='submit' class='primary'>Create endpoint</button>
       {error !== null && <ErrorNote error={error} />}
@@ -31,10 +38,16 @@ function CreateForm ({ onCreated }: { onCreated: (endpoint: Endpoint & { secret:
   )
 }
 
-/** The endpoints (of one tenant, when the URL names it); a secret made here shows once, beside its endpoint. */
+/**
+ * The endpoints (of one tenant, when the URL names it, or the portal's token does); a secret made here shows once,
+ * beside its endpoint. In the portal, event types come from the catalog.
+ */
 export function Endpoints ({ route }: { route: Route }) {
-  const tenant = route.params.get('tenant') ?? undefined
+  const portal = useScope() === 'tenant'
+  const tenant = portal ? undefined : route.params.get('tenant') ?? undefined
   const endpoints = useApi<Page<Endpoint>>(`/endpoints${query({ tenant, limit: '200' })}`)
+  const types = useApi<{ items: EventTypeEntry[] }>(portal ? '/event-types' : null)
+  const catalog = portal ? types.data?.items ?? [] : undefined
   const [secret, setSecret] = useState<{ endpointId: string, value: string } | null>(null)
   const secretFor = (id: string): string | null => secret?.endpointId === id ? secret.value : null
   return (
@@ -43,13 +56,13 @@ export function Endpoints ({ route }: { route: Route }) {
       <Loading loaded={endpoints} feature='outbound'>{(page) => (
         <>
           <h2>New endpoint</h2>
-          <CreateForm onCreated={(created) => { setSecret({ endpointId: created.id, value: created.secret }); endpoints.reload() }} />
+          <CreateForm catalog={catalog} onCreated={(created) => { setSecret({ endpointId: created.id, value: created.secret }); endpoints.reload() }} />
           {/* A new endpoint past the listed page still has its secret shown. */}
           {secret !== null && page.next !== null && !page.items.some((e) => e.id === secret.endpointId) && <SecretOnce secret={secret.value} onClose={() => setSecret(null)} />}
           <h2>{plural(page.items.length, 'endpoint')}{page.next !== null ? ' (the first page)' : ''}{tenant !== undefined ? ` of tenant ${tenant}` : ''}</h2>
           {tenant !== undefined && <p><a href={href('/endpoints')}>Every tenant</a></p>}
           <ul class='endpoints'>{page.items.map((e) => (
-            <EndpointRow key={e.id} endpoint={e} secret={secretFor(e.id)} onChanged={endpoints.reload}
+            <EndpointRow key={e.id} endpoint={e} secret={secretFor(e.id)} catalog={catalog} onChanged={endpoints.reload}
               onSecret={(value) => setSecret(value === null ? null : { endpointId: e.id, value })} />
           ))}</ul>
         </>

@@ -1,0 +1,75 @@
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { onLoggedOut, setBearer } from '../api'
+import { href, useRoute, type Route } from '../router'
+import { ScopeContext } from '../scope'
+import { Endpoints } from '../pages/endpoints'
+import { Deliveries } from '../pages/deliveries'
+import { MessagePage } from '../pages/message'
+import { VerifyPage } from '../pages/verify-snippets'
+import { Time } from '../components'
+import { useApi } from '../use-api'
+import { forgetToken, takeToken } from './portal-token'
+import '../style.css'
+
+// Taken before the first render, so the first call already carries it.
+const token = takeToken()
+setBearer(token)
+
+const NAV = [['/', 'Endpoints'], ['/deliveries', 'Deliveries'], ['/verify', 'Verify in your code']] as const
+
+function Page ({ route }: { route: Route }) {
+  const message = /^\/messages\/(.+)$/.exec(route.path)
+  if (message !== null) return <MessagePage id={decodeURIComponent(message[1] as string)} />
+  switch (route.path) {
+    case '/deliveries': return <Deliveries route={route} />
+    case '/verify': return <VerifyPage />
+    default: return <Endpoints route={route} />
+  }
+}
+
+/** No token, or one the server no longer takes: a page that says what to do, not a broken one. */
+function NoAccess ({ expired }: { expired: boolean }) {
+  return (
+    <main class='login' id='main'>
+      <h1>{expired ? 'This link has expired' : 'No access link'}</h1>
+      <p role='alert' data-testid='no-access'>
+        {expired
+          ? 'The link that opened this page has expired or was revoked. Open the webhook settings of your account again for a new one.'
+          : 'This page opens from a link in the webhook settings of your account; it has no login of its own.'}
+      </p>
+    </main>
+  )
+}
+
+/** Whose page this is, and until when, as the server reads the token (`GET <prefix>/portal/session`). */
+function Who () {
+  const session = useApi<{ tenant: string | null, scopes: string[], expiresAt: string | null }>('/portal/session')
+  if (session.data?.tenant == null) return null
+  const readOnly = !session.data.scopes.includes('write')
+  return <span data-testid='tenant'>{session.data.tenant}{readOnly ? ' (read only)' : ''} · link valid until <Time value={session.data.expiresAt} /></span>
+}
+
+function Portal () {
+  const route = useRoute()
+  const [expired, setExpired] = useState(false)
+  useEffect(() => onLoggedOut(() => { forgetToken(); setBearer(null); setExpired(true) }), [])
+  if (token === null || expired) return <NoAccess expired={expired} />
+  // A message is reached from the delivery log: its section is Deliveries.
+  const section = route.path.startsWith('/messages/') ? '/deliveries' : '/' + (route.path.split('/')[1] ?? '')
+  return (
+    <ScopeContext.Provider value='tenant'>
+      <header>
+        <a class='skip' href='#main'>Skip to content</a>
+        <strong class='brand'>Webhooks</strong>
+        <nav aria-label='Sections'>
+          {NAV.map(([path, label]) => <a key={path} href={href(path)} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
+        </nav>
+        <Who />
+      </header>
+      <main id='main' tabIndex={-1}><Page route={route} /></main>
+    </ScopeContext.Provider>
+  )
+}
+
+render(<Portal />, document.getElementById('app') as HTMLElement)
