@@ -15,9 +15,13 @@ import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
 import { startReceiver } from './helpers/receiver.js'
 
-const [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
-t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
-await migrate(db.url)
+let db: TestDatabase
+let redis: TestRedis
+t.before(async () => {
+  [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
+  t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
+  await migrate(db.url)
+})
 const CONSOLE = 'https://console.example/admin/console/'
 
 t.test('an inbound event whose handler gives up reaches the operational endpoint as inbound.dead_lettered', async (t) => {
