@@ -8,15 +8,21 @@ import t from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
+import { migrate } from '../src/db/migrate.js'
 import { createOutbound } from '../src/outbox/outbound.js'
 import { enqueue, runCli, startCli, tempDir } from './helpers/cli.js'
 import { TestDatabase } from './helpers/pg.js'
 import { TestRedis } from './helpers/redis.js'
-import { beforeAll } from './helpers/before-all.js'
+import { beforeStep } from './helpers/before-all.js'
 import { startReceiver } from './helpers/receiver.js'
 
-const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
-const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
+let db: TestDatabase
+let redis: TestRedis
+beforeStep(t, async () => {
+  [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
+  t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
+  await migrate(db.url)
+})
 const CONSOLE = 'https://console.example/admin/console/'
 
 t.test('an inbound event whose handler gives up reaches the operational endpoint as inbound.dead_lettered', async (t) => {

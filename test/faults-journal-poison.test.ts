@@ -2,8 +2,9 @@
  * One value PostgreSQL refuses does not take its batch down. A validly signed body nested 50,000 deep (jsonb's
  * parser gives up on it) sent among normal events through the real ingress, run by a real worker with the
  * journal: every event ends with its row and is handled once, the deep one stored with its bytes and no JSON
- * view, and the journal's views still show it. Text from outside with a NUL byte (a header, an error message)
- * is stored too.
+ * view, and the journal's views still show it. A body whose view PostgreSQL refuses though no check in Anvil
+ * foresaw it (a number past numeric's range) has its batch written again row by row, itself without a view. Text
+ * from outside with a NUL byte (a header, an error message) is stored too.
  */
 import t from 'tap'
 import { waitFor } from './helpers/chain.js'
@@ -102,4 +103,35 @@ t.test('a NUL byte (and a lone surrogate) in a header or an error message is sto
   t.same(attempts, [{ status: 'failed', error: 'refused  by the API' }, { status: 'done', error: null }], 'the error message stored without its NUL')
   const [handled] = await db.query<{ n: string }>('SELECT count(*) AS n FROM public.handled')
   t.equal(Number(handled?.n), 21, 'every event handled')
+})
+
+t.test('a body whose JSON view PostgreSQL refuses though no check foresaw it (a number past numeric\'s range) among 100 events: its batch is written again row by row', async (t) => {
+  const queueName = 'faults-journal-overflow'
+  await db.query('DELETE FROM public.handled')
+  await db.query('DELETE FROM anvil.webhook_events')
+  const app = await buildApp(redis.url, { queueName, retrySchedule: [100, 100] })
+  t.teardown(() => app.close())
+  // Valid JSON for JSON.parse (Infinity), and no depth or \u0000: only PostgreSQL's jsonb says no (22003).
+  const overflow = Buffer.from('{"type":"test.overflow","n":-1,"big":1e1000000}')
+  const bodies = Array.from({ length: 100 }, (_, n) => Buffer.from(JSON.stringify({ type: 'test.overflow', n })))
+  bodies.splice(50, 0, overflow)
+  const answers = await Promise.all(bodies.map(async (body) => (await app.inject(signed(body))).statusCode))
+  t.same(answers.filter((status) => status !== 202), [], 'every body got a 202')
+
+  const { worker, queue } = start(queueName, async (event) => {
+    await event.db?.query('INSERT INTO public.handled (n) VALUES ($1)', [event.json<{ n: number }>().n])
+  })
+  await worker.start()
+  await settled(queue)
+  const handled = await db.query<{ n: number, runs: number }>('SELECT n, count(*)::int AS runs FROM public.handled GROUP BY n ORDER BY n')
+  t.same(handled, [{ n: -1, runs: 1 }, ...Array.from({ length: 100 }, (_, n) => ({ n, runs: 1 }))], 'every event handled once, the refused one too')
+  const rows = await db.query<Row>('SELECT id, status, payload, payload_json, headers FROM anvil.webhook_events')
+  t.equal(rows.length, 101, 'one row per event')
+  t.same(rows.filter((row) => row.status !== 'done').map((row) => row.id), [], 'every row done')
+  const viewless = rows.filter((row) => row.payload_json === null)
+  t.equal(viewless.length, 1, 'only the refused body has no JSON view')
+  t.ok(viewless[0]?.payload.equals(overflow), 'its bytes are kept, byte for byte')
+  const dead = openQueue(redis.url, deadLetterQueueName(queueName))
+  t.teardown(() => dead.close())
+  t.equal(await dead.count(), 0, 'nothing dead-lettered')
 })

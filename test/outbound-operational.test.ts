@@ -12,48 +12,63 @@ import anvilAdmin from '../plugins/admin/admin.js'
 import anvilOutbound from '../plugins/outbound.js'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { createWorker } from '../src/worker/worker.js'
-import { eventually, outboundFixture } from './helpers/outbound.js'
+import { migrate } from '../src/db/migrate.js'
+import type { Outbound } from '../src/outbox/outbound.js'
+import { eventually } from './helpers/outbound.js'
 import { addJob, jobData, openQueue } from './helpers/journal.js'
-import { startReceiver } from './helpers/receiver.js'
-import { beforeAll, beforeStep } from './helpers/before-all.js'
+import { TestDatabase } from './helpers/pg.js'
+import { TestRedis } from './helpers/redis.js'
+import { beforeStep } from './helpers/before-all.js'
+import { startReceiver, type Receiver } from './helpers/receiver.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
 const CONSOLE = 'https://anvil.example.com/admin/console/'
 const SCHEDULE = [100, 100, 100, 100, 100]
-const fixture = outboundFixture()
-const { db, redis } = fixture
+let db: TestDatabase
+let redis: TestRedis
+let receiver: Receiver
+let app: FastifyInstance
+let outbound: Outbound
+let opsId = ''
+let opsDownId = ''
+let opsGoneId = ''
 
 interface Seen { path: string, type: string, data: Record<string, unknown>, id: string }
 const secrets = new Map<string, string>()
 const seen: Seen[] = []
 const unverified: string[] = []
 let flaky = true
-const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
-  const path = req.url
-  const secret = secrets.get(path)
-  if (secret !== undefined) {
-    try {
-      const event = new Webhook(secret).verify(req.body, req.headers as Record<string, string>) as { type: string, data: Record<string, unknown> }
-      seen.push({ path, type: event.type, data: event.data, id: String(req.headers['webhook-id']) })
-    } catch (err) {
-      unverified.push(`${path}: ${(err as Error).message}`)
-    }
-  }
-  res.statusCode = path === '/gone' || path === '/ops-gone' ? 410
-    : path === '/down' || path === '/ops-down' ? 500
-      : path === '/flaky' && flaky ? 503 : 204
-  res.end()
-}), async (receiver) => await receiver.close())
 
-const app = Fastify()
-let outbound: FastifyInstance['anvilOutbound']
 beforeStep(t, async () => {
+  [db, redis] = await Promise.all([TestDatabase.create(), TestRedis.start()])
+  t.teardown(async () => await Promise.all([db.drop(), redis.stop()]))
+  await migrate(db.url)
+  receiver = await startReceiver((req, res) => {
+    const path = req.url
+    const secret = secrets.get(path)
+    if (secret !== undefined) {
+      try {
+        const event = new Webhook(secret).verify(req.body, req.headers as Record<string, string>) as { type: string, data: Record<string, unknown> }
+        seen.push({ path, type: event.type, data: event.data, id: String(req.headers['webhook-id']) })
+      } catch (err) {
+        unverified.push(`${path}: ${(err as Error).message}`)
+      }
+    }
+    res.statusCode = path === '/gone' || path === '/ops-gone' ? 410
+      : path === '/down' || path === '/ops-down' ? 500
+        : path === '/flaky' && flaky ? 503 : 204
+    res.end()
+  })
+  t.teardown(async () => await receiver.close())
+
+  app = Fastify()
   await app.register(anvilOutbound, {
     database: db.pool(), redis: redis.url, runDispatcher: true, consoleUrl: CONSOLE, retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 }
   })
   await app.register(anvilAdmin, { token: TOKEN })
   await app.ready()
+  t.teardown(async () => await app.close())
   outbound = app.anvilOutbound
   for (let i = 0; i < 2; i++) {
     const worker = createDeliveryWorker({
@@ -62,8 +77,10 @@ beforeStep(t, async () => {
     t.teardown(async () => await worker.close())
     await worker.start()
   }
+  opsId = await operationalEndpoint('/ops')
+  opsDownId = await operationalEndpoint('/ops-down')
+  opsGoneId = await operationalEndpoint('/ops-gone', ['endpoint.disabled', 'endpoint.failing'])
 })
-t.teardown(async () => await app.close())
 
 async function call (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object, headers: Record<string, string> = auth) {
   const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
@@ -88,13 +105,6 @@ const received = (type: string, field: string, value: string, path = '/ops'): Se
   seen.filter((s) => s.path === path && s.type === type && s.data[field] === value)
 const successes = async (endpointId: string): Promise<number> =>
   (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM anvil.deliveries WHERE endpoint_id = $1 AND status = 'success'", [endpointId]))[0]?.n ?? 0
-
-let opsId: string, opsDownId: string, opsGoneId: string
-beforeStep(t, async () => {
-  opsId = await operationalEndpoint('/ops')
-  opsDownId = await operationalEndpoint('/ops-down')
-  opsGoneId = await operationalEndpoint('/ops-gone', ['endpoint.disabled', 'endpoint.failing'])
-})
 
 t.test('the admin API: 201 { id, secret }, listed apart from the endpoints, deleted; bad types 400; the token only', async (t) => {
   const list = await call('GET', '/admin/operational-endpoints')

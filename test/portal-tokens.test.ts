@@ -1,7 +1,7 @@
 /**
- * Portal tokens (issue 26, contract 1): minted by an operator for one tenant, they open the admin API on that
- * tenant's records only. Every admin route of the app is enumerated as it registers, so a route added later that
- * does not opt in is checked to answer a portal token 403. Real PostgreSQL, Redis, HTTP and a delivery worker.
+ * Portal tokens: minted by an operator for one tenant, they open the admin API on that tenant's records only.
+ * Every admin route of the app is enumerated as it registers, so a route added later that does not opt in is
+ * checked to answer a portal token 403. Real PostgreSQL, Redis, HTTP and a delivery worker.
  */
 import t from 'tap'
 import { Writable } from 'node:stream'

@@ -12,7 +12,7 @@ import { SETTINGS, read, type SettingKey } from '../cli/config/settings.js'
 import type { Setting } from '../cli/config/setting.js'
 import { loadDevConfig, loadWorkerConfig } from '../cli/config/load-config.js'
 import { workerOptions } from '../cli/config/worker-options.js'
-import { checkWorkerOptions } from '../src/worker/worker-options.js'
+import { checkWorkerOptions, workerSettings } from '../src/worker/worker-options.js'
 import { JournalOptionsSchema } from '../src/journal/journal-options.js'
 import { OutboundOptionsSchema } from '../src/outbox/outbound-options.js'
 import { DeliveryWorkerOptionsSchema } from '../src/delivery/delivery-options.js'
@@ -31,6 +31,17 @@ import { JOURNAL_MAX_PAGE, journalPageSize } from '../src/journal/event-queries.
 import { PageQuery } from '../plugins/admin/outbound-schemas.js'
 import { parseDuration } from '../src/shared/duration.js'
 import { resolveFilter, statsWindowMs } from '../src/journal/event-filter.js'
+import { createWorker } from '../src/worker/worker.js'
+import { createReplayer, ReplayOptionsSchema } from '../src/worker/replay.js'
+import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
+import { openEventLog } from '../src/journal/open-event-log.js'
+import { FormatRegistry } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { EndpointRowSchema } from '../src/sql/endpoints.js'
+import { DeliveryRowSchema } from '../src/sql/deliveries.js'
+import { OutboxRowSchema } from '../src/sql/outbox.js'
+import { EndpointSchema, EndpointShape } from '../src/outbox/endpoint-schemas.js'
+import { DeliverySchema, DeliveryShape, MessageSchema, MessageShape } from '../src/outbox/delivery-schemas.js'
 
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
 const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
@@ -203,4 +214,105 @@ t.test('the console takes the server\'s event shape and statuses: neither is dec
   t.same(files.filter(({ text }) => /interface EventItem\b/.test(text)).map(({ file }) => file), [], 'no EventItem of its own')
   t.same(files.filter(({ text }) => /'received',\s*'processing'|'done',\s*'received'/.test(text)).map(({ file }) => file), [], 'no list of statuses of its own')
   t.ok(files.some(({ text }) => text.includes("from '../../../src/journal/event-item'")), 'it imports the server\'s')
+})
+
+t.test('one default concurrency: the inbound and the delivery worker take theirs from src/shared/constants.ts', async (t) => {
+  t.same(SOURCES.filter(({ text }) => /CONCURRENCY\s*=\s*\d/.test(text)).map(({ file }) => file), ['src/shared/constants.ts'])
+  for (const file of ['src/worker/worker.ts', 'src/delivery/delivery-worker.ts']) {
+    t.match(SOURCES.find((source) => source.file === file)?.text, /options\.concurrency \?\? DEFAULT_CONCURRENCY\b/, file)
+  }
+})
+
+t.test('one opening for the Redis-backed components: each refuses a bad option and a cluster prefix with no hash tag alike', async (t) => {
+  const opens: Record<string, (options: { redis: string, prefix?: string, queueName?: string }) => unknown> = {
+    worker: (options) => createWorker(async () => {}, options),
+    replayer: (options) => createReplayer(options),
+    'delivery worker': (options) => createDeliveryWorker({ ...options, store: { loadSecrets: async () => [] } as never }),
+    'event log': (options) => openEventLog(options)
+  }
+  for (const [name, open] of Object.entries(opens)) {
+    t.throws(() => open({ redis: 'redis://x', prefix: '{x' }), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /prefix/ }, `${name}: a bad prefix`)
+    t.throws(() => open({ redis: 'redis+cluster://h1:1', prefix: 'anvil' }),
+      { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /prefix "anvil" needs a hash tag/ }, `${name}: no hash tag on a cluster`)
+  }
+  t.same(SOURCES.filter(({ text }) => /checkClusterPrefix\(options\.redis/.test(text)).map(({ file }) => file), ['src/redis/checked-prefix.ts'])
+})
+
+t.test('each table\'s shape is declared once: an endpoint, a delivery and a message answer their row, column for column', async (t) => {
+  const camel = (column: string): string => column.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
+  const answered = (row: { properties: object }, left: string[], rename: Record<string, string> = {}): string[] =>
+    Object.keys(row.properties).filter((column) => !left.includes(column)).map((column) => rename[column] ?? camel(column)).sort()
+  t.same(Object.keys(EndpointSchema.properties).sort(), answered(EndpointRowSchema, ['operational', 'circuit_opened_at']), 'an endpoint: all but its operational bookkeeping')
+  t.same(Object.keys(DeliverySchema.properties).sort(), answered(DeliveryRowSchema, ['job_id', 'resolved']), 'a delivery: all but the worker\'s bookkeeping')
+  t.same(Object.keys(MessageSchema.properties).sort(),
+    answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until', 'operational'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
+    'a message: all but its lease and retry clock')
+  t.same(SOURCES.filter(({ text }) => /disabledReason:|lastDeliveryAt:|lastDispatchError:/.test(text)).map(({ file }) => file), [], 'no file lists an answer\'s fields again')
+
+  // As the admin API's validator reads an answer's times.
+  if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (value) => !Number.isNaN(Date.parse(value)))
+  const at = new Date('2026-12-03T12:00:00.000Z')
+  const endpoint = {
+    id: 'ep_1', url: 'https://example.com/hook', tenant: null, event_types: ['a.b'], description: '', enabled: false, disabled_reason: 'why',
+    scheme: 'stripe' as const, rate_limit: 5, created_at: at, updated_at: at, last_delivery_at: null, last_delivery_status: 'failed' as const, failing_since: at,
+    operational: false, circuit_opened_at: null
+  }
+  t.ok(Value.Check(EndpointRowSchema, endpoint), 'the sample is a row')
+  const answer = EndpointShape.from(endpoint)
+  t.ok(Value.Check(EndpointSchema, answer), 'its answer fits the answer\'s schema')
+  t.same(answer, {
+    id: 'ep_1', url: 'https://example.com/hook', tenant: null, eventTypes: ['a.b'], description: '', enabled: false, disabledReason: 'why',
+    scheme: 'stripe', rateLimit: 5, createdAt: at.toISOString(), updatedAt: at.toISOString(), lastDeliveryAt: null, lastDeliveryStatus: 'failed', failingSince: at.toISOString()
+  })
+  const delivery = {
+    id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,
+    error: null, response_head: 'ok', payload_sha256: 'ab', created_at: at, job_id: 'j', resolved: true
+  }
+  t.ok(Value.Check(DeliveryRowSchema, delivery), 'the sample is a row')
+  t.same(DeliveryShape.from(delivery), {
+    id: '7', messageId: 'msg_1', endpointId: 'ep_1', attempt: 1, status: 'success', httpStatus: 200, durationMs: 3, responseHead: 'ok', payloadSha256: 'ab', createdAt: at.toISOString()
+  }, 'a delivery leaves out its empty error fields')
+  const message = {
+    id: 'msg_1', type: 't', public_type: 'p', tenant: null, data: '{"a":1}', created_at: at, status: 'failed' as const, attempts: 3,
+    next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null, operational: false
+  }
+  t.ok(Value.Check(OutboxRowSchema, message), 'the sample is a row')
+  t.ok(Value.Check(MessageSchema, { ...MessageShape.from(message), data: JSON.parse(message.data) }), 'a message fits its schema')
+})
+
+t.test('one home for runtime SQL: no statement outside src/sql/ but transaction control', async (t) => {
+  const statement = /\b(SELECT |INSERT INTO|DELETE FROM|UPDATE [a-z$"{][^ ]* (AS [a-z]+ )?SET|WITH [a-z]+ AS \()/
+  t.same(SOURCES.filter(({ file, text }) => !file.startsWith(join('src', 'sql')) && statement.test(text)).map(({ file }) => file), [])
+})
+
+t.test('the console takes the server\'s event detail, page and session shapes, and asks the server which features it has', async (t) => {
+  const consoleDir = join(ROOT, 'console', 'src')
+  const files = readdirSync(consoleDir, { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file))
+    .map((file) => ({ file, text: readFileSync(join(consoleDir, file), 'utf8') }))
+  for (const name of ['EventDetail', 'Page', 'SessionAnswer', 'SessionState', 'Features']) {
+    t.same(files.filter(({ text }) => new RegExp(`^(export )?(interface|type) ${name}\\b`, 'm').test(text)).map(({ file }) => file), [], `no ${name} of its own`)
+  }
+  t.same(files.filter(({ text }) => /no admin route|\.message\.(startsWith|includes)\(/.test(text)).map(({ file }) => file), [], 'no error matched by its text')
+  const imports = files.map(({ text }) => text).join('\n')
+  for (const from of ['src/journal/event-detail', 'src/shared/page-type', 'plugins/admin/session-state']) t.ok(imports.includes(`/${from}'`), `it imports ${from}`)
+})
+
+t.test('one rule for where the ingress\'s queue is: the worker, replay and the event log take the same queueName and prefix', async (t) => {
+  const shapes = [workerSettings, ReplayOptionsSchema.properties, EventLogOptionsSchema.properties]
+    .map(({ queueName, prefix }) => JSON.stringify({ queueName, prefix }))
+  t.equal(new Set(shapes).size, 1, 'the same schemas')
+  t.same(SOURCES.filter(({ text }) => text.includes("Must match the ingress's. @defaultValue `'webhooks'`")).map(({ file }) => file), ['src/shared/schemas.ts'])
+})
+
+t.test('one reading of a signed URL: Square and Twilio refuse a request with no URL, or one that makes none, alike', async (t) => {
+  const payload = Buffer.from('Body=hi')
+  for (const provider of ['square', 'twilio'] as const) {
+    const header = provider === 'square' ? 'x-square-hmacsha256-signature' : 'x-twilio-signature'
+    const scheme = createPresetScheme(provider, { secrets: ['rules-once-secret-0123456789'], toleranceSeconds: DEFAULT_TOLERANCE_SECONDS })
+    const headers = { [header]: Buffer.from('x').toString('base64'), 'content-type': 'application/x-www-form-urlencoded' }
+    for (const url of [undefined, 'not a url']) {
+      t.throws(() => scheme.verify(payload, headers, { url }), { code: 'ANVIL_ERR_SIGNATURE_INVALID' }, `${provider}: ${String(url)}`)
+    }
+  }
+  t.same(SOURCES.filter(({ text }) => text.includes('URL.canParse(request.url)')).map(({ file }) => file), ['src/signing/signed-url.ts'])
 })

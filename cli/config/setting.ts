@@ -5,6 +5,7 @@
 import type { TInteger, TSchema } from '@sinclair/typebox'
 import { errors } from '../../src/shared/errors.js'
 import { compileCheck, type Static } from '../../src/shared/validate.js'
+import { NO_RETRIES } from './cli-constants.js'
 
 /** Longest "got" quoted back in a message, so a pasted file cannot flood the terminal. */
 const MAX_QUOTED = 80
@@ -61,6 +62,12 @@ export function whole (schema: TInteger, unit?: string): { schema: TInteger, exp
     ? `a whole number of ${unit}, at least ${minimum}`
     : maximum < Number.MAX_SAFE_INTEGER ? `an integer from ${minimum} to ${maximum}` : `an integer of at least ${minimum}`
   return { schema, expected, parse: toInteger }
+}
+
+/** A retry schedule: whole milliseconds, comma-separated, or `none` for no retries. */
+export function toSchedule (raw: string): unknown {
+  if (raw.trim() === NO_RETRIES) return []
+  return raw.split(',').map(toInteger)
 }
 
 function quote (text: string): string {

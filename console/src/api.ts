@@ -1,6 +1,9 @@
 // Every call the console and the portal make goes through here: the admin API, same origin. The console sends
 // its session cookie, and the CSRF token on anything that changes state; the portal sends its token as Bearer,
 // and no cookie (so it needs no CSRF token). Both call only the documented API.
+import type { Features } from '../../plugins/admin/session-state'
+
+export type { Page } from '../../src/shared/page-type'
 
 /** The admin prefix: the console is served at `<prefix>/console/`, the portal at `<prefix>/portal/`. */
 export const ADMIN_BASE = location.pathname.replace(/\/(console|portal)\/.*$/, '')
@@ -9,15 +12,22 @@ export class ApiError extends Error {
   constructor (readonly status: number, message: string, readonly code: string | undefined) {
     super(message)
   }
-
-  /** A feature that is not configured has no routes: the API answers 404 "no admin route". */
-  get notConfigured (): boolean {
-    return this.status === 404 && this.message.startsWith('no admin route')
-  }
 }
 
 let csrfToken: string | null = null
 let bearer: string | null = null
+/** The route families the server has, as the session probe says; unknown (undefined) counts as served. */
+let features: Features | undefined
+
+export function setFeatures (served: Features | undefined): void {
+  features = served
+}
+
+/** A feature that is not configured has no routes: its pages say so instead of asking. */
+export function serves (feature: keyof Features): boolean {
+  return features?.[feature] !== false
+}
+
 const listeners = new Set<() => void>()
 
 /** The portal's token: sent as `Authorization: Bearer`, with no cookie. */
@@ -60,5 +70,3 @@ export function query (params: Record<string, string | undefined>): string {
   const text = search.toString()
   return text === '' ? '' : `?${text}`
 }
-
-export interface Page<T> { items: T[], next: string | null }

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useState } from 'preact/hooks'
-import { ApiError } from './api'
+import { ApiError, serves } from './api'
 import type { Loaded } from './use-api'
 
 /** What a page says when its feature has no routes on this server. */
@@ -20,7 +20,7 @@ export function ErrorNote ({ error }: { error: Error }) {
 
 /** The states of a loaded resource: loading, not configured, an error, or the content. */
 export function Loading<T> ({ loaded, feature, children }: { loaded: Loaded<T>, feature: keyof typeof FEATURES, children: (data: T) => ComponentChildren }) {
-  if (loaded.error instanceof ApiError && loaded.error.notConfigured) return <NotConfigured feature={feature} />
+  if (!serves(feature)) return <NotConfigured feature={feature} />
   if (loaded.error !== undefined) return <ErrorNote error={loaded.error} />
   if (loaded.data === undefined) return <p aria-busy='true'>Loading…</p>
   return <>{children(loaded.data)}</>

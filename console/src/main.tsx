@@ -1,6 +1,7 @@
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { api, onLoggedOut, setCsrf } from './api'
+import { api, onLoggedOut, setCsrf, setFeatures } from './api'
+import type { SessionState } from '../../plugins/admin/session-state'
 import { href, useRoute, type Route } from './router'
 import { Login } from './pages/login'
 import { Overview } from './pages/overview'
@@ -35,17 +36,20 @@ function Page ({ route }: { route: Route }) {
 function App () {
   const route = useRoute()
   const [session, setSession] = useState<'unknown' | 'in' | 'out'>('unknown')
-  useEffect(() => {
-    // A page reloaded within a session asks for its CSRF token again (the cookie itself is HttpOnly). The probe
-    // answers 200 logged out too, so a first visit logs no failed request.
-    api<{ authenticated: boolean, csrfToken: string | null }>('GET', '/session/state').then(
-      (answer) => { setCsrf(answer.csrfToken); setSession(answer.authenticated ? 'in' : 'out') },
+  // A page reloaded within a session asks for its CSRF token again (the cookie itself is HttpOnly), and a session
+  // learns which features the server has. The probe answers 200 logged out too, so a first visit logs no failed request.
+  const probe = (): void => {
+    api<SessionState>('GET', '/session/state').then(
+      (answer) => { setCsrf(answer.csrfToken); setFeatures(answer.features); setSession(answer.authenticated ? 'in' : 'out') },
       () => setSession('out')
     )
+  }
+  useEffect(() => {
+    probe()
     return onLoggedOut(() => { setCsrf(null); setSession('out') })
   }, [])
   if (session === 'unknown') return <p aria-busy='true'>Loading…</p>
-  if (session === 'out') return <Login onLogin={() => setSession('in')} />
+  if (session === 'out') return <Login onLogin={probe} />
   const section = '/' + (route.path.split('/')[1] ?? '')
   // Log out ends this session on the server; everywhere ends every session (a lost laptop, a shared screen).
   const logout = (path: '/session' | '/sessions'): void => { api('DELETE', path).finally(() => { setCsrf(null); setSession('out') }) }

@@ -1,11 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../src/shared/errors.js'
 import { tokenMatcher } from '../../src/signing/crypto.js'
 import type { SessionKeys } from './session.js'
-
-const SessionAnswerSchema = Type.Object({ csrfToken: Type.Union([Type.String(), Type.Null()]), expiresAt: Type.Union([Type.String(), Type.Null()]) })
-const SessionStateSchema = Type.Composite([Type.Object({ authenticated: Type.Boolean() }), SessionAnswerSchema])
+import { SessionAnswerSchema, SessionStateSchema, type Features } from './session-state.js'
 /** The window failed logins are counted in, from a client's first failure. */
 export const LOGIN_WINDOW_MS = 60_000
 
@@ -22,6 +20,15 @@ const retryIn = (ms: number): string => {
  * a proxy, Fastify's `trustProxy` makes it the client's), so a stranger's guesses never lock out an operator
  * elsewhere, and an operator who has the token is never refused for having used it.
  */
+const STATE_PATH = '/session/state'
+
+/** The route families registered beside the probe, under the admin prefix it is served at. */
+function featuresOf (admin: FastifyInstance, request: FastifyRequest): Features {
+  const base = (request.routeOptions.url ?? STATE_PATH).slice(0, -STATE_PATH.length)
+  const has = (path: string): boolean => admin.hasRoute({ method: 'GET', url: base + path })
+  return { journal: has('/events'), outbound: has('/endpoints') }
+}
+
 export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath: string, failedLoginsPerMinute: number) {
   const matches = tokenMatcher([token])
   return async function anvilSessionRoutes (admin: FastifyInstance): Promise<void> {
@@ -49,12 +56,16 @@ export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath:
       const session = await sessions.read(request)
       return session === undefined ? { csrfToken: null, expiresAt: null } : sessions.answer(session)
     })
-    admin.get('/session/state', {
+    admin.get(STATE_PATH, {
       config: { anvilPublic: true },
-      schema: { summary: 'Whether this browser has an open session, and its CSRF token if so', security: [], response: { 200: SessionStateSchema } }
+      schema: {
+        summary: 'Whether this browser has an open session, its CSRF token and the route families served if so', security: [], response: { 200: SessionStateSchema }
+      }
     }, async (request) => {
       const session = await sessions.read(request)
-      return session === undefined ? { authenticated: false, csrfToken: null, expiresAt: null } : { authenticated: true, ...sessions.answer(session) }
+      return session === undefined
+        ? { authenticated: false, csrfToken: null, expiresAt: null }
+        : { authenticated: true, features: featuresOf(admin, request), ...sessions.answer(session) }
     })
     admin.delete('/session', { schema: { summary: 'Log out of the console: ends this session on the server' } }, async (request, reply) => {
       await sessions.close(request, reply, cookiePath)

@@ -75,7 +75,7 @@ export async function migrate (database: DatabaseInput | Database, options: Data
     const migrations = loadMigrations(options.dir)
     const schema = pg.escapeIdentifier(db.schema)
     return await inTransaction(db.pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`anvil-migrate:${db.schema}`])
+      await client.query(record.lock(), [`anvil-migrate:${db.schema}`])
       await client.query(record.createSchema(db.schema))
       await client.query(record.createTable(db.schema))
       const { rows } = await client.query<{ version: string, checksum: string }>(record.applied(db.schema))

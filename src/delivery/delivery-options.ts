@@ -13,7 +13,6 @@ export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000
 export const DEFAULT_RESPONSE_CAP_BYTES = 4096
 /** How long a 2xx's body may take after its status: the log's copy only, so short. */
 export const RESPONSE_BODY_TIMEOUT_MS = 1000
-export const DEFAULT_DELIVERY_CONCURRENCY = 10
 export const DEFAULT_FAILURE_THRESHOLD = 5
 export const DEFAULT_CIRCUIT_OPEN_MS = 30_000
 /** An endpoint that has only failed for five days is disabled (Svix's 120 h). */

@@ -3,17 +3,17 @@
  * SSRF-guarded dispatcher, retries on the outbound schedule, and keeps one bad endpoint from slowing the rest.
  */
 import { Worker, type Job } from 'bullmq'
-import { DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS, STALLED_MESSAGE } from '../shared/constants.js'
-import { errors } from '../shared/errors.js'
+import { DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_TIMEOUT_MS, STALLED_MESSAGE } from '../shared/constants.js'
 import { within } from '../shared/within.js'
-import { checkClusterPrefix, connect, disconnect } from '../redis/connect.js'
+import { connect, disconnect } from '../redis/connect.js'
+import { checkedPrefix } from '../redis/checked-prefix.js'
 import { watchClock } from '../redis/clock-skew.js'
 import { createCircuitBreaker } from './circuit-breaker.js'
 import { createEndpointRateLimit } from './endpoint-rate-limit.js'
 import { createEndpointGate } from './endpoint-gate.js'
 import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from './delivery-job.js'
 import {
-  checkDeliveryWorkerOptions, CIRCUIT_CLEAN_CACHE_MS, DEFAULT_CIRCUIT_OPEN_MS, SLOW_ENDPOINT_AFTER_MS, DEFAULT_DELIVERY_CONCURRENCY, DEFAULT_DELIVERY_TIMEOUT_MS,
+  checkDeliveryWorkerOptions, CIRCUIT_CLEAN_CACHE_MS, DEFAULT_CIRCUIT_OPEN_MS, SLOW_ENDPOINT_AFTER_MS, DEFAULT_DELIVERY_TIMEOUT_MS,
   DEFAULT_DISABLE_AFTER_MS, DEFAULT_FAILURE_THRESHOLD, DEFAULT_RESPONSE_CAP_BYTES, RESPONSE_BODY_TIMEOUT_MS, type DeliveryWorkerOptions
 } from './delivery-options.js'
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
@@ -43,14 +43,11 @@ export async function stripBody (job: Job<OutboundJobData>): Promise<void> {
 const PROBE_LEASE_MARGIN_MS = 5000
 
 export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryWorker {
-  const problem = checkDeliveryWorkerOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  const prefix = checkedPrefix(options, checkDeliveryWorkerOptions)
   const log = options.logger ?? silentLogger
-  const prefix = options.prefix ?? DEFAULT_PREFIX
-  checkClusterPrefix(options.redis, prefix)
   const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS
   const schedule = resolveSchedule(options.retrySchedule)
-  const concurrency = options.concurrency ?? DEFAULT_DELIVERY_CONCURRENCY
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
   const maxInFlight = options.maxInFlightPerEndpoint ?? Math.ceil(concurrency / 2)
   // No cap given: half the slots while several endpoints are active (or one was slow) within a timeout, else all of them.
   const adaptive = options.maxInFlightPerEndpoint === undefined ? { soloMaxInFlight: concurrency, recentMs: timeoutMs } : {}

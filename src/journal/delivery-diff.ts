@@ -3,17 +3,7 @@
  * other bytes): the changed JSON fields by path, or only that the bytes changed, and the changed headers.
  */
 import { jsonView } from './event-row.js'
-
-export interface Change { path: string, before?: unknown, after?: unknown }
-
-export interface DeliveryDiff {
-  receivedAt: unknown
-  jobId: unknown
-  payloadChanged: boolean
-  /** Changed JSON fields (`data.object.amount`) when both payloads are JSON; at most MAX_CHANGES. */
-  changes: Change[]
-  headers: Change[]
-}
+import type { Change, DeliveryDiff } from './event-detail.js'
 
 const MAX_CHANGES = 100
 

@@ -1,6 +1,7 @@
 /**
- * Which events a list, a count or a replay takes: the same filter for the journal (as SQL) and for the dead
- * letters in Redis (as a predicate), from the admin API, the CLI or code. A bad filter is ANVIL_ERR_INVALID_FILTER.
+ * Which events a list, a count or a replay takes: the same filter for the journal (its statements' plans in
+ * src/sql/webhook_events.ts) and for the dead letters in Redis (as a predicate), from the admin API, the CLI or
+ * code. A bad filter is ANVIL_ERR_INVALID_FILTER.
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { errors } from '../shared/errors.js'
@@ -82,25 +83,6 @@ export function resolveFilter (filter: unknown, now = Date.now()): ResolvedFilte
     throw new errors.INVALID_FILTER('since must be before until')
   }
   return resolved
-}
-
-/** The filter as a SQL condition on `webhook_events` (aliased `alias`), its values numbered from `$first`. */
-export function filterSql (filter: ResolvedFilter, first = 1, alias = 'e'): { where: string, values: unknown[] } {
-  const conditions: string[] = []
-  const values: unknown[] = []
-  const add = (sql: (param: string) => string, value: unknown): void => {
-    values.push(value)
-    conditions.push(sql(`$${first + values.length - 1}`))
-  }
-  if (filter.provider !== undefined) add((p) => `${alias}.provider = ${p}`, filter.provider)
-  if (filter.source !== undefined) add((p) => `${alias}.source = ${p}`, filter.source)
-  if (filter.type !== undefined) add((p) => `${alias}.event_type = ${p}`, filter.type)
-  if (filter.statuses !== undefined) add((p) => `${alias}.status = ANY(${p}::text[])`, filter.statuses)
-  if (filter.errorClass !== undefined) add((p) => `${alias}.error_class = ${p}`, filter.errorClass)
-  if (filter.since !== undefined) add((p) => `${alias}.received_at >= ${p}`, filter.since)
-  if (filter.until !== undefined) add((p) => `${alias}.received_at < ${p}`, filter.until)
-  if (filter.text !== undefined) add((p) => `position(convert_to(${p}, 'UTF8') in ${alias}.payload) > 0`, filter.text)
-  return { where: conditions.length === 0 ? 'TRUE' : conditions.join(' AND '), values }
 }
 
 /** What a dead letter in Redis offers the filter. */

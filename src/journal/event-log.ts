@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
-import { Opaque, Prefix, QueueName, RetentionSchema, SchemaName } from '../shared/schemas.js'
+import { InboundQueue, Opaque, RetentionSchema, SchemaName } from '../shared/schemas.js'
 import type { EventDetail, EventPage } from './event-queries.js'
 import type { EventReplayResult } from './event-replay.js'
 import type { ReplayRunStatus } from './replay-runs.js'
@@ -19,10 +19,7 @@ export const EventLogOptionsSchema = Type.Object({
   database: Type.Optional(Opaque<DatabaseInput>()),
   /** @defaultValue `'anvil'` */
   schema: Type.Optional(SchemaName()),
-  /** Must match the ingress's. @defaultValue `'webhooks'` */
-  queueName: Type.Optional(QueueName()),
-  /** Must match the ingress's. @defaultValue `'{anvil}'` */
-  prefix: Type.Optional(Prefix()),
+  ...InboundQueue(),
   /** Retention for replayed jobs (what is not given keeps its default). */
   retention: Type.Optional(RetentionSchema)
 }, { additionalProperties: false })

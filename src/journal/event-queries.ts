@@ -4,14 +4,19 @@ import { decodeCursor } from '../shared/cursor.js'
 import { pageSize, toPage, type Page } from '../shared/page.js'
 import { nestsDeeperThan } from '../shared/json.js'
 import { errors } from '../shared/errors.js'
-import { filterSql, type ResolvedFilter } from './event-filter.js'
-import type { EventItem, EventStatus } from './event-item.js'
+import type { ResolvedFilter } from './event-filter.js'
+import type { EventItem } from './event-item.js'
+import type { EventDetail } from './event-detail.js'
 
 export type { EventItem }
-import { deliveryDiff, type DeliveryDiff } from './delivery-diff.js'
+export type { EventAttempt, EventDetail, EventEffect } from './event-detail.js'
+import { deliveryDiff } from './delivery-diff.js'
 import * as webhookEffects from '../sql/webhook_effects.js'
 import * as webhookEventFailures from '../sql/webhook_event_failures.js'
 import * as webhookEvents from '../sql/webhook_events.js'
+import type { DetailRow, ItemRow } from '../sql/webhook_events.js'
+import type { WebhookEffectRow } from '../sql/webhook_effects.js'
+import type { AttemptLogRow } from '../sql/webhook_event_failures.js'
 
 /** An event item is a few short columns read by one index range scan; the console asks for 500 at once. */
 export const JOURNAL_MAX_PAGE = 500
@@ -20,53 +25,6 @@ export const JOURNAL_MAX_PAGE = 500
 export const journalPageSize = (limit: number | undefined): number => pageSize(limit, JOURNAL_MAX_PAGE)
 
 export type EventPage = Page<EventItem>
-
-export interface EventEffect { action: string, key: string, result: unknown, createdAt: string }
-
-/** One finished attempt of the event, from webhook_event_attempts. */
-export interface EventAttempt {
-  attempt: number
-  status: 'done' | 'failed'
-  startedAt: string | null
-  finishedAt: string
-  errorClass: string | null
-  error: string | null
-  jobId: string | null
-}
-
-export interface EventDetail extends EventItem {
-  /** The payload as received: as text when it is UTF-8, else base64 (`payloadEncoding` says which). */
-  payload: string
-  payloadEncoding: 'utf8' | 'base64'
-  /** The JSON view, when the payload is JSON. */
-  json?: unknown
-  contentType: string | null
-  headers: Record<string, string>
-  signature: string | null
-  requestId: string | null
-  jobId: string | null
-  processedAt: string | null
-  deliveries: number
-  replays: number
-  effects: EventEffect[]
-  /** Every attempt a worker finished, oldest first (a replay's attempts follow the earlier ones; `attempts` is the count since the last replay). */
-  attemptLog: EventAttempt[]
-  /** How this delivery differs from the previous one of the same id, when there was one that differs. */
-  previousDelivery?: DeliveryDiff
-}
-
-interface ItemRow {
-  id: string
-  source: string
-  provider: string | null
-  event_type: string | null
-  status: EventStatus
-  attempts: number
-  received_at: Date
-  received_at_text: string
-  last_error: string | null
-  error_class: string | null
-}
 
 export function toItem (row: ItemRow): EventItem {
   const item: EventItem = {
@@ -85,22 +43,12 @@ export function toItem (row: ItemRow): EventItem {
 
 
 /** The list's statement and its values: newest first, `limit + 1` rows, after the cursor's row when there is one. */
-export function listQuery (schema: string, filter: ResolvedFilter, page: { limit: number, cursor?: string }): { text: string, values: unknown[] } {
-  const { where, values } = filterSql(filter)
-  let after = ''
-  if (page.cursor !== undefined && page.cursor !== '') {
-    const [at, id] = decodeCursor(page.cursor, ['time', 'string'])
-    values.push(at, id)
-    after = ` AND (e.received_at, e.id) < ($${values.length - 1}::timestamptz, $${values.length})`
-  }
-  values.push(page.limit + 1)
-  return {
-    text: webhookEvents.list(schema, `${where}${after}`, values.length),
-    values
-  }
+/** The list's statement: a page of `limit` and one more, to tell whether another follows. */
+export function listQuery (schema: string, filter: ResolvedFilter, page: { limit: number, cursor?: string }): webhookEvents.Plan {
+  const before = page.cursor === undefined || page.cursor === '' ? undefined : decodeCursor(page.cursor, ['time', 'string'])
+  return webhookEvents.list(schema, filter, page.limit + 1, before as [unknown, unknown] | undefined)
 }
 
-/** Newest first; the cursor holds the last row's received_at (to the microsecond) and id. */
 export async function listEvents (db: Database, filter: ResolvedFilter, page: { limit?: number, cursor?: string } = {}): Promise<EventPage> {
   const limit = journalPageSize(page.limit)
   const { text, values } = listQuery(db.schema, filter, { limit, cursor: page.cursor })
@@ -110,33 +58,17 @@ export async function listEvents (db: Database, filter: ResolvedFilter, page: { 
 
 /** How many events match the filter; with `replayable`, only those a replay may take. */
 export async function countEvents (db: Database, filter: ResolvedFilter, { replayable = false } = {}): Promise<number> {
-  const { where, values } = filterSql(filter)
-  const { rows } = await db.pool.query<{ n: string }>(webhookEvents.count(db.schema, replayable ? `${where} AND ${webhookEvents.REPLAYABLE}` : where), values)
+  const { text, values } = webhookEvents.count(db.schema, filter, replayable)
+  const { rows } = await db.pool.query<{ n: string }>(text, values)
   return Number(rows[0]?.n ?? 0)
-}
-
-interface DetailRow extends ItemRow {
-  payload: Buffer
-  payload_json: unknown
-  content_type: string | null
-  headers: Record<string, string>
-  signature: string | null
-  request_id: string | null
-  job_id: string | null
-  processed_at: Date | null
-  deliveries: number
-  replay_generation: number
-  previous_delivery: Record<string, unknown> | null
 }
 
 export async function getEvent (db: Database, id: string): Promise<EventDetail> {
   const { rows } = await db.pool.query<DetailRow>(webhookEvents.detail(db.schema), [id])
   const row = rows[0]
   if (row === undefined) throw new errors.EVENT_NOT_FOUND(id)
-  const effects = await db.pool.query<{ action: string, key: string, result: unknown, created_at: Date }>(
-    webhookEffects.ofEvent(db.schema), [id])
-  const attempts = await db.pool.query<{ attempt: number, status: 'done' | 'failed', started_at: Date | null, finished_at: Date, error_class: string | null, error: string | null, job_id: string | null }>(
-    webhookEventFailures.attemptLog(db.schema), [id])
+  const effects = await db.pool.query<Omit<WebhookEffectRow, 'event_id'>>(webhookEffects.ofEvent(db.schema), [id])
+  const attempts = await db.pool.query<AttemptLogRow>(webhookEventFailures.attemptLog(db.schema), [id])
   const text = row.payload.toString('utf8')
   const utf8 = Buffer.from(text, 'utf8').equals(row.payload)
   const detail: EventDetail = {

@@ -5,9 +5,9 @@ import * as sql from '../sql/deliveries.js'
 import type { DeliveryRow } from '../sql/deliveries.js'
 import * as outboxSql from '../sql/outbox.js'
 import type { OutboxRow } from '../sql/outbox.js'
-import type { Delivery, MessageWithDeliveries, Undelivered } from './delivery-schemas.js'
+import { DeliveryShape, MessageShape, type Delivery, type MessageWithDeliveries, type Undelivered } from './delivery-schemas.js'
 import { toPage, type Page } from '../shared/page.js'
-import { iso, outboxPageSize } from './page.js'
+import { outboxPageSize } from './page.js'
 
 export interface DeliveryQuery {
   endpoint?: string
@@ -26,20 +26,7 @@ export interface UndeliveredQuery {
   cursor?: string
 }
 
-export const toDelivery = (row: DeliveryRow): Delivery => ({
-  id: String(row.id),
-  messageId: row.message_id,
-  endpointId: row.endpoint_id,
-  attempt: row.attempt,
-  status: row.status,
-  httpStatus: row.http_status,
-  durationMs: row.duration_ms,
-  ...(row.error === null ? {} : { error: row.error }),
-  ...(row.error_class === null ? {} : { errorClass: row.error_class }),
-  ...(row.response_head === null ? {} : { responseHead: row.response_head }),
-  payloadSha256: row.payload_sha256,
-  createdAt: row.created_at.toISOString()
-})
+export const toDelivery = DeliveryShape.from
 
 export type DeliveryLog = ReturnType<typeof createDeliveryLog>
 
@@ -67,19 +54,7 @@ export function createDeliveryLog (db: Database) {
       const row = rows[0]
       if (row === undefined) throw new errors.NOT_FOUND(`no message ${id}`)
       const attempts = await db.pool.query<DeliveryRow>(sql.ofMessage(db.schema), [id])
-      return {
-        id: row.id,
-        type: row.type,
-        publicType: row.public_type,
-        tenant: row.tenant,
-        data: JSON.parse(row.data),
-        status: row.status,
-        dispatchAttempts: row.attempts,
-        lastDispatchError: row.last_error,
-        createdAt: row.created_at.toISOString(),
-        dispatchedAt: iso(row.dispatched_at),
-        deliveries: attempts.rows.map(toDelivery)
-      }
+      return { ...MessageShape.from(row), data: JSON.parse(row.data), deliveries: attempts.rows.map(toDelivery) }
     },
 
     /** Message and endpoint pairs with attempts and no success, the latest attempt first. */

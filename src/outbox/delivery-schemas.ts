@@ -1,42 +1,28 @@
 /** The shapes of the delivery log and the outbox as Anvil answers them. */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
+import { apiShape } from '../shared/api-shape.js'
+import { DeliveryRowSchema } from '../sql/deliveries.js'
+import { OutboxRowSchema } from '../sql/outbox.js'
 
 const Time = () => Type.String({ format: 'date-time' })
 
 /** `started`: written before the POST and not completed yet, or its worker died mid-POST (the outcome is unknown). */
-export const DeliveryStatus = () => Type.Union([Type.Literal('started'), Type.Literal('success'), Type.Literal('failed')])
+export const DeliveryStatus = () => DeliveryRowSchema.properties.status
 
-export const DeliverySchema = Type.Object({
-  id: Type.String(),
-  messageId: Type.String(),
-  endpointId: Type.String(),
-  attempt: Type.Integer(),
-  status: DeliveryStatus(),
-  httpStatus: Nullable(Type.Integer()),
-  durationMs: Type.Integer(),
-  error: Type.Optional(Type.String()),
-  errorClass: Type.Optional(Type.String()),
-  responseHead: Type.Optional(Type.String()),
-  payloadSha256: Type.String(),
-  createdAt: Time()
-})
+/** An attempt as Anvil answers it: its row but for the worker's bookkeeping, with no empty error fields. */
+export const DeliveryShape = apiShape(Type.Omit(DeliveryRowSchema, ['job_id', 'resolved']), { absentWhenNull: ['error', 'error_class', 'response_head'] })
+export const DeliverySchema = DeliveryShape.schema
 export type Delivery = Static<typeof DeliverySchema>
 
-export const MessageSchema = Type.Object({
-  id: Type.String(),
-  type: Type.String(),
-  /** The name receivers see; null when the event map gives none (never delivered). */
-  publicType: Nullable(Type.String()),
-  tenant: Nullable(Type.String()),
-  data: Type.Unknown(),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('dispatched'), Type.Literal('failed')]),
-  /** The dispatcher's tries at turning the message into delivery jobs; each delivery's own tries are its `attempt`. */
-  dispatchAttempts: Type.Integer(),
-  lastDispatchError: Nullable(Type.String()),
-  createdAt: Time(),
-  dispatchedAt: Nullable(Time())
-})
+/**
+ * A message as Anvil answers it: its row but for the lease, the retry clock, the operational flag and the data
+ * as JSON text. `publicType` is null when the event map gives none (never delivered); `dispatchAttempts` counts
+ * the dispatcher's tries at turning the message into delivery jobs (each delivery's own tries are its `attempt`).
+ */
+export const MessageShape = apiShape(Type.Omit(OutboxRowSchema, ['data', 'next_attempt_at', 'lease_owner', 'lease_until', 'operational']),
+  { rename: { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' } })
+export const MessageSchema = Type.Composite([MessageShape.schema, Type.Object({ data: Type.Unknown() })])
 export type Message = Static<typeof MessageSchema>
 
 export const MessageWithDeliveriesSchema = Type.Composite([MessageSchema, Type.Object({ deliveries: Type.Array(DeliverySchema) })])

@@ -1,7 +1,9 @@
 /** The shapes of an endpoint: what a caller gives (create, patch) and what Anvil answers. */
 import { Type, type Static } from '@sinclair/typebox'
-import { Nullable, Whole } from '../shared/schemas.js'
+import { Whole } from '../shared/schemas.js'
 import { MAX_ENDPOINT_URL_LENGTH } from '../delivery/endpoint-url.js'
+import { apiShape } from '../shared/api-shape.js'
+import { EndpointRowSchema } from '../sql/endpoints.js'
 
 /** Event type names: `invoice.paid`, `user/created`, `order:shipped`; printable, no spaces. */
 export const EVENT_TYPE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$'
@@ -9,7 +11,7 @@ export const MAX_RATE_LIMIT = 100_000
 
 export const EventType = () => Type.String({ pattern: EVENT_TYPE_PATTERN, errorMessage: 'must be an event type name: letters, digits and _ . : / -, at most 128' })
 export const Tenant = () => Type.String({ minLength: 1, maxLength: 200 })
-export const Scheme = () => Type.Union([Type.Literal('standard-webhooks'), Type.Literal('stripe')])
+export const Scheme = () => EndpointRowSchema.properties.scheme
 
 const fields = {
   url: Type.String({ minLength: 1, maxLength: MAX_ENDPOINT_URL_LENGTH }),
@@ -42,24 +44,9 @@ export const EndpointPatchSchema = Type.Object({
 }, { additionalProperties: false, minProperties: 1 })
 export type EndpointPatch = Static<typeof EndpointPatchSchema>
 
-const Time = () => Type.String({ format: 'date-time' })
-
-export const EndpointSchema = Type.Object({
-  id: Type.String(),
-  url: Type.String(),
-  tenant: Nullable(Type.String()),
-  eventTypes: Type.Array(Type.String()),
-  description: Type.String(),
-  enabled: Type.Boolean(),
-  disabledReason: Nullable(Type.String()),
-  scheme: Scheme(),
-  rateLimit: Type.Union([Type.Integer(), Type.Null()]),
-  createdAt: Time(),
-  updatedAt: Time(),
-  lastDeliveryAt: Nullable(Time()),
-  lastDeliveryStatus: Type.Union([Type.Literal('success'), Type.Literal('failed'), Type.Null()]),
-  failingSince: Nullable(Time())
-})
+/** An endpoint as Anvil answers it: its row, key for key, but for what the operational events keep to themselves. */
+export const EndpointShape = apiShape(Type.Omit(EndpointRowSchema, ['operational', 'circuit_opened_at']))
+export const EndpointSchema = EndpointShape.schema
 export type Endpoint = Static<typeof EndpointSchema>
 
 /** An endpoint as created or rotated: the only answers that show a secret in full. */

@@ -7,13 +7,13 @@ import * as secretsSql from '../sql/endpoint-secrets.js'
 import * as sql from '../sql/endpoints.js'
 import type { EditableColumn, EndpointRow } from '../sql/endpoints.js'
 import {
-  EndpointInputSchema, EndpointPatchSchema, type Endpoint, type EndpointInput, type EndpointPatch, type EndpointWithSecret
+  EndpointInputSchema, EndpointPatchSchema, EndpointShape, type Endpoint, type EndpointInput, type EndpointPatch, type EndpointWithSecret
 } from './endpoint-schemas.js'
 import { endpointUrlProblem } from '../delivery/endpoint-url.js'
 import { newId, newSecret } from './ids.js'
 import { TENANT_OPERATIONAL_TYPES } from './operational-events.js'
 import { toPage, type Page } from '../shared/page.js'
-import { iso, outboxPageSize } from './page.js'
+import { outboxPageSize } from './page.js'
 
 export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 60 * 60
 
@@ -29,22 +29,7 @@ export interface EndpointListQuery {
   cursor?: string
 }
 
-export const toEndpoint = (row: EndpointRow): Endpoint => ({
-  id: row.id,
-  url: row.url,
-  tenant: row.tenant,
-  eventTypes: row.event_types,
-  description: row.description,
-  enabled: row.enabled,
-  disabledReason: row.disabled_reason,
-  scheme: row.scheme,
-  rateLimit: row.rate_limit,
-  createdAt: row.created_at.toISOString(),
-  updatedAt: row.updated_at.toISOString(),
-  lastDeliveryAt: iso(row.last_delivery_at),
-  lastDeliveryStatus: row.last_delivery_status,
-  failingSince: iso(row.failing_since)
-})
+export const toEndpoint = EndpointShape.from
 
 const checkInput = compileCheck(EndpointInputSchema)
 const checkPatch = compileCheck(EndpointPatchSchema)

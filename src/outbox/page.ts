@@ -5,5 +5,3 @@ export const OUTBOX_MAX_PAGE = 200
 
 /** The size of an outbound list's page (endpoints, deliveries, resends). */
 export const outboxPageSize = (limit: number | undefined): number => pageSize(limit, OUTBOX_MAX_PAGE)
-
-export const iso = (value: Date | null): string | null => value === null ? null : value.toISOString()

@@ -2,12 +2,12 @@
  * Square: `X-Square-HmacSha256-Signature: <base64>`, HMAC-SHA256 over the notification URL followed by
  * the raw body. The URL is the one configured at Square (`publicUrl`), else the request's own.
  */
-import { errors } from '../shared/errors.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { parseJson } from '../shared/json.js'
 import { readPath } from '../shared/read-path.js'
 import { decodeBase64, hmac, requireMatch } from '../signing/crypto.js'
 import { requireHeader } from '../signing/headers.js'
+import { signedUrl } from '../signing/signed-url.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
 import { presetKeys } from './preset-keys.js'
 
@@ -23,9 +23,7 @@ export function squareScheme (config: PresetConfig): SignatureScheme {
     check (payload, headers, request) {
       const value = requireHeader(headers, HEADER)
       const given = decodeBase64(value, HEADER)
-      const url = request.url
-      /* c8 ignore next -- the plugin always passes the URL */
-      if (url === undefined) throw new errors.SIGNATURE_INVALID()
+      const url = signedUrl(request)
       requireMatch(keys.map((key) => hmac('sha256', key, url, payload)), [given])
       return { signature: value }
     },

@@ -3,14 +3,11 @@
  * family states its own largest page (src/outbox/page.ts, src/journal/event-queries.ts); the rule is here.
  */
 import { encodeCursor, type CursorValue } from './cursor.js'
+import type { Page } from './page-type.js'
+
+export type { Page }
 
 export const DEFAULT_PAGE_SIZE = 50
-
-export interface Page<T> {
-  items: T[]
-  /** The cursor of the next page; null on the last one. */
-  next: string | null
-}
 
 /** The size a page takes: the default when none is asked, else what was asked, from 1 to the family's `max`. */
 export function pageSize (limit: number | undefined, max: number): number {

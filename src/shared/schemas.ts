@@ -41,6 +41,13 @@ export const Prefix = (): TString => Type.String({ pattern: PREFIX_PATTERN, erro
 export const SchemaName = (): TString => Type.String({ pattern: SCHEMA_NAME_PATTERN, errorMessage: `must be ${SCHEMA_NAME_RULE}` })
 export const SourceName = (): TString =>
   Type.String({ pattern: SOURCE_NAME_PATTERN, errorMessage: 'must be 1 to 200 characters, none of them a control character (a newline, NUL)' })
+/** Where the ingress's queue is, for what reads it (the worker, replay, the event log): both must match the ingress's. */
+export const InboundQueue = () => ({
+  /** Must match the ingress's. @defaultValue `'webhooks'` */
+  queueName: Type.Optional(QueueName()),
+  /** Must match the ingress's. @defaultValue `'{anvil}'` */
+  prefix: Type.Optional(Prefix())
+})
 /** The console's address, for the links of operational events (`https://anvil.example.com/admin/console/`). */
 export const ConsoleUrl = (): TString => Type.String({ pattern: '^https?://[^\\s#]+$', maxLength: 2000, errorMessage: 'must be an http:// or https:// URL without a fragment' })
 export const RetrySchedule = () => Type.Array(Whole(0, MAX_RETRY_STEP_MS))

@@ -3,6 +3,9 @@ import pg from 'pg'
 
 const record = (schema: string): string => `${pg.escapeIdentifier(schema)}.schema_migrations`
 
+/** Holds off every other migration run on the schema until the transaction ends: `$1` the lock's name. */
+export const lock = (): string => 'SELECT pg_advisory_xact_lock(hashtext($1))'
+
 export const createSchema = (schema: string): string => `CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(schema)}`
 
 export const createTable = (schema: string): string => `CREATE TABLE IF NOT EXISTS ${record(schema)} (

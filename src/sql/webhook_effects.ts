@@ -4,7 +4,18 @@
  * around them (the simple protocol takes no parameters).
  */
 import pg from 'pg'
+import { Type, type Static } from '@sinclair/typebox'
 import { qualify } from './qualify.js'
+
+/** A row of `webhook_effects` as pg reads it: `result` is the handler's result, parsed (null until stored). */
+export const WebhookEffectRowSchema = Type.Object({
+  key: Type.String(),
+  event_id: Type.String(),
+  action: Type.String(),
+  result: Type.Unknown(),
+  created_at: Type.Date()
+})
+export type WebhookEffectRow = Static<typeof WebhookEffectRowSchema>
 
 /** Claims `key` for the event's `action`; returns the key when this transaction claimed it, no row when it was taken. */
 export const claim = (schema: string, key: string, eventId: string, action: string): string =>

@@ -3,25 +3,23 @@
  * A replay is not a redelivery: it bypasses the dedupe key that the original delivery still holds.
  */
 import { Job } from 'bullmq'
-import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, JOB_NAME, REPLAY_JOB_PREFIX } from '../shared/constants.js'
+import { DEFAULT_QUEUE_NAME, JOB_NAME, REPLAY_JOB_PREFIX } from '../shared/constants.js'
 import { labelsOf, publish } from '../shared/diagnostics.js'
 import type { DeadLetterData } from './dead-letter.js'
 import { openQueues } from '../queue/open-queues.js'
 import { errors } from '../shared/errors.js'
 import type { WebhookJobData } from '../queue/job-data.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../queue/queue-settings.js'
-import { checkClusterPrefix, type RedisInput } from '../redis/connect.js'
+import type { RedisInput } from '../redis/connect.js'
+import { checkedPrefix } from '../redis/checked-prefix.js'
 import { compileCheck } from '../shared/validate.js'
 import { Type, type Static } from '@sinclair/typebox'
-import { Opaque, Prefix, QueueName, RetentionSchema, Whole } from '../shared/schemas.js'
+import { InboundQueue, Opaque, RetentionSchema, Whole } from '../shared/schemas.js'
 
 export const ReplayOptionsSchema = Type.Object({
   /** A Redis URL (Anvil connects and closes) or an ioredis client (left open). */
   redis: Opaque<RedisInput>(),
-  /** Must match the ingress's. @defaultValue `'webhooks'` */
-  queueName: Type.Optional(QueueName()),
-  /** Must match the ingress's. @defaultValue `'{anvil}'` */
-  prefix: Type.Optional(Prefix()),
+  ...InboundQueue(),
   /** Retention for the replayed jobs (what is not given keeps its default); the retry schedule comes from the dead job itself. */
   retention: Type.Optional(RetentionSchema)
 }, { additionalProperties: false })
@@ -69,11 +67,8 @@ const PAGE = 200
 const REPLAY_MARK_SECONDS = 365 * 24 * 60 * 60
 
 export function createReplayer (options: ReplayOptions): Replayer {
-  const problem = checkOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  const prefix = checkedPrefix(options, checkOptions)
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
-  const prefix = options.prefix ?? DEFAULT_PREFIX
-  checkClusterPrefix(options.redis, prefix)
   const queues = openQueues<WebhookJobData, DeadLetterData>(options.redis, 'control', { queueName, prefix })
   const { connection, main, dead } = queues
   const retention = { ...DEFAULT_QUEUE_SETTINGS.retention, ...options.retention }

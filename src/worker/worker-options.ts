@@ -3,16 +3,13 @@ import { Type, type Static, type TObject } from '@sinclair/typebox'
 import type { RedisInput } from '../redis/connect.js'
 import type { Telemetry } from '../queue/telemetry.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
-import { Concurrency, ConsoleUrl, LockDurationMs, Opaque, Prefix, QueueName, StalledIntervalMs, Whole } from '../shared/schemas.js'
+import { Concurrency, ConsoleUrl, InboundQueue, LockDurationMs, Opaque, StalledIntervalMs, Whole } from '../shared/schemas.js'
 import { JournalOptionsSchema } from '../journal/journal-options.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
 /** What the worker does, shared with the worker plugin (which adds `handler` and takes the app's logger). */
 export const workerSettings = {
-  /** Must match the ingress's. @defaultValue `'webhooks'` */
-  queueName: Type.Optional(QueueName()),
-  /** Must match the ingress's. @defaultValue `'{anvil}'` */
-  prefix: Type.Optional(Prefix()),
+  ...InboundQueue(),
   /** Jobs processed at once (at most 10,000). @defaultValue 10 */
   concurrency: Type.Optional(Concurrency()),
   /** How long `close` waits for active jobs before it forces; those jobs are then recovered as stalled. @defaultValue 10000 */

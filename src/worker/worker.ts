@@ -1,6 +1,6 @@
 import { Worker, type Job, type MinimalJob } from 'bullmq'
 import {
-  DEFAULT_CONCURRENCY, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  DEFAULT_CONCURRENCY, DEFAULT_QUEUE_NAME, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS,
   DEFAULT_SWEEP_INTERVAL_MS, STALLED_MESSAGE
 } from '../shared/constants.js'
 import { labelsOf, publish } from '../shared/diagnostics.js'
@@ -10,7 +10,7 @@ import { within } from '../shared/within.js'
 import { every, type Repeating } from '../shared/every.js'
 import { type WebhookJobData } from '../queue/job-data.js'
 import { toEvent, type WebhookEvent } from './webhook-event.js'
-import { checkClusterPrefix } from '../redis/connect.js'
+import { checkedPrefix } from '../redis/checked-prefix.js'
 import { watchClock } from '../redis/clock-skew.js'
 import { openQueues } from '../queue/open-queues.js'
 import { BACKOFF_TYPE, delayAfter } from '../queue/retry.js'
@@ -74,13 +74,10 @@ function definedOnly<T extends object> (values: T): Partial<T> {
 
 export function createWorker (handler: WebhookHandler, options: WorkerOptions): AnvilWorker {
   if (typeof handler !== 'function') throw new errors.INVALID_OPTIONS('handler must be a function')
-  const problem = checkWorkerOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  const prefix = checkedPrefix(options, checkWorkerOptions)
   const telemetry = checkTelemetry(options.telemetry)
   const log = options.logger ?? silentLogger
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
-  const prefix = options.prefix ?? DEFAULT_PREFIX
-  checkClusterPrefix(options.redis, prefix)
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
   const sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS
   const deadAgeSeconds = options.deadAgeSeconds ?? DEFAULT_RETENTION.deadAgeSeconds

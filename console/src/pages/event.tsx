@@ -3,29 +3,9 @@ import { api } from '../api'
 import { ErrorNote, EventId, Loading, Status, Time, hasProviderId, text } from '../components'
 import { href } from '../router'
 import { useApi } from '../use-api'
-import type { EventItem } from './events'
+import type { Change, EventAttempt, EventDetail } from '../../../src/journal/event-detail'
 
-interface Change { path: string, before?: unknown, after?: unknown }
-interface EventDetail extends EventItem {
-  payload: string
-  payloadEncoding: 'utf8' | 'base64'
-  json?: unknown
-  contentType: string | null
-  headers: Record<string, string>
-  effects: Array<{ action: string, key: string, result: unknown, createdAt: string }>
-  /** Absent from a server older than the attempts' log. */
-  attemptLog?: Attempt[]
-  deliveries?: number
-  replays?: number
-  previousDelivery?: { receivedAt: unknown, payloadChanged: boolean, changes: Change[], headers: Change[] }
-}
-
-interface Attempt {
-  attempt: number, status: 'done' | 'failed', startedAt: string | null, finishedAt: string,
-  errorClass: string | null, error: string | null, jobId: string | null
-}
-
-function Attempts ({ attempts }: { attempts: Attempt[] }) {
+function Attempts ({ attempts }: { attempts: EventAttempt[] }) {
   return (
     <section aria-labelledby='attempts-title'>
       <h2 id='attempts-title'>Attempts</h2>

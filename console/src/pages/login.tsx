@@ -1,7 +1,6 @@
 import { useState } from 'preact/hooks'
 import { api, ApiError, setCsrf } from '../api'
-
-interface SessionAnswer { csrfToken: string | null, expiresAt: string | null }
+import type { SessionAnswer } from '../../../plugins/admin/session-state'
 
 /** The token is entered once; the server answers with an HttpOnly session cookie and a CSRF token. */
 export function Login ({ onLogin }: { onLogin: () => void }) {
