@@ -32,14 +32,18 @@ t.test('terraform fmt -check, when terraform is installed', async (t) => {
   t.equal(result.code, 0, result.output)
 })
 
-t.test('the image is required, pinned and validated: a version tag or a digest, never latest; the example is this version\'s', async (t) => {
+t.test('the image and the handler are required; the image pinned and validated: a version tag or a digest, never latest', async (t) => {
   const image = /variable "image" \{[\s\S]*?\n\}/.exec(variables)?.[0] ?? ''
   t.notMatch(image, /default\s+=/, 'no default: Anvil\'s image is not published, so one named by the module would not exist')
   t.match(image, /built from the repository's Dockerfile and pushed to your registry/)
   t.match(image, /error_message\s+=\s+"image must be pinned/)
   t.notMatch(main + variables, /:latest/)
-  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
-  t.match(read('terraform.tfvars.example'), new RegExp(`^image\\s+=\\s+"[^"]+:${version.replace(/\./g, '\\.')}"`, 'm'), `the example pins ${version}`)
+  const handler = /variable "worker_handler" \{[\s\S]*?\n\}/.exec(variables)?.[0] ?? ''
+  t.match(handler, /type\s+=\s+string/)
+  t.notMatch(handler, /default\s+=/, 'no default: the image\'s sample handler only logs, and would mark every real event done')
+  const example = read('terraform.tfvars.example')
+  t.match(example, /^image\s+=\s+"registry\.example\.com\/[^"]+:\d+\.\d+\.\d+"/m, 'the example names an image of your registry, pinned')
+  t.match(example, /^worker_handler\s+=\s+"\/app\/handlers\/index\.js"/m, 'and your handler in it')
 })
 
 t.test('firewall: SSH from the allow-list only, which may not be the whole internet; no rule for Redis', async (t) => {

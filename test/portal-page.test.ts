@@ -115,10 +115,20 @@ t.test('a new endpoint subscribes to types picked from the catalog; its secret s
   await row.getByRole('button', { name: 'I have copied it' }).click()
   t.equal(await row.getByTestId('secret').count(), 0, 'shown once')
 
-  await row.getByRole('group', { name: 'Event types' }).getByRole('checkbox', { name: /customer\.created/ }).check()
+  const picker = row.getByRole('group', { name: 'Event types' })
+  await picker.getByRole('checkbox', { name: /customer\.created/ }).check()
+  await picker.getByRole('checkbox', { name: /endpoint\.disabled/ }).check()
   await row.getByRole('button', { name: 'Save types' }).click()
   await row.getByText('Event types saved').waitFor()
-  t.same((await admin.get<Endpoint>(`/endpoints/${made?.id ?? ''}`)).eventTypes, ['invoice.paid', 'customer.created'], 'subscriptions changed')
+  t.same((await admin.get<Endpoint>(`/endpoints/${made?.id ?? ''}`)).eventTypes, ['invoice.paid', 'customer.created', 'endpoint.disabled'],
+    'subscriptions changed, an operational event about its own endpoints among them')
+
+  await page.getByRole('link', { name: 'Event types' }).click()
+  await page.getByRole('heading', { level: 2, name: '2 event types' }).waitFor()
+  const card = page.getByTestId('event-type').filter({ hasText: 'invoice.paid' })
+  await card.getByText('Schema of invoice.paid').click()
+  t.match(await card.getByTestId('schema').textContent(), /"invoiceId"/, 'the catalog with its schemas')
+  await accessible(t, page, 'event types')
   t.same(pageErrors(errors), [])
 })
 

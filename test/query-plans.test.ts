@@ -55,6 +55,8 @@ const hot: Array<[string, string, unknown[], RegExp[]]> = [
   ['undelivered, a later page', deliveries.undelivered(SCHEMA), [null, ROWS, 51], [/deliveries_unresolved/]],
   ['recover: what an endpoint failed since', deliveries.failedSince(SCHEMA), ['ep_2', new Date(Date.now() - 10 * DAY * 1000).toISOString()],
     [/deliveries_endpoint_unresolved/]],
+  ['a portal token\'s deliveries: each of its tenant\'s endpoints by its index', deliveries.listOfTenant(SCHEMA), [null, null, null, null, 51, 't3'], [/deliveries_endpoint/]],
+  ['a portal token\'s deliveries, a tenant with none', deliveries.listOfTenant(SCHEMA), [null, null, null, null, 51, 'nobody'], [/deliveries_endpoint/]],
   ['re-send by filter, both kinds', outbox.failedPage(SCHEMA), [null, null, null, null, null, null, null, 51], [/outbox_failed/, /deliveries_unresolved/, /outbox_pkey/]],
   ['re-send by filter, failed deliveries of a tenant, a later page', outbox.failedPage(SCHEMA),
     [null, 't3', null, null, new Date(Date.now() - 10 * DAY * 1000).toISOString(), 'msg_0', 'delivery', 51], [/deliveries_unresolved/, /outbox_pkey/]],

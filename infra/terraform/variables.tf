@@ -11,7 +11,7 @@ variable "location" {
 }
 
 variable "image" {
-  description = "Anvil's image, built from the repository's Dockerfile and pushed to your registry (none is published), pinned: a version tag or a digest, never latest."
+  description = "Anvil's image, built from the repository's Dockerfile and pushed to your registry (none is published), or yours built FROM it with your handler; pinned: a version tag or a digest, never latest."
   type        = string
   validation {
     condition     = can(regex("(:[0-9]+\\.[0-9]+\\.[0-9]+[^:]*|@sha256:[0-9a-f]{64})$", var.image))
@@ -36,9 +36,8 @@ variable "worker_concurrency" {
 }
 
 variable "worker_handler" {
-  description = "The handler module inside the image (build your image FROM Anvil's with your handler)."
+  description = "Your handler module inside the image (build your image FROM Anvil's with your handler). No default: the image's sample handler only logs, and would mark every real event done."
   type        = string
-  default     = "/app/examples/handler.js"
 }
 
 variable "server_type" {

@@ -8,12 +8,9 @@ import { sha256Hex } from '../signing/crypto.js'
 import * as sql from '../sql/outbox.js'
 import { newId } from './ids.js'
 import { outboxChannel } from './publish.js'
+import { TENANT_OPERATIONAL_TYPES, type OperationalEventType } from './operational-types.js'
 
-export const OPERATIONAL_EVENT_TYPES = ['endpoint.disabled', 'endpoint.failing', 'endpoint.recovered', 'message.exhausted', 'inbound.dead_lettered'] as const
-export type OperationalEventType = typeof OPERATIONAL_EVENT_TYPES[number]
-
-/** The types a tenant's own endpoint may subscribe to (about its tenant's endpoints only). */
-export const TENANT_OPERATIONAL_TYPES: readonly string[] = ['endpoint.disabled', 'endpoint.failing', 'endpoint.recovered']
+export { OPERATIONAL_EVENT_TYPES, TENANT_OPERATIONAL_TYPES, type OperationalEventType } from './operational-types.js'
 
 /** Where the console is served when no base URL is given: links are then this path, relative to Anvil's origin. */
 export const DEFAULT_CONSOLE_PATH = '/admin/console/'

@@ -3,7 +3,8 @@ import { api } from '../api'
 import { CopyButton, ErrorNote, Field, Id, Time, plural } from '../components'
 import { href } from '../router'
 import { useScope } from '../scope'
-import { EventTypePicker, type EventTypeEntry } from './event-type-picker'
+import type { EventTypeItem } from '../catalog'
+import { EventTypePicker } from './event-type-picker'
 import { TestEventForm } from './test-event-form'
 
 export interface Endpoint {
@@ -49,7 +50,7 @@ function RotateConfirm ({ endpoint, onRotate, onCancel }: { endpoint: Endpoint, 
 }
 
 /** Subscriptions: a text field for the operator (any type), the catalog's checkboxes in the portal. */
-function TypesForm ({ endpoint, catalog, onSave }: { endpoint: Endpoint, catalog?: EventTypeEntry[], onSave: (types: string[]) => (e: Event) => void }) {
+function TypesForm ({ endpoint, catalog, onSave }: { endpoint: Endpoint, catalog?: EventTypeItem[], onSave: (types: string[]) => (e: Event) => void }) {
   const [types, setTypes] = useState(endpoint.eventTypes.join(', '))
   const [picked, setPicked] = useState(endpoint.eventTypes)
   if (catalog !== undefined) {
@@ -72,7 +73,7 @@ function TypesForm ({ endpoint, catalog, onSave }: { endpoint: Endpoint, catalog
  * One endpoint and what can be done to it. With a `catalog` (the portal), subscriptions are picked from it and a
  * test event carries a sample of the chosen type; a tenant's developer sees neither the tenant nor its form.
  */
-export function EndpointRow ({ endpoint, secret, catalog, onChanged, onSecret }: { endpoint: Endpoint, secret: string | null, catalog?: EventTypeEntry[], onChanged: () => void, onSecret: (value: string | null) => void }) {
+export function EndpointRow ({ endpoint, secret, catalog, onChanged, onSecret }: { endpoint: Endpoint, secret: string | null, catalog?: EventTypeItem[], onChanged: () => void, onSecret: (value: string | null) => void }) {
   const operator = useScope() === 'operator'
   const path = `/endpoints/${encodeURIComponent(endpoint.id)}`
   const [testing, setTesting] = useState(false)

@@ -5,10 +5,11 @@ import { href, type Route } from '../router'
 import { useScope } from '../scope'
 import { useApi } from '../use-api'
 import { EndpointRow, SecretOnce, typesOf, type Endpoint } from './endpoint-row'
-import { EventTypePicker, type EventTypeEntry } from './event-type-picker'
+import type { EventTypeItem } from '../catalog'
+import { EventTypePicker } from './event-type-picker'
 
 /** A new endpoint: its types typed by the operator, or picked from the `catalog` (the portal, whose tenant is the token's). */
-function CreateForm ({ catalog, onCreated }: { catalog?: EventTypeEntry[], onCreated: (endpoint: Endpoint & { secret: string }) => void }) {
+function CreateForm ({ catalog, onCreated }: { catalog?: EventTypeItem[], onCreated: (endpoint: Endpoint & { secret: string }) => void }) {
   const [url, setUrl] = useState('')
   const [types, setTypes] = useState('')
   const [picked, setPicked] = useState<string[]>([])
@@ -27,11 +28,10 @@ function CreateForm ({ catalog, onCreated }: { catalog?: EventTypeEntry[], onCre
   return (
     <form class='filters' aria-label='New endpoint' onSubmit={submit}>
       <Field label='URL'><input name='url' type='url' required value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} /></Field>
-      {catalog === undefined
-        ? <Field label='Event types (comma-separated; empty: all)'><input name='eventTypes' value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></Field>
-        : <EventTypePicker catalog={catalog} value={picked} onChange={setPicked} legend='Event types' />}
+      {catalog === undefined && <Field label='Event types (comma-separated; empty: all)'><input name='eventTypes' value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></Field>}
       {catalog === undefined && <Field label='Tenant (optional)'><input name='tenant' value={tenant} onInput={(e) => setTenant((e.target as HTMLInputElement).value)} /></Field>}
       <Field label='Description'><input name='description' value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} /></Field>
+      {catalog !== undefined && <EventTypePicker catalog={catalog} value={picked} onChange={setPicked} legend='Event types' />}
       <button type='submit' class='primary'>Create endpoint</button>
       {error !== null && <ErrorNote error={error} />}
     </form>
@@ -46,7 +46,7 @@ export function Endpoints ({ route }: { route: Route }) {
   const portal = useScope() === 'tenant'
   const tenant = portal ? undefined : route.params.get('tenant') ?? undefined
   const endpoints = useApi<Page<Endpoint>>(`/endpoints${query({ tenant, limit: '200' })}`)
-  const types = useApi<{ items: EventTypeEntry[] }>(portal ? '/event-types' : null)
+  const types = useApi<{ items: EventTypeItem[] }>(portal ? '/event-types' : null)
   const catalog = portal ? types.data?.items ?? [] : undefined
   const [secret, setSecret] = useState<{ endpointId: string, value: string } | null>(null)
   const secretFor = (id: string): string | null => secret?.endpointId === id ? secret.value : null

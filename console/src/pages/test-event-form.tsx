@@ -2,19 +2,19 @@ import { useState } from 'preact/hooks'
 import { api } from '../api'
 import { ErrorNote, Field } from '../components'
 import { sampleFromSchema } from '../sample-from-schema'
-import type { EventTypeEntry } from './event-type-picker'
+import type { EventTypeItem } from '../catalog'
 
 /** Anvil's own test type, sent when no catalog type is chosen: `{ "test": true }`. */
 const PLAIN = ''
 
-const sample = (catalog: EventTypeEntry[], type: string): string =>
+const sample = (catalog: EventTypeItem[], type: string): string =>
   type === PLAIN ? '{\n  "test": true\n}' : JSON.stringify(sampleFromSchema(catalog.find((t) => t.name === type)?.schema), null, 2)
 
 /**
  * A test event to this endpoint only: a type it subscribes to, with data made from the type's schema, which can be
  * edited before it goes (`POST /endpoints/:id/test`).
  */
-export function TestEventForm ({ endpoint, catalog, onSent, onCancel }: { endpoint: { id: string, url: string, eventTypes: string[] }, catalog: EventTypeEntry[], onSent: (messageId: string) => void, onCancel: () => void }) {
+export function TestEventForm ({ endpoint, catalog, onSent, onCancel }: { endpoint: { id: string, url: string, eventTypes: string[] }, catalog: EventTypeItem[], onSent: (messageId: string) => void, onCancel: () => void }) {
   const choices = catalog.filter((t) => !t.deprecated && (endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(t.name)))
   const [type, setType] = useState(choices[0]?.name ?? PLAIN)
   const [data, setData] = useState(() => sample(catalog, type))

@@ -8,6 +8,7 @@ import { Deliveries } from '../pages/deliveries'
 import { MessagePage } from '../pages/message'
 import { VerifyPage } from '../pages/verify-snippets'
 import { Time } from '../components'
+import { EventTypeCatalog } from '../catalog'
 import { useApi } from '../use-api'
 import { forgetToken, takeToken } from './portal-token'
 import '../style.css'
@@ -16,13 +17,25 @@ import '../style.css'
 const token = takeToken()
 setBearer(token)
 
-const NAV = [['/', 'Endpoints'], ['/deliveries', 'Deliveries'], ['/verify', 'Verify in your code']] as const
+const NAV = [['/', 'Endpoints'], ['/deliveries', 'Deliveries'], ['/event-types', 'Event types'], ['/verify', 'Verify in your code']] as const
+
+/** The catalog an endpoint subscribes from, each type with the JSON Schema of its data (the console's list). */
+function EventTypes () {
+  return (
+    <>
+      <h1>Event types</h1>
+      <p>What your endpoints can receive, each with the JSON Schema its data fits.</p>
+      <EventTypeCatalog empty='No event type is listed yet: an endpoint with none checked receives every type.' />
+    </>
+  )
+}
 
 function Page ({ route }: { route: Route }) {
   const message = /^\/messages\/(.+)$/.exec(route.path)
   if (message !== null) return <MessagePage id={decodeURIComponent(message[1] as string)} />
   switch (route.path) {
     case '/deliveries': return <Deliveries route={route} />
+    case '/event-types': return <EventTypes />
     case '/verify': return <VerifyPage />
     default: return <Endpoints route={route} />
   }
