@@ -2,17 +2,10 @@
 // descriptions, a deprecated badge, and each schema as text (never markup). Data comes from GET /admin/event-types.
 import { Loading, plural } from './components'
 import { useApi, type Loaded } from './use-api'
+import type { EventTypeEntry as EventTypeItem } from '../../src/outbox/event-type-entry'
 
-/** One entry of `GET /admin/event-types`. */
-export interface EventTypeItem {
-  name: string
-  description: string
-  schema: unknown
-  deprecated: boolean
-  /** `code`: defined with defineEventTypes; `api`: stored through the admin API. */
-  source: 'code' | 'api'
-  updatedAt: string | null
-}
+/** One entry of `GET /admin/event-types`: the server's own declaration. */
+export type { EventTypeEntry as EventTypeItem } from '../../src/outbox/event-type-entry'
 
 /** The catalog, loaded from the admin API (a portal token may read it too). */
 export function useEventTypes (): Loaded<{ items: EventTypeItem[] }> {

@@ -13,6 +13,7 @@ import { errors } from '../shared/errors.js'
 import * as sql from '../sql/event_types.js'
 import { EventType } from './endpoint-schemas.js'
 import type { PublishOptions, PublishResult } from './publish.js'
+import type { EventTypeEntry } from './event-type-entry.js'
 
 const Ajv = AjvModule.default
 const addFormats = addFormatsModule.default
@@ -32,16 +33,18 @@ export const EventTypeInputSchema = Type.Object({
 }, { additionalProperties: false })
 export type EventTypeInput = Static<typeof EventTypeInputSchema>
 
+/** The answer's schema; its type is `EventTypeEntry` (./event-type-entry.ts, which the console shares), the compiler holds the two equal. */
 export const EventTypeSchema = Type.Object({
   name: EventType(),
   description: Type.String(),
   schema: Type.Unknown(),
   deprecated: Type.Boolean(),
-  /** `code`: given by `defineEventTypes` (read-only here); `api`: stored through the admin API. */
   source: Type.Union([Type.Literal('code'), Type.Literal('api')]),
   updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
 })
-export type EventTypeEntry = Static<typeof EventTypeSchema>
+export type { EventTypeEntry }
+const sameShape: [Static<typeof EventTypeSchema>, EventTypeEntry] extends [EventTypeEntry, Static<typeof EventTypeSchema>] ? true : never = true
+void sameShape
 
 /** Types defined in code: a name and its TypeBox schema. */
 export type EventTypeMap = Record<string, TSchema>
