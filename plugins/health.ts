@@ -10,7 +10,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { errors } from '../src/shared/errors.js'
 import { createQueueSampler, DEFAULT_SAMPLE_TIMEOUT_MS, type QueueSampler } from '../src/queue/queue-sampler.js'
 import type { RedisInput } from '../src/redis/connect.js'
-import { compileCheck } from '../src/shared/validate.js'
+import { compileCheck, throwInvalid } from '../src/shared/validate.js'
 import { Opaque, Whole } from '../src/shared/schemas.js'
 
 export const DEFAULT_HEALTH_PREFIX = '/health'
@@ -47,8 +47,7 @@ function redisPing (app: FastifyInstance, sampler: QueueSampler | undefined, tim
 }
 
 const anvilHealth: FastifyPluginAsync<AnvilHealthOptions> = async (app, options) => {
-  const problem = checkOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  throwInvalid(checkOptions(options))
   const prefix = options.prefix ?? DEFAULT_HEALTH_PREFIX
   const timeoutMs = options.timeoutMs ?? DEFAULT_SAMPLE_TIMEOUT_MS
   const sampler = options.redis === undefined ? undefined : createQueueSampler({ redis: options.redis, timeoutMs })

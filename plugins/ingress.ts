@@ -12,7 +12,7 @@ import { ingressProperties, resolveIngressOptions, type ResolvedIngress, type Re
 import type { EnqueueResult } from '../src/queue/webhook-queue.js'
 import type { CatalogPublish } from '../src/outbox/anvil-types.js'
 import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/presets.js'
-import { compileCheck } from '../src/shared/validate.js'
+import { compileCheck, throwInvalid } from '../src/shared/validate.js'
 import { Whole } from '../src/shared/schemas.js'
 import { watchClock } from '../src/redis/clock-skew.js'
 
@@ -96,8 +96,7 @@ function toAnvilError (err: FastifyError, bodyLimit: number): FastifyError {
 }
 
 const anvil: FastifyPluginAsync<AnvilPluginOptions> = async (app, options) => {
-  const problem = checkOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  throwInvalid(checkOptions(options))
   const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, maxInFlightBytes = DEFAULT_MAX_IN_FLIGHT_BYTES, ...ingressOptions } = options
   const resolved = resolveIngressOptions(ingressOptions)
   for (const source of resolved.sources) {

@@ -8,9 +8,8 @@ import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { migrate } from '../src/db/migrate.js'
 import { createOutbound, type Outbound } from '../src/outbox/outbound.js'
 import { OutboundOptionsSchema } from '../src/outbox/outbound-options.js'
-import { errors } from '../src/shared/errors.js'
 import type { AnvilDecorator } from './ingress.js'
-import { compileCheck } from '../src/shared/validate.js'
+import { compileCheck, throwInvalid } from '../src/shared/validate.js'
 
 const { logger: _logger, ...serviceProperties } = OutboundOptionsSchema.properties
 
@@ -35,8 +34,7 @@ declare module 'fastify' {
 }
 
 const anvilOutbound: FastifyPluginAsync<AnvilOutboundOptions> = async (app, options) => {
-  const problem = checkOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(`outbound ${problem}`)
+  throwInvalid(checkOptions(options), 'outbound ')
   const { runDispatcher = false, migrate: applyMigrations = false, ...serviceOptions } = options
   const outbound = createOutbound({ ...serviceOptions, logger: app.log })
   try {

@@ -5,9 +5,8 @@ import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/work
 import { workerSettings } from '../src/worker/worker-options.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import type { RedisInput } from '../src/redis/connect.js'
-import { errors } from '../src/shared/errors.js'
 import { Opaque } from '../src/shared/schemas.js'
-import { compileCheck } from '../src/shared/validate.js'
+import { compileCheck, throwInvalid } from '../src/shared/validate.js'
 
 /** `createWorker`'s options (src/worker/worker-options.ts) with the handler; the logger is the app's. */
 const pluginProperties = {
@@ -35,8 +34,7 @@ declare module 'fastify' {
  * awaited: with Redis away it would hold `ready` until Fastify's hook timeout and keep the host down.
  */
 const anvilWorker: FastifyPluginAsync<AnvilWorkerPluginOptions> = async (app, options) => {
-  const problem = checkOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  throwInvalid(checkOptions(options))
   const { handler, redis = DEFAULT_REDIS_URL, ...rest } = options
   const worker = createWorker(handler, { ...rest, redis, logger: app.log })
   app.decorate('anvilWorker', worker)

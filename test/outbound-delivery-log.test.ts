@@ -112,7 +112,8 @@ t.test('a hand retry while the scheduled retry waits: exactly one more POST, and
   let failing = true
   const receiver = await startReceiver((_req, res) => { res.statusCode = failing ? 500 : 200; res.end() })
   t.teardown(() => receiver.close())
-  const { outbound, app } = await service(t, [1500])
+  // The scheduled retry waits long enough that a loaded machine cannot reach it first; the test promotes it.
+  const { outbound, app } = await service(t, [600_000])
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/retry`, tenant: 'hand' })
   const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'hand' })
   await eventually(async () => receiver.received.length >= 1)
@@ -124,6 +125,8 @@ t.test('a hand retry while the scheduled retry waits: exactly one more POST, and
   const retried = await app.inject({ method: 'POST', url: `/admin/deliveries/${String(failed.id)}/retry`, headers })
   t.equal(retried.statusCode, 202)
   await eventually(async () => receiver.received.length >= 2)
+  await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [messageId])).length === 1)
+  await scheduled?.promote()
   await eventually(async () => ['completed', 'failed'].includes(await scheduled?.getState() ?? ''), 20_000)
   t.equal(await scheduled?.getState(), 'completed', 'the scheduled retry ends: its message was delivered')
   t.equal(receiver.received.length, 2, 'the first try and the hand retry; the scheduled retry did not POST again')

@@ -13,7 +13,7 @@ import anvilOutbound from '../plugins/outbound.js'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { createWorker } from '../src/worker/worker.js'
 import { migrate } from '../src/db/migrate.js'
-import type { Outbound } from '../src/outbox/outbound.js'
+import { createOutbound, type Outbound } from '../src/outbox/outbound.js'
 import { eventually } from './helpers/outbound.js'
 import { addJob, jobData, openQueue } from './helpers/journal.js'
 import { TestDatabase } from './helpers/pg.js'
@@ -171,6 +171,21 @@ t.test("a portal user subscribes one of their endpoints to their own tenant's en
   await eventually(async () => received('endpoint.disabled', 'endpointId', elsewhere.id).length === 1, 20_000)
   t.equal(seen.filter((s) => s.path === '/portal-sub' && s.data.endpointId !== gone.id).length, 0, "nothing of another tenant's, and no order.paid")
   t.same(unverified, [])
+})
+
+t.test('auto-disable (only failures for disableAfterMs): endpoint.disabled with that reason', async (t) => {
+  // A queue of its own, whose worker disables after 1 ms of failures; the test event goes straight to it.
+  const auto = createOutbound({ database: db.url, redis: redis.url, queueName: 'auto', retrySchedule: [50, 50, 50] })
+  t.teardown(async () => await auto.close())
+  const worker = createDeliveryWorker({ redis: redis.url, store: auto.store, queueName: 'auto', allowNets: '127.0.0.0/8', retrySchedule: [50, 50, 50], jitter: 0, circuit: false, disableAfterMs: 1 })
+  t.teardown(async () => await worker.close())
+  await worker.start()
+  const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/down`, tenant: 'auto' })
+  await auto.resend.sendTest(endpoint.id)
+  await eventually(async () => received('endpoint.disabled', 'endpointId', endpoint.id).length === 1, 20_000)
+  t.match(received('endpoint.disabled', 'endpointId', endpoint.id)[0]?.data, { tenant: 'auto', reason: /^only failures since \d{4}-/, link: `/admin/console/#/deliveries?endpoint=${endpoint.id}` },
+    'the reason; without consoleUrl the link is the path')
+  t.same(await written('endpointId', endpoint.id), { 'endpoint.disabled': 1 })
 })
 
 t.test('a failing receiver: endpoint.failing when its circuit opens, endpoint.recovered after, one each over two workers', async (t) => {

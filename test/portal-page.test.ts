@@ -209,6 +209,23 @@ t.test('verify in your code: the recipes of docs/outgoing-webhooks.md as written
   t.same(pageErrors(errors), [])
 })
 
+t.test('a read-only link shows the same records and offers no change', async (t) => {
+  const reader = await admin.send<{ url: string }>('POST', '/portal/tokens', { tenant: 'acme', scopes: ['read'] })
+  const { page, errors } = await openPortal(t, 'portal-read-only-last', reader.url)
+  await page.getByTestId('tenant').getByText('acme (read only)', { exact: false }).waitFor()
+  await page.getByTestId('endpoint').first().waitFor()
+  t.ok((await page.getByTestId('endpoint').locator('h3').allInnerTexts()).includes(acme.url), 'acme\'s endpoints')
+  t.match(await page.getByTestId('endpoint').filter({ hasText: acme.url }).getByTestId('types').innerText(), /invoice\.paid/, 'their subscriptions, as text')
+  for (const name of ['Create endpoint', 'Rotate secret…', 'Send test event…', 'Disable', 'Save types', 'Recover']) {
+    t.equal(await page.getByRole('button', { name, exact: true }).count(), 0, `no ${name}`)
+  }
+  await page.getByRole('link', { name: 'Deliveries', exact: true }).first().click()
+  await page.getByTestId('delivery').first().waitFor()
+  t.equal(await page.getByRole('button', { name: /^(Retry|Send again): / }).count(), 0, 'no retry')
+  await accessible(t, page, 'read only')
+  t.same(pageErrors(errors), [])
+})
+
 t.test('a revoked, forged or missing link says so, and is not a broken page', async (t) => {
   const { page, errors } = await openPortal(t, 'portal-expired-last')
   await admin.send('POST', '/portal/tenants/acme/revoke')

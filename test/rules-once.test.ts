@@ -17,7 +17,7 @@ import { JournalOptionsSchema } from '../src/journal/journal-options.js'
 import { OutboundOptionsSchema } from '../src/outbox/outbound-options.js'
 import { DeliveryWorkerOptionsSchema } from '../src/delivery/delivery-options.js'
 import { RetentionSchema } from '../src/shared/schemas.js'
-import { compileCheck } from '../src/shared/validate.js'
+import { compileCheck, throwInvalid } from '../src/shared/validate.js'
 import { DatabaseOptionsSchema, checkSchema } from '../src/db/database.js'
 import { EventLogOptionsSchema } from '../src/journal/event-log.js'
 import { constantTimeEqual, tokenMatcher } from '../src/signing/crypto.js'
@@ -315,4 +315,10 @@ t.test('one reading of a signed URL: Square and Twilio refuse a request with no 
     }
   }
   t.same(SOURCES.filter(({ text }) => text.includes('URL.canParse(request.url)')).map(({ file }) => file), ['src/signing/signed-url.ts'])
+})
+
+t.test('one way an option\'s problem is thrown: throwInvalid, as one INVALID_OPTIONS line after its label', async (t) => {
+  t.same(SOURCES.filter(({ text }) => /if \(problem !== undefined\) throw new errors\.INVALID_OPTIONS/.test(text)).map(({ file }) => file), ['src/shared/validate.ts'])
+  t.throws(() => throwInvalid('retentionDays: Expected integer', 'outbound '), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /: outbound retentionDays: Expected integer$/ })
+  t.doesNotThrow(() => throwInvalid(undefined, 'outbound '))
 })

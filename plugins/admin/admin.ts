@@ -13,7 +13,7 @@ import swagger from '@fastify/swagger'
 import { Type, type Static } from '@sinclair/typebox'
 import { DEFAULT_ADMIN_PREFIX, DEFAULT_PREFIX, MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
-import { compileCheck } from '../../src/shared/validate.js'
+import { compileCheck, throwInvalid } from '../../src/shared/validate.js'
 import { Opaque, Prefix, Whole } from '../../src/shared/schemas.js'
 import type { RedisClient } from '../../src/redis/connect.js'
 import { adminGuard, type PortalGuard } from './admin-guard.js'
@@ -74,8 +74,7 @@ export type AnvilAdminOptions = Static<typeof AdminOptionsSchema>
 const checkOptions = compileCheck(AdminOptionsSchema)
 
 const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) => {
-  const problem = checkOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(`admin ${problem.replace(/^token: .*/, `token: at least ${MIN_ADMIN_TOKEN_LENGTH} characters`)}`)
+  throwInvalid(checkOptions(options)?.replace(/^token: .*/, `token: at least ${MIN_ADMIN_TOKEN_LENGTH} characters`), 'admin ')
   if (options.routes?.some((routes) => typeof routes !== 'function') === true) throw new errors.INVALID_OPTIONS('admin routes: each must be a Fastify plugin (an async function)')
   const prefix = options.prefix ?? DEFAULT_ADMIN_PREFIX
   const store = options.redis === undefined ? memorySessionStore() : redisSessionStore(options.redis, options.redisPrefix ?? DEFAULT_PREFIX)

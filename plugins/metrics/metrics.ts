@@ -11,7 +11,7 @@ import { channels, type EnqueuedMessage, type EventLabels, type ProcessedMessage
 import { errors } from '../../src/shared/errors.js'
 import { DEFAULT_METRICS_PATH } from '../../src/shared/constants.js'
 import { createQueueSampler, SAMPLED_STATES, type QueueSample, type QueueSampler, QueueSamplerOptionsSchema } from '../../src/queue/queue-sampler.js'
-import { compileCheck } from '../../src/shared/validate.js'
+import { compileCheck, throwInvalid } from '../../src/shared/validate.js'
 import { clockSkewSeconds } from '../../src/redis/clock-skew.js'
 import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
 import { instrumentOutbound } from './outbound-metrics.js'
@@ -209,8 +209,7 @@ function samplerFor (app: Parameters<FastifyPluginAsync>[0], option: AnvilMetric
 }
 
 const anvilMetrics: FastifyPluginAsync<AnvilMetricsOptions> = async (app, options) => {
-  const problem = checkOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  throwInvalid(checkOptions(options))
   if (options.registry !== undefined && !(options.registry instanceof Registry)) {
     throw new errors.INVALID_OPTIONS('registry must be a prom-client Registry')
   }

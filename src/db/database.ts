@@ -7,6 +7,7 @@ import { errors } from '../shared/errors.js'
 import { qualify } from '../sql/qualify.js'
 import { databaseUrlProblem } from './database-url.js'
 import { SCHEMA_NAME_PATTERN, SCHEMA_NAME_RULE, SchemaName } from '../shared/schemas.js'
+import { throwInvalid } from '../shared/validate.js'
 
 /** A PostgreSQL connection given as a URL (Anvil creates and closes a pool) or a `pg.Pool` (the caller owns it). */
 export type DatabaseInput = string | pg.Pool
@@ -53,8 +54,7 @@ export function openDatabase (input: DatabaseInput, options: DatabaseOptions = {
   let pool: pg.Pool
   let owned = false
   if (typeof input === 'string') {
-    const problem = databaseUrlProblem(input)
-    if (problem !== undefined) throw new errors.INVALID_OPTIONS(`database URL ${problem}`)
+    throwInvalid(databaseUrlProblem(input), 'database URL ')
     pool = new pg.Pool({
       connectionString: input,
       max: options.max ?? DEFAULT_DB_POOL_SIZE,

@@ -5,7 +5,6 @@
  */
 import { UnrecoverableError } from 'bullmq'
 import type { lookup } from 'node:dns'
-import { errors } from '../shared/errors.js'
 import { redactUrl } from '../shared/redact-url.js'
 import { sha256Hex } from '../signing/crypto.js'
 import { DEFAULT_PROVIDER } from '../providers/presets.js'
@@ -19,6 +18,7 @@ import { createGuardedDispatcher } from '../delivery/guarded-dispatcher.js'
 import { sendWebhook } from '../delivery/send-webhook.js'
 import { signatureHeaders } from '../delivery/sign-outbound.js'
 import { forwardProblem, type ForwardOptions } from './forward-options.js'
+import { throwInvalid } from '../shared/validate.js'
 
 export interface ForwarderOptions {
   /** Networks reachable despite the SSRF guard (`ANVIL_FORWARD_ALLOW_NETS`). */
@@ -46,8 +46,7 @@ export function createForwarder (sources: readonly SourceOptions[], options: For
   const targets = new Map<string, ForwardOptions>()
   sources.forEach((source, index) => {
     if (source.forward === undefined) return
-    const problem = forwardProblem(source.forward, false)
-    if (problem !== undefined) throw new errors.INVALID_OPTIONS(`sources.${index}.forward.${problem}`)
+    throwInvalid(forwardProblem(source.forward, false), `sources.${index}.forward.`)
     targets.set(source.name ?? source.provider ?? DEFAULT_PROVIDER, source.forward)
   })
   const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS

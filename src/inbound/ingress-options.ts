@@ -10,7 +10,7 @@ import { checkClusterPrefix, redisUrlProblem, type RedisClient, type RedisInput 
 import { validateSchedule } from '../queue/retry.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { checkTelemetry, type Telemetry } from '../queue/telemetry.js'
-import { compileCheck } from '../shared/validate.js'
+import { compileCheck, throwInvalid } from '../shared/validate.js'
 import { Opaque, Prefix, QueueName, RetentionSchema, RetrySchedule } from '../shared/schemas.js'
 import { endpointProperties, resolveSources, type ResolvedSource } from './source-options.js'
 
@@ -95,14 +95,12 @@ export function resolveQueueSettings (opts: Pick<IngressOptions, 'queueName' | '
 }
 
 export function resolveIngressOptions (opts: IngressOptions): ResolvedIngress {
-  const problem = checkIngress(opts)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+  throwInvalid(checkIngress(opts))
   const redis = opts.redis ?? DEFAULT_REDIS_URL
   if (typeof redis !== 'string' && !isRedisClient(redis)) {
     throw new errors.INVALID_OPTIONS('redis must be a URL string or an ioredis client')
   }
-  const urlProblem = typeof redis === 'string' ? redisUrlProblem(redis) : undefined
-  if (urlProblem !== undefined) throw new errors.INVALID_OPTIONS(`redis ${urlProblem}`)
+  throwInvalid(typeof redis === 'string' ? redisUrlProblem(redis) : undefined, 'redis ')
   checkClusterPrefix(redis, opts.prefix ?? DEFAULT_QUEUE_SETTINGS.prefix)
   if (opts.scheme !== undefined && !isScheme(opts.scheme)) {
     throw new errors.INVALID_OPTIONS('scheme must have verify() and headers')

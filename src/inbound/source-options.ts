@@ -16,6 +16,7 @@ import { anvilHmacScheme } from '../providers/anvil.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { secretProblem } from '../signing/secret-problem.js'
 import { ForwardSchema, forwardProblem, type ForwardOptions } from '../forward/forward-options.js'
+import { throwInvalid } from '../shared/validate.js'
 
 /** A route: from `/`, no whitespace. */
 const RoutePath = () => Type.String({ pattern: '^/\\S*$' })
@@ -97,8 +98,7 @@ export function resolveSources (opts: EndpointOptions): ResolvedSource[] {
   }
   opts.sources.forEach((source, index) => {
     checkSecrets(source.provider, source.secrets, `sources.${index}.secrets`, allowShort)
-    const problem = source.forward === undefined ? undefined : forwardProblem(source.forward, allowShort)
-    if (problem !== undefined) throw new errors.INVALID_OPTIONS(`sources.${index}.forward.${problem}`)
+    throwInvalid(source.forward === undefined ? undefined : forwardProblem(source.forward, allowShort), `sources.${index}.forward.`)
   })
   return resolved
 }

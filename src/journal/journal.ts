@@ -1,7 +1,6 @@
 /** The journal as the worker uses it: its database, the batched writer, a handler's effect scope, retention. */
 import { openDatabase, type Database } from '../db/database.js'
-import { errors } from '../shared/errors.js'
-import { compileCheck } from '../shared/validate.js'
+import { compileCheck, throwInvalid } from '../shared/validate.js'
 import { createJournalWriter, type JournalWriter } from './journal-writer.js'
 import { effectScope, type EffectScope, type TransactionHost } from './effect-scope.js'
 import { GroupCommitter } from './group-commit.js'
@@ -31,8 +30,7 @@ export function journalOptionsProblem (options: unknown): string | undefined {
 }
 
 export function openJournal (options: JournalOptions): Journal {
-  const problem = checkOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(`journal.${problem}`)
+  throwInvalid(checkOptions(options), 'journal.')
   const db = openDatabase(options.database, { schema: options.schema })
   const writer = createJournalWriter(db, options.writeBatch ?? DEFAULT_JOURNAL_WRITE_BATCH, options.synchronousCommit ?? true)
   const days = options.retentionDays ?? DEFAULT_JOURNAL_RETENTION_DAYS

@@ -3,9 +3,8 @@ import { openDatabase, type Database } from '../db/database.js'
 import { connect, disconnect } from '../redis/connect.js'
 import { redisGate } from '../redis/redis-outage.js'
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../shared/constants.js'
-import { errors } from '../shared/errors.js'
 import { every, type Repeating } from '../shared/every.js'
-import { compileCheck } from '../shared/validate.js'
+import { compileCheck, throwInvalid } from '../shared/validate.js'
 import * as outboxSql from '../sql/outbox.js'
 import { createDeliveryLog, type DeliveryLog } from './delivery-log.js'
 import { createDeliveryStore, type DatabaseDeliveryStore } from './delivery-store.js'
@@ -59,8 +58,7 @@ const checkOptions = compileCheck(OutboundOptionsSchema)
 
 /** Outgoing webhooks' database side: endpoints, publish, dispatch, the delivery log, operators' re-sends. */
 export function createOutbound (options: OutboundOptions): Outbound {
-  const problem = checkOptions(options)
-  if (problem !== undefined) throw new errors.INVALID_OPTIONS(`outbound ${problem}`)
+  throwInvalid(checkOptions(options), 'outbound ')
   const database = openDatabase(options.database, options.schema === undefined ? {} : { schema: options.schema })
   const logger = options.logger ?? silentLogger
   const connection = connect(options.redis ?? DEFAULT_REDIS_URL, 'producer', (err) => logger.warn({ err: err.message }, 'anvil outbound: Redis error'))

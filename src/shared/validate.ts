@@ -2,6 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { closestName } from './closest-name.js'
+import { errors } from './errors.js'
 
 /**
  * Compiles a TypeBox schema into a check that returns the first problem as one line (`bodyLimit: Expected
@@ -19,6 +20,11 @@ export function compileCheck<T extends TSchema> (schema: T): (value: unknown) =>
     if (first === undefined) return 'invalid'
     return describe(first)
   }
+}
+
+/** An option's problem, if there is one, thrown as INVALID_OPTIONS: one line, after `label` (`outbound `, `journal.`). */
+export function throwInvalid (problem: string | undefined, label = ''): void {
+  if (problem !== undefined) throw new errors.INVALID_OPTIONS(label + problem)
 }
 
 function describe (error: ValueError): string {

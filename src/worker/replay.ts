@@ -12,7 +12,7 @@ import type { WebhookJobData } from '../queue/job-data.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../queue/queue-settings.js'
 import type { RedisInput } from '../redis/connect.js'
 import { checkedPrefix } from '../redis/checked-prefix.js'
-import { compileCheck } from '../shared/validate.js'
+import { compileCheck, throwInvalid } from '../shared/validate.js'
 import { Type, type Static } from '@sinclair/typebox'
 import { InboundQueue, Opaque, RetentionSchema, Whole } from '../shared/schemas.js'
 
@@ -116,8 +116,7 @@ export function createReplayer (options: ReplayOptions): Replayer {
       return await replay(letter)
     },
     async replayDeadLetters (bulk = {}) {
-      const problem = checkBulk(bulk)
-      if (problem !== undefined) throw new errors.INVALID_OPTIONS(problem)
+      throwInvalid(checkBulk(bulk))
       const { filter, limit = Number.POSITIVE_INFINITY } = bulk
       const results: ReplayResult[] = []
       if (limit === 0) return results

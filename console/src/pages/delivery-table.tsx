@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import { api } from '../api'
 import { Id, Status, Time, plural } from '../components'
 import { href } from '../router'
+import { useCanWrite } from '../scope'
 
 export interface Delivery {
   id: string, messageId: string, endpointId: string, attempt: number, status: 'started' | 'success' | 'failed',
@@ -13,6 +14,7 @@ export interface Delivery {
  * each one sent again (a failed one retried) from its row.
  */
 export function DeliveryTable ({ items, onRetried, ofMessage = false }: { items: Delivery[], onRetried: () => void, ofMessage?: boolean }) {
+  const canWrite = useCanWrite()
   const [retried, setRetried] = useState<Record<string, string>>({})
   const retry = (id: string): void => {
     api('POST', `/deliveries/${encodeURIComponent(id)}/retry`).then(
@@ -34,7 +36,7 @@ export function DeliveryTable ({ items, onRetried, ofMessage = false }: { items:
           {!ofMessage && <td><a href={href(`/messages/${encodeURIComponent(d.messageId)}`)}><Id value={d.messageId} /></a></td>}
           <td><a href={href('/deliveries', { endpoint: d.endpointId })} aria-label={`Deliveries of endpoint ${d.endpointId}`}><Id value={d.endpointId} /></a></td>
           <td>{d.error ?? ''}{d.responseHead !== undefined && d.responseHead !== '' && <code class='raw excerpt'>{d.responseHead}</code>}</td>
-          <td>{retried[d.id] ?? <button type='button' onClick={() => retry(d.id)} aria-label={`${d.status === 'failed' ? 'Retry' : 'Send again'}: delivery ${d.id}`}>{d.status === 'failed' ? 'Retry' : 'Send again'}</button>}</td>
+          <td>{!canWrite ? '—' : retried[d.id] ?? <button type='button' onClick={() => retry(d.id)} aria-label={`${d.status === 'failed' ? 'Retry' : 'Send again'}: delivery ${d.id}`}>{d.status === 'failed' ? 'Retry' : 'Send again'}</button>}</td>
         </tr>
       ))}</tbody>
     </table></div>

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks'
 import { api } from '../api'
 import { CopyButton, ErrorNote, Field, Id, Time, plural } from '../components'
 import { href } from '../router'
-import { useScope } from '../scope'
+import { useCanWrite, useScope } from '../scope'
 import type { EventTypeItem } from '../catalog'
 import { EventTypePicker } from './event-type-picker'
 import { TestEventForm } from './test-event-form'
@@ -75,6 +75,7 @@ function TypesForm ({ endpoint, catalog, onSave }: { endpoint: Endpoint, catalog
  */
 export function EndpointRow ({ endpoint, secret, catalog, onChanged, onSecret }: { endpoint: Endpoint, secret: string | null, catalog?: EventTypeItem[], onChanged: () => void, onSecret: (value: string | null) => void }) {
   const operator = useScope() === 'operator'
+  const canWrite = useCanWrite()
   const path = `/endpoints/${encodeURIComponent(endpoint.id)}`
   const [testing, setTesting] = useState(false)
   const [tenant, setTenant] = useState(endpoint.tenant ?? '')
@@ -104,27 +105,30 @@ export function EndpointRow ({ endpoint, secret, catalog, onChanged, onSecret }:
         {' · '}<Id value={endpoint.id} /></p>
       {endpoint.description !== '' && <p>{endpoint.description}</p>}
       {secret !== null && <SecretOnce secret={secret} onClose={() => onSecret(null)} />}
-      <div class='actions'>
-        {catalog === undefined
-          ? <button type='button' onClick={run('Test event sent', async () => await api('POST', `${path}/test`))}>Send test event</button>
-          : <button type='button' onClick={() => setTesting(true)} aria-expanded={testing}>Send test event…</button>}
-        <button type='button' onClick={run(endpoint.enabled ? 'Disabled' : 'Enabled', async () => await api('PATCH', path, { enabled: !endpoint.enabled }))}>{endpoint.enabled ? 'Disable' : 'Enable'}</button>
-        <button type='button' onClick={() => setRotating(true)} aria-expanded={rotating}>Rotate secret…</button>
-      </div>
-      {rotating && <RotateConfirm endpoint={endpoint} onRotate={rotate} onCancel={() => setRotating(false)} />}
-      {testing && catalog !== undefined && <TestEventForm endpoint={endpoint} catalog={catalog} onCancel={() => setTesting(false)}
-        onSent={(messageId) => { setTesting(false); setError(null); setNote(`Test event sent: message ${messageId}`); onChanged() }} />}
-      <div class='settings'>
-        <TypesForm endpoint={endpoint} catalog={catalog} onSave={(eventTypes) => run('Event types saved', async () => await api('PATCH', path, { eventTypes }))} />
-        {operator && <form class='inline' aria-label={`Tenant of ${endpoint.url}`} onSubmit={run('Tenant saved', async () => await api('PATCH', path, { tenant: tenant.trim() === '' ? null : tenant.trim() }))}>
-          <Field label='Tenant (empty: none)'><input name='tenant' value={tenant} onInput={(e) => setTenant((e.target as HTMLInputElement).value)} /></Field>
-          <button type='submit'>Save tenant</button>
-        </form>}
-        <form class='inline' aria-label={`Recover ${endpoint.url}`} onSubmit={run(recovered, async () => await api<{ messageIds: string[] }>('POST', `${path}/recover`, { since }))}>
-          <Field label='Re-send what failed since (ISO time)'><input value={since} required onInput={(e) => setSince((e.target as HTMLInputElement).value)} /></Field>
-          <button type='submit'>Recover</button>
-        </form>
-      </div>
+      {!canWrite && <p class='meta' data-testid='types'>Event types: {endpoint.eventTypes.length === 0 ? 'every type' : endpoint.eventTypes.join(', ')}</p>}
+      {canWrite && <>
+        <div class='actions'>
+          {catalog === undefined
+            ? <button type='button' onClick={run('Test event sent', async () => await api('POST', `${path}/test`))}>Send test event</button>
+            : <button type='button' onClick={() => setTesting(true)} aria-expanded={testing}>Send test event…</button>}
+          <button type='button' onClick={run(endpoint.enabled ? 'Disabled' : 'Enabled', async () => await api('PATCH', path, { enabled: !endpoint.enabled }))}>{endpoint.enabled ? 'Disable' : 'Enable'}</button>
+          <button type='button' onClick={() => setRotating(true)} aria-expanded={rotating}>Rotate secret…</button>
+        </div>
+        {rotating && <RotateConfirm endpoint={endpoint} onRotate={rotate} onCancel={() => setRotating(false)} />}
+        {testing && catalog !== undefined && <TestEventForm endpoint={endpoint} catalog={catalog} onCancel={() => setTesting(false)}
+          onSent={(messageId) => { setTesting(false); setError(null); setNote(`Test event sent: message ${messageId}`); onChanged() }} />}
+        <div class='settings'>
+          <TypesForm endpoint={endpoint} catalog={catalog} onSave={(eventTypes) => run('Event types saved', async () => await api('PATCH', path, { eventTypes }))} />
+          {operator && <form class='inline' aria-label={`Tenant of ${endpoint.url}`} onSubmit={run('Tenant saved', async () => await api('PATCH', path, { tenant: tenant.trim() === '' ? null : tenant.trim() }))}>
+            <Field label='Tenant (empty: none)'><input name='tenant' value={tenant} onInput={(e) => setTenant((e.target as HTMLInputElement).value)} /></Field>
+            <button type='submit'>Save tenant</button>
+          </form>}
+          <form class='inline' aria-label={`Recover ${endpoint.url}`} onSubmit={run(recovered, async () => await api<{ messageIds: string[] }>('POST', `${path}/recover`, { since }))}>
+            <Field label='Re-send what failed since (ISO time)'><input value={since} required onInput={(e) => setSince((e.target as HTMLInputElement).value)} /></Field>
+            <button type='submit'>Recover</button>
+          </form>
+        </div>
+      </>}
       {note !== null && <p role='status' class='ok'>{note}</p>}
       {error !== null && <ErrorNote error={error} />}
     </li>

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks'
 import { api, query, type Page } from '../api'
 import { ErrorNote, Field, Loading, plural } from '../components'
 import { href, type Route } from '../router'
-import { useScope } from '../scope'
+import { useCanWrite, useScope } from '../scope'
 import { useApi } from '../use-api'
 import { EndpointRow, SecretOnce, typesOf, type Endpoint } from './endpoint-row'
 import type { EventTypeItem } from '../catalog'
@@ -44,6 +44,7 @@ function CreateForm ({ catalog, onCreated }: { catalog?: EventTypeItem[], onCrea
  */
 export function Endpoints ({ route }: { route: Route }) {
   const portal = useScope() === 'tenant'
+  const canWrite = useCanWrite()
   const tenant = portal ? undefined : route.params.get('tenant') ?? undefined
   const endpoints = useApi<Page<Endpoint>>(`/endpoints${query({ tenant, limit: '200' })}`)
   const types = useApi<{ items: EventTypeItem[] }>(portal ? '/event-types' : null)
@@ -55,8 +56,10 @@ export function Endpoints ({ route }: { route: Route }) {
       <h1>Endpoints</h1>
       <Loading loaded={endpoints} feature='outbound'>{(page) => (
         <>
-          <h2>New endpoint</h2>
-          <CreateForm catalog={catalog} onCreated={(created) => { setSecret({ endpointId: created.id, value: created.secret }); endpoints.reload() }} />
+          {canWrite && <>
+            <h2>New endpoint</h2>
+            <CreateForm catalog={catalog} onCreated={(created) => { setSecret({ endpointId: created.id, value: created.secret }); endpoints.reload() }} />
+          </>}
           {/* A new endpoint past the listed page still has its secret shown. */}
           {secret !== null && page.next !== null && !page.items.some((e) => e.id === secret.endpointId) && <SecretOnce secret={secret.value} onClose={() => setSecret(null)} />}
           <h2>{plural(page.items.length, 'endpoint')}{page.next !== null ? ' (the first page)' : ''}{tenant !== undefined ? ` of tenant ${tenant}` : ''}</h2>

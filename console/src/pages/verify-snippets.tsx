@@ -1,27 +1,21 @@
 import { useState } from 'preact/hooks'
 import { CopyButton } from '../components'
-// The receivers' recipes exactly as docs/outgoing-webhooks.md gives them, taken from the page at build time:
-// test/outbound-verify-docs.test.ts runs those very blocks against real deliveries, so there is one algorithm,
-// written and tested once.
-import page from '../../../docs/outgoing-webhooks.md?raw'
-
-const section = page.slice(page.indexOf('## Verifying deliveries'), page.indexOf('## The admin API of outgoing webhooks'))
-const blocks = [...section.matchAll(/```\w+\n([\s\S]*?)```/g)].map((m) => m[1] as string)
-/** The block whose first line is `<file>: <what>` (after `//` or `#`). */
-const block = (firstLine: string): string => blocks.find((code) => code.split('\n')[0]?.endsWith(firstLine)) ?? ''
+// The receivers' recipes exactly as docs/outgoing-webhooks.md gives them, taken from the page at build time
+// (console/vite.config.ts): test/outbound-verify-docs.test.ts runs those very blocks against real deliveries, so
+// there is one algorithm, written and tested once.
+import recipes from 'virtual:verify-recipes'
 
 const LANGUAGES = [
   {
-    name: 'Node', file: 'verify-webhook.mjs', code: block('verify-webhook.mjs: Node without a package'),
-    call: 'verifyWebhook(process.env.WEBHOOK_SECRET, req.headers, rawBody) // rawBody: the bytes received, as a string',
-    also: block('verify-webhook.mjs: Node with the standardwebhooks package')
+    name: 'Node', file: 'verify-webhook.mjs', code: recipes.Node,
+    call: 'verifyWebhook(process.env.WEBHOOK_SECRET, req.headers, rawBody) // rawBody: the bytes received, as a string'
   },
   {
-    name: 'Python', file: 'verify_webhook.py', code: block('verify_webhook.py: Python, standard library only'),
+    name: 'Python', file: 'verify_webhook.py', code: recipes.Python,
     call: 'verify_webhook(os.environ["WEBHOOK_SECRET"], {k.lower(): v for k, v in request.headers.items()}, request.get_data())  # Flask'
   },
   {
-    name: 'Go', file: 'verify.go', code: block('verify.go: Go 1.18 or later, standard library only'),
+    name: 'Go', file: 'verify.go', code: recipes.Go,
     call: 'err := webhooks.Verify(os.Getenv("WEBHOOK_SECRET"), r.Header, body) // body: io.ReadAll(r.Body)'
   }
 ] as const
@@ -51,10 +45,10 @@ export function VerifyPage () {
         <pre class='payload' data-testid='snippet' tabIndex={0}>{language.code}</pre>
         <p>Call it with the secret shown when the endpoint was made or rotated:</p>
         <pre class='payload' tabIndex={0}>{language.call}</pre>
-        {'also' in language && <>
-          <p>Or with the <a href='https://www.npmjs.com/package/standardwebhooks' target='_blank' rel='noopener noreferrer'>standardwebhooks</a> package:</p>
-          <pre class='payload' tabIndex={0}>{language.also}</pre>
-        </>}
+        {language.name === 'Node' && <p>
+          Or with the <a href='https://www.npmjs.com/package/standardwebhooks' target='_blank' rel='noopener noreferrer'>standardwebhooks</a> package:
+          {' '}<code>new Webhook(secret).verify(rawBody, headers)</code>, which also refuses a stale timestamp.
+        </p>}
       </section>
     </>
   )

@@ -2,7 +2,7 @@ import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { onLoggedOut, setBearer } from '../api'
 import { href, useRoute, type Route } from '../router'
-import { ScopeContext } from '../scope'
+import { ScopeContext, WriteContext } from '../scope'
 import { Endpoints } from '../pages/endpoints'
 import { Deliveries } from '../pages/deliveries'
 import { MessagePage } from '../pages/message'
@@ -55,33 +55,35 @@ function NoAccess ({ expired }: { expired: boolean }) {
   )
 }
 
+interface Session { tenant: string | null, scopes: string[], expiresAt: string | null }
+
 /** Whose page this is, and until when, as the server reads the token (`GET <prefix>/portal/session`). */
-function Who () {
-  const session = useApi<{ tenant: string | null, scopes: string[], expiresAt: string | null }>('/portal/session')
-  if (session.data?.tenant == null) return null
-  const readOnly = !session.data.scopes.includes('write')
-  return <span data-testid='tenant'>{session.data.tenant}{readOnly ? ' (read only)' : ''} · link valid until <Time value={session.data.expiresAt} /></span>
+function Who ({ session }: { session: Session | undefined }) {
+  if (session?.tenant == null) return null
+  const readOnly = !session.scopes.includes('write')
+  return <span data-testid='tenant'>{session.tenant}{readOnly ? ' (read only)' : ''} · link valid until <Time value={session.expiresAt} /></span>
 }
 
 function Portal () {
   const route = useRoute()
+  const session = useApi<Session>(token === null ? null : '/portal/session')
   const [expired, setExpired] = useState(false)
   useEffect(() => onLoggedOut(() => { forgetToken(); setBearer(null); setExpired(true) }), [])
   if (token === null || expired) return <NoAccess expired={expired} />
   // A message is reached from the delivery log: its section is Deliveries.
   const section = route.path.startsWith('/messages/') ? '/deliveries' : '/' + (route.path.split('/')[1] ?? '')
   return (
-    <ScopeContext.Provider value='tenant'>
+    <ScopeContext.Provider value='tenant'><WriteContext.Provider value={session.data?.scopes.includes('write') !== false}>
       <header>
         <a class='skip' href='#main'>Skip to content</a>
         <strong class='brand'>Webhooks</strong>
         <nav aria-label='Sections'>
           {NAV.map(([path, label]) => <a key={path} href={href(path)} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
         </nav>
-        <Who />
+        <Who session={session.data} />
       </header>
       <main id='main' tabIndex={-1}><Page route={route} /></main>
-    </ScopeContext.Provider>
+    </WriteContext.Provider></ScopeContext.Provider>
   )
 }
 
