@@ -152,9 +152,7 @@ t.test('the production install has every package the built code imports', async 
   const dependencies = { ...pkg.dependencies, ...pkg.optionalDependencies }
   const builtins = new Set(builtinModules)
   const imported = new Set<string>()
-  // dist/console/ is the browser's, bundled by Vite with nothing left to import; the portal's bundle holds
-  // docs/outgoing-webhooks.md as text, whose recipes' `import … from 'standardwebhooks'` is no import of ours.
-  for (const file of filesUnder(join(ROOT, 'dist')).filter((f) => f.endsWith('.js') && !f.startsWith('console/'))) {
+  for (const file of filesUnder(join(ROOT, 'dist')).filter((f) => f.endsWith('.js'))) {
     const code = readFileSync(join(ROOT, 'dist', file), 'utf8')
     for (const match of code.matchAll(/(?:from\s+|import\s*\(\s*)'([^'.][^']*)'/g)) {
       const specifier = match[1] as string
