@@ -9,7 +9,7 @@ import { migrate } from '../dist/src/db/migrate.js'
 import anvilAdmin from '../dist/plugins/admin/admin.js'
 import { journalAdminRoutes } from '../dist/plugins/journal/admin-routes.js'
 import { openEventLog } from '../dist/src/journal/open-event-log.js'
-import { BENCH_PG_URL, benchArgs, emitSection, showSpread, spread } from './lib.mjs'
+import { benchArgs, benchDatabase, emitSection, showSpread, spread } from './lib.mjs'
 
 const values = benchArgs({ rows: { type: 'string', default: '100000' }, runs: { type: 'string', default: '15' } })
 const ROWS = values.quick ? 1000 : Number(values.rows)
@@ -17,13 +17,8 @@ const RUNS = values.quick ? 2 : Number(values.runs)
 const TOKEN = 'bench-console-token-0123456789'
 const QUERIES = ['', '?status=failed', '?provider=github&type=issues', '?since=24h', '?status=dead&since=7d', '?text=note%20999']
 
-const adminUrl = new URL(BENCH_PG_URL)
-const name = `anvil_bench_console_${process.pid}`
-const admin = new pg.Client({ connectionString: adminUrl.toString() })
-await admin.connect()
-await admin.query(`CREATE DATABASE ${name}`)
-const url = new URL(adminUrl)
-url.pathname = `/${name}`
+const database = await benchDatabase('console')
+const url = database.url
 let pool
 let app
 try {
@@ -65,6 +60,5 @@ try {
 } finally {
   await app?.close()
   await pool?.end()
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  await admin.end()
+  await database.drop()
 }

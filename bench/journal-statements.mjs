@@ -9,20 +9,15 @@ import pg from 'pg'
 import { migrate } from '../dist/src/db/migrate.js'
 import * as effects from '../dist/src/sql/webhook_effects.js'
 import { markDone } from '../dist/src/sql/webhook_event_done.js'
-import { BENCH_PG_URL, benchArgs, emitSection, showSpread, spread } from './lib.mjs'
+import { benchArgs, benchDatabase, emitSection, showSpread, spread } from './lib.mjs'
 
 const values = benchArgs({ events: { type: 'string', default: '3000' }, runs: { type: 'string', default: '3' } })
 const N = values.quick ? 200 : Number(values.events)
 const RUNS = values.quick ? 1 : Number(values.runs)
 const S = 'anvil'
-const adminUrl = new URL(BENCH_PG_URL)
-const name = `anvil_bench_statements_${process.pid}`
-const admin = new pg.Client({ connectionString: adminUrl.toString() })
-await admin.connect()
-await admin.query(`CREATE DATABASE ${name}`)
-const url = new URL(adminUrl)
-url.pathname = `/${name}`
-const c = new pg.Client({ connectionString: url.toString() })
+const database = await benchDatabase('statements')
+const url = database.url
+const c = new pg.Client({ connectionString: url })
 
 /** The backend's CPU seconds (utime + stime, in clock ticks of 10 ms). */
 let pid
@@ -110,6 +105,5 @@ try {
   emitSection({ id: 'journal-statements', title: 'The journal\'s statements, one at a time', markdown, data: results }, values)
 } finally {
   await c.end().catch(() => {})
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-  await admin.end()
+  await database.drop()
 }

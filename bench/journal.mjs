@@ -9,7 +9,7 @@ import pg from 'pg'
 import { Queue } from 'bullmq'
 import { createWorker, migrate, openEventLog } from '../dist/index.js'
 import { graphileDrain, graphileFill, graphileSetup } from './graphile-side.mjs'
-import { BENCH_PG_URL, benchArgs, emitSection, postgresCpuSeconds, redisCpuSeconds, showSpread, spread, startRedis } from './lib.mjs'
+import { benchArgs, benchDatabase, emitSection, postgresCpuSeconds, redisCpuSeconds, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
   jobs: { type: 'string', default: '3000' },
@@ -30,16 +30,8 @@ const [groupEvents, groupWaitMs] = values.group.split(',').map(Number)
 const groupFor = (concurrency) => ({ maxEvents: Math.max(2, Math.min(groupEvents, Math.floor(concurrency / 2))), maxWaitMs: groupWaitMs })
 const GRAPHILE = { graphile: false, 'graphile-batched': true }
 const GIVE_UP_MS = 180_000
-const ADMIN_URL = BENCH_PG_URL
-
-async function admin (sql) {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try { await client.query(sql) } finally { await client.end() }
-}
-const dbName = `anvil_bench_${process.pid}`
-await admin(`CREATE DATABASE ${dbName}`)
-const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toString()
+const database = await benchDatabase('journal')
+const { name: dbName, url: dbUrl } = database
 await migrate(dbUrl)
 // No idle timeout: a backend that ends mid-drain would take its CPU seconds out of the sum.
 const pool = new pg.Pool({ connectionString: dbUrl, max: 12, idleTimeoutMillis: 0 })
@@ -218,7 +210,7 @@ try {
   await queue.close()
   await redis.stop()
   await pool.end()
-  await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+  await database.drop()
 }
 
 const show = (value, digits = 0) => value === undefined ? '—' : showSpread(value, digits)

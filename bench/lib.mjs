@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
+import pg from 'pg'
 
 /** Children still running and temporary directories still there; cleared when the bench exits, however it exits. */
 const children = new Map()
@@ -91,6 +92,21 @@ export function machineLine (env) {
  * `ANVIL_BENCH_PG_URL`, else the tests' `ANVIL_TEST_PG_URL`, else the local server as `postgres`.
  */
 export const BENCH_PG_URL = process.env.ANVIL_BENCH_PG_URL ?? process.env.ANVIL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+/** Runs one statement on BENCH_PG_URL's `postgres` database, on a connection of its own. */
+async function adminQuery (sql) {
+  const client = new pg.Client({ connectionString: BENCH_PG_URL })
+  await client.connect()
+  try { await client.query(sql) } finally { await client.end() }
+}
+
+/** A database of the bench's own on BENCH_PG_URL's server: its name and URL, and `drop()` (its connections too). */
+export async function benchDatabase (label) {
+  const name = `anvil_bench_${label}_${process.pid}_${Math.random().toString(16).slice(2, 8)}`
+  await adminQuery(`CREATE DATABASE ${name}`)
+  const url = Object.assign(new URL(BENCH_PG_URL), { pathname: `/${name}` }).toString()
+  return { name, url, drop: async () => await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}
 
 export async function freePort () {
   return await new Promise((resolve) => {

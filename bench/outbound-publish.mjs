@@ -10,7 +10,7 @@ import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { createDeliveryWorker, createOutbound, migrate } from '../dist/index.js'
-import { BENCH_PG_URL, benchArgs, emitSection, postgresCpuSeconds, quantile, showSpread, spread, startRedis } from './lib.mjs'
+import { benchArgs, benchDatabase, emitSection, postgresCpuSeconds, quantile, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
   messages: { type: 'string', default: '5000' },
@@ -27,18 +27,10 @@ const concurrency = Number(values.concurrency)
 const rate = quick ? 50 : Number(values.rate)
 const seconds = quick ? 2 : Number(values.seconds)
 const notifyIntervalMs = Number(values['notify-interval'])
-const ADMIN_URL = BENCH_PG_URL
 const GIVE_UP_MS = 120_000
 
-async function admin (sql) {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try { await client.query(sql) } finally { await client.end() }
-}
-
-const dbName = `anvil_bench_${process.pid}_${randomBytes(3).toString('hex')}`
-await admin(`CREATE DATABASE ${dbName}`)
-const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toString()
+const database = await benchDatabase('publish')
+const { name: dbName, url: dbUrl } = database
 const redis = await startRedis()
 await migrate(dbUrl)
 const pool = new pg.Pool({ connectionString: dbUrl, max: concurrency })
@@ -154,7 +146,7 @@ try {
   await outbound.close()
   await pool.end()
   await redis.stop()
-  await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+  await database.drop()
 }
 
 const ms = (x) => x === undefined ? '–' : x.toFixed(1)

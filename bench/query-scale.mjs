@@ -17,7 +17,7 @@ import * as eventsSql from '../dist/src/sql/webhook_events.js'
 import { listEvents } from '../dist/src/journal/event-queries.js'
 import { resolveFilter } from '../dist/src/journal/event-filter.js'
 import { journalStats } from '../dist/src/journal/journal-stats.js'
-import { BENCH_PG_URL, benchArgs, emitSection, quantile } from './lib.mjs'
+import { benchArgs, benchDatabase, emitSection, quantile } from './lib.mjs'
 
 const values = benchArgs({
   sizes: { type: 'string', default: '10000,1000000' },
@@ -37,7 +37,6 @@ const SEED = readFileSync(new URL('../test/fixtures/outbox-seed.sql', import.met
 const JOURNAL_SEED = readFileSync(new URL('../test/fixtures/journal-seed.sql', import.meta.url), 'utf8')
 /** Journal retention batches timed per pass: the same work per pass whatever the size. */
 const JOURNAL_BATCHES = 3
-const adminUrl = new URL(BENCH_PG_URL)
 
 /** The statements as they were before 0008, only for `--before`. */
 const BEFORE = {
@@ -76,12 +75,8 @@ const summary = (ms) => {
 }
 
 async function measure (size) {
-  const name = `anvil_bench_scale_${process.pid}_${size}`
-  const admin = new pg.Client({ connectionString: adminUrl.toString() })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
+  const scratch = await benchDatabase(`scale_${size}`)
+  const url = scratch.url
   const database = openDatabase(url.toString())
   database.pool.on('error', () => {})
   // Seeding and the statements of before 0008 take longer than the pool's statement timeout at 1M rows.
@@ -134,8 +129,7 @@ async function measure (size) {
   } finally {
     await raw.end()
     await database.close()
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await admin.end()
+    await scratch.drop()
   }
 }
 
