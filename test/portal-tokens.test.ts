@@ -63,6 +63,8 @@ const PORTAL_ROUTES: Record<string, 'read' | 'write'> = {
   'GET /admin/endpoints': 'read',
   'POST /admin/endpoints': 'write',
   'GET /admin/endpoints/:id': 'read',
+  'GET /admin/endpoints/:id/stats': 'read',
+  'GET /admin/endpoint-stats': 'read',
   'PATCH /admin/endpoints/:id': 'write',
   'DELETE /admin/endpoints/:id': 'write',
   'POST /admin/endpoints/:id/rotate-secret': 'write',
