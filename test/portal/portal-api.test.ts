@@ -131,6 +131,17 @@ t.test('an attempt keeps its request and answer headers, capped, credentials red
   }
 })
 
+t.test('a reveal answers the current secret to a write link of the tenant only', async (t) => {
+  const created = await call('POST', '/admin/endpoints', admin, { url: `${receiver.url}/hook`, tenant: 'acme-reveal' })
+  const write = await mint('acme-reveal')
+  const shown = await call('GET', `/admin/endpoints/${created.body.id}/secret`, bearer(write))
+  t.equal(shown.body.secret, created.body.secret)
+  const rotated = await call('POST', `/admin/endpoints/${created.body.id}/rotate-secret`, bearer(write), { graceSeconds: 3600 })
+  t.equal((await call('GET', `/admin/endpoints/${created.body.id}/secret`, bearer(write))).body.secret, rotated.body.secret, 'the newest, not the one in its grace period')
+  t.equal((await call('GET', `/admin/endpoints/${created.body.id}/secret`, bearer(await mint('acme-reveal', { scopes: ['read'] })))).status, 403, 'not to a read-only link')
+  t.equal((await call('GET', `/admin/endpoints/${created.body.id}/secret`, bearer(await mint('someone-else')))).status, 404, 'not to another tenant')
+})
+
 t.test('a link\'s theme and embedding: each value checked, the operator\'s default under the link\'s own', async (t) => {
   const bad = [
     { primaryColor: 'red;background:url(https://evil)' },
