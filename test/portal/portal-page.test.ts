@@ -9,11 +9,11 @@
 import t, { type Test } from 'tap'
 import AjvModule from 'ajv'
 import type { BrowserContext, Page } from 'playwright-core'
-import { consoleErrors, midWordBreaks, openBrowser, screenshot, seriousViolations } from './helpers/browser.js'
-import { pageErrors, settled, startConsoleServer, TOKEN, type ConsoleServer } from './helpers/console.js'
-import { startReceiver } from './helpers/receiver.js'
-import { beforeAll, beforeStep } from './helpers/before-all.js'
-import { docsBlock, INVOICE_PAID, portalAdmin } from './helpers/portal.js'
+import { consoleErrors, midWordBreaks, openBrowser, screenshot, seriousViolations } from '../helpers/browser.js'
+import { pageErrors, settled, startConsoleServer, TOKEN, type ConsoleServer } from '../helpers/console.js'
+import { startReceiver } from '../helpers/receiver.js'
+import { beforeAll, beforeStep } from '../helpers/before-all.js'
+import { docsBlock, INVOICE_PAID, portalAdmin } from '../helpers/portal.js'
 
 t.setTimeout(300_000)
 let { base, waitFor } = {} as ConsoleServer
