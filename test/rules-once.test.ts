@@ -41,7 +41,7 @@ import { EndpointRowSchema } from '../src/sql/endpoints.js'
 import { DeliveryRowSchema } from '../src/sql/deliveries.js'
 import { OutboxRowSchema } from '../src/sql/outbox.js'
 import { EndpointSchema, EndpointShape } from '../src/outbox/endpoint-schemas.js'
-import { DeliverySchema, DeliveryShape, MessageSchema, MessageShape, toDeliveryDetail } from '../src/outbox/delivery-schemas.js'
+import { DeliveryDetailSchema, DeliverySchema, DeliveryShape, MessageSchema, MessageShape, toDeliveryDetail } from '../src/outbox/delivery-schemas.js'
 
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
 const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
@@ -243,7 +243,10 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const answered = (row: { properties: object }, left: string[], rename: Record<string, string> = {}): string[] =>
     Object.keys(row.properties).filter((column) => !left.includes(column)).map((column) => rename[column] ?? camel(column)).sort()
   t.same(Object.keys(EndpointSchema.properties).sort(), answered(EndpointRowSchema, ['operational', 'circuit_opened_at']), 'an endpoint: all but its operational bookkeeping')
-  t.same(Object.keys(DeliverySchema.properties).sort(), answered(DeliveryRowSchema, ['job_id', 'resolved']), 'a delivery: all but the worker\'s bookkeeping')
+  t.same(Object.keys(DeliveryDetailSchema.properties).sort(), [...answered(DeliveryRowSchema, ['job_id', 'resolved']), 'deliveredLater', 'trigger'].sort(),
+    'a delivery: all but the worker\'s bookkeeping, which it answers as what made it and whether it was delivered later')
+  t.same(Object.keys(DeliverySchema.properties).sort(), Object.keys(DeliveryDetailSchema.properties).filter((key) => !key.endsWith('Headers')).sort(),
+    'in a list, without its headers')
   t.same(Object.keys(MessageSchema.properties).sort(),
     answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until', 'operational'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
     'a message: all but its lease and retry clock')
