@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { adminErrorHandler } from '../plugins/admin/error-handler.js'
 import { typeboxValidatorCompiler } from '../plugins/admin/validator.js'
-import { decodeCursor, encodeCursor } from '../src/shared/cursor.js'
+import { decodeCursor, encodeCursor } from '../src/paging/cursor.js'
 
 const TOKEN = 'admin-token-0123456789'
 

@@ -9,7 +9,7 @@ import { runCli } from './helpers/cli.js'
 import { journalFixture } from './helpers/journal.js'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
-import { openEventLog } from '../src/journal/open-event-log.js'
+import { openEventLog } from '../src/event-log/open-event-log.js'
 import { beforeStep } from './helpers/before-all.js'
 
 const TOKEN = 'admin-token-0123456789'

@@ -10,7 +10,7 @@ import { deadLetters, runCli, startCli } from './helpers/cli.js'
 import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
-import { openEventLog } from '../src/journal/open-event-log.js'
+import { openEventLog } from '../src/event-log/open-event-log.js'
 
 const TOKEN = 'admin-token-0123456789'
 const { redis, db } = journalFixture(t)

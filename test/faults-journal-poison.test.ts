@@ -11,7 +11,7 @@ import { waitFor } from './helpers/chain.js'
 import { buildApp, signed } from './helpers/app.js'
 import { addJob, jobData, journalFixture, openQueue } from './helpers/journal.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
-import { openEventLog } from '../src/journal/open-event-log.js'
+import { openEventLog } from '../src/event-log/open-event-log.js'
 import { deadLetterQueueName } from '../src/queue/open-queues.js'
 import { beforeStep } from './helpers/before-all.js'
 

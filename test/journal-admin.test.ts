@@ -8,11 +8,11 @@ import { waitFor } from './helpers/chain.js'
 import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
-import { openEventLog } from '../src/journal/open-event-log.js'
+import { openEventLog } from '../src/event-log/open-event-log.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { createReplayer } from '../src/worker/replay.js'
 import { channels } from '../src/shared/diagnostics.js'
-import type { EventLogOptions } from '../src/journal/event-log.js'
+import type { EventLogOptions } from '../src/event-log/event-log.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }

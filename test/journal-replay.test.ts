@@ -6,7 +6,7 @@ import t from 'tap'
 import { waitFor } from './helpers/chain.js'
 import { openQueue, journalFixture } from './helpers/journal.js'
 import { openDatabase } from '../src/db/database.js'
-import { openEventLog } from '../src/journal/open-event-log.js'
+import { openEventLog } from '../src/event-log/open-event-log.js'
 import { deleteExpired } from '../src/journal/retention.js'
 
 const { redis, db } = journalFixture(t)

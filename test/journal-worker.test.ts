@@ -9,7 +9,7 @@ import { waitFor } from './helpers/chain.js'
 import { addJob, jobData, openQueue, journalFixture } from './helpers/journal.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import type { WorkerOptions } from '../src/worker/worker-options.js'
-import { openEventLog } from '../src/journal/open-event-log.js'
+import { openEventLog } from '../src/event-log/open-event-log.js'
 import { beforeStep } from './helpers/before-all.js'
 
 const { redis, db } = journalFixture(t)

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import Fastify from 'fastify'
 import anvilAdmin from '../plugins/admin/admin.js'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
-import { storableText } from '../src/shared/storable-text.js'
+import { storableText } from '../src/db/storable-text.js'
 import { outboundFixture, eventually } from './helpers/outbound.js'
 import { startReceiver } from './helpers/receiver.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createDeliveryStore } from '../src/outbox/delivery-store.js'
+import { createDeliveryStore } from '../src/delivery-log/delivery-store.js'
 import { openDatabase } from '../src/db/database.js'
 import { outboundFixture } from './helpers/outbound.js'
 import { beforeAll } from './helpers/before-all.js'

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { createGuardedDispatcher } from '../src/delivery/guarded-dispatcher.js'
-import { sendWebhook } from '../src/delivery/send-webhook.js'
-import { parseRetryAfter } from '../src/delivery/retry-after.js'
+import { createGuardedDispatcher } from '../src/send/guarded-dispatcher.js'
+import { sendWebhook } from '../src/send/send-webhook.js'
+import { parseRetryAfter } from '../src/send/retry-after.js'
 import { startReceiver } from './helpers/receiver.js'
 
 const dispatcher = createGuardedDispatcher({ allowNets: '127.0.0.0/8' })

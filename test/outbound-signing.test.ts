@@ -2,7 +2,7 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
 import Stripe from 'stripe'
-import { signatureHeaders } from '../src/delivery/sign-outbound.js'
+import { signatureHeaders } from '../src/send/sign-outbound.js'
 import { standardWebhooksScheme } from '../src/providers/standard-webhooks.js'
 import { stripeScheme } from '../src/providers/stripe.js'
 

@@ -3,10 +3,10 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { lookup as dnsLookup } from 'node:dns'
 import { request } from 'undici'
-import { createGuardedDispatcher } from '../src/delivery/guarded-dispatcher.js'
-import { isRefusedAddress, unmapIpv4 } from '../src/delivery/address-policy.js'
-import { blockListOf, netsProblem, parseCidr } from '../src/delivery/cidr.js'
-import { endpointUrlProblem } from '../src/delivery/endpoint-url.js'
+import { createGuardedDispatcher } from '../src/send/guarded-dispatcher.js'
+import { isRefusedAddress, unmapIpv4 } from '../src/send/address-policy.js'
+import { blockListOf, netsProblem, parseCidr } from '../src/send/cidr.js'
+import { endpointUrlProblem } from '../src/endpoints/endpoint-url.js'
 
 async function listen (): Promise<{ server: Server, port: number, hits: () => number }> {
   let hits = 0
