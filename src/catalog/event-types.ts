@@ -64,7 +64,21 @@ export interface EventTypes<T extends EventTypeMap> {
   typed: (publish: PublishOf<TypedMessage<T>>) => PublishOf<TypedMessage<T>>
 }
 
+/** A fresh Ajv for the catalog: the formats ajv-formats knows (date-time, email, uri, uuid, …) are checked; any other is a note for consumers. */
+const catalogAjv = (): InstanceType<typeof Ajv> => addFormats(new Ajv({ strict: false, logger: false }))
+
+/** Compiles a type's schema, or throws INVALID_SCHEMA naming the type and what ajv found wrong. */
+function compileType (ajv: InstanceType<typeof Ajv>, name: string, schema: unknown): ValidateFunction {
+  try {
+    return ajv.compile(schema as object)
+  } catch (err) {
+    throw new errors.INVALID_SCHEMA(name, (err as Error).message.replace(/^schema is invalid: /, ''))
+  }
+}
+
+/** Refuses a type whose schema is no JSON Schema now, with its name, rather than at its first publish. */
 export function defineEventTypes<T extends EventTypeMap> (schemas: T): EventTypes<T> {
+  for (const [name, schema] of Object.entries(schemas)) compileType(catalogAjv(), name, schema)
   return { schemas, typed: (publish) => async (message, options) => await publish(message, options) }
 }
 
@@ -72,7 +86,10 @@ export interface EventTypeCatalog {
   list (): Promise<EventTypeEntry[]>
   put (name: string, input: EventTypeInput): Promise<EventTypeEntry>
   remove (name: string): Promise<void>
-  /** Throws 400 `ANVIL_ERR_INVALID_MESSAGE` naming the JSON pointer of the first field that breaks the schema. */
+  /**
+   * Throws 400 `ANVIL_ERR_INVALID_MESSAGE` naming the JSON pointer of the first field that breaks the schema, or
+   * `ANVIL_ERR_INVALID_SCHEMA` for a type stored before its schema was checked.
+   */
   check (type: string, data: unknown, client?: Queryable): Promise<void>
 }
 
@@ -84,17 +101,16 @@ function describe (error: ErrorObject): string {
 }
 
 export function createEventTypeCatalog (db: Database, options: { code?: EventTypeMap, strict?: boolean } = {}): EventTypeCatalog {
-  // The formats ajv-formats knows (date-time, email, uri, uuid, …) are checked; any other is a note for consumers.
-  const ajv = addFormats(new Ajv({ strict: false, logger: false }))
+  const ajv = catalogAjv()
   // A Map, not the object: a type named `constructor` is not the object's inherited member.
   const code = new Map(Object.entries(options.code ?? {}))
   // Compiled once per schema text: a PUT that changes a schema compiles the new one.
   const compiled = new Map<string, ValidateFunction>()
-  const validator = (schema: unknown): ValidateFunction => {
+  const validator = (name: string, schema: unknown): ValidateFunction => {
     const key = JSON.stringify(schema)
     let validate = compiled.get(key)
     if (validate === undefined) {
-      validate = ajv.compile(schema as object)
+      validate = compileType(ajv, name, schema)
       compiled.set(key, validate)
     }
     return validate
@@ -126,11 +142,7 @@ export function createEventTypeCatalog (db: Database, options: { code?: EventTyp
     },
     async put (name, input) {
       if (code.has(name)) throw new errors.INVALID_MESSAGE(`event type ${name} is defined in code (defineEventTypes); change it there`)
-      try {
-        validator(input.schema)
-      } catch (err) {
-        throw new errors.INVALID_MESSAGE(`schema of ${name} is not a JSON Schema: ${(err as Error).message}`)
-      }
+      validator(name, input.schema)
       const { rows } = await db.pool.query<sql.EventTypeRow>(sql.upsert(db.schema), [name, input.description ?? '', JSON.stringify(input.schema), input.deprecated ?? false])
       cache.delete(name)
       return entry(rows[0] as sql.EventTypeRow)
@@ -146,7 +158,7 @@ export function createEventTypeCatalog (db: Database, options: { code?: EventTyp
         if (options.strict === true) throw new errors.INVALID_MESSAGE(`type ${type} is not in the event-type catalog (strict)`)
         return
       }
-      const validate = validator(schema)
+      const validate = validator(type, schema)
       if (!validate(data)) throw new errors.INVALID_MESSAGE(validate.errors?.[0] === undefined ? 'data does not fit its type\'s schema' : describe(validate.errors[0]))
     }
   }

@@ -9,6 +9,7 @@ import { loadServeConfig } from '../../cli/config/load-config.js'
 import { registerAdmin, type AdminFeatureContext } from '../../cli/admin-server.js'
 import { createApp } from '../../cli/server.js'
 import { isAnvilError } from '../../src/shared/errors.js'
+import { migrate } from '../../src/db/migrate.js'
 import { NEVER_PRINTED, startCli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
@@ -72,6 +73,8 @@ t.test('anvil serve: no token, no admin API; a token, the API on the main port; 
 t.test('feature route sets run inside the admin scope, with the database, which closes with the server', async (t) => {
   const db = await TestDatabase.create()
   t.teardown(async () => await db.drop())
+  // The portal's revocations live there: a database nobody migrated is refused (test/ops/not-migrated.test.ts).
+  await migrate(db.url, { schema: 'ops' })
   const log = pino({ level: 'silent' })
   let seen: AdminFeatureContext | undefined
   const app = createApp(log)

@@ -6,7 +6,7 @@
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type pg from 'pg'
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import Ajv2020Module from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import anvilAdmin from '../../plugins/admin/admin.js'
@@ -61,9 +61,16 @@ t.test('PUT stores a type, GET lists it beside the ones from code, PUT again rep
 
 t.test('bad input: a name that is no event type, a schema that is no JSON Schema, a type from code: 400 { error, code }', async (t) => {
   t.match(await call('PUT', '/admin/event-types/has%20space', USER_CREATED), { status: 400, body: { code: String } })
-  t.match(await call('PUT', '/admin/event-types/bad.schema', { schema: { type: 'no-such-type' } }), { status: 400, body: { error: /schema of bad\.schema is not a JSON Schema/, code: 'ANVIL_ERR_INVALID_MESSAGE' } })
+  t.match(await call('PUT', '/admin/event-types/bad.schema', { schema: { type: 'objekt' } }),
+    { status: 400, body: { error: /^The schema of event type bad\.schema is not a valid JSON Schema \(draft-07\): data\/type must be equal to one of the allowed values/, code: 'ANVIL_ERR_INVALID_SCHEMA' } })
   t.match(await call('PUT', '/admin/event-types/invoice.paid', USER_CREATED), { status: 400, body: { error: /defined in code/ } })
   t.match(await call('PUT', '/admin/event-types/no.schema', { description: 'x' }), { status: 400 })
+})
+
+t.test('a schema that is no JSON Schema, defined in code, is refused where it is defined, naming its type', async (t) => {
+  t.throws(() => defineEventTypes({ 'order.placed': Type.Object({}), 'order.shipped': { type: 'objekt' } as unknown as TSchema }),
+    { code: 'ANVIL_ERR_INVALID_SCHEMA', statusCode: 400, message: /^The schema of event type order\.shipped is not a valid JSON Schema \(draft-07\): data\/type must be/ })
+  t.throws(() => defineEventTypes({ 'order.placed': { required: 'id' } as unknown as TSchema }), { code: 'ANVIL_ERR_INVALID_SCHEMA', message: /order\.placed.*data\/required must be array/ })
 })
 
 t.test('publish: data that breaks its type\'s schema is 400 naming the JSON pointer of the field; data that fits is published', async (t) => {
