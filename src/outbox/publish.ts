@@ -5,7 +5,7 @@ import { databaseErrorKind } from '../db/database-errors.js'
 import * as sql from '../sql/outbox.js'
 import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
-import { EventType, Tenant } from './endpoint-schemas.js'
+import { EventType, Tenant } from '../endpoints/endpoint-schemas.js'
 import { MESSAGE_ID_PATTERN, newId } from './ids.js'
 import { outboxChannels } from './outbox-channels.js'
 
@@ -38,7 +38,7 @@ export interface PublisherOptions {
   notifyIntervalMs: number
   /** Internal name → public name; without a map every name is public as it is. */
   eventMap?: Readonly<Record<string, string>>
-  /** The event-type catalog's check of a message's data (src/outbox/event-types.ts). */
+  /** The event-type catalog's check of a message's data (src/catalog/event-types.ts). */
   checkData?: (type: string, data: unknown, client: pg.ClientBase | pg.Pool) => Promise<void>
 }
 
