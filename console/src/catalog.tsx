@@ -3,10 +3,10 @@
 import { Loading, plural } from './components'
 import { useApi, type Loaded } from './use-api'
 import { sampleFromSchema } from './sample-from-schema'
-import type { EventTypeEntry as EventTypeItem } from '../../src/outbox/event-type-entry'
+import type { EventTypeEntry as EventTypeItem } from '../../src/catalog/event-type-entry'
 
 /** One entry of `GET /admin/event-types`: the server's own declaration. */
-export type { EventTypeEntry as EventTypeItem } from '../../src/outbox/event-type-entry'
+export type { EventTypeEntry as EventTypeItem } from '../../src/catalog/event-type-entry'
 
 /** The catalog, loaded from the admin API (a portal token may read it too). */
 export function useEventTypes (): Loaded<{ items: EventTypeItem[] }> {

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { Outbound } from '../../src/outbox/outbound.js'
 import {
   createDeliveryStats, DEFAULT_STATS_HOURS, EndpointStatsSchema, EndpointSummarySchema, MAX_STATS_ENDPOINTS, MAX_STATS_HOURS
-} from '../../src/outbox/delivery-stats.js'
+} from '../../src/delivery-log/delivery-stats.js'
 import { tenantView } from '../../src/portal/tenant-view.js'
 import { errors } from '../../src/shared/errors.js'
 import { IdParams } from './outbound-schemas.js'

@@ -3,7 +3,7 @@ import { api } from '../api'
 import { Id, Status, Time, plural } from '../components'
 import { href } from '../router'
 import { useCanWrite } from '../scope'
-import type { DeliveryTriggerName } from '../../../src/outbox/delivery-schemas'
+import type { DeliveryTriggerName } from '../../../src/delivery-log/delivery-schemas'
 
 export interface Delivery {
   id: string, messageId: string, endpointId: string, attempt: number, status: 'started' | 'success' | 'failed',
