@@ -157,7 +157,7 @@ t.test('the secret: revealed and copied; rotation asks first, with a grace perio
   await section.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click()
   t.same(rotations, [], 'nothing rotated without a confirmation')
   await section.getByRole('button', { name: 'Rotate secret…' }).click()
-  await section.getByLabel('Grace period').selectOption({ label: '1 hour' })
+  await section.getByRole('combobox', { name: 'Grace period' }).selectOption({ label: '1 hour' })
   await section.getByRole('button', { name: 'Rotate now' }).click()
   await section.getByText('Secret rotated: the old one signs beside it for the grace period.').waitFor()
   t.same(rotations.map((body) => JSON.parse(body)), [{ graceSeconds: 3600 }], 'one rotation, with the chosen grace')

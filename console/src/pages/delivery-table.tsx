@@ -3,6 +3,7 @@ import { api } from '../api'
 import { Id, Status, Time, plural } from '../components'
 import { href } from '../router'
 import { useCanWrite } from '../scope'
+import { CardTable } from '../card-table'
 import type { DeliveryTriggerName } from '../../../src/delivery-log/delivery-schemas'
 
 export interface Delivery {
@@ -50,14 +51,14 @@ function RetryCell ({ d, onRetried }: { d: Delivery, onRetried: () => void }) {
 
 /**
  * Attempts with their answer, each message a link to its page (no such column on the message's own page),
- * each one sent again from its row. Below 700 px each row is a card, its cells labelled.
+ * each one sent again from its row. Where its columns do not fit, each row is a card, its cells labelled.
  */
 export function DeliveryTable ({ items, onRetried, ofMessage = false, showEndpoint = true, caption }: {
   items: Delivery[], onRetried: () => void, ofMessage?: boolean, showEndpoint?: boolean, caption?: string
 }) {
   const canWrite = useCanWrite()
   return (
-    <table class='cards-narrow'>
+    <CardTable class='data'>
       <caption>{caption ?? plural(items.length, 'delivery', 'deliveries')}</caption>
       <thead><tr>
         <th scope='col'>At</th><th scope='col'>Status</th><th scope='col' class='num'>HTTP</th><th scope='col'>Attempt</th><th scope='col' class='num'>Time</th>
@@ -77,6 +78,6 @@ export function DeliveryTable ({ items, onRetried, ofMessage = false, showEndpoi
           {canWrite && <td data-label='Action'><RetryCell d={d} onRetried={onRetried} /></td>}
         </tr>
       ))}</tbody>
-    </table>
+    </CardTable>
   )
 }

@@ -1,7 +1,7 @@
 import type { FunctionComponent } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, query, type Page } from '../api'
-import { ErrorNote, Field, Id, Loading, plural } from '../components'
+import { ErrorNote, Field, Id, Loading, Url, plural } from '../components'
 import { href } from '../router'
 import { useCanWrite, useScope } from '../scope'
 import { REFRESH_MS, useApi } from '../use-api'
@@ -10,7 +10,7 @@ import { EventTypePicker } from './event-type-picker'
 import { DeliveryTable, type Delivery } from './delivery-table'
 import { EndpointOverview } from './endpoint-overview'
 import { SecretSection } from './endpoint-secret'
-import { StateBadge } from './endpoints'
+import { StateBadge, TenantLink } from './endpoints'
 import { TestEventForm } from './test-event-form'
 import type { Endpoint } from './endpoint-types'
 
@@ -163,16 +163,21 @@ function Settings ({ endpoint, onChanged }: { endpoint: Endpoint, onChanged: () 
   )
 }
 
+/** How many times the page reads again after a send: a minute at REFRESH_MS. */
+const WATCH_ROUNDS = 40
+
 /** `#/endpoints/<id>`: one endpoint, its health, subscriptions, secret, tests, attempts and recovery. */
 export function EndpointPage ({ id }: { id: string }) {
   const canWrite = useCanWrite()
-  const list = useScope() === 'tenant' ? '/' : '/endpoints'
+  const operator = useScope() === 'operator'
+  const list = operator ? '/endpoints' : '/'
   const endpoint = useApi<Endpoint>(`/endpoints/${encodeURIComponent(id)}`)
   const catalog = useEventTypes()
   const [version, setVersion] = useState(0)
   const [watching, setWatching] = useState(0)
-  // After a send, the attempts and the overview are read again until its attempt shows (at most 8 times).
-  const onSent = (): void => { setWatching(8); setVersion((v) => v + 1) }
+  // After a send, the attempts and the overview are read again for a while (a busy worker may take its time), and
+  // for as long as an attempt is in flight (Attempts' own refresh).
+  const onSent = (): void => { setWatching(WATCH_ROUNDS); setVersion((v) => v + 1) }
   useEffect(() => {
     if (watching <= 0) return
     const timer = setTimeout(() => { setWatching((n) => n - 1); setVersion((v) => v + 1) }, REFRESH_MS)
@@ -184,17 +189,22 @@ export function EndpointPage ({ id }: { id: string }) {
       <Loading loaded={endpoint} feature='outbound'>{(e) => (
         <>
           <div class='title-row'>
-            <h1 class='endpoint-title'>{e.url}</h1>
+            <h1 class='endpoint-title'><Url value={e.url} /></h1>
             <StateBadge endpoint={e} />
           </div>
           {e.description !== '' && <p>{e.description}</p>}
-          <p class='meta'><Id value={e.id} />{!e.enabled && <> · disabled: {e.disabledReason ?? 'by hand'}</>}</p>
+          <p class='meta'><Id value={e.id} />{operator && <> · tenant <span data-testid='tenant'><TenantLink tenant={e.tenant} /></span></>}{!e.enabled && <> · disabled: {e.disabledReason ?? 'by hand'}</>}</p>
           <Settings endpoint={e} onChanged={endpoint.reload} />
-          <div class='sections'>
-            {ENDPOINT_SECTIONS.filter((s) => canWrite || s.write !== true).map(({ key, Section }) => (
-              <Section key={key} endpoint={e} catalog={catalog.data?.items ?? []} onChanged={endpoint.reload} onSent={onSent} version={version} />
-            ))}
-          </div>
+          {/* The sections start from the catalog (the picker, the test event's type and sample): they wait for it. */}
+          {catalog.data === undefined && catalog.error === undefined
+            ? <p aria-busy='true'>Loading…</p>
+            : (
+              <div class='sections'>
+                {ENDPOINT_SECTIONS.filter((s) => canWrite || s.write !== true).map(({ key, Section }) => (
+                  <Section key={key} endpoint={e} catalog={catalog.data?.items ?? []} onChanged={endpoint.reload} onSent={onSent} version={version} />
+                ))}
+              </div>
+              )}
         </>
       )}</Loading>
     </>

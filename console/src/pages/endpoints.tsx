@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
 import { api, query, type Page } from '../api'
-import { ErrorNote, Field, Loading, Time, plural } from '../components'
+import { ErrorNote, Field, Loading, Time, Url, plural } from '../components'
 import { href, type Route } from '../router'
 import { useCanWrite, useScope } from '../scope'
 import { useApi } from '../use-api'
@@ -41,6 +41,11 @@ function CreateForm ({ catalog, onCreated, onCancel }: { catalog: EventTypeItem[
   )
 }
 
+/** An endpoint's tenant, a link to its endpoints (an operator's view). */
+export function TenantLink ({ tenant }: { tenant: string | null }) {
+  return tenant === null ? <>none</> : <a href={href('/endpoints', { tenant })}>{tenant}</a>
+}
+
 export function StateBadge ({ endpoint }: { endpoint: Endpoint }) {
   const state = stateOf(endpoint)
   const tone = state === 'enabled' ? 'ok' : state === 'failing' ? 'busy' : 'bad'
@@ -48,19 +53,19 @@ export function StateBadge ({ endpoint }: { endpoint: Endpoint }) {
 }
 
 /** One endpoint in the list: where it sends, its state, a day's success rate and its last delivery. */
-function EndpointCard ({ endpoint, summary }: { endpoint: Endpoint, summary: EndpointSummary | undefined }) {
+function EndpointCard ({ endpoint, summary, loading }: { endpoint: Endpoint, summary: EndpointSummary | undefined, loading: boolean }) {
   const operator = useScope() === 'operator'
   return (
     <li class='endpoint-card' data-testid='endpoint'>
       <div class='endpoint-head'>
-        <a class='endpoint-url' href={href(`/endpoints/${encodeURIComponent(endpoint.id)}`)} title={endpoint.url}>{endpoint.url}</a>
+        <a class='endpoint-url' href={href(`/endpoints/${encodeURIComponent(endpoint.id)}`)} title={endpoint.url}><Url value={endpoint.url} /></a>
         <StateBadge endpoint={endpoint} />
       </div>
       {endpoint.description !== '' && <p class='description'>{endpoint.description}</p>}
       <dl class='stats-line'>
-        <div><dt>Success, 24 h</dt><dd data-testid='success-rate'>{percent(summary?.successRate ?? null)}</dd></div>
+        <div><dt>Success, 24 h</dt><dd data-testid='success-rate' aria-busy={loading && summary === undefined ? 'true' : undefined}>{percent(summary?.successRate ?? null)}</dd></div>
         <div><dt>Last delivery</dt><dd data-testid='last-delivery'>{summary?.lastAttemptAt != null ? <Time value={summary.lastAttemptAt} /> : endpoint.lastDeliveryAt !== null ? <Time value={endpoint.lastDeliveryAt} /> : 'none yet'}</dd></div>
-        {operator && <div><dt>Tenant</dt><dd>{endpoint.tenant === null ? 'none' : <a href={href('/endpoints', { tenant: endpoint.tenant })}>{endpoint.tenant}</a>}</dd></div>}
+        {operator && <div><dt>Tenant</dt><dd data-testid='tenant'><TenantLink tenant={endpoint.tenant} /></dd></div>}
       </dl>
     </li>
   )
@@ -93,11 +98,11 @@ export function Endpoints ({ route }: { route: Route }) {
               <a href={href(`/endpoints/${encodeURIComponent(secret.endpointId)}`)}>Open the new endpoint</a>
             </SecretOnce>
           )}
-          <p class='muted'>{plural(page.items.length, 'endpoint')}{page.next !== null ? ' (the first page)' : ''}{tenant !== undefined ? ` of tenant ${tenant}` : ''}
+          <p class='muted' data-testid='endpoint-count'>{plural(page.items.length, 'endpoint')}{page.next !== null ? ' (the first page)' : ''}{tenant !== undefined ? ` of tenant ${tenant}` : ''}
             {tenant !== undefined && <> · <a href={href('/endpoints')}>every tenant</a></>}</p>
           {page.items.length === 0
             ? <p class='empty'>No endpoint yet.{canWrite ? ' Add one: its URL receives the events you pick.' : ''}</p>
-            : <ul class='endpoint-list'>{page.items.map((e) => <EndpointCard key={e.id} endpoint={e} summary={summaryOf(e.id)} />)}</ul>}
+            : <ul class='endpoint-list'>{page.items.map((e) => <EndpointCard key={e.id} endpoint={e} summary={summaryOf(e.id)} loading={summaries.loading} />)}</ul>}
         </>
       )}</Loading>
     </>

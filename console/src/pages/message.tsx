@@ -16,7 +16,7 @@ function Headers ({ title, headers }: { title: string, headers: Record<string, s
   return (
     <table class='headers'>
       <caption>{title}</caption>
-      <tbody>{Object.entries(headers).map(([name, value]) => <tr key={name}><th scope='row'><code>{name}</code></th><td><code class='raw'>{value}</code></td></tr>)}</tbody>
+      <tbody>{Object.entries(headers).map(([name, value]) => <tr key={name}><th scope='row'><code class='name'>{name}</code></th><td><code class='raw'>{value}</code></td></tr>)}</tbody>
     </table>
   )
 }
