@@ -34,7 +34,7 @@ export const toEndpoint = EndpointShape.from
 const checkInput = compileCheck(EndpointInputSchema)
 const checkPatch = compileCheck(EndpointPatchSchema)
 
-/** Endpoints and their secrets. Secrets leave the store only from `create` and `rotateSecret`. */
+/** Endpoints and their secrets. Secrets leave the store only from `create`, `rotateSecret` and `currentSecret` (a reveal asked for). */
 export interface EndpointStore {
   get (id: string, client?: pg.ClientBase | pg.Pool): Promise<Endpoint>
   /** `operational`: an endpoint for Anvil's operational events (src/endpoints/operational-endpoints.ts checked its input). */
@@ -47,6 +47,8 @@ export interface EndpointStore {
    * over without a missed delivery. Secrets that expired before are deleted.
    */
   rotateSecret (id: string, graceSeconds?: number): Promise<EndpointWithSecret>
+  /** The secret that signs now (the newest), as the portal's and the console's reveal show it. */
+  currentSecret (id: string): Promise<EndpointWithSecret>
 }
 
 export function createEndpointStore (db: Database, options: EndpointStoreOptions): EndpointStore {
@@ -109,6 +111,13 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
     async remove (id: string): Promise<void> {
       const { rowCount } = await db.pool.query(sql.remove(db.schema), [id])
       if (rowCount === 0) throw new errors.NOT_FOUND(`no endpoint ${id}`)
+    },
+
+    async currentSecret (id: string): Promise<EndpointWithSecret> {
+      const endpoint = await get(id)
+      const { rows } = await db.pool.query<{ secret: string }>(secretsSql.current(db.schema), [id])
+      if (rows[0] === undefined) throw new errors.NOT_FOUND(`endpoint ${id} has no current secret`)
+      return { ...endpoint, secret: rows[0].secret }
     },
 
     async rotateSecret (id: string, graceSeconds = DEFAULT_SECRET_GRACE_SECONDS): Promise<EndpointWithSecret> {

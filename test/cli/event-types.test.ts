@@ -11,6 +11,7 @@ import AjvModule from 'ajv'
 import Ajv2020Module from 'ajv/dist/2020.js'
 import addFormatsModule from 'ajv-formats'
 import { createOutbound } from '../../src/outbox/outbound.js'
+import { migrate } from '../../src/db/migrate.js'
 import { runCli, startCli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
@@ -155,6 +156,7 @@ t.test('through the admin API (--url): the same documents, and --format jsonsche
   const port = await serve.listeningPort('anvil serve: listening')
   const admin = { ...env, ANVIL_ADMIN_TOKEN: TOKEN }
   t.same(await exported('openapi', ['--url', `http://127.0.0.1:${port}`], admin), await exported('openapi'), 'the same OpenAPI document')
+  t.equal((await runCli(['event-types', 'export', '--format', 'openapi', '--url', `http://127.0.0.1:${port}`], { env: admin })).stderr, '', 'the whole catalog: nothing to warn of')
   const schema = await exported('jsonschema', ['--url', `http://127.0.0.1:${port}/admin`], admin)
   const served = await fetch(`http://127.0.0.1:${port}/admin/event-types/schema.json`, { headers: { authorization: `Bearer ${TOKEN}` } })
   t.same(schema, await served.json())
@@ -168,6 +170,17 @@ t.test('through the admin API (--url): the same documents, and --format jsonsche
   }
   t.notOk(fits({ ...delivered[0]?.body, type: 'no.such.type' }), 'a type the catalog lacks fits none')
   await serve.stop()
+})
+
+t.test('from PostgreSQL a line on stderr says that types defined in code are not there (an empty catalog is no surprise); through --url none', async (t) => {
+  const fromDb = await runCli(['event-types', 'export', '--format', 'jsonschema'], { env })
+  t.equal(fromDb.code, 0)
+  t.equal(fromDb.stderr, 'anvil: warning: read from the database, which holds only the types stored through the admin API (3); ' +
+    'types defined in code (defineEventTypes) are not in it: give --url (your server, with ANVIL_ADMIN_TOKEN) for the whole catalog\n')
+  t.ok(JSON.parse(fromDb.stdout), 'stdout is still the document alone')
+  await migrate(db.url, { schema: 'empty_catalog' })
+  const empty = await runCli(['event-types', 'export', '--format', 'openapi'], { env: { ...env, ANVIL_DB_SCHEMA: 'empty_catalog' } })
+  t.match(empty, { code: 0, stderr: /holds only the types stored through the admin API \(none\); types defined in code/ })
 })
 
 t.test('a wrong --format, or neither database nor admin URL: one line, exit 1', async (t) => {

@@ -28,6 +28,7 @@ t.test('--role outbound takes ANVIL_LOCK_DURATION_MS: workers SIGKILLed mid-POST
   }
   const first = startCli(t, ['worker'], { env })
   await first.log('anvil worker: dispatching and delivering outgoing webhooks')
+  t.notMatch(first.output, 'no --handler', '--role outbound says it wants no handler: no warning')
   const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'cli-kill' })
   await eventually(() => receiver.received.length >= 1 ? true : undefined)
   const logged = async (): Promise<Array<{ attempt: number, status: string, error_class: string | null }>> =>

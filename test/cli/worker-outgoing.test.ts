@@ -24,6 +24,8 @@ t.test('no handler, a database: outgoing only, from publish to a signed delivery
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/hooks` })
   const worker = startCli(t, ['worker'], { env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', HOST: '127.0.0.1', PORT: '0' } })
   const { port } = await worker.log('anvil worker: health and metrics listening')
+  t.match(await worker.log('anvil worker: no --handler: inbound events are not consumed here and wait in Redis; only outgoing webhooks are delivered (give --handler, or --role outbound for an outgoing-only worker)'),
+    { level: 40, queue: 'webhooks' }, 'said at warn: the inbound queue is not consumed')
   await worker.log('anvil worker: dispatching and delivering outgoing webhooks')
   const { messageId } = await outbound.publish({ type: 'order.paid', data: { total: 5 } })
   await receiver.waitFor(1)
