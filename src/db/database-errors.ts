@@ -3,9 +3,13 @@ import { NETWORK_ERROR_CODES } from '../shared/network-codes.js'
 /**
  * What a failed query says about its cause, read from PostgreSQL's SQLSTATE (a pg DatabaseError's `code`) or
  * the driver's connection errors: the caller's data (class 22, a data exception: a value out of range, bad
- * syntax for its type, a character the encoding cannot hold), or a database out of reach.
+ * syntax for its type, a character the encoding cannot hold), a database out of reach, or a transaction that lost
+ * a conflict and may be run again.
  */
-export type DatabaseErrorKind = 'input' | 'unavailable'
+export type DatabaseErrorKind = 'input' | 'unavailable' | 'conflict'
+
+/** PostgreSQL broke a conflict by failing this transaction: a serialization failure (40001) or a deadlock (40P01); the same work may simply run again. */
+const CONFLICT_STATES = new Set(['40001', '40P01'])
 
 /** Connection exceptions (08), too many connections (53), shut down or restarting (57P0x), gone (3D000), refused login (28), slow (57014). */
 const UNAVAILABLE_STATES = /^(08|53|57P0|3D000$|28|57014$)/
@@ -17,6 +21,7 @@ export function databaseErrorKind (err: unknown): DatabaseErrorKind | undefined 
   const { code, severity } = err as { code?: unknown, severity?: unknown }
   if (typeof code === 'string' && typeof severity === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
     if (code.startsWith('22')) return 'input'
+    if (CONFLICT_STATES.has(code)) return 'conflict'
     return UNAVAILABLE_STATES.test(code) ? 'unavailable' : undefined
   }
   if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return 'unavailable'
