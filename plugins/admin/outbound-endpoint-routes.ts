@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { Outbound } from '../../src/outbox/outbound.js'
 import {
   EndpointInputSchema, EndpointPatchSchema, EndpointSchema, EndpointWithSecretSchema, EventType, Tenant, type Endpoint, type EndpointInput, type EndpointPatch
-} from '../../src/outbox/endpoint-schemas.js'
+} from '../../src/endpoints/endpoint-schemas.js'
 import { requireOwnTenant, tenantView } from '../../src/portal/tenant-view.js'
 import { emptyBodyIsObject, IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
 import { PORTAL_READ, PORTAL_WRITE, portalTenant } from './portal-access.js'

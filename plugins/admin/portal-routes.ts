@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import { Tenant } from '../../src/outbox/endpoint-schemas.js'
+import { Tenant } from '../../src/endpoints/endpoint-schemas.js'
 import type { PortalRevocations } from '../../src/portal/portal-revocations.js'
 import {
   DEFAULT_PORTAL_TTL_SECONDS, MAX_PORTAL_TTL_SECONDS, mintPortalToken, PortalScopes, type PortalScopeName

@@ -3,8 +3,8 @@
  * The outbox (src/outbox/) builds jobs and implements the store over PostgreSQL; the delivery side reads the
  * one and calls the other, and never imports the outbox (forward mode runs it with no database at all).
  */
-import type { OutboundScheme } from './sign-outbound.js'
-import type { SendResult } from './send-webhook.js'
+import type { OutboundScheme } from '../send/sign-outbound.js'
+import type { SendResult } from '../send/send-webhook.js'
 
 export const DEFAULT_OUTBOUND_QUEUE_NAME = 'outbound'
 export const OUTBOUND_JOB_NAME = 'deliver'
@@ -78,7 +78,7 @@ export interface EndpointState {
   secrets: string[]
 }
 
-/** What the attempt's outcome may report, besides the attempt itself (operational events: src/outbox/operational-events.ts). */
+/** What the attempt's outcome may report, besides the attempt itself (operational events: src/endpoints/operational-events.ts). */
 export interface AttemptReport {
   eventType: string
   /** A delivery of an operational event: nothing is reported about it. */

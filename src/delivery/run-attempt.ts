@@ -14,9 +14,9 @@ import type { EndpointRateLimit } from './endpoint-rate-limit.js'
 import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
 import type { EndpointDisabledEvent } from './delivery-options.js'
 import { publishOutbound } from './delivery-channels.js'
-import { endpointUrlProblem } from './endpoint-url.js'
-import { sendWebhook, type SendOptions, type SendResult } from './send-webhook.js'
-import { signatureHeaders } from './sign-outbound.js'
+import { endpointUrlProblem } from '../endpoints/endpoint-url.js'
+import { sendWebhook, type SendOptions, type SendResult } from '../send/send-webhook.js'
+import { signatureHeaders } from '../send/sign-outbound.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
 /** A failed attempt that may be retried; the backoff strategy reads `retryAfterMs`. */

@@ -4,8 +4,10 @@
  */
 import { inTransaction, type Database } from '../db/database.js'
 import type { WebhookJobData } from '../queue/job-data.js'
-import { headersJson, jsonView, pgText } from './event-row.js'
-import type { EventStatus } from './event-item.js'
+import { headersJson } from '../db/headers-json.js'
+import { jsonView } from '../db/json-view.js'
+import { pgText } from '../db/pg-text.js'
+import type { EventStatus } from '../event-log/event-item.js'
 import { WriteBatcher } from './write-batcher.js'
 import { doneJobs } from '../sql/webhook_event_done.js'
 import * as webhookEvents from '../sql/webhook_events.js'

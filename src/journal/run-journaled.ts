@@ -1,6 +1,8 @@
 import type { WebhookJobData } from '../queue/job-data.js'
 import type { WebhookEvent } from '../worker/webhook-event.js'
-import { errorClassOf, errorMessageOf, journalIdOf } from './event-row.js'
+import { errorClassOf } from '../shared/error-class-of.js'
+import { errorMessageOf } from '../shared/error-message-of.js'
+import { journalIdOf } from './journal-id-of.js'
 import type { CommitOutcome, EffectScope } from './effect-scope.js'
 import type { Journal } from './journal.js'
 

@@ -6,7 +6,7 @@
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto'
 import { Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { Tenant } from '../outbox/endpoint-schemas.js'
+import { Tenant } from '../endpoints/endpoint-schemas.js'
 import { constantTimeEqual, hmac } from '../signing/crypto.js'
 
 export const PORTAL_TOKEN_PREFIX = 'anvil_pt_'
