@@ -41,7 +41,7 @@ import { EndpointRowSchema } from '../src/sql/endpoints.js'
 import { DeliveryRowSchema } from '../src/sql/deliveries.js'
 import { OutboxRowSchema } from '../src/sql/outbox.js'
 import { EndpointSchema, EndpointShape } from '../src/endpoints/endpoint-schemas.js'
-import { DeliverySchema, DeliveryShape, MessageSchema, MessageShape } from '../src/delivery-log/delivery-schemas.js'
+import { DeliveryDetailSchema, DeliverySchema, DeliveryShape, MessageSchema, MessageShape, toDeliveryDetail } from '../src/delivery-log/delivery-schemas.js'
 
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
 const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
@@ -243,7 +243,10 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const answered = (row: { properties: object }, left: string[], rename: Record<string, string> = {}): string[] =>
     Object.keys(row.properties).filter((column) => !left.includes(column)).map((column) => rename[column] ?? camel(column)).sort()
   t.same(Object.keys(EndpointSchema.properties).sort(), answered(EndpointRowSchema, ['operational', 'circuit_opened_at']), 'an endpoint: all but its operational bookkeeping')
-  t.same(Object.keys(DeliverySchema.properties).sort(), answered(DeliveryRowSchema, ['job_id', 'resolved']), 'a delivery: all but the worker\'s bookkeeping')
+  t.same(Object.keys(DeliveryDetailSchema.properties).sort(), [...answered(DeliveryRowSchema, ['job_id', 'resolved']), 'deliveredLater', 'trigger'].sort(),
+    'a delivery: all but the worker\'s bookkeeping, which it answers as what made it and whether it was delivered later')
+  t.same(Object.keys(DeliverySchema.properties).sort(), Object.keys(DeliveryDetailSchema.properties).filter((key) => !key.endsWith('Headers')).sort(),
+    'in a list, without its headers')
   t.same(Object.keys(MessageSchema.properties).sort(),
     answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until', 'operational'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
     'a message: all but its lease and retry clock')
@@ -266,12 +269,16 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   })
   const delivery = {
     id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,
-    error: null, response_head: 'ok', payload_sha256: 'ab', created_at: at, job_id: 'j', resolved: true
+    error: null, response_head: 'ok', request_headers: { 'webhook-id': 'msg_1' }, response_headers: null, payload_sha256: 'ab', created_at: at,
+    job_id: 'j', resolved: true
   }
   t.ok(Value.Check(DeliveryRowSchema, delivery), 'the sample is a row')
   t.same(DeliveryShape.from(delivery), {
     id: '7', messageId: 'msg_1', endpointId: 'ep_1', attempt: 1, status: 'success', httpStatus: 200, durationMs: 3, responseHead: 'ok', payloadSha256: 'ab', createdAt: at.toISOString()
   }, 'a delivery leaves out its empty error fields')
+  t.same(toDeliveryDetail(delivery), {
+    ...DeliveryShape.from(delivery), trigger: 'schedule', deliveredLater: true, requestHeaders: { 'webhook-id': 'msg_1' }
+  }, 'with its details: what made it, and the headers it has')
   const message = {
     id: 'msg_1', type: 't', public_type: 'p', tenant: null, data: '{"a":1}', created_at: at, status: 'failed' as const, attempts: 3,
     next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null, operational: false

@@ -123,7 +123,10 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
     if (outbound !== undefined) await admin.register(outboundAdminRoutes(outbound))
     if (portal !== undefined) {
       const publicUrl = portalOptions.publicUrl?.replace(/\/+$/, '')
-      await admin.register(portalRoutes({ ...portal, prefix, ...(publicUrl === undefined ? {} : { publicUrl }) }))
+      await admin.register(portalRoutes({
+        ...portal, prefix, ...(publicUrl === undefined ? {} : { publicUrl }), ...(portalOptions.theme === undefined ? {} : { theme: portalOptions.theme }),
+        frameAncestors: portalOptions.frameAncestors ?? []
+      }))
     }
     for (const routes of options.routes ?? []) await admin.register(routes)
   }, { prefix })

@@ -60,6 +60,16 @@ export async function outboundEndpointRoutes (admin: FastifyInstance, { outbound
     return await reply.code(204).send()
   })
 
+  // A reveal is a write: a read-only link never sees a signing secret.
+  admin.get<{ Params: { id: string } }>('/endpoints/:id/secret', {
+    config: PORTAL_WRITE,
+    schema: { tags, summary: 'The endpoint\'s current signing secret', params: IdParams, response: { 200: EndpointWithSecretSchema } }
+  }, async (request, reply) => {
+    await own(request)
+    void reply.header('cache-control', 'no-store')
+    return await outbound.endpoints.currentSecret(request.params.id)
+  })
+
   admin.post<{ Params: { id: string }, Body: { graceSeconds?: number } }>('/endpoints/:id/rotate-secret', {
     config: PORTAL_WRITE,
     preValidation: emptyBodyIsObject,

@@ -5,7 +5,7 @@ import * as sql from '../sql/deliveries.js'
 import type { DeliveryRow } from '../sql/deliveries.js'
 import * as outboxSql from '../sql/outbox.js'
 import type { OutboxRow } from '../sql/outbox.js'
-import { DeliveryShape, MessageShape, type Delivery, type MessageWithDeliveries, type Undelivered } from './delivery-schemas.js'
+import { MessageShape, toDelivery, toDeliveryDetail, type Delivery, type MessageWithDeliveries, type Undelivered } from './delivery-schemas.js'
 import { toPage, type Page } from '../paging/page.js'
 import { outboxPageSize } from '../paging/outbox-page.js'
 
@@ -26,7 +26,7 @@ export interface UndeliveredQuery {
   cursor?: string
 }
 
-export const toDelivery = DeliveryShape.from
+export { toDelivery }
 
 export type DeliveryLog = ReturnType<typeof createDeliveryLog>
 
@@ -54,7 +54,7 @@ export function createDeliveryLog (db: Database) {
       const row = rows[0]
       if (row === undefined) throw new errors.NOT_FOUND(`no message ${id}`)
       const attempts = await db.pool.query<DeliveryRow>(sql.ofMessage(db.schema), [id])
-      return { ...MessageShape.from(row), data: JSON.parse(row.data), deliveries: attempts.rows.map(toDelivery) }
+      return { ...MessageShape.from(row), data: JSON.parse(row.data), deliveries: attempts.rows.map(toDeliveryDetail) }
     },
 
     /** Message and endpoint pairs with attempts and no success, the latest attempt first. */

@@ -63,6 +63,14 @@ export const STOPPED_BEFORE_POST = 'the worker stopped before this attempt reach
 const kept = (text: string | undefined, bytes = DEFAULT_RESPONSE_CAP_BYTES): string | null =>
   text === undefined || text === '' ? null : cutUtf8(storableText(text), bytes)
 
+/** Headers as the log keeps them (already capped: src/delivery/attempt-headers.ts), as jsonb; null for none. */
+const jsonOrNull = (headers: Record<string, string> | undefined): string | null => headers === undefined ? null : JSON.stringify(storableHeaders(headers))
+
+/** Storable text only in jsonb: a receiver's header holding NUL or a lone surrogate is kept with U+FFFD instead. */
+function storableHeaders (headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [storableText(name), storableText(value)]))
+}
+
 /** What the delivery worker reads and writes in PostgreSQL. */
 export function createDeliveryStore (db: Database, options: DeliveryStoreOptions = {}): DatabaseDeliveryStore {
   const cacheMs = options.secretCacheMs ?? DEFAULT_SECRET_CACHE_MS
@@ -100,7 +108,7 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
       const status = attempt.success ? 'success' : 'failed'
       // The error class and message and the answer's head come from outside: they never fail the write.
       const outcome = [status, attempt.httpStatus ?? null, Math.max(0, Math.round(attempt.durationMs)), kept(attempt.errorClass, 200),
-        kept(attempt.errorMessage), kept(attempt.responseHead)]
+        kept(attempt.errorMessage), kept(attempt.responseHead), jsonOrNull(attempt.requestHeaders), jsonOrNull(attempt.responseHeaders)]
       return await inTransaction(db.pool, async (client) => {
         // The row written before the POST gets its outcome; without one (retention took it, or a resumed run marked it
         // stalled while this one still ran), a row of its own.

@@ -34,6 +34,8 @@ export interface AnsweredAttempt {
   attempt: number
   result: SendResult
   deliveryId?: string
+  /** The request's headers as the log keeps them. */
+  sent?: Record<string, string>
   report: AttemptReport
 }
 
@@ -46,6 +48,10 @@ export interface DeliveryAttempt {
   errorClass?: string
   errorMessage?: string
   responseHead: string
+  /** What was sent besides the body, as the log keeps it (src/delivery/attempt-headers.ts). */
+  requestHeaders?: Record<string, string>
+  /** The answer's headers, as the log keeps them. */
+  responseHeaders?: Record<string, string>
   payloadSha256: string
   success: boolean
   /** The row `startAttempt` wrote for this attempt, which `recordAttempt` completes; unset, a row of its own. */

@@ -17,6 +17,7 @@ import { publishOutbound } from './delivery-channels.js'
 import { endpointUrlProblem } from '../endpoints/endpoint-url.js'
 import { sendWebhook, type SendOptions, type SendResult } from '../send/send-webhook.js'
 import { signatureHeaders } from '../send/sign-outbound.js'
+import { loggedHeaders } from '../send/attempt-headers.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
 /** A failed attempt that may be retried; the backoff strategy reads `retryAfterMs`. */
@@ -70,7 +71,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   // This attempt's POST was answered and its outcome waited for the log: written now, never sent again.
   const answered = data.answered
   if (answered !== undefined && answered.attempt === job.attemptsMade + 1) {
-    const recorded = await recordOutcome(job, token, deps, answered.result, answered.deliveryId, answered.report)
+    const recorded = await recordOutcome(job, token, deps, answered.result, answered.deliveryId, answered.sent, answered.report)
     return await decide(job, deps, answered.result, recorded)
   }
   // A retry, or a run after a stall: what the last run left is settled before anything is sent.
@@ -110,6 +111,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   let deliveryId: string | undefined
   let admission: { send: true, probe: boolean, dirty: boolean }
   let posted = false
+  let sent: Record<string, string> | undefined
   try {
     if (rateLimit !== null && deps.rateLimit !== undefined) {
       const retryAt = await deps.rateLimit.take(endpointId, rateLimit)
@@ -122,6 +124,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
     const headers = signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets })
     headers['content-type'] = CONTENT_TYPE
     headers['user-agent'] = USER_AGENT
+    sent = headers
     // In the log before the POST: a crash mid-POST leaves a row whose outcome is unknown, and a re-send is a row of its own.
     deliveryId = store.startAttempt === undefined ? undefined : await logged(job, token, deps, store.startAttempt(attemptOf(job)))
     result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
@@ -147,7 +150,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   }
   const operational = data.operational === true
   const exhausted = !result.success && result.httpStatus !== 410 && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
-  const recorded = await recordOutcome(job, token, deps, result, deliveryId, { eventType: data.eventType, operational, circuitOpened, exhausted })
+  const recorded = await recordOutcome(job, token, deps, result, deliveryId, loggedHeaders(sent), { eventType: data.eventType, operational, circuitOpened, exhausted })
   return await decide(job, deps, result, recorded)
 }
 
@@ -210,16 +213,17 @@ const CONFLICT_TRIES = 3
  * the next run writes it without sending again: an answered POST is never logged as a failure or a stall.
  */
 async function recordOutcome (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps, result: SendResult,
-  deliveryId: string | undefined, report: AttemptReport): Promise<Recorded> {
+  deliveryId: string | undefined, sent: Record<string, string> | undefined, report: AttemptReport): Promise<Recorded> {
   for (let tries = 1; ; tries++) {
     try {
-      return await note(job, deps, result, deliveryId, report)
+      return await note(job, deps, result, deliveryId, sent, report)
     } catch (err) {
       const kind = databaseErrorKind(err)
       if (kind === 'conflict' && tries < CONFLICT_TRIES) continue
       if (kind !== 'unavailable' && kind !== 'conflict') throw err
       deps.log.warn({ jobId: job.id, err: (err as Error).message, retryInMs: LOG_UNAVAILABLE_RETRY_MS }, 'anvil delivery: the outcome could not be logged; it waits in the job')
-      const answered = { attempt: job.attemptsMade + 1, result, report, ...(deliveryId === undefined ? {} : { deliveryId }) }
+      // The request's headers as the log keeps them (redacted), never the signing secret.
+      const answered = { attempt: job.attemptsMade + 1, result, report, ...(deliveryId === undefined ? {} : { deliveryId }), ...(sent === undefined ? {} : { sent }) }
       await job.updateData({ ...job.data, answered })
       return await wait(job, token, Date.now() + LOG_UNAVAILABLE_RETRY_MS)
     }
@@ -229,7 +233,9 @@ async function recordOutcome (job: Job<OutboundJobData>, token: string | undefin
 /** Writes the attempt (the delivery log, else the job's log), then tells the hooks and the metrics. */
 type Recorded = { failingSince?: Date | null, recoveredFrom?: Date } | undefined
 
-async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string, report?: AttemptReport): Promise<Recorded> {
+async function note (
+  job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string, sent?: Record<string, string>, report?: AttemptReport
+): Promise<Recorded> {
   const { messageId, endpointId, eventType, body } = job.data
   const attempt: DeliveryAttempt = {
     messageId,
@@ -241,6 +247,9 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
     success: result.success
   }
   if (deliveryId !== undefined) attempt.deliveryId = deliveryId
+  const requestHeaders = loggedHeaders(sent)
+  if (requestHeaders !== undefined) attempt.requestHeaders = requestHeaders
+  if (result.responseHeaders !== undefined) attempt.responseHeaders = result.responseHeaders
   // Set only when known: the log tells an attempt that got no answer from one that did.
   if (result.httpStatus !== undefined) attempt.httpStatus = result.httpStatus
   if (result.errorClass !== undefined) {

@@ -36,7 +36,7 @@ const checkPatch = compileCheck(EndpointPatchSchema)
 
 export type EndpointStore = ReturnType<typeof createEndpointStore>
 
-/** Endpoints and their secrets. Secrets leave the store only from `create` and `rotateSecret`. */
+/** Endpoints and their secrets. Secrets leave the store only from `create`, `rotateSecret` and `currentSecret` (a reveal asked for). */
 export function createEndpointStore (db: Database, options: EndpointStoreOptions) {
 
   function check (problem: string | undefined, input: { url?: string, eventTypes?: string[] }): void {
@@ -104,6 +104,14 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
      * A new secret; the ones live now keep signing beside it for `graceSeconds`, so receivers can switch
      * over without a missed delivery. Secrets that expired before are deleted.
      */
+    /** The secret that signs now (the newest), as the portal's and the console's reveal show it. */
+    async currentSecret (id: string): Promise<EndpointWithSecret> {
+      const endpoint = await get(id)
+      const { rows } = await db.pool.query<{ secret: string }>(secretsSql.current(db.schema), [id])
+      if (rows[0] === undefined) throw new errors.NOT_FOUND(`endpoint ${id} has no current secret`)
+      return { ...endpoint, secret: rows[0].secret }
+    },
+
     async rotateSecret (id: string, graceSeconds = DEFAULT_SECRET_GRACE_SECONDS): Promise<EndpointWithSecret> {
       if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new errors.INVALID_ENDPOINT('graceSeconds must be a whole number >= 0')
       const secret = newSecret()

@@ -9,6 +9,7 @@ import type { Dispatcher } from 'undici'
 import { parseRetryAfter } from './retry-after.js'
 import { deliveryErrorClass, statusClass, type DeliveryErrorClass } from './delivery-error-class.js'
 import { trackDeadline, untrackDeadline } from './send-deadlines.js'
+import { loggedHeaders } from './attempt-headers.js'
 
 export interface SendRequest {
   url: string
@@ -34,6 +35,8 @@ export interface SendResult {
   errorMessage?: string
   /** The first `responseCapBytes` of the answer, as text. */
   responseHead: string
+  /** The answer's headers as the log keeps them (capped, credentials redacted); absent without an answer. */
+  responseHeaders?: Record<string, string>
   /** From `Retry-After`, on a 429 or 503 that had one. */
   retryAfterMs?: number
 }
@@ -63,6 +66,7 @@ const CAP_REACHED = new Error('answer cap reached')
 class Exchange implements Dispatcher.DispatchHandler {
   status = 0
   retryAfter: string | undefined = undefined
+  headers: Record<string, string> | undefined = undefined
   chunks: Buffer[] | undefined = undefined
   kept = 0
   settled = false
@@ -79,6 +83,7 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseStart (_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     this.status = statusCode
+    this.headers = loggedHeaders(headers)
     // Delivered: what is left is the log's copy of the body, which may not hold the socket for long.
     if (statusCode >= 200 && statusCode < 300) this.deadline = Math.min(this.deadline, performance.now() + this.options.bodyTimeoutMs)
     if (statusCode === 429 || statusCode === 503) {
@@ -129,6 +134,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       durationMs: Math.round(performance.now() - this.started),
       responseHead: this.chunks === undefined ? '' : Buffer.concat(this.chunks).toString('utf8')
     }
+    if (this.headers !== undefined) result.responseHeaders = this.headers
     const errorClass = statusClass(status)
     if (errorClass === undefined) result.success = true
     else {

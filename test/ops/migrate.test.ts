@@ -66,6 +66,15 @@ t.test('editing a comment is no change; a changed statement still is', async (t)
   await t.rejects(migrate(db.url, { schema, dir: changed }), { code: 'ANVIL_ERR_MIGRATION_CHANGED', message: /0001_first/ })
 })
 
+t.test('two migrations of one version are refused before anything is applied, naming the version', async (t) => {
+  const dir = migrationsIn({ '0001_first.sql': 'CREATE TABLE {{schema}}.a (id int);\n', '0001_second.sql': 'CREATE TABLE {{schema}}.b (id int);\n' })
+  t.throws(() => loadMigrations(dir), { code: 'ANVIL_ERR_INVALID_CONFIG', message: /two migrations share version 0001/ })
+  await t.rejects(migrate(db.url, { schema: 'twice', dir }), { code: 'ANVIL_ERR_INVALID_CONFIG' })
+  const tables = await db.query("SELECT 1 FROM information_schema.tables WHERE table_schema = 'twice'")
+  t.equal(tables.length, 0, 'nothing was applied')
+  t.same(new Set(loadMigrations().map((m) => m.version)).size, loadMigrations().length, 'the shipped migrations have one file a version')
+})
+
 t.test('a whole-file checksum an earlier build recorded is accepted and rewritten; another is refused', async (t) => {
   const schema = 'earlier_form'
   const text = '-- The first table.\nCREATE TABLE {{schema}}.a (id int);\n'

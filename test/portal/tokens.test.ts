@@ -63,6 +63,9 @@ const PORTAL_ROUTES: Record<string, 'read' | 'write'> = {
   'GET /admin/endpoints': 'read',
   'POST /admin/endpoints': 'write',
   'GET /admin/endpoints/:id': 'read',
+  'GET /admin/endpoints/:id/stats': 'read',
+  'GET /admin/endpoints/:id/secret': 'write',
+  'GET /admin/endpoint-stats': 'read',
   'PATCH /admin/endpoints/:id': 'write',
   'DELETE /admin/endpoints/:id': 'write',
   'POST /admin/endpoints/:id/rotate-secret': 'write',
@@ -96,8 +99,9 @@ t.test('POST /admin/portal/tokens: 201 { token, url, expiresAt }, the token in t
   }
   t.match(await call('POST', '/admin/portal/tokens', {}, { tenant: 'acme' }), { status: 401 }, 'operators only')
   const session = await call('GET', '/admin/portal/session', bearer(minted.body.token))
-  t.same(session, { status: 200, body: { tenant: 'acme', scopes: ['read', 'write'], expiresAt: minted.body.expiresAt } }, 'whose token it is')
-  t.same((await call('GET', '/admin/portal/session', admin)).body, { tenant: null, scopes: ['read', 'write'], expiresAt: null })
+  const plain = { theme: {}, embed: false, frameAncestors: [] }
+  t.same(session, { status: 200, body: { tenant: 'acme', scopes: ['read', 'write'], expiresAt: minted.body.expiresAt, ...plain } }, 'whose token it is')
+  t.same((await call('GET', '/admin/portal/session', admin)).body, { tenant: null, scopes: ['read', 'write'], expiresAt: null, ...plain })
   const own = await app.inject({ method: 'POST', url: '/admin/portal/tokens', headers: { ...admin, host: 'anvil.internal:8080' }, payload: { tenant: 'acme' } })
   t.equal(own.statusCode, 201)
 })
