@@ -24,6 +24,12 @@ export interface OutboundJobData {
   scheme: OutboundScheme
   /** A delivery of an operational event: whatever happens to it reports nothing (no event about an event). */
   operational?: boolean
+  /**
+   * The delays (ms) of its retries after the first try, as the publisher's `retrySchedule` gave them: the
+   * delivery worker's backoff reads them here (src/delivery/delivery-schedule.ts `scheduleOf`, which also says
+   * what a job made before it carried one gets).
+   */
+  retry?: number[]
 }
 
 export interface DeliveryAttempt {
