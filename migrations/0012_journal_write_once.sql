@@ -121,5 +121,12 @@ CREATE VIEW {{schema}}.webhook_event_attempts AS
   SELECT id, event_id, event_received_at, attempt, started_at, finished_at, status, error_class, error, job_id
     FROM {{schema}}.webhook_event_failures
   UNION ALL
-  SELECT NULL::bigint, id, received_at, attempts, started_at, processed_at, 'done', NULL, NULL, job_id
+  SELECT NULL::bigint, id, received_at, attempts, started_at, coalesce(processed_at, updated_at), 'done', NULL, NULL, job_id
     FROM {{schema}}.webhook_events WHERE status = 'done';
+
+-- Raised by the write of an outcome the row refuses (its job has committed `done`, or a replay moved the row to
+-- another job), so a transaction that sent its COMMIT in the same round trip rolls back instead.
+CREATE FUNCTION {{schema}}.journal_refused() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'anvil journal: the event''s row refused this job''s outcome' USING ERRCODE = 'AJ001';
+END $$;
