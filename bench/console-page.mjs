@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import { migrate } from '../dist/src/db/migrate.js'
 import anvilAdmin from '../dist/plugins/admin/admin.js'
 import { journalAdminRoutes } from '../dist/plugins/journal/admin-routes.js'
-import { openEventLog } from '../dist/src/journal/open-event-log.js'
+import { openEventLog } from '../dist/src/event-log/open-event-log.js'
 import { benchArgs, benchDatabase, emitSection, showSpread, spread } from './lib.mjs'
 
 const values = benchArgs({ rows: { type: 'string', default: '100000' }, runs: { type: 'string', default: '15' } })

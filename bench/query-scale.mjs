@@ -9,14 +9,14 @@ import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { migrate } from '../dist/src/db/migrate.js'
 import { openDatabase } from '../dist/src/db/database.js'
-import { createDeliveryLog } from '../dist/src/outbox/delivery-log.js'
-import { createEndpointStore } from '../dist/src/outbox/endpoint-store.js'
+import { createDeliveryLog } from '../dist/src/delivery-log/delivery-log.js'
+import { createEndpointStore } from '../dist/src/endpoints/endpoint-store.js'
 import * as deliveriesSql from '../dist/src/sql/deliveries.js'
 import * as outboxSql from '../dist/src/sql/outbox.js'
 import { dropDay } from '../dist/src/sql/day_partitions.js'
-import { listEvents } from '../dist/src/journal/event-queries.js'
-import { resolveFilter } from '../dist/src/journal/event-filter.js'
-import { journalStats } from '../dist/src/journal/journal-stats.js'
+import { listEvents } from '../dist/src/event-log/event-queries.js'
+import { resolveFilter } from '../dist/src/event-log/event-filter.js'
+import { journalStats } from '../dist/src/event-log/journal-stats.js'
 import { benchArgs, benchDatabase, emitSection, quantile } from './lib.mjs'
 
 const values = benchArgs({
@@ -115,7 +115,7 @@ async function measure (size) {
       'GET /admin/events': await timed(RUNS, () => listEvents(database, resolveFilter({}), { limit: 50 })),
       'GET /admin/events?status=failed,dead': await timed(RUNS, () => listEvents(database, resolveFilter({ status: 'failed,dead' }), { limit: 50 })),
       'GET /admin/stats, the journal\'s day': await timed(RUNS, () => journalStats(database, 86_400_000)),
-      // Days past retention are dropped whole (migration 0012): a pass drops the oldest day, rolled back.
+      // Days past retention are dropped whole (migration 0013): a pass drops the oldest day, rolled back.
       'journal retention, a day dropped': await rolledBack(raw, RETENTION_RUNS, async (client) => {
         await client.query(dropDay('anvil', 'webhook_events', new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 - 34 * 86_400_000)))
       })

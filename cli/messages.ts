@@ -1,12 +1,12 @@
 /**
- * `anvil messages resend`: outbox messages that ended failed, sent again (src/outbox/message-resend.ts), by id
+ * `anvil messages resend`: outbox messages that ended failed, sent again (src/resend/message-resend.ts), by id
  * or by --filter, through the admin API (--url, ANVIL_ADMIN_TOKEN) or straight to PostgreSQL and Redis.
  */
 import type { MessagesCliConfig } from './config/load-database-config.js'
 import { adminCall } from './admin-client.js'
 import { parseFilterFlags } from './events.js'
-import { OUTBOX_MAX_PAGE } from '../src/outbox/page.js'
-import type { MessageResend, ResendFilter, ResendPage } from '../src/outbox/message-resend.js'
+import { OUTBOX_MAX_PAGE } from '../src/paging/outbox-page.js'
+import type { MessageResend, ResendFilter, ResendPage } from '../src/resend/message-resend.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 
 /** `--filter` keys: those of the admin API's filter. */

@@ -18,6 +18,7 @@ import { setUpTracing } from './tracing.js'
 
 /** How long the first connection may take before the log says Redis is not there yet. */
 export const REDIS_WAIT_NOTICE_MS = 2000
+export const NO_HANDLER_WARNING = 'anvil worker: no --handler: inbound events are not consumed here and wait in Redis; only outgoing webhooks are delivered (give --handler, or --role outbound for an outgoing-only worker)'
 /** On a shutdown before Redis was ever reached, how long closing the idle worker may take. */
 export const UNSTARTED_CLOSE_MS = 1000
 
@@ -48,6 +49,10 @@ async function workerHandler (config: WorkerCommandConfig, handlerPath: string |
 export async function runWorker (config: WorkerCommandConfig, handlerPath: string | undefined): Promise<void> {
   const log = createLogger(config.logLevel, { logPayloads: config.logPayloads })
   const { handler, file, close: closeForwarder } = await workerHandler(config, handlerPath)
+  // Said at start: with the database alone the inbound queue fills in Redis and nothing else tells.
+  if (handler === undefined && config.role === 'all') {
+    log.warn({ queue: config.queueName ?? DEFAULT_QUEUE_NAME }, NO_HANDLER_WARNING)
+  }
   const redisUrl = config.redisUrl ?? DEFAULT_REDIS_URL
   const life = new Lifecycle(log)
   life.closeOnSignals(config.shutdownTimeoutMs)

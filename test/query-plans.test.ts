@@ -10,15 +10,16 @@ import pg from 'pg'
 import t from 'tap'
 import { migrate, migrationsDir } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/database.js'
-import { createDeliveryLog } from '../src/outbox/delivery-log.js'
-import { createDeliveryStore } from '../src/outbox/delivery-store.js'
+import { createDeliveryLog } from '../src/delivery-log/delivery-log.js'
+import { createDeliveryStore } from '../src/delivery-log/delivery-store.js'
 import * as deliveries from '../src/sql/deliveries.js'
 import * as outbox from '../src/sql/outbox.js'
+import * as deliveryStats from '../src/sql/delivery_stats.js'
 import * as webhookEffects from '../src/sql/webhook_effects.js'
 import * as webhookEvents from '../src/sql/webhook_events.js'
-import { listQuery } from '../src/journal/event-queries.js'
-import { resolveFilter } from '../src/journal/event-filter.js'
-import { encodeCursor } from '../src/shared/cursor.js'
+import { listQuery } from '../src/event-log/event-queries.js'
+import { resolveFilter } from '../src/event-log/event-filter.js'
+import { encodeCursor } from '../src/paging/cursor.js'
 import { TestDatabase } from './helpers/pg.js'
 import { ROOT_URL } from './helpers/root.js'
 import { beforeAll, beforeStep } from './helpers/before-all.js'
@@ -66,6 +67,10 @@ const hotQueries = (tenDaysAgo: string): Array<[string, string, unknown[], RegEx
   ['re-send by filter, failed deliveries of a tenant, a later page', outbox.failedPage(SCHEMA),
     [null, 't3', null, null, new Date(Date.now() - 10 * DAY * 1000).toISOString(), 'msg_0', 'delivery', 51], [/deliveries_unresolved/, /outbox_pkey/]],
   ['outbox stats', outbox.stats(SCHEMA), [], [/outbox_pending_created/, /outbox_failed/]],
+  ['the portal\'s endpoint list: a day of each listed endpoint', deliveryStats.summaries(SCHEMA), [['ep_1', 'ep_2', 'ep_42'], tenDaysAgo, 't2'],
+    [/Index Only Scan using deliveries_endpoint_created/]],
+  ['an endpoint\'s outcomes by the hour', deliveryStats.buckets(SCHEMA), ['ep_2', tenDaysAgo, 3600], [/Index Only Scan using deliveries_endpoint_created/]],
+  ['an endpoint\'s p50', deliveryStats.p50(SCHEMA), ['ep_2', tenDaysAgo], [/Index Only Scan using deliveries_endpoint_created/]],
   ['retention: idle messages with their log', outbox.deleteIdle(SCHEMA), [30 * DAY, 1000], [/outbox_finished/, /deliveries_message/, /outbox_pkey/]],
   ['retention: orphaned log rows', deliveries.deleteOrphans(SCHEMA), [30 * DAY, 1000], [/deliveries_created/, /outbox_pkey/, /deliveries_pkey/]],
   ['a success resolves its pair', deliveries.resolvePair(SCHEMA), ['msg_7', 'ep_2'], [/deliveries_message/]],

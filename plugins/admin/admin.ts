@@ -21,6 +21,7 @@ import { CONSOLE_CSP, consoleRoutes, portalPageRoutes } from './console.js'
 import type { Outbound } from '../../src/outbox/outbound.js'
 import { outboundAdminRoutes } from './outbound-routes.js'
 import { isPool, openDatabase, type Database } from '../../src/db/database.js'
+import { requireMigratedAtStart } from '../../src/db/require-migrated.js'
 import { createPortalRevocations } from '../../src/portal/portal-revocations.js'
 import { PortalOptionsSchema } from '../../src/portal/portal-options.js'
 import { portalKey } from '../../src/portal/portal-token.js'
@@ -82,6 +83,15 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
   const outbound = options.outbound ?? (app.hasDecorator('anvilOutbound') ? app.anvilOutbound : undefined)
   const portalOptions = options.portal ?? {}
   const portalDb = portalDatabase(portalOptions.database, portalOptions.schema) ?? outbound?.database
+  // The anvilOutbound plugin checked its own database when it started.
+  if (portalDb !== undefined && !(app.hasDecorator('anvilOutbound') && portalDb === app.anvilOutbound.database)) {
+    try {
+      await requireMigratedAtStart(portalDb, app.log, 'anvil admin: the portal')
+    } catch (err) {
+      if (portalDb !== outbound?.database) await portalDb.close()
+      throw err
+    }
+  }
   const portal: PortalGuard | undefined = portalDb === undefined
     ? undefined
     : { key: portalKey(options.token, portalOptions.secret), revocations: createPortalRevocations(portalDb) }
@@ -113,7 +123,10 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
     if (outbound !== undefined) await admin.register(outboundAdminRoutes(outbound))
     if (portal !== undefined) {
       const publicUrl = portalOptions.publicUrl?.replace(/\/+$/, '')
-      await admin.register(portalRoutes({ ...portal, prefix, ...(publicUrl === undefined ? {} : { publicUrl }) }))
+      await admin.register(portalRoutes({
+        ...portal, prefix, ...(publicUrl === undefined ? {} : { publicUrl }), ...(portalOptions.theme === undefined ? {} : { theme: portalOptions.theme }),
+        frameAncestors: portalOptions.frameAncestors ?? []
+      }))
     }
     for (const routes of options.routes ?? []) await admin.register(routes)
   }, { prefix })

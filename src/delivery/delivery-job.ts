@@ -3,7 +3,7 @@
  * The outbox (src/outbox/) builds jobs and implements the store over PostgreSQL; the delivery side reads the
  * one and calls the other, and never imports the outbox (forward mode runs it with no database at all).
  */
-import type { OutboundScheme } from './sign-outbound.js'
+import type { OutboundScheme } from '../send/sign-outbound.js'
 
 export const DEFAULT_OUTBOUND_QUEUE_NAME = 'outbound'
 export const OUTBOUND_JOB_NAME = 'deliver'
@@ -35,6 +35,10 @@ export interface DeliveryAttempt {
   errorClass?: string
   errorMessage?: string
   responseHead: string
+  /** What was sent besides the body, as the log keeps it (src/delivery/attempt-headers.ts). */
+  requestHeaders?: Record<string, string>
+  /** The answer's headers, as the log keeps them. */
+  responseHeaders?: Record<string, string>
   payloadSha256: string
   success: boolean
   /** The row `startAttempt` wrote for this attempt, which `recordAttempt` completes; unset, a row of its own. */
@@ -67,7 +71,7 @@ export interface EndpointState {
   secrets: string[]
 }
 
-/** What the attempt's outcome may report, besides the attempt itself (operational events: src/outbox/operational-events.ts). */
+/** What the attempt's outcome may report, besides the attempt itself (operational events: src/endpoints/operational-events.ts). */
 export interface AttemptReport {
   eventType: string
   /** A delivery of an operational event: nothing is reported about it. */

@@ -6,7 +6,7 @@ import { compileCheck, hasMethods } from '../shared/validate.js'
 import { Concurrency, LockDurationMs, MAX_RETRY_STEP_MS, Opaque, Prefix, QueueName, StalledIntervalMs, Whole } from '../shared/schemas.js'
 import { MAX_JITTER, RetryScheduleSettingSchema } from './delivery-schedule.js'
 import type { DeliveryAttempt, DeliveryStore } from './delivery-job.js'
-import { netsProblem } from './cidr.js'
+import { netsProblem } from '../send/cidr.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000

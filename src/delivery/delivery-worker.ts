@@ -4,7 +4,7 @@
  */
 import { Worker, type Job } from 'bullmq'
 import { DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_TIMEOUT_MS, STALLED_MESSAGE } from '../shared/constants.js'
-import { within } from '../shared/within.js'
+import { within } from '../time/within.js'
 import { connect, disconnect } from '../redis/connect.js'
 import { checkedPrefix } from '../redis/checked-prefix.js'
 import { watchClock } from '../redis/clock-skew.js'
@@ -17,7 +17,7 @@ import {
   DEFAULT_DISABLE_AFTER_MS, DEFAULT_FAILURE_THRESHOLD, DEFAULT_RESPONSE_CAP_BYTES, RESPONSE_BODY_TIMEOUT_MS, type DeliveryWorkerOptions
 } from './delivery-options.js'
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
-import { createGuardedDispatcher } from './guarded-dispatcher.js'
+import { createGuardedDispatcher } from '../send/guarded-dispatcher.js'
 import { attemptOf, deliverJob, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 

@@ -14,9 +14,10 @@ import type { EndpointRateLimit } from './endpoint-rate-limit.js'
 import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
 import type { EndpointDisabledEvent } from './delivery-options.js'
 import { publishOutbound } from './delivery-channels.js'
-import { endpointUrlProblem } from './endpoint-url.js'
-import { sendWebhook, type SendOptions, type SendResult } from './send-webhook.js'
-import { signatureHeaders } from './sign-outbound.js'
+import { endpointUrlProblem } from '../endpoints/endpoint-url.js'
+import { sendWebhook, type SendOptions, type SendResult } from '../send/send-webhook.js'
+import { signatureHeaders } from '../send/sign-outbound.js'
+import { loggedHeaders } from '../send/attempt-headers.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
 /** A failed attempt that may be retried; the backoff strategy reads `retryAfterMs`. */
@@ -104,6 +105,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   let deliveryId: string | undefined
   let admission: { send: true, probe: boolean, dirty: boolean }
   let posted = false
+  let sent: Record<string, string> | undefined
   try {
     if (rateLimit !== null && deps.rateLimit !== undefined) {
       const retryAt = await deps.rateLimit.take(endpointId, rateLimit)
@@ -116,6 +118,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
     const headers = signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets })
     headers['content-type'] = CONTENT_TYPE
     headers['user-agent'] = USER_AGENT
+    sent = headers
     // In the log before the POST: a crash mid-POST leaves a row whose outcome is unknown, and a re-send is a row of its own.
     deliveryId = store.startAttempt === undefined ? undefined : await logged(job, token, deps, store.startAttempt(attemptOf(job)))
     result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
@@ -141,7 +144,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   }
   const operational = data.operational === true
   const exhausted = !result.success && result.httpStatus !== 410 && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
-  const recorded = await note(job, deps, result, deliveryId, { eventType: data.eventType, operational, circuitOpened, exhausted })
+  const recorded = await note(job, deps, result, deliveryId, sent, { eventType: data.eventType, operational, circuitOpened, exhausted })
   // Nothing returned: BullMQ would store a return value with every completed job.
   if (result.success) {
     // Failures are logged per attempt; without this line an endpoint's recovery would never show.
@@ -191,7 +194,9 @@ async function logged<T> (job: Job<OutboundJobData>, token: string | undefined, 
 /** Writes the attempt (the delivery log, else the job's log), then tells the hooks and the metrics. */
 type Recorded = { failingSince?: Date | null, recoveredFrom?: Date } | undefined
 
-async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string, report?: AttemptReport): Promise<Recorded> {
+async function note (
+  job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string, sent?: Record<string, string>, report?: AttemptReport
+): Promise<Recorded> {
   const { messageId, endpointId, eventType, body } = job.data
   const attempt: DeliveryAttempt = {
     messageId,
@@ -203,6 +208,9 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
     success: result.success
   }
   if (deliveryId !== undefined) attempt.deliveryId = deliveryId
+  const requestHeaders = loggedHeaders(sent)
+  if (requestHeaders !== undefined) attempt.requestHeaders = requestHeaders
+  if (result.responseHeaders !== undefined) attempt.responseHeaders = result.responseHeaders
   // Set only when known: the log tells an attempt that got no answer from one that did.
   if (result.httpStatus !== undefined) attempt.httpStatus = result.httpStatus
   if (result.errorClass !== undefined) {

@@ -6,8 +6,9 @@
 import { inTransaction, type Database } from '../db/database.js'
 import type pg from 'pg'
 import type { WebhookJobData } from '../queue/job-data.js'
-import { headersJson, pgText } from './event-row.js'
-import type { EventStatus } from './event-item.js'
+import { headersJson } from '../db/headers-json.js'
+import { pgText } from '../db/pg-text.js'
+import type { EventStatus } from '../event-log/event-item.js'
 import { WriteBatcher } from './write-batcher.js'
 import { admits, prepared, record, recordValues, type OutcomeRow } from '../sql/webhook_event_outcome.js'
 

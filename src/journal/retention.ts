@@ -4,7 +4,7 @@ import { maintainDays, type DayPartitioned } from '../db/day-partitions.js'
 import * as replayRuns from '../sql/replay_runs.js'
 import * as webhookEffects from '../sql/webhook_effects.js'
 
-/** The journal's tables partitioned by day (migration 0012), each by its event's received_at. */
+/** The journal's tables partitioned by day (migration 0013), each by its event's received_at. */
 export const JOURNAL_DAY_TABLES: readonly DayPartitioned[] = [
   { table: 'webhook_events', key: 'received_at' },
   { table: 'webhook_event_failures', key: 'event_received_at' }

@@ -3,8 +3,8 @@ import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import * as sql from '../sql/endpoints.js'
 import { OUTBOUND_JOB_NAME, outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
-import type { OutboundScheme } from '../delivery/sign-outbound.js'
-import { TENANT_OPERATIONAL_TYPES } from './operational-events.js'
+import type { OutboundScheme } from '../send/sign-outbound.js'
+import { TENANT_OPERATIONAL_TYPES } from '../endpoints/operational-events.js'
 
 /** What fan-out needs of an outbox row. */
 export interface OutboxMessage {
@@ -14,7 +14,7 @@ export interface OutboxMessage {
   /** The data's JSON text. */
   data: string
   createdAt: Date
-  /** One of Anvil's operational events: it goes to the operational endpoints (src/outbox/operational-events.ts). */
+  /** One of Anvil's operational events: it goes to the operational endpoints (src/endpoints/operational-events.ts). */
   operational?: boolean
 }
 

@@ -2,10 +2,10 @@ import type { JobsOptions } from 'bullmq'
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
-import type { EventTypeMap, EventTypes } from './event-types.js'
+import type { EventTypeMap, EventTypes } from '../catalog/event-types.js'
 import { ConsoleUrl, Opaque, Prefix, QueueName, RetentionDays, SchemaName, Whole } from '../shared/schemas.js'
 import { RetryScheduleSettingSchema } from '../delivery/delivery-schedule.js'
-import { EventType } from './endpoint-schemas.js'
+import { EventType } from '../endpoints/endpoint-schemas.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
 /** Defaults, named once. */

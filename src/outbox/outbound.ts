@@ -3,25 +3,25 @@ import { openDatabase, type Database } from '../db/database.js'
 import { connect, disconnect } from '../redis/connect.js'
 import { redisGate } from '../redis/redis-outage.js'
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../shared/constants.js'
-import { every, type Repeating } from '../shared/every.js'
+import { every, type Repeating } from '../time/every.js'
 import { compileCheck, throwInvalid } from '../shared/validate.js'
 import * as outboxSql from '../sql/outbox.js'
-import { createDeliveryLog, type DeliveryLog } from './delivery-log.js'
-import { createDeliveryStore, type DatabaseDeliveryStore } from './delivery-store.js'
+import { createDeliveryLog, type DeliveryLog } from '../delivery-log/delivery-log.js'
+import { createDeliveryStore, type DatabaseDeliveryStore } from '../delivery-log/delivery-store.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
-import { createEndpointStore, type EndpointStore } from './endpoint-store.js'
+import { createEndpointStore, type EndpointStore } from '../endpoints/endpoint-store.js'
 import { createFanOut } from './fan-out.js'
-import { createOperationalEndpoints, type OperationalEndpoints } from './operational-endpoints.js'
+import { createOperationalEndpoints, type OperationalEndpoints } from '../endpoints/operational-endpoints.js'
 import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from '../delivery/delivery-job.js'
 import { deliveryJobOptions, resolveSchedule } from '../delivery/delivery-schedule.js'
 import {
   DEFAULT_DELIVERY_RETENTION, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_BUSY_POLL_MS, DEFAULT_NOTIFY_INTERVAL_MS, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
   DEFAULT_OUTBOX_RETENTION_DAYS, DEFAULT_OUTBOX_RETENTION_INTERVAL_MS, OutboundOptionsSchema, type OutboundOptions
 } from './outbound-options.js'
-import { createEventTypeCatalog, type EventTypeCatalog } from './event-types.js'
+import { createEventTypeCatalog, type EventTypeCatalog } from '../catalog/event-types.js'
 import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
-import { createResender, type Resender } from './resend.js'
+import { createResender, type Resender } from '../resend/resender.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface OutboxStats {
@@ -37,7 +37,7 @@ export interface Outbound {
   /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
   readonly store: DatabaseDeliveryStore
   readonly endpoints: EndpointStore
-  /** The operator's endpoints for operational events (src/outbox/operational-events.ts). */
+  /** The operator's endpoints for operational events (src/endpoints/operational-events.ts). */
   readonly operationalEndpoints: OperationalEndpoints
   readonly deliveries: DeliveryLog
   readonly dispatcher: Dispatcher

@@ -1,5 +1,5 @@
 /**
- * Tables partitioned by day (migration 0012): a partition per UTC day, named `<table>_YYYYMMDD`, and a DEFAULT
+ * Tables partitioned by day (migration 0013): a partition per UTC day, named `<table>_YYYYMMDD`, and a DEFAULT
  * partition `<table>_default` for a row whose day has none. Names are made here and nowhere else.
  */
 import pg from 'pg'

@@ -1,5 +1,5 @@
 /**
- * The attempt log (migration 0012), partitioned by the event's received_at: failed attempts, and the `done` a
+ * The attempt log (migration 0013), partitioned by the event's received_at: failed attempts, and the `done` a
  * replay moved a row on from. With each row's own `done` they make the view `webhook_event_attempts`.
  */
 import { Type, type Static } from '@sinclair/typebox'

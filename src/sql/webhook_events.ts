@@ -6,8 +6,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { DEAD_JOB_PREFIX, JOURNAL_REPLAY_JOB_PREFIX, REPLAY_JOB_PREFIX } from '../shared/constants.js'
 import { Nullable, Opaque } from '../shared/schemas.js'
-import { EVENT_STATUSES } from '../journal/event-item.js'
-import type { ResolvedFilter } from '../journal/event-filter.js'
+import { EVENT_STATUSES } from '../event-log/event-item.js'
+import type { ResolvedFilter } from '../event-log/event-filter.js'
 import { qualify } from './qualify.js'
 
 /** A row of `webhook_events` as pg reads it. */

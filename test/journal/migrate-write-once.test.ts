@@ -1,5 +1,5 @@
 /**
- * Migration 0012 moves a journal of the old shape forward (one row per id, payload twice, done marks, the
+ * Migration 0013 moves a journal of the old shape forward (one row per id, payload twice, done marks, the
  * attempt log a view of failures and marks): every row lands in its day's partition with its outcome, the log
  * reads as before, effects stay, a redelivered row keeps its diff, and a job that committed its `done` before
  * the migration is still refused a second one by the row.
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadMigrations, migrate } from '../../src/db/migrate.js'
 import { openDatabase } from '../../src/db/database.js'
-import { getEvent } from '../../src/journal/event-queries.js'
+import { getEvent } from '../../src/event-log/event-queries.js'
 import { admits } from '../../src/sql/webhook_event_outcome.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { beforeAll } from '../helpers/before-all.js'
@@ -18,10 +18,10 @@ import { beforeAll } from '../helpers/before-all.js'
 const db = beforeAll(t, async () => await TestDatabase.create(), async (db) => await db.drop())
 const DAY = 86_400_000
 
-t.test('a journal of the 0011 shape, migrated forward', async (t) => {
+t.test('a journal of the 0012 shape, migrated forward', async (t) => {
   const shipped = loadMigrations()
   const dir = mkdtempSync(join(tmpdir(), 'anvil-migrations-'))
-  for (const m of shipped.filter((m) => m.version <= '0011')) writeFileSync(join(dir, `${m.version}_${m.name}.sql`), m.sql)
+  for (const m of shipped.filter((m) => m.version <= '0012')) writeFileSync(join(dir, `${m.version}_${m.name}.sql`), m.sql)
   await migrate(db.url, { dir })
   const old = new Date(Math.floor(Date.now() / DAY) * DAY - 5 * DAY + 3_600_000)
   await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, payload_json, received_at, status, attempts, job_id,
@@ -38,7 +38,7 @@ t.test('a journal of the 0011 shape, migrated forward', async (t) => {
   const log = 'SELECT event_id, attempt, status, error, job_id FROM anvil.webhook_event_attempts ORDER BY event_id, attempt, status'
   const was = await db.query(log)
 
-  t.same((await migrate(db.url)).applied, shipped.filter((m) => m.version > '0011').map((m) => m.version))
+  t.same((await migrate(db.url)).applied, shipped.filter((m) => m.version > '0012').map((m) => m.version))
   const day = old.toISOString().slice(0, 10).replaceAll('-', '')
   t.same((await db.query(`SELECT id FROM anvil.webhook_events_${day} ORDER BY id`)).map((r) => r.id), ['evt_done', 'evt_replayed'], 'rows in their day\'s partition')
   t.same(await db.query(log), was, 'the attempt log reads as before: failures, marks, and each done row')

@@ -1,5 +1,5 @@
 /**
- * The journal's tables partitioned by day (migration 0012) over a month of simulated time (the clock is given,
+ * The journal's tables partitioned by day (migration 0013) over a month of simulated time (the clock is given,
  * nothing sleeps): each retention pass makes the days ahead before rows come, drops the days past retention
  * (rows and attempt logs together, no row deleted one by one), and moves rows that fell into the DEFAULT
  * partition (a day made late) into their day.

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto'
+import type { Queue } from 'bullmq'
+import { inTransaction, type Database } from '../db/database.js'
+import * as sql from '../sql/outbox.js'
+import type { OutboxRow } from '../sql/outbox.js'
+import type { RedisClient } from '../redis/connect.js'
+import type { RedisGate } from '../redis/redis-outage.js'
+import { errors } from '../shared/errors.js'
+import type { DeliveryLog } from '../delivery-log/delivery-log.js'
+import type { EndpointStore } from '../endpoints/endpoint-store.js'
+import type { FanOut } from '../outbox/fan-out.js'
+import { outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
+import { handJobs } from './hand-jobs.js'
+import { newId } from '../outbox/ids.js'
+import { createMessageResend } from './message-resend.js'
+import { serializeData } from '../outbox/publish.js'
+
+export const TEST_EVENT_TYPE = 'anvil.test'
+
+export interface ResendResult {
+  messageId: string
+  endpointId: string
+  jobId: string
+}
+
+export type Resender = ReturnType<typeof createResender>
+
+/** A fresh job id for an operator's re-send: each one is a new delivery, never deduplicated against the first. */
+const resendSuffix = (kind: 'retry' | 'recover'): string => `${kind}-${randomBytes(6).toString('hex')}`
+
+export interface ResenderDeps {
+  db: Database
+  queue: Queue<OutboundJobData>
+  fanOut: FanOut
+  log: DeliveryLog
+  endpoints: EndpointStore
+  redis: RedisGate
+  /** The queue's Redis connection, for the hand jobs' index (src/resend/hand-jobs.ts). */
+  client: RedisClient
+  maxPayloadBytes: number
+}
+
+/**
+ * What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event, and a
+ * message that ended failed (src/resend/message-resend.ts), alone or by filter.
+ */
+export function createResender ({ db, queue, fanOut, log, endpoints, redis, client: redisClient, maxPayloadBytes }: ResenderDeps) {
+  const hand = handJobs(redisClient, queue)
+  const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis, hand)
+
+  async function resend (messageId: string, endpointId: string, kind: 'retry' | 'recover'): Promise<ResendResult> {
+    const suffix = resendSuffix(kind)
+    // Under the message's lock, as a message re-send decides, and listed first: that re-send sees this job in flight.
+    const [jobId] = await inTransaction(db.pool, async (client) => {
+      const { rows } = await client.query<OutboxRow>(sql.lockById(db.schema), [messageId])
+      const row = rows[0]
+      if (row === undefined) throw new errors.NOT_FOUND(`no message ${messageId} in the outbox`)
+      await hand.note(messageId, endpointId, outboundJobId(messageId, endpointId, suffix))
+      const message = { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, operational: row.operational }
+      return await fanOut(message, { endpointId, suffix, client })
+    })
+    if (jobId === undefined) throw new errors.NOT_FOUND(`no endpoint ${endpointId}, or message ${messageId} has no public type`)
+    return { messageId, endpointId, jobId }
+  }
+
+  return {
+    /** A failed message to the endpoints that have not had it (none twice); `dryRun` says what it would do. */
+    message: resendMessage,
+    /** A page of the failed messages a filter matches, each re-sent as `message` does. */
+    matching: resendMatching,
+
+    async retry (deliveryId: string): Promise<ResendResult> {
+      const delivery = await log.get(deliveryId)
+      return await resend(delivery.messageId, delivery.endpointId, 'retry')
+    },
+
+    async recover (endpointId: string, since: string): Promise<{ messageIds: string[] }> {
+      await endpoints.get(endpointId)
+      const messageIds = await log.failedSince(endpointId, since)
+      for (const messageId of messageIds) await resend(messageId, endpointId, 'recover')
+      return { messageIds }
+    },
+
+    /** A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. */
+    async sendTest (endpointId: string, input: { type?: string, data?: unknown } = {}): Promise<{ messageId: string }> {
+      const endpoint = await endpoints.get(endpointId)
+      const type = input.type ?? TEST_EVENT_TYPE
+      const data = serializeData(input.data ?? { test: true }, maxPayloadBytes)
+      const id = newId('msg')
+      const { rows } = await db.pool.query<{ created_at: Date }>(sql.insertTest(db.schema), [id, type, endpoint.tenant, data])
+      await fanOut({ id, publicType: type, tenant: endpoint.tenant, data, createdAt: rows[0]?.created_at ?? new Date() }, { endpointId })
+      return { messageId: id }
+    }
+  }
+}
