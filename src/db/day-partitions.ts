@@ -45,8 +45,7 @@ export async function maintainDays (db: Database, { table, key }: DayPartitioned
     await inTransaction(db.pool, async (client) => {
       await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
       // The DEFAULT partition holds rows of a day made late: they move into it.
-      const { rows: late } = await client.query(`SELECT 1 FROM ${qualify(db.schema, sql.defaultPartition(table))} WHERE ${key} >= $1 AND ${key} < $2 LIMIT 1`,
-        [day, new Date(day.getTime() + DAY_MS)])
+      const { rows: late } = await client.query(sql.lateRows(db.schema, table, key), [day, new Date(day.getTime() + DAY_MS)])
       for (const statement of late.length === 0 ? [sql.createDay(db.schema, table, day)] : sql.adoptDay(db.schema, table, key, day)) await client.query(statement)
     })
     result.created.push(sql.dayPartition(table, day))

@@ -45,6 +45,10 @@ export function adoptDay (schema: string, table: string, key: string, day: Date)
   ]
 }
 
+/** Whether the DEFAULT partition holds rows of the day `$1` to `$2` (the day was made late). */
+export const lateRows = (schema: string, table: string, key: string): string =>
+  `SELECT 1 FROM ${qualify(schema, defaultPartition(table))} WHERE ${key} >= $1 AND ${key} < $2 LIMIT 1`
+
 /** Drops a day's partition (retention: its rows are past it). */
 export const dropDay = (schema: string, table: string, day: Date): string => `DROP TABLE IF EXISTS ${qualify(schema, dayPartition(table, day))}`
 
