@@ -24,6 +24,11 @@ export interface FanOutTarget {
   /** These endpoints, as the caller chose them. */
   endpointIds?: readonly string[]
   suffix?: string
+  /**
+   * BullMQ's deduplication id of the job (one endpoint): while a job added under it has not finished, the add
+   * makes nothing and the answer names that job instead.
+   */
+  deduplicationId?: string
   /** Reads the endpoints on this client (the caller's transaction) instead of the pool. */
   client?: pg.ClientBase
 }
@@ -63,9 +68,13 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
         messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body, scheme: endpoint.scheme,
         ...(operational || endpoint.operational === true ? { operational: true } : {})
       },
-      opts: { ...jobOptions, jobId: outboundJobId(message.id, endpoint.id, target.suffix) }
+      opts: {
+        ...jobOptions,
+        jobId: outboundJobId(message.id, endpoint.id, target.suffix),
+        ...(target.deduplicationId === undefined ? {} : { deduplication: { id: target.deduplicationId } })
+      }
     }))
-    await queue.addBulk(jobs)
-    return jobs.map((job) => job.opts.jobId)
+    // The ids Redis answered: a deduplicated add names the job already there.
+    return (await queue.addBulk(jobs)).map((job) => job.id as string)
   }
 }

@@ -10,7 +10,7 @@ import type { DeliveryLog } from '../delivery-log/delivery-log.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import type { FanOut } from '../outbox/fan-out.js'
 import { outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
-import { handJobs } from './hand-jobs.js'
+import { handDedupeId, handJobs } from './hand-jobs.js'
 import { newId } from '../outbox/ids.js'
 import { createMessageResend } from './message-resend.js'
 import { serializeData } from '../outbox/publish.js'
@@ -21,6 +21,8 @@ export interface ResendResult {
   messageId: string
   endpointId: string
   jobId: string
+  /** A hand retry or recover of the pair was already queued (waiting, retrying or running): `jobId` is that one, and nothing was added. */
+  alreadyQueued: boolean
 }
 
 export type Resender = ReturnType<typeof createResender>
@@ -49,18 +51,25 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, clie
   const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis, hand)
 
   async function resend (messageId: string, endpointId: string, kind: 'retry' | 'recover'): Promise<ResendResult> {
+    const deduplicationId = handDedupeId(messageId, endpointId)
+    // One hand job of a pair at a time: a storm of requests reads Redis, and neither locks the message nor adds a job.
+    const queued = await queue.getDeduplicationJobId(deduplicationId)
+    if (queued !== null) return { messageId, endpointId, jobId: queued, alreadyQueued: true }
     const suffix = resendSuffix(kind)
+    const fresh = outboundJobId(messageId, endpointId, suffix)
     // Under the message's lock, as a message re-send decides, and listed first: that re-send sees this job in flight.
     const [jobId] = await inTransaction(db.pool, async (client) => {
       const { rows } = await client.query<OutboxRow>(sql.lockById(db.schema), [messageId])
       const row = rows[0]
       if (row === undefined) throw new errors.NOT_FOUND(`no message ${messageId} in the outbox`)
-      await hand.note(messageId, endpointId, outboundJobId(messageId, endpointId, suffix))
+      await hand.note(messageId, endpointId, fresh)
       const message = { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, operational: row.operational }
-      return await fanOut(message, { endpointId, suffix, client })
+      return await fanOut(message, { endpointId, suffix, deduplicationId, client })
     })
     if (jobId === undefined) throw new errors.NOT_FOUND(`no endpoint ${endpointId}, or message ${messageId} has no public type`)
-    return { messageId, endpointId, jobId }
+    // Requests that passed the read above together: the deduplicated add answered the one job they share.
+    if (jobId !== fresh) await hand.forget(messageId, endpointId, fresh)
+    return { messageId, endpointId, jobId, alreadyQueued: jobId !== fresh }
   }
 
   return {
@@ -69,8 +78,9 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, clie
     /** A page of the failed messages a filter matches, each re-sent as `message` does. */
     matching: resendMatching,
 
-    async retry (deliveryId: string): Promise<ResendResult> {
-      const delivery = await log.get(deliveryId)
+    /** `known`: the delivery as the caller already read it (the portal's check of its tenant), not read again. */
+    async retry (deliveryId: string, known?: { messageId: string, endpointId: string }): Promise<ResendResult> {
+      const delivery = known ?? await log.get(deliveryId)
       return await resend(delivery.messageId, delivery.endpointId, 'retry')
     },
 

@@ -157,10 +157,15 @@ t.test('deliveries: filtered list, retry as a new job, the undelivered view, rec
 
   const retried = await call('POST', `/admin/deliveries/${first.deliveryId}/retry`)
   t.equal(retried.status, 202)
-  t.match(retried.body, { messageId, endpointId: endpoint.id, jobId: new RegExp(`^${messageId}\\.${endpoint.id as string}\\.retry-[0-9a-f]+$`) })
+  t.match(retried.body, { messageId, endpointId: endpoint.id, jobId: new RegExp(`^${messageId}\\.${endpoint.id as string}\\.retry-[0-9a-f]+$`), alreadyQueued: false })
   const job = await outbound.queue.getJob(retried.body.jobId)
   t.match(job?.data, { messageId, endpointId: endpoint.id, url: 'https://d.example/', eventType: 'a.b' })
-  t.not((await call('POST', `/admin/deliveries/${first.deliveryId}/retry`)).body.jobId, retried.body.jobId, 'each retry is a new job')
+  t.same(await call('POST', `/admin/deliveries/${first.deliveryId}/retry`), { status: 200, body: { ...retried.body, alreadyQueued: true } },
+    'while it waits, a second retry is answered with it')
+  await job?.remove()
+  const again = await call('POST', `/admin/deliveries/${first.deliveryId}/retry`)
+  t.match(again, { status: 202, body: { alreadyQueued: false } }, 'once it is gone, a retry is a new job')
+  t.not(again.body.jobId, retried.body.jobId)
   t.match(await call('POST', '/admin/deliveries/999999/retry'), { status: 404, body: { code: 'ANVIL_ERR_NOT_FOUND' } })
   t.match(await call('POST', '/admin/deliveries/abc/retry'), { status: 404 })
 
