@@ -95,11 +95,12 @@ export function createOutbound (options: OutboundOptions): Outbound {
     async remove (id) { store.forget(id); await rawEndpoints.remove(id) },
     async rotateSecret (id, grace = options.secretGraceSeconds) { store.forget(id); return await rawEndpoints.rotateSecret(id, grace) }
   }
+  const schedule = resolveSchedule(options.retrySchedule)
   const fanOut = createFanOut(database, queue, {
-    ...deliveryJobOptions(resolveSchedule(options.retrySchedule)),
+    ...deliveryJobOptions(schedule),
     ...DEFAULT_DELIVERY_RETENTION,
     ...options.deliveryJobOptions
-  })
+  }, schedule)
   const gate = redisGate(connection.client)
   const dispatch = options.dispatch ?? {}
   const dispatcher = createDispatcher(database, fanOut, {
