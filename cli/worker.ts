@@ -15,6 +15,7 @@ import { bindQueues, type Binding } from './deployment.js'
 import { createLogger, throttleRepeats } from './logging.js'
 import { closeGracefully, createApp, listen, registerMetrics, sampledQueue } from './server.js'
 import { setUpTracing } from './tracing.js'
+import { outboundInternals } from '../src/outbox/outbound.js'
 
 /** How long the first connection may take before the log says Redis is not there yet. */
 export const REDIS_WAIT_NOTICE_MS = 2000
@@ -66,7 +67,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     const binding: Binding = {
       redisUrl,
       prefix: config.prefix,
-      queues: [...(handler === undefined ? [] : [config.queueName ?? DEFAULT_QUEUE_NAME]), ...(outgoing === undefined ? [] : [outgoing.queue.name])],
+      queues: [...(handler === undefined ? [] : [config.queueName ?? DEFAULT_QUEUE_NAME]), ...(outgoing === undefined ? [] : [outboundInternals(outgoing).queue.name])],
       ...(config.databaseUrl === undefined ? {} : { database: { url: config.databaseUrl, schema: config.dbSchema } })
     }
     const bound = async (): Promise<boolean> => {

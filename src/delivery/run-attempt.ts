@@ -68,6 +68,12 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   const data = job.data
   const { endpointId } = data
   const { store } = deps
+  // This attempt's POST was answered and its outcome waited for the log: written now, never sent again.
+  const answered = data.answered
+  if (answered !== undefined && answered.attempt === job.attemptsMade + 1) {
+    const recorded = await recordOutcome(job, token, deps, answered.result, answered.deliveryId, answered.sent, answered.report)
+    return await decide(job, deps, answered.result, recorded)
+  }
   // A retry, or a run after a stall: what the last run left is settled before anything is sent.
   if ((job.attemptsMade > 0 || job.stalledCounter > 0) && store.resumeAttempt !== undefined) {
     const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
@@ -144,7 +150,14 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   }
   const operational = data.operational === true
   const exhausted = !result.success && result.httpStatus !== 410 && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
-  const recorded = await note(job, deps, result, deliveryId, sent, { eventType: data.eventType, operational, circuitOpened, exhausted })
+  const recorded = await recordOutcome(job, token, deps, result, deliveryId, loggedHeaders(sent), { eventType: data.eventType, operational, circuitOpened, exhausted })
+  return await decide(job, deps, result, recorded)
+}
+
+/** What an attempt's outcome, once logged, makes of the job: done, retried, or failed for good (the endpoint maybe disabled). */
+async function decide (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, recorded: Recorded): Promise<void> {
+  const { endpointId } = job.data
+  const operational = job.data.operational === true
   // Nothing returned: BullMQ would store a return value with every completed job.
   if (result.success) {
     // Failures are logged per attempt; without this line an endpoint's recovery would never show.
@@ -188,6 +201,32 @@ async function logged<T> (job: Job<OutboundJobData>, token: string | undefined, 
     if (databaseErrorKind(err) !== 'unavailable') throw err
     deps.log.warn({ jobId: job.id, err: (err as Error).message, retryInMs: LOG_UNAVAILABLE_RETRY_MS }, 'anvil delivery: the delivery store cannot be reached; the delivery waits')
     return await wait(job, token, Date.now() + LOG_UNAVAILABLE_RETRY_MS)
+  }
+}
+
+/** How often an outcome's write is run again at once after PostgreSQL failed it to break a conflict. */
+const CONFLICT_TRIES = 3
+
+/**
+ * The outcome of a POST, written as the receiver answered it. A write PostgreSQL failed to break a conflict runs
+ * again; while the database is out of reach the outcome waits in the job's data, the attempt not counted, and
+ * the next run writes it without sending again: an answered POST is never logged as a failure or a stall.
+ */
+async function recordOutcome (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps, result: SendResult,
+  deliveryId: string | undefined, sent: Record<string, string> | undefined, report: AttemptReport): Promise<Recorded> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await note(job, deps, result, deliveryId, sent, report)
+    } catch (err) {
+      const kind = databaseErrorKind(err)
+      if (kind === 'conflict' && tries < CONFLICT_TRIES) continue
+      if (kind !== 'unavailable' && kind !== 'conflict') throw err
+      deps.log.warn({ jobId: job.id, err: (err as Error).message, retryInMs: LOG_UNAVAILABLE_RETRY_MS }, 'anvil delivery: the outcome could not be logged; it waits in the job')
+      // The request's headers as the log keeps them (redacted), never the signing secret.
+      const answered = { attempt: job.attemptsMade + 1, result, report, ...(deliveryId === undefined ? {} : { deliveryId }), ...(sent === undefined ? {} : { sent }) }
+      await job.updateData({ ...job.data, answered })
+      return await wait(job, token, Date.now() + LOG_UNAVAILABLE_RETRY_MS)
+    }
   }
 }
 

@@ -92,10 +92,18 @@ export const insertStalls = (schema: string): string =>
 export const deliveredSince = (schema: string): string =>
   `SELECT 1 FROM ${qualify(schema, 'deliveries')} WHERE message_id = $1 AND endpoint_id = $2 AND status = 'success' AND created_at >= $3 LIMIT 1`
 
-/** After a success: `$1` message, `$2` endpoint. The pair's earlier failures leave the unresolved index. */
-export const resolvePair = (schema: string): string =>
-  `UPDATE ${qualify(schema, 'deliveries')} SET resolved = true
-   WHERE message_id = $1 AND endpoint_id = $2 AND status <> 'success' AND NOT resolved`
+/**
+ * After a success: `$1` message, `$2` endpoint. The pair's earlier failures leave the unresolved index. Only
+ * finished failures, and only those no other transaction holds: it never waits, so no delivery waits on it and
+ * two successes of a pair cannot deadlock. A row it leaves is still read as delivered (every reader checks the
+ * pair for a success); `resolved` only keeps it out of the walks.
+ */
+export const resolvePair = (schema: string): string => {
+  const deliveries = qualify(schema, 'deliveries')
+  return `UPDATE ${deliveries} SET resolved = true WHERE id = ANY (ARRAY(
+     SELECT id FROM ${deliveries} WHERE message_id = $1 AND endpoint_id = $2 AND status = 'failed' AND NOT resolved
+     FOR UPDATE SKIP LOCKED))`
+}
 
 /**
  * Message and endpoint pairs with attempts and no success, the latest attempt first: the unresolved attempts

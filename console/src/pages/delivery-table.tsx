@@ -24,14 +24,15 @@ export function attemptLabel (d: Pick<Delivery, 'attempt' | 'trigger'>): string 
  * it asks first. The answer shows in the row.
  */
 function RetryCell ({ d, onRetried }: { d: Delivery, onRetried: () => void }) {
-  const [state, setState] = useState<'idle' | 'confirm' | 'sending' | 'queued' | Error>('idle')
+  const [state, setState] = useState<'idle' | 'confirm' | 'sending' | 'queued' | 'already' | Error>('idle')
   const duplicate = d.status === 'success' || d.deliveredLater
   const label = d.status === 'failed' && !d.deliveredLater ? 'Retry' : 'Send again…'
   const send = (): void => {
     setState('sending')
-    api('POST', `/deliveries/${encodeURIComponent(d.id)}/retry`).then(() => { setState('queued'); onRetried() }, (error: Error) => setState(error))
+    api<{ alreadyQueued: boolean }>('POST', `/deliveries/${encodeURIComponent(d.id)}/retry`)
+      .then((answer) => { setState(answer.alreadyQueued ? 'already' : 'queued'); onRetried() }, (error: Error) => setState(error))
   }
-  if (state === 'queued') return <span role='status' class='ok'>Retry queued</span>
+  if (state === 'queued' || state === 'already') return <span role='status' class='ok'>{state === 'queued' ? 'Retry queued' : 'A retry was already queued'}</span>
   if (state instanceof Error) return <span role='alert' class='error'>{state.message}</span>
   if (state === 'confirm') {
     return (
