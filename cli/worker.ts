@@ -15,6 +15,7 @@ import { bindQueues, type Binding } from './deployment.js'
 import { createLogger, throttleRepeats } from './logging.js'
 import { closeGracefully, createApp, listen, registerMetrics, sampledQueue } from './server.js'
 import { setUpTracing } from './tracing.js'
+import { outboundInternals } from '../src/outbox/outbound.js'
 
 export const NO_HANDLER_WARNING = 'anvil worker: no --handler: inbound events are not consumed here and wait in Redis; only outgoing webhooks are delivered (give --handler, or --role outbound for an outgoing-only worker)'
 /** On a shutdown before Redis was ever reached, how long closing the idle worker may take. */
@@ -64,7 +65,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     const binding: Binding = {
       redisUrl,
       prefix: config.prefix,
-      queues: [...(handler === undefined ? [] : [config.queueName ?? DEFAULT_QUEUE_NAME]), ...(outgoing === undefined ? [] : [outgoing.queue.name])],
+      queues: [...(handler === undefined ? [] : [config.queueName ?? DEFAULT_QUEUE_NAME]), ...(outgoing === undefined ? [] : [outboundInternals(outgoing).queue.name])],
       ...(config.databaseUrl === undefined ? {} : { database: { url: config.databaseUrl, schema: config.dbSchema } })
     }
     const bound = async (): Promise<boolean> => {

@@ -4,7 +4,7 @@
  * to PostgreSQL and Redis, by filter through the admin API, each after a dry run that sends nothing.
  */
 import t from 'tap'
-import { createOutbound } from '../../src/outbox/outbound.js'
+import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
 import { eventually } from '../helpers/outbound.js'
 import { runCli, startCli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
@@ -45,7 +45,7 @@ const lines = (stdout: string): unknown[] => stdout.split('\n').filter((line) =>
 t.test('by id, straight to the database: a message whose one delivery attempt failed, after a dry run', async (t) => {
   const { messageId } = await outbound.publish({ type: 'order.paid', data: { n: 1 } })
   await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'failed'", [messageId])).length === 1)
-  await eventually(async () => await outbound.queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
+  await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
   const dry = await runCli(['messages', 'resend', messageId, '--dry-run'], { env })
   t.equal(dry.code, 0, dry.stderr)
   t.same(lines(dry.stdout), [{ messageId, status: 'dispatched', endpointIds: [endpoint.id], inFlight: [], delivered: [] }])
