@@ -66,10 +66,15 @@ async function fill (side) {
   }
 }
 
-/** CPU seconds so far of the three processes a drain uses: this one (the worker), redis-server and PostgreSQL. */
+/**
+ * CPU seconds so far of the three processes a drain uses: this one (the worker), redis-server and PostgreSQL;
+ * and the WAL the server has written, in MB (so that per job it reads in bytes): the whole server's, so only
+ * the bench's own on a server of its own (ANVIL_BENCH_PG_URL).
+ */
 async function cpuNow () {
   const usage = process.cpuUsage()
-  return { node: (usage.user + usage.system) / 1e6, redis: await redisCpuSeconds(redis.client), ...await postgresCpuSeconds(pool, dbName) }
+  const { rows: [wal] } = await pool.query("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS bytes")
+  return { node: (usage.user + usage.system) / 1e6, redis: await redisCpuSeconds(redis.client), ...await postgresCpuSeconds(pool, dbName), wal: Number(wal.bytes) / 1e6 }
 }
 
 async function drain (side, concurrency) {
@@ -191,7 +196,7 @@ try {
         rate: spread(rates[side]),
         // Per run, against the same run's off (and, for journal + once, its effect side): paired.
         ratio: rates.off === undefined ? undefined : spread(rates[side].map((r, i) => r / rates.off[i])),
-        cpu: { node: spread(cpu[side].map((c) => c.node)), redis: spread(cpu[side].map((c) => c.redis)), pg: spread(cpu[side].map((c) => c.pg)), total: spread(cpu[side].map(total)) },
+        cpu: { node: spread(cpu[side].map((c) => c.node)), redis: spread(cpu[side].map((c) => c.redis)), pg: spread(cpu[side].map((c) => c.pg)), total: spread(cpu[side].map(total)), wal: spread(cpu[side].map((c) => c.wal)) },
         cpuRatio: cpu.off === undefined ? undefined : spread(cpu[side].map((c, i) => total(cpu.off[i]) / total(c)))
       }
     }
@@ -222,11 +227,11 @@ const markdown = [
   `Jobs/s from the first completion to the last; ${runs} run(s), order alternated, median [min–max]; ratios per run, against`,
   'the same run\'s off. CPU: µs per job of the worker process, redis-server and the bench database\'s PostgreSQL backends, summed;',
   '"CPU off / side" is off\'s total over the side\'s (per run). Target: journal + once ≥ 0.7 × off.', '',
-  '| concurrency | side | jobs/s | / off | worker CPU µs | redis CPU µs | postgres CPU µs | total CPU µs | CPU off / side |',
-  '|---|---|---|---|---|---|---|---|---|',
+  '| concurrency | side | jobs/s | / off | worker CPU µs | redis CPU µs | postgres CPU µs | total CPU µs | CPU off / side | WAL bytes |',
+  '|---|---|---|---|---|---|---|---|---|---|',
   ...rows.flatMap((r) => sides.map((side) => {
     const x = r.sides[side]
-    return `| ${r.concurrency} | ${side} | ${show(x.rate)} | ${show(x.ratio, 2)} | ${show(x.cpu.node)} | ${show(x.cpu.redis)} | ${show(x.cpu.pg)} | ${show(x.cpu.total)} | ${show(x.cpuRatio, 2)} |`
+    return `| ${r.concurrency} | ${side} | ${show(x.rate)} | ${show(x.ratio, 2)} | ${show(x.cpu.node)} | ${show(x.cpu.redis)} | ${show(x.cpu.pg)} | ${show(x.cpu.total)} | ${show(x.cpuRatio, 2)} | ${show(x.cpu.wal)} |`
   })),
   '', 'Paired ratios (per run, median [min–max]): jobs/s of the first over the second, and CPU per job (all three processes) of the',
   'second over the first (above 1: the first costs less).', '',
