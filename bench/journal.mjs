@@ -166,9 +166,9 @@ const SIDE_NOTES = {
   off: 'the journal off, a no-op handler',
   effect: 'the journal off, a handler that writes its effect row itself (one INSERT, autocommitted: one durable commit per event, at least once)',
   rows: 'the journal on, a no-op handler (the two batched row writes only)',
-  journal: 'the journal on, a handler that calls `event.once(\'record\', …)` (the row written, batched; a transaction per event with the effect and the mark done)',
+  journal: 'the journal on, a handler that calls `event.once(\'record\', …)` (a transaction per event: the claim, the row written once with its outcome `done`, the result, one commit)',
   async: 'journal + once with `synchronousCommit: false` (the journal\'s own batched row writes commit without waiting for the disk; the handler\'s transaction still does)',
-  group: `journal + once with group commit (\`groupCommit: { maxEvents: min(${groupEvents}, concurrency / 2), maxWaitMs: ${groupWaitMs} }\`)`,
+  group: `journal + once with group commit (\`groupCommit: { maxEvents: min(${groupEvents}, concurrency / 2), maxWaitMs: ${groupWaitMs} }\`: a group\'s rows and effects in one statement with its commit)`,
   graphile: 'graphile-worker 0.17.3, its task writing the same effect row (autocommitted), a commit per job\'s completion',
   'graphile-batched': 'the same with its batching: `localQueue: { size: 2 × concurrency }`, `completeJobBatchDelay: 0`'
 }
