@@ -14,6 +14,7 @@ import { handDedupeId, handJobs } from './hand-jobs.js'
 import { newId } from '../outbox/ids.js'
 import { createMessageResend } from './message-resend.js'
 import { serializeData } from '../outbox/publish.js'
+import { OPERATIONAL_EVENT_TYPES } from '../endpoints/operational-types.js'
 
 export const TEST_EVENT_TYPE = 'anvil.test'
 
@@ -40,13 +41,25 @@ export interface ResenderDeps {
   /** The queue's Redis connection, for the hand jobs' index (src/resend/hand-jobs.ts). */
   client: RedisClient
   maxPayloadBytes: number
+  /** The catalog's check of a message's data (src/catalog/event-types.ts); `strict` false lets a type it lacks pass. */
+  checkData: (type: string, json: string, strict?: boolean) => Promise<void>
+}
+
+/** Anvil's own types, which a strict catalog need not hold: a test event may be of them. */
+const OWN_TYPES: ReadonlySet<string> = new Set([TEST_EVENT_TYPE, ...OPERATIONAL_EVENT_TYPES])
+
+export interface TestEventInput {
+  /** @defaultValue `'anvil.test'` */
+  type?: string
+  /** @defaultValue `{ "test": true }` */
+  data?: unknown
 }
 
 /**
  * What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event, and a
  * message that ended failed (src/resend/message-resend.ts), alone or by filter.
  */
-export function createResender ({ db, queue, fanOut, log, endpoints, redis, client: redisClient, maxPayloadBytes }: ResenderDeps) {
+export function createResender ({ db, queue, fanOut, log, endpoints, redis, client: redisClient, maxPayloadBytes, checkData }: ResenderDeps) {
   const hand = handJobs(redisClient, queue)
   const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis, hand)
 
@@ -92,10 +105,19 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, clie
     },
 
     /** A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. */
-    async sendTest (endpointId: string, input: { type?: string, data?: unknown } = {}): Promise<{ messageId: string }> {
+    /**
+     * A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. It obeys a
+     * publish's rules: a type the endpoint takes, in a strict catalog (or one of Anvil's own), data that fits the
+     * type's schema; and at most `maxBytes` of JSON (a tenant's cap, under `maxPayloadBytes`).
+     */
+    async sendTest (endpointId: string, input: TestEventInput = {}, { maxBytes = maxPayloadBytes }: { maxBytes?: number } = {}): Promise<{ messageId: string }> {
       const endpoint = await endpoints.get(endpointId)
       const type = input.type ?? TEST_EVENT_TYPE
-      const data = serializeData(input.data ?? { test: true }, maxPayloadBytes)
+      const data = serializeData(input.data ?? { test: true }, Math.min(maxBytes, maxPayloadBytes))
+      if (type !== TEST_EVENT_TYPE && endpoint.eventTypes.length > 0 && !endpoint.eventTypes.includes(type)) {
+        throw new errors.INVALID_MESSAGE(`endpoint ${endpointId} does not take type ${type} (it subscribes to ${endpoint.eventTypes.join(', ')})`)
+      }
+      await checkData(type, data, OWN_TYPES.has(type) ? false : undefined)
       const id = newId('msg')
       const { rows } = await db.pool.query<{ created_at: Date }>(sql.insertTest(db.schema), [id, type, endpoint.tenant, data])
       await fanOut({ id, publicType: type, tenant: endpoint.tenant, data, createdAt: rows[0]?.created_at ?? new Date() }, { endpointId })
