@@ -144,6 +144,7 @@ function admin (env: Env, flags: Flags, port: number): AdminConfig {
   const portal = {
     ...optional('publicUrl', read(SETTINGS.portalPublicUrl, env, flags)),
     ...optional('frameAncestors', read(SETTINGS.portalFrameAncestors, env, flags)),
+    ...optional('theme', read(SETTINGS.portalTheme, env, flags)),
     ...optional('limits', read(SETTINGS.portalLimits, env, flags))
   }
   return {

@@ -98,7 +98,10 @@ export const OutboundOptionsSchema = Type.Object({
   retentionDays: Type.Optional(RetentionDays()),
   /** How often the process that dispatches deletes them; 0 never (another process does). @defaultValue 3600000 (an hour) */
   retentionIntervalMs: Type.Optional(Whole(0)),
-  /** The delivery retries; must be the delivery worker's `retrySchedule`, since each job's attempts come from it. @defaultValue `'standard-webhooks'` */
+  /**
+   * The delivery retries: `'standard-webhooks'`, delays in ms after the first try, or `{ attempts, exponentialMs }`.
+   * Each delivery job carries them, and the delivery worker retries it on them. @defaultValue `'standard-webhooks'`
+   */
   retrySchedule: Type.Optional(RetryScheduleSettingSchema),
   /** More BullMQ options for each delivery job, over the schedule's and the retention. @defaultValue none */
   deliveryJobOptions: Type.Optional(Opaque<JobsOptions>()),

@@ -31,11 +31,8 @@ export interface OutboxStats {
   oldestPendingSeconds: number
 }
 
+/** The outgoing-webhook service of `createOutbound` and `app.anvilOutbound`: what an app may call. */
 export interface Outbound {
-  readonly database: Database
-  readonly queue: Queue<OutboundJobData>
-  /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
-  readonly store: DatabaseDeliveryStore
   readonly endpoints: EndpointStore
   /** The operator's endpoints for operational events (src/endpoints/operational-events.ts). */
   readonly operationalEndpoints: OperationalEndpoints
@@ -52,6 +49,27 @@ export interface Outbound {
   startRetention (): void
   /** Stops the dispatcher, closes the queue, and the pool and Redis connection Anvil opened. */
   close (): Promise<void>
+}
+
+/**
+ * What Anvil's own processes take from a service besides its API: its pool (migrations, the portal), its queue and
+ * the delivery worker's store (`anvil worker`). Kept off `Outbound`, so none of them is API.
+ */
+export interface OutboundInternals {
+  readonly database: Database
+  readonly queue: Queue<OutboundJobData>
+  /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
+  readonly store: DatabaseDeliveryStore
+}
+
+/** A symbol, not a WeakMap: the internals are found through a proxy of the service too (the tests' `beforeAll` values). */
+const INTERNALS = Symbol('anvil outbound internals')
+
+/** The internals of a service `createOutbound` made. */
+export function outboundInternals (outbound: Outbound): OutboundInternals {
+  const found = (outbound as Outbound & { [INTERNALS]?: OutboundInternals })[INTERNALS]
+  if (found === undefined) throw new TypeError('not an outgoing-webhook service made by createOutbound')
+  return found
 }
 
 const checkOptions = compileCheck(OutboundOptionsSchema)
@@ -77,11 +95,12 @@ export function createOutbound (options: OutboundOptions): Outbound {
     async remove (id) { store.forget(id); await rawEndpoints.remove(id) },
     async rotateSecret (id, grace = options.secretGraceSeconds) { store.forget(id); return await rawEndpoints.rotateSecret(id, grace) }
   }
+  const schedule = resolveSchedule(options.retrySchedule)
   const fanOut = createFanOut(database, queue, {
-    ...deliveryJobOptions(resolveSchedule(options.retrySchedule)),
+    ...deliveryJobOptions(schedule),
     ...DEFAULT_DELIVERY_RETENTION,
     ...options.deliveryJobOptions
-  })
+  }, schedule)
   const gate = redisGate(connection.client)
   const dispatch = options.dispatch ?? {}
   const dispatcher = createDispatcher(database, fanOut, {
@@ -114,10 +133,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     return pruned
   }
 
-  return {
-    database,
-    queue,
-    store,
+  const outbound: Outbound = {
     endpoints,
     operationalEndpoints: createOperationalEndpoints(database, endpoints),
     deliveries,
@@ -151,4 +167,6 @@ export function createOutbound (options: OutboundOptions): Outbound {
       await database.close()
     }
   }
+  Object.defineProperty(outbound, INTERNALS, { value: { database, queue, store } satisfies OutboundInternals })
+  return outbound
 }

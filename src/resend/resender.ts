@@ -12,7 +12,7 @@ import type { FanOut } from '../outbox/fan-out.js'
 import { outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
 import { handDedupeId, handJobs } from './hand-jobs.js'
 import { newId } from '../outbox/ids.js'
-import { createMessageResend } from './message-resend.js'
+import { createMessageResend, type MessageResend, type ResendFilter, type ResendPage } from './message-resend.js'
 import { serializeData } from '../outbox/publish.js'
 import { OPERATIONAL_EVENT_TYPES } from '../endpoints/operational-types.js'
 
@@ -26,7 +26,29 @@ export interface ResendResult {
   alreadyQueued: boolean
 }
 
-export type Resender = ReturnType<typeof createResender>
+/**
+ * What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event, and a
+ * message that ended failed (src/resend/message-resend.ts), alone or by filter. The one entry of src/resend/.
+ */
+export interface Resender {
+  /** A failed message to the endpoints that have not had it (none twice); `dryRun` says what it would do. */
+  message (id: string, options?: { dryRun?: boolean }): Promise<MessageResend>
+  /** A page of the failed messages a filter matches, each re-sent as `message` does. */
+  matching (filter: ResendFilter, options?: { dryRun?: boolean, limit?: number, cursor?: string }): Promise<ResendPage>
+  /**
+   * One delivery sent again, as a new job (or the pair's hand job already queued). `known`: the delivery as the
+   * caller already read it (the portal's check of its tenant), not read again.
+   */
+  retry (deliveryId: string, known?: { messageId: string, endpointId: string }): Promise<ResendResult>
+  /** What an endpoint failed since a time and has not succeeded with since, sent again. */
+  recover (endpointId: string, since: string): Promise<{ messageIds: string[] }>
+  /**
+   * A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. It obeys a
+   * publish's rules: a type the endpoint takes, in a strict catalog (or one of Anvil's own), data that fits the
+   * type's schema; and at most `maxBytes` of JSON (a tenant's cap, under `maxPayloadBytes`).
+   */
+  sendTest (endpointId: string, input?: TestEventInput, options?: { maxBytes?: number }): Promise<{ messageId: string }>
+}
 
 /** A fresh job id for an operator's re-send: each one is a new delivery, never deduplicated against the first. */
 const resendSuffix = (kind: 'retry' | 'recover'): string => `${kind}-${randomBytes(6).toString('hex')}`
@@ -55,11 +77,7 @@ export interface TestEventInput {
   data?: unknown
 }
 
-/**
- * What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event, and a
- * message that ended failed (src/resend/message-resend.ts), alone or by filter.
- */
-export function createResender ({ db, queue, fanOut, log, endpoints, redis, client: redisClient, maxPayloadBytes, checkData }: ResenderDeps) {
+export function createResender ({ db, queue, fanOut, log, endpoints, redis, client: redisClient, maxPayloadBytes, checkData }: ResenderDeps): Resender {
   const hand = handJobs(redisClient, queue)
   const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis, hand)
 
@@ -86,12 +104,9 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, clie
   }
 
   return {
-    /** A failed message to the endpoints that have not had it (none twice); `dryRun` says what it would do. */
     message: resendMessage,
-    /** A page of the failed messages a filter matches, each re-sent as `message` does. */
     matching: resendMatching,
 
-    /** `known`: the delivery as the caller already read it (the portal's check of its tenant), not read again. */
     async retry (deliveryId: string, known?: { messageId: string, endpointId: string }): Promise<ResendResult> {
       const delivery = known ?? await log.get(deliveryId)
       return await resend(delivery.messageId, delivery.endpointId, 'retry')
@@ -104,13 +119,7 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, clie
       return { messageIds }
     },
 
-    /** A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. */
-    /**
-     * A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. It obeys a
-     * publish's rules: a type the endpoint takes, in a strict catalog (or one of Anvil's own), data that fits the
-     * type's schema; and at most `maxBytes` of JSON (a tenant's cap, under `maxPayloadBytes`).
-     */
-    async sendTest (endpointId: string, input: TestEventInput = {}, { maxBytes = maxPayloadBytes }: { maxBytes?: number } = {}): Promise<{ messageId: string }> {
+    async sendTest (endpointId, input = {}, { maxBytes = maxPayloadBytes } = {}) {
       const endpoint = await endpoints.get(endpointId)
       const type = input.type ?? TEST_EVENT_TYPE
       const data = serializeData(input.data ?? { test: true }, Math.min(maxBytes, maxPayloadBytes))
