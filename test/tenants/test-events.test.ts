@@ -17,7 +17,8 @@ const fixture = outboundFixture()
 async function service (strict: boolean): Promise<FastifyInstance> {
   const app = Fastify()
   await app.register(anvilOutbound, { database: fixture.db.url, redis: fixture.redis.url, strict })
-  await app.register(anvilAdmin, { token: TOKEN })
+  // This file's tenant sends more test events than a minute's default allows (test/tenants/quotas.test.ts holds that).
+  await app.register(anvilAdmin, { token: TOKEN, portal: { limits: { testEventsPerMinute: 1000 } } })
   await app.ready()
   t.teardown(async () => await app.close())
   return app
