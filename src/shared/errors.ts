@@ -41,6 +41,7 @@ export const errors = {
   TENANT_RATE_LIMITED: createError('ANVIL_ERR_TENANT_RATE_LIMITED', 'Too many %s: at most %s a minute (portal.limits.%s); retry when the minute ends (Retry-After)', 429, Error, NO_STACK),
   PAYLOAD_TOO_LARGE: createError('ANVIL_ERR_PAYLOAD_TOO_LARGE', 'Message data is %s bytes, over the %s-byte limit', 413),
   INVALID_FILTER: createError('ANVIL_ERR_INVALID_FILTER', 'Invalid filter: %s', 400, Error, NO_STACK),
+  ONCE_TAKEN: createError('ANVIL_ERR_ONCE_TAKEN', 'Another run of event %s recorded a once() effect first (group commit claims them at its commit); this attempt fails and its retry returns the stored result', 500),
   EVENT_NOT_FOUND: createError('ANVIL_ERR_EVENT_NOT_FOUND', 'No event with id %s in the journal', 404, Error, NO_STACK),
   REPLAY_RUN_NOT_FOUND: createError('ANVIL_ERR_REPLAY_RUN_NOT_FOUND', 'No replay run with id %s', 404, Error, NO_STACK),
   FOREIGN_QUEUE: createError('ANVIL_ERR_FOREIGN_QUEUE', 'Queue %s belongs to deployment %s, %s', 500),
