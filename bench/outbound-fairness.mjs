@@ -125,7 +125,15 @@ async function quietRun () {
   for (const started = Date.now(); sent.some(({ messageId }) => !arrivals.has(messageId)); await sleep(5)) {
     if (Date.now() - started > GIVE_UP_MS) throw new Error('the quiet tenant\'s messages did not all arrive')
   }
-  return sent.map(({ messageId, at }) => arrivals.get(messageId) - at)
+  return { latencies: sent.map(({ messageId, at }) => arrivals.get(messageId) - at), ids: sent.map(({ messageId }) => messageId) }
+}
+
+/** Where a quiet message's time went, by PostgreSQL's clock: publish → dispatched (the outbox), dispatched → its attempt started (the queue). */
+async function stages (ids) {
+  const { rows } = await pool.query(`SELECT extract(epoch FROM o.dispatched_at - o.created_at) * 1000 AS dispatch,
+      extract(epoch FROM d.created_at - o.dispatched_at) * 1000 AS queue
+    FROM anvil.outbox o JOIN anvil.deliveries d ON d.message_id = o.id WHERE o.id = ANY($1)`, [ids])
+  return { dispatch: rows.map((r) => Number(r.dispatch)), queue: rows.map((r) => Number(r.queue)) }
 }
 
 /** The noisy tenant: the hand-retry storm, then its burst. */
@@ -147,13 +155,15 @@ const deadlocksBefore = await deadlocks()
 async function side (beside) {
   await drained()
   const before = { ...cpu(), pg: (await postgresCpuSeconds(pool, database.name)).pg, rows: await deliveriesLogged() }
-  const [latencies, answers] = await Promise.all([quietRun(), beside ? noisyRun() : Promise.resolve([])])
+  const [{ latencies, ids }, answers] = await Promise.all([quietRun(), beside ? noisyRun() : Promise.resolve([])])
   await drained()
+  const where = await stages(ids)
   const after = { ...cpu(), pg: (await postgresCpuSeconds(pool, database.name)).pg, rows: await deliveriesLogged() }
   const sorted = [...latencies].sort((a, b) => a - b)
   const attempts = Math.max(1, after.rows - before.rows)
   return {
     latencies,
+    where,
     p50: quantile(sorted, 0.5),
     p99: quantile(sorted, 0.99),
     statuses: answers.reduce((counts, status) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {}),
@@ -187,6 +197,10 @@ const row = (label, sides) => {
   const whole = all(sides)
   return `| ${label} | ${showSpread(spread(sides.map((s) => s.p50)), 1)} | ${showSpread(spread(sides.map((s) => s.p99)), 1)} | ${whole.p50.toFixed(1)} | ${whole.p99.toFixed(1)} |`
 }
+const stage = (sides, name) => {
+  const sorted = sides.flatMap((s) => s.where[name]).sort((a, b) => a - b)
+  return `${quantile(sorted, 0.5).toFixed(0)}/${quantile(sorted, 0.99).toFixed(0)}`
+}
 const statuses = beside.reduce((sum, s) => { for (const [k, v] of Object.entries(s.statuses)) sum[k] = (sum[k] ?? 0) + v; return sum }, {})
 emitSection({
   title: 'Outbound fairness between tenants',
@@ -199,6 +213,7 @@ emitSection({
     row(`beside the noisy tenant (${NOISY_ENDPOINTS} × ${NOISY_MESSAGES} deliveries, ${RETRIES} retries)`, beside),
     '',
     `p99 beside / p99 alone per round: ${showSpread(spread(ratios), 2)}. Deadlocks: ${deadlocksSeen} in pg_stat_database, ${deadlockLines} \`deadlock detected\` lines. Hand retries answered: ${Object.entries(statuses).map(([k, v]) => `${v} × ${k}`).join(', ')}.`,
+    `Where the quiet tenant's time went, p50/p99 of all rounds, ms: publish → dispatched ${stage(alone, 'dispatch')} alone, ${stage(beside, 'dispatch')} beside; dispatched → attempt started ${stage(alone, 'queue')} alone, ${stage(beside, 'queue')} beside.`,
     `CPU per delivery attempt beside: worker ${showSpread(spread(beside.map((s) => s.workerUs)))} µs, PostgreSQL ${showSpread(spread(beside.map((s) => s.pgUs)))} µs (${showSpread(spread(beside.map((s) => s.attempts)))} attempts a round). Load average ${loadavg().map((n) => n.toFixed(1)).join(' ')}.`
   ]
 }, values)

@@ -27,7 +27,7 @@ export interface OutgoingConfig extends OutgoingSchedules {
  */
 export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): { outbound: Outbound, start: () => void } {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
-  // The same schedule on the jobs (their attempts) and on the worker (their delays).
+  // On the jobs this process's dispatcher makes, which carry it to whichever delivery worker takes them.
   const schedule = config.outboundRetrySchedule === undefined ? {} : { retrySchedule: config.outboundRetrySchedule }
   const outbound = createOutbound({
     database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log,
@@ -41,7 +41,7 @@ export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecy
   })
   life.add('outbox', async () => await outbound.close())
   const delivery = createDeliveryWorker({
-    redis: config.redisUrl, store: outbound.store, ...prefix, ...schedule, logger: log,
+    redis: config.redisUrl, store: outbound.store, ...prefix, logger: log,
     ...(config.outboundAllowNets === undefined ? {} : { allowNets: config.outboundAllowNets }),
     ...(config.lockDurationMs === undefined ? {} : { lockDurationMs: config.lockDurationMs }),
     ...(config.stalledIntervalMs === undefined ? {} : { stalledIntervalMs: config.stalledIntervalMs }),

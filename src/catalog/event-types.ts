@@ -4,8 +4,6 @@
  * Schema too); publish checks a message's data against its type's schema, and with `strict` refuses a type the
  * catalog does not hold.
  */
-import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv'
-import addFormatsModule from 'ajv-formats'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type pg from 'pg'
 import type { Database } from '../db/database.js'
@@ -14,9 +12,10 @@ import * as sql from '../sql/event_types.js'
 import { EventType } from '../endpoints/endpoint-schemas.js'
 import type { PublishOptions, PublishResult } from '../outbox/publish.js'
 import type { EventTypeEntry } from './event-type-entry.js'
+import { catalogAjv } from './catalog-ajv.js'
+import { createSchemaChecker, DEFAULT_SCHEMA_CHECK_TIMEOUT_MS } from './schema-checker.js'
+import { schemaBounds, DEFAULT_MAX_SCHEMA_BYTES, DEFAULT_MAX_SCHEMA_DEPTH } from './schema-bounds.js'
 
-const Ajv = AjvModule.default
-const addFormats = addFormatsModule.default
 /** How long a process keeps a stored type's schema; a change made through another process shows within it. */
 export const EVENT_TYPE_CACHE_MS = 5000
 
@@ -64,21 +63,23 @@ export interface EventTypes<T extends EventTypeMap> {
   typed: (publish: PublishOf<TypedMessage<T>>) => PublishOf<TypedMessage<T>>
 }
 
-/** A fresh Ajv for the catalog: the formats ajv-formats knows (date-time, email, uri, uuid, …) are checked; any other is a note for consumers. */
-const catalogAjv = (): InstanceType<typeof Ajv> => addFormats(new Ajv({ strict: false, logger: false }))
+/** INVALID_SCHEMA naming the type and what ajv (or RE2, for a pattern) found wrong. */
+const invalidSchema = (name: string, problem: string): Error => new errors.INVALID_SCHEMA(name, problem.startsWith('Invalid regular expression')
+  ? `patterns run in linear time (RE2: no look-around, no back-reference): ${problem}`
+  : problem.replace(/^schema is invalid: /, ''))
 
-/** Compiles a type's schema, or throws INVALID_SCHEMA naming the type and what ajv found wrong. */
-function compileType (ajv: InstanceType<typeof Ajv>, name: string, schema: unknown): ValidateFunction {
-  try {
-    return ajv.compile(schema as object)
-  } catch (err) {
-    throw new errors.INVALID_SCHEMA(name, (err as Error).message.replace(/^schema is invalid: /, ''))
-  }
-}
-
-/** Refuses a type whose schema is no JSON Schema now, with its name, rather than at its first publish. */
+/**
+ * Refuses a type whose schema is no JSON Schema now, with its name, rather than at its first publish. Compiled
+ * here, on the loop, as code is trusted; the checks of data run on the catalog's worker thread.
+ */
 export function defineEventTypes<T extends EventTypeMap> (schemas: T): EventTypes<T> {
-  for (const [name, schema] of Object.entries(schemas)) compileType(catalogAjv(), name, schema)
+  for (const [name, schema] of Object.entries(schemas)) {
+    try {
+      catalogAjv().compile(schema)
+    } catch (err) {
+      throw invalidSchema(name, (err as Error).message)
+    }
+  }
   return { schemas, typed: (publish) => async (message, options) => await publish(message, options) }
 }
 
@@ -88,46 +89,61 @@ export interface EventTypeCatalog {
   remove (name: string): Promise<void>
   /**
    * Throws 400 `ANVIL_ERR_INVALID_MESSAGE` naming the JSON pointer of the first field that breaks the schema, or
-   * `ANVIL_ERR_INVALID_SCHEMA` for a type stored before its schema was checked.
+   * `ANVIL_ERR_SCHEMA_TOO_SLOW` when the check runs past its time (it runs on a worker thread, never on the loop),
+   * or `ANVIL_ERR_INVALID_SCHEMA` for a type stored before its schema was checked.
    */
   check (type: string, data: unknown, client?: Queryable): Promise<void>
+  /** `check` with the data as JSON text already. */
+  checkJson (type: string, json: string, client?: Queryable): Promise<void>
+  /** Ends the worker thread that checks data. */
+  close (): Promise<void>
 }
 
-/** `/amount: must be integer`: where in the data, then what is wrong (ajv's words; never the value). */
-function describe (error: ErrorObject): string {
-  const missing = error.keyword === 'required' ? `/${String((error.params as { missingProperty?: string }).missingProperty)}` : ''
-  const extra = error.keyword === 'additionalProperties' ? `/${String((error.params as { additionalProperty?: string }).additionalProperty)}` : ''
-  return `data${error.instancePath}${missing}${extra}: ${error.message ?? 'is invalid'}`
+export interface EventTypeCatalogOptions {
+  code?: EventTypeMap
+  strict?: boolean
+  /** @defaultValue 131072 (128 KiB) */
+  maxSchemaBytes?: number
+  /** @defaultValue 64 */
+  maxSchemaDepth?: number
+  /** @defaultValue 1000 */
+  checkTimeoutMs?: number
 }
 
-export function createEventTypeCatalog (db: Database, options: { code?: EventTypeMap, strict?: boolean } = {}): EventTypeCatalog {
-  const ajv = catalogAjv()
+export function createEventTypeCatalog (db: Database, options: EventTypeCatalogOptions = {}): EventTypeCatalog {
+  // Each schema is compiled once per text, in an Ajv of its own, on a worker thread (src/catalog/schema-checker.ts).
+  const checker = createSchemaChecker({ timeoutMs: options.checkTimeoutMs ?? DEFAULT_SCHEMA_CHECK_TIMEOUT_MS })
+  const bounds = schemaBounds(options.maxSchemaBytes ?? DEFAULT_MAX_SCHEMA_BYTES, options.maxSchemaDepth ?? DEFAULT_MAX_SCHEMA_DEPTH)
   // A Map, not the object: a type named `constructor` is not the object's inherited member.
   const code = new Map(Object.entries(options.code ?? {}))
-  // Compiled once per schema text: a PUT that changes a schema compiles the new one.
-  const compiled = new Map<string, ValidateFunction>()
-  const validator = (name: string, schema: unknown): ValidateFunction => {
-    const key = JSON.stringify(schema)
-    let validate = compiled.get(key)
-    if (validate === undefined) {
-      validate = compileType(ajv, name, schema)
-      compiled.set(key, validate)
-    }
-    return validate
-  }
+  const codeTexts = new Map([...code].map(([name, schema]) => [name, JSON.stringify(schema)]))
   // A stored type's schema, kept a few seconds: a publish costs no extra query, and a change made elsewhere shows soon.
   // Read on the publish's own client: with the caller's transactions holding every pooled connection, a read
   // through the pool would wait for one of them forever. The table's presence is asked first (a statement that
   // cannot fail), so a database migrated before 0009 never aborts the caller's transaction.
-  const cache = new Map<string, { schema: unknown, until: number }>()
+  // Kept as JSON text: the worker takes the text, and the text names the compiled schema.
+  const cache = new Map<string, { text: string | undefined, until: number }>()
   let present = false
-  const stored = async (name: string, client: Queryable): Promise<unknown> => {
+  const stored = async (name: string, client: Queryable): Promise<string | undefined> => {
     const hit = cache.get(name)
-    if (hit !== undefined && hit.until > Date.now()) return hit.schema
+    if (hit !== undefined && hit.until > Date.now()) return hit.text
     if (!present) present = (await client.query<{ present: boolean }>(sql.present(), [sql.tableName(db.schema)])).rows[0]?.present === true
     const rows = present ? (await client.query<sql.EventTypeRow>(sql.get(db.schema), [name])).rows : []
-    cache.set(name, { schema: rows[0]?.schema, until: Date.now() + EVENT_TYPE_CACHE_MS })
-    return rows[0]?.schema
+    const text = rows[0] === undefined ? undefined : JSON.stringify(rows[0].schema)
+    cache.set(name, { text, until: Date.now() + EVENT_TYPE_CACHE_MS })
+    return text
+  }
+  async function checkJson (type: string, json: string, client: Queryable = db.pool): Promise<void> {
+    const text = codeTexts.get(type) ?? await stored(type, client)
+    if (text === undefined) {
+      if (options.strict === true) throw new errors.INVALID_MESSAGE(`type ${type} is not in the event-type catalog (strict)`)
+      return
+    }
+    // Fits anything: no need to ask the worker.
+    if (text === '{}' || text === 'true') return
+    const { invalid, problem } = await checker.run(type, text, json)
+    if (invalid !== undefined) throw invalidSchema(type, invalid)
+    if (problem !== undefined) throw new errors.INVALID_MESSAGE(problem)
   }
   const entry = (row: sql.EventTypeRow): EventTypeEntry => ({
     name: row.name, description: row.description, schema: row.schema, deprecated: row.deprecated, source: 'api', updatedAt: row.updated_at.toISOString()
@@ -142,7 +158,9 @@ export function createEventTypeCatalog (db: Database, options: { code?: EventTyp
     },
     async put (name, input) {
       if (code.has(name)) throw new errors.INVALID_MESSAGE(`event type ${name} is defined in code (defineEventTypes); change it there`)
-      validator(name, input.schema)
+      const text = bounds(name, input.schema)
+      const { invalid } = await checker.run(name, text)
+      if (invalid !== undefined) throw invalidSchema(name, invalid)
       const { rows } = await db.pool.query<sql.EventTypeRow>(sql.upsert(db.schema), [name, input.description ?? '', JSON.stringify(input.schema), input.deprecated ?? false])
       cache.delete(name)
       return entry(rows[0] as sql.EventTypeRow)
@@ -153,13 +171,11 @@ export function createEventTypeCatalog (db: Database, options: { code?: EventTyp
       if (rowCount === 0) throw new errors.NOT_FOUND(`No event type ${name}${code.has(name) ? ' in the database (it is defined in code)' : ''}`)
     },
     async check (type, data, client = db.pool) {
-      const schema: unknown = code.get(type) ?? await stored(type, client)
-      if (schema === undefined) {
-        if (options.strict === true) throw new errors.INVALID_MESSAGE(`type ${type} is not in the event-type catalog (strict)`)
-        return
-      }
-      const validate = validator(type, schema)
-      if (!validate(data)) throw new errors.INVALID_MESSAGE(validate.errors?.[0] === undefined ? 'data does not fit its type\'s schema' : describe(validate.errors[0]))
+      await checkJson(type, JSON.stringify(data) ?? 'null', client)
+    },
+    checkJson,
+    async close () {
+      await checker.close()
     }
   }
 }

@@ -25,6 +25,12 @@ export interface OutboundJobData {
   scheme: OutboundScheme
   /** A delivery of an operational event: whatever happens to it reports nothing (no event about an event). */
   operational?: boolean
+  /**
+   * The delays (ms) of its retries after the first try, as the publisher's `retrySchedule` gave them: the
+   * delivery worker's backoff reads them here (src/delivery/delivery-schedule.ts `scheduleOf`, which also says
+   * what a job made before it carried one gets).
+   */
+  retry?: number[]
   /** An attempt whose POST was answered while its outcome could not be logged: the next run of that attempt writes it, and sends nothing. */
   answered?: AnsweredAttempt
 }

@@ -19,6 +19,11 @@ function jsonChanges (before: unknown, after: unknown, path: string, out: Change
   if (JSON.stringify(before) !== JSON.stringify(after)) out.push({ path: path === '' ? '$' : path, before, after })
 }
 
+/** The delivery before, as the diff reads it: a row of the same id received earlier. */
+export function previousDelivery (row: { payload: Buffer, headers: Record<string, string>, received_at: Date, job_id: string | null }): Record<string, unknown> {
+  return { payload: row.payload.toString('base64'), headers: row.headers, receivedAt: row.received_at, jobId: row.job_id }
+}
+
 export function deliveryDiff (
   previous: Record<string, unknown>, current: { payload: Buffer, headers: Record<string, string> }
 ): DeliveryDiff | undefined {

@@ -2,7 +2,7 @@
 import type { Database } from '../db/database.js'
 import { decodeCursor } from '../paging/cursor.js'
 import { pageSize, toPage, type Page } from '../paging/page.js'
-import { nestsDeeperThan } from '../shared/json.js'
+import { jsonView } from '../db/json-view.js'
 import { errors } from '../shared/errors.js'
 import type { ResolvedFilter } from './event-filter.js'
 import type { EventItem } from './event-item.js'
@@ -10,7 +10,7 @@ import type { EventDetail } from './event-detail.js'
 
 export type { EventItem }
 export type { EventAttempt, EventDetail, EventEffect } from './event-detail.js'
-import { deliveryDiff } from './delivery-diff.js'
+import { deliveryDiff, previousDelivery } from './delivery-diff.js'
 import * as webhookEffects from '../sql/webhook_effects.js'
 import * as webhookEventFailures from '../sql/webhook_event_failures.js'
 import * as webhookEvents from '../sql/webhook_events.js'
@@ -65,7 +65,7 @@ export async function countEvents (db: Database, filter: ResolvedFilter, { repla
 
 export async function getEvent (db: Database, id: string): Promise<EventDetail> {
   const { rows } = await db.pool.query<DetailRow>(webhookEvents.detail(db.schema), [id])
-  const row = rows[0]
+  const [row, before] = rows
   if (row === undefined) throw new errors.EVENT_NOT_FOUND(id)
   const effects = await db.pool.query<Omit<WebhookEffectRow, 'event_id'>>(webhookEffects.ofEvent(db.schema), [id])
   const attempts = await db.pool.query<AttemptLogRow>(webhookEventFailures.attemptLog(db.schema), [id])
@@ -94,9 +94,11 @@ export async function getEvent (db: Database, id: string): Promise<EventDetail> 
       jobId: a.job_id
     }))
   }
-  // A row journaled before the view had a depth bound may hold a deeper one: its bytes are shown instead.
-  if (row.payload_json !== null && !nestsDeeperThan(text)) detail.json = row.payload_json
-  const diff = row.previous_delivery === null ? undefined : deliveryDiff(row.previous_delivery, row)
+  // The JSON view, built on read (the bytes are stored once); a body nested too deep to show has none.
+  const json = utf8 ? jsonView(row.payload) : null
+  if (json !== null) detail.json = JSON.parse(json)
+  const previous = before === undefined ? row.previous_delivery : previousDelivery(before)
+  const diff = previous === null ? undefined : deliveryDiff(previous, row)
   if (diff !== undefined) detail.previousDelivery = diff
   return detail
 }

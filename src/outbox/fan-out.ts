@@ -48,7 +48,9 @@ export type FanOut = (message: OutboxMessage, target?: FanOutTarget) => Promise<
  * One job per subscribed, enabled endpoint of the message's tenant (or the one endpoint asked for). Job ids
  * are deterministic, and BullMQ keeps the first of an id, so running this twice adds nothing.
  */
-export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOptions: JobsOptions, fair?: FairOrder): FanOut {
+export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOptions: JobsOptions, schedule: readonly number[], fair?: FairOrder): FanOut {
+  // Each job carries its retry delays, so the delivery worker retries it as this publisher's setting says.
+  const retry = [...schedule]
   return async (message, target = {}) => {
     if (message.publicType === null) return []
     const type = message.publicType
@@ -69,7 +71,7 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
       name: OUTBOUND_JOB_NAME,
       // Whatever happens to an operational event, or to anything sent to an operational endpoint (a test), reports nothing.
       data: {
-        messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body, scheme: endpoint.scheme,
+        messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body, scheme: endpoint.scheme, retry,
         ...(operational || endpoint.operational === true ? { operational: true } : {})
       },
       opts: {

@@ -78,11 +78,12 @@ export function createOutbound (options: OutboundOptions): Outbound {
     async remove (id) { store.forget(id); await rawEndpoints.remove(id) },
     async rotateSecret (id, grace = options.secretGraceSeconds) { store.forget(id); return await rawEndpoints.rotateSecret(id, grace) }
   }
+  const schedule = resolveSchedule(options.retrySchedule)
   const fanOut = createFanOut(database, queue, {
-    ...deliveryJobOptions(resolveSchedule(options.retrySchedule)),
+    ...deliveryJobOptions(schedule),
     ...DEFAULT_DELIVERY_RETENTION,
     ...options.deliveryJobOptions
-  }, createFairOrder(connection.client, queue))
+  }, schedule, createFairOrder(connection.client, queue))
   const gate = redisGate(connection.client)
   const dispatch = options.dispatch ?? {}
   const dispatcher = createDispatcher(database, fanOut, {
@@ -97,7 +98,13 @@ export function createOutbound (options: OutboundOptions): Outbound {
     }
   }, logger, gate)
   const deliveries = createDeliveryLog(database)
-  const eventTypes = createEventTypeCatalog(database, { code: options.eventTypes?.schemas ?? {}, strict: options.strict ?? false })
+  const eventTypes = createEventTypeCatalog(database, {
+    code: options.eventTypes?.schemas ?? {},
+    strict: options.strict ?? false,
+    ...(options.maxSchemaBytes === undefined ? {} : { maxSchemaBytes: options.maxSchemaBytes }),
+    ...(options.maxSchemaDepth === undefined ? {} : { maxSchemaDepth: options.maxSchemaDepth }),
+    ...(options.schemaCheckTimeoutMs === undefined ? {} : { checkTimeoutMs: options.schemaCheckTimeoutMs })
+  })
   const retentionDays = options.retentionDays ?? DEFAULT_OUTBOX_RETENTION_DAYS
   const retentionIntervalMs = retentionDays === 0 ? 0 : options.retentionIntervalMs ?? DEFAULT_OUTBOX_RETENTION_INTERVAL_MS
   let pruner: Repeating | undefined
@@ -120,7 +127,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, client: connection.client, maxPayloadBytes }),
     eventTypes,
     publish: createPublisher(database, {
-      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.check, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })
+      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })
     }),
     async outboxStats () {
       const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(outboxSql.stats(database.schema))
@@ -139,6 +146,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
       void pruner?.stop()
       await dispatcher.close()
       await queue.close()
+      await eventTypes.close()
       await disconnect(connection)
       await database.close()
     }

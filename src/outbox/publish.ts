@@ -38,8 +38,8 @@ export interface PublisherOptions {
   notifyIntervalMs: number
   /** Internal name → public name; without a map every name is public as it is. */
   eventMap?: Readonly<Record<string, string>>
-  /** The event-type catalog's check of a message's data (src/catalog/event-types.ts). */
-  checkData?: (type: string, data: unknown, client: pg.ClientBase | pg.Pool) => Promise<void>
+  /** The event-type catalog's check of a message's data, as the JSON text it is sent as (src/catalog/event-types.ts). */
+  checkData?: (type: string, json: string, client: pg.ClientBase | pg.Pool) => Promise<void>
 }
 
 export type Publish = (message: MessageInput, options?: PublishOptions) => Promise<PublishResult>
@@ -88,7 +88,7 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
     const problem = checkMessage(message)
     if (problem !== undefined) throw new errors.INVALID_MESSAGE(problem)
     const data = serializeData(message.data, options.maxPayloadBytes)
-    await options.checkData?.(message.type, message.data, client).catch(unmigrated)
+    await options.checkData?.(message.type, data, client).catch(unmigrated)
     const publicType = options.eventMap === undefined ? message.type : Object.hasOwn(options.eventMap, message.type) ? options.eventMap[message.type] ?? null : null
     const id = message.id ?? newId('msg')
     // An event with no public name is kept for the record, already done: nothing to deliver.

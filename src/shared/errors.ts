@@ -35,6 +35,8 @@ export const errors = {
   INVALID_ENDPOINT: createError('ANVIL_ERR_INVALID_ENDPOINT', 'Invalid endpoint: %s', 400),
   INVALID_MESSAGE: createError('ANVIL_ERR_INVALID_MESSAGE', 'Invalid message: %s', 400),
   INVALID_SCHEMA: createError('ANVIL_ERR_INVALID_SCHEMA', 'The schema of event type %s is not a valid JSON Schema (draft-07): %s', 400),
+  SCHEMA_TOO_LARGE: createError('ANVIL_ERR_SCHEMA_TOO_LARGE', 'Schema of %s is too large: %s', 400),
+  SCHEMA_TOO_SLOW: createError('ANVIL_ERR_SCHEMA_TOO_SLOW', 'Checking against the schema of %s took over %s ms: simplify the schema (uniqueItems over objects or arrays, anyOf or oneOf that recurse through $ref) or the data', 400, Error, NO_STACK),
   PAYLOAD_TOO_LARGE: createError('ANVIL_ERR_PAYLOAD_TOO_LARGE', 'Message data is %s bytes, over the %s-byte limit', 413),
   INVALID_FILTER: createError('ANVIL_ERR_INVALID_FILTER', 'Invalid filter: %s', 400, Error, NO_STACK),
   EVENT_NOT_FOUND: createError('ANVIL_ERR_EVENT_NOT_FOUND', 'No event with id %s in the journal', 404, Error, NO_STACK),

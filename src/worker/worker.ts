@@ -101,7 +101,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
       const context = { log: async (line: string) => { await job.log(line) } }
       if (journal === undefined) await handler(event, context)
       else {
-        const outcome = await runJournaled(journal, (journaled) => handler(journaled, context), event, { jobId, data: job.data, attempt, maxAttempts })
+        const outcome = await runJournaled(journal, (journaled) => handler(journaled, context), event, { jobId, data: job.data, attempt, maxAttempts, restarted: job.attemptsStarted > attempt })
         if (outcome !== 'ran') {
           log.info({ jobId, requestId: job.data.requestId, attempt }, NOT_RUN[outcome])
           return
@@ -149,7 +149,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     void deadLetterIfFinal(job, err)
     // A job failed without its processor (it stalled out) was never marked by it.
     if (journal !== undefined && job.finishedOn !== undefined && job.failedReason === STALLED_MESSAGE) {
-      journal.finished({ id: journalIdOf(job.data), jobId: job.id as string, attempt: job.attemptsMade, status: 'dead', lastError: err.message, errorClass: 'stalled', startedAt: job.processedOn === undefined ? undefined : new Date(job.processedOn) })
+      journal.finished({ id: journalIdOf(job.data), jobId: job.id as string, attempt: job.attemptsMade, status: 'dead', lastError: err.message, errorClass: 'stalled', startedAt: job.processedOn === undefined ? undefined : new Date(job.processedOn), data: job.data })
         .catch((err: Error) => log.warn({ jobId: job.id, err: err.message }, 'anvil worker: journal write failed'))
     }
   })
@@ -191,8 +191,8 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   const sweepTrouble = (err: Error): void => log.warn({ err: err.message }, 'anvil worker: sweep failed')
 
   async function prune (journal: Journal): Promise<void> {
-    const deleted = await journal.prune()
-    if (deleted > 0) log.info({ deleted }, 'anvil worker: journal retention deleted old events')
+    const { dropped, deleted } = await journal.prune()
+    if (dropped.length > 0 || deleted > 0) log.info({ dropped, deleted }, 'anvil worker: journal retention dropped old days')
   }
 
   return {

@@ -16,8 +16,8 @@ const TOKEN = 'admin-token-0123456789'
 const { redis, db } = journalFixture(t)
 
 async function seedFailed (prefix: string, count: number, provider = 'stripe'): Promise<void> {
-  await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, payload_json, received_at, status, attempts, error_class, last_error, job_id)
-    SELECT $1 || n, 'billing', $3, 'invoice.paid', 'k' || $1 || n, convert_to('{"n":' || n || '}', 'UTF8'), ('{"n":' || n || '}')::jsonb, now() - make_interval(secs => n),
+  await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, received_at, status, attempts, error_class, last_error, job_id)
+    SELECT $1 || n, 'billing', $3, 'invoice.paid', 'k' || $1 || n, convert_to('{"n":' || n || '}', 'UTF8'), now() - make_interval(secs => n),
       'failed', 2, 'ECONNREFUSED', 'connect ECONNREFUSED', 'e_' || $1 || n FROM generate_series(1, $2::int) AS n`, [prefix, count, provider])
 }
 

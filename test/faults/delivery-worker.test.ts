@@ -1,5 +1,5 @@
 /**
- * Delivery worker processes (test/fixtures/delivery-worker-process.mjs, for a short retry schedule; the CLI's
+ * Delivery worker processes (test/fixtures/delivery-worker-process.mjs, with no jitter and no circuit; the CLI's
  * `anvil worker --role outbound` is killed once in test/cli/worker-outgoing.test.ts) SIGKILLed again and again
  * while a few hundred messages go to a real receiver that counts its POSTs per webhook-id. Delivery is at-least-once;
  * every POST the receiver answered has a row in the delivery log, duplicates included; nothing ends unlogged.
@@ -53,7 +53,7 @@ t.test('delivery workers SIGKILLed at random points: every message delivered, ev
   const outbound = fixture.open({ queueName, retrySchedule: schedule, dispatch: { pollIntervalMs: 100 } })
   const endpoint = await outbound.endpoints.create({ url: receiver.url, tenant: 'kills' })
   const env = {
-    REDIS_URL: redis.url, DATABASE_URL: db.url, ANVIL_QUEUE: queueName, RETRY_SCHEDULE: JSON.stringify(schedule),
+    REDIS_URL: redis.url, DATABASE_URL: db.url, ANVIL_QUEUE: queueName,
     WORKER_CONCURRENCY: '8', LOCK_DURATION_MS: '1000', STALLED_INTERVAL_MS: '500'
   }
   // Two processes; a killed one is replaced at once, and the next kill takes one that is up, so deliveries go on meanwhile.

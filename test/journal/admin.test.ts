@@ -48,7 +48,7 @@ async function process (queueName: string): Promise<void> {
   await addJob(queue, jobData({ eventId: 'evt_ok', body: { amount: 12, currency: 'eur' }, headers: { 'content-type': 'application/json', 'stripe-signature': 't=2,v1=def' } }))
   await addJob(queue, jobData({ eventId: 'evt_bad', eventType: 'invoice.payment_failed', provider: 'stripe' }))
   await waitFor('both processed', async () => (await db.query(
-    "SELECT 1 FROM anvil.webhook_events WHERE (id = 'evt_ok' AND deliveries = 2 AND status = 'done') OR (id = 'evt_bad' AND status = 'dead')")).length === 2)
+    "SELECT 1 FROM anvil.webhook_events WHERE (id = 'evt_ok' AND status = 'done') OR (id = 'evt_bad' AND status = 'dead')")).length === 3)
   // The dead letter is written by the worker's failed listener, after the row is marked.
   const dead = openQueue(redis.url, `${queueName}.dead`)
   t.teardown(() => dead.close())
@@ -101,7 +101,8 @@ t.test('list, show (payload, headers, attempts, effects, the diff against the pr
   t.same(letters.items.map((i: { id: string }) => i.id), ['evt_bad'])
 
   const stats = (await app.inject({ url: '/admin/stats?window=1h', headers: auth })).json()
-  t.match(stats, { windowSeconds: 3600, byStatus: { done: 1, dead: 1 }, byProvider: [{ key: 'stripe', count: 2 }], deadLetters: { size: 1 } })
+  // A delivery is a row (migration 0013): evt_ok's two deliveries count twice.
+  t.match(stats, { windowSeconds: 3600, byStatus: { done: 2, dead: 1 }, byProvider: [{ key: 'stripe', count: 3 }], deadLetters: { size: 1 } })
   channels.rejected.publish({ source: 'billing', provider: 'stripe', reason: 'bad_signature' })
   channels.rejected.publish({ source: 'billing', provider: 'stripe', reason: 'too_large' })
   const after = (await app.inject({ url: '/admin/stats', headers: auth })).json()
@@ -137,9 +138,7 @@ t.test('GET /admin/events/:id: an event failing twice then succeeding shows its 
     { attempt: 3, status: 'done', errorClass: null, error: null }
   ])
   t.ok(event.attemptLog.every((a: { startedAt: string, finishedAt: string, jobId: string }) => a.startedAt <= a.finishedAt && a.jobId === event.jobId))
-  // Retention deletes them with their event.
-  await db.query("DELETE FROM anvil.webhook_events WHERE id = 'evt_attempts'")
-  t.same(await db.query("SELECT 1 FROM anvil.webhook_event_attempts WHERE event_id = 'evt_attempts'"), [], 'the attempts go with their event')
+  // Retention drops them with their event's day (test/journal/partitions.test.ts).
 })
 
 t.test('a dead event replayed from Redis and then from the journal (its job not yet run) runs once', async (t) => {

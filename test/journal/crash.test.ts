@@ -1,6 +1,6 @@
 /**
- * A worker SIGKILLed mid-handler leaves the event's row `processing` (it was written
- * before the handler ran), and the worker that takes the stalled job back finishes it: the row says `done`.
+ * A worker SIGKILLed mid-handler leaves no row (the row is written once, with the outcome: until then the event
+ * is its job in Redis), and the worker that takes the stalled job back runs it: the row says `done`.
  * The dying worker is test/fixtures/worker-process.mjs (from dist/: run `npm run build` first).
  */
 import t from 'tap'
@@ -17,7 +17,7 @@ const { redis, db } = journalFixture(t)
 const statusOf = async (id: string): Promise<string | undefined> =>
   (await db.query<{ status: string }>('SELECT status FROM anvil.webhook_events WHERE id = $1', [id]))[0]?.status
 
-t.test('SIGKILL mid-handler leaves the row processing; the rerun on another worker finishes it', async (t) => {
+t.test('SIGKILL mid-handler leaves no row; the rerun on another worker writes it done', async (t) => {
   const queueName = 'journal-crash'
   const queue = openQueue(redis.url, queueName)
   t.teardown(() => queue.close())
@@ -29,9 +29,9 @@ t.test('SIGKILL mid-handler leaves the row processing; the rerun on another work
   })
   await first.log('fixture worker: started')
   await waitFor('the handler to start', () => readFileSync(log, { flag: 'a+' }).toString().includes(jobId), 30_000)
-  t.equal(await statusOf('evt_crash'), 'processing', 'written before the handler ran')
+  t.equal(await statusOf('evt_crash'), undefined, 'no row while the handler runs')
   t.equal(await first.kill('SIGKILL'), 'SIGKILL')
-  t.equal(await statusOf('evt_crash'), 'processing', 'the dead worker leaves it processing')
+  t.equal(await statusOf('evt_crash'), undefined, 'the dead worker leaves none')
 
   const ran: string[] = []
   const second = createWorker((event) => { ran.push(event.id) }, {

@@ -30,7 +30,7 @@ function start (queueName: string, handler: WebhookHandler, extra: Partial<Worke
 const doneCount = async (prefix: string): Promise<number> =>
   Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM anvil.webhook_events WHERE status = 'done' AND id LIKE $1", [`${prefix}%`]))[0]?.n)
 
-t.test('events share commits: their writes and marks commit in fewer transactions than events, each applied once', async (t) => {
+t.test('events share commits: their writes and rows commit in fewer transactions than events, each applied once', async (t) => {
   const { worker, queue } = start('group-share', async (event) => {
     await event.db?.query('INSERT INTO public.charges (event_id, attempt) VALUES ($1, $2)', [event.eventId, event.attempt])
     await event.once?.('receipt', () => ({ sent: true }))
@@ -41,8 +41,8 @@ t.test('events share commits: their writes and marks commit in fewer transaction
   const [charges] = await db.query<{ n: string, txs: string }>("SELECT count(*) AS n, count(DISTINCT tx) AS txs FROM public.charges WHERE event_id LIKE 'evt_share_%'")
   t.equal(Number(charges?.n), EVENTS, 'one write per event')
   t.ok(Number(charges?.txs) < EVENTS, `${EVENTS} events in ${charges?.txs} transactions`)
-  const [marks] = await db.query<{ n: string }>("SELECT count(*) AS n FROM anvil.webhook_event_done WHERE event_id LIKE 'evt_share_%'")
-  t.equal(Number(marks?.n), EVENTS, 'one done mark per event')
+  const [rows] = await db.query<{ n: string }>("SELECT count(*) AS n FROM anvil.webhook_events WHERE id LIKE 'evt_share_%'")
+  t.equal(Number(rows?.n), EVENTS, 'one row per event, written done')
   const [effects] = await db.query<{ n: string }>("SELECT count(*) AS n FROM anvil.webhook_effects WHERE event_id LIKE 'evt_share_%' AND result = '{\"sent\": true}'")
   t.equal(Number(effects?.n), EVENTS, 'each once recorded with its result')
 })

@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/chain.js'
 import { openQueue, journalFixture } from '../helpers/journal.js'
 import { openDatabase } from '../../src/db/database.js'
 import { openEventLog } from '../../src/event-log/open-event-log.js'
-import { deleteExpired } from '../../src/journal/retention.js'
+import { pruneJournal } from '../../src/journal/retention.js'
 
 const { redis, db } = journalFixture(t)
 
@@ -122,16 +122,19 @@ t.test('bulk replay of 10,000 failed events at a set rate: cancel, then resume; 
   await db.query("DELETE FROM anvil.webhook_events WHERE id LIKE 'bulk_%'")
 })
 
-t.test('retention deletes old rows in batches, their effects with them; recent rows stay', async (t) => {
+t.test('retention deletes the DEFAULT partition\'s old rows in batches and effects as old; recent rows stay', async (t) => {
+  // Days the migration made no partition for: the rows are in the DEFAULT partition, the safety net.
   await seed({ id: 'old_1', receivedAt: new Date(Date.now() - 40 * 86_400_000).toISOString() },
     { id: 'old_2', receivedAt: new Date(Date.now() - 31 * 86_400_000).toISOString() },
     { id: 'new_1', receivedAt: new Date(Date.now() - 29 * 86_400_000).toISOString() })
-  await db.query("INSERT INTO anvil.webhook_effects (key, event_id, action) VALUES ('old_1:charge', 'old_1', 'charge'), ('new_1:charge', 'new_1', 'charge')")
+  await db.query(`INSERT INTO anvil.webhook_effects (key, event_id, action, created_at) VALUES ('old_1:charge', 'old_1', 'charge', now() - interval '40 days'),
+    ('new_1:charge', 'new_1', 'charge', now() - interval '29 days')`)
   const database = openDatabase(db.url)
   t.teardown(() => database.close())
-  t.equal(await deleteExpired(database, 30, 1), 2, 'two rows, one per batch')
+  t.match(await pruneJournal(database, 30, new Date(), 1), { deleted: 3 }, 'two rows and an effect, one per batch')
   const left = await db.query<{ id: string }>("SELECT id FROM anvil.webhook_events WHERE id IN ('old_1', 'old_2', 'new_1')")
   t.same(left.map((r) => r.id), ['new_1'])
-  t.same((await db.query<{ key: string }>('SELECT key FROM anvil.webhook_effects')).map((r) => r.key), ['new_1:charge'], 'effects went with their event')
-  t.equal(await deleteExpired(database, 0), 0, '0 keeps everything')
+  t.same((await db.query<{ key: string }>('SELECT key FROM anvil.webhook_effects')).map((r) => r.key), ['new_1:charge'], 'the old effect went')
+  t.same(await pruneJournal(database, 0), { dropped: [], deleted: 0 }, '0 keeps everything')
+  await db.query("DELETE FROM anvil.webhook_events WHERE id = 'new_1'")
 })

@@ -1,7 +1,7 @@
 /**
- * With `journal: { database }` the worker writes each event's row before the
- * handler runs, records each attempt's outcome, and gives the handler `db`, `once` and `effectKey`, whose
- * effects commit with the mark `done` or not at all.
+ * With `journal: { database }` the worker writes each event's row once, with its attempt's outcome (in the
+ * handler's transaction when it has one), and gives the handler `db`, `once` and `effectKey`, whose effects
+ * commit with the row `done` or not at all.
  */
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -15,10 +15,10 @@ import { beforeStep } from '../helpers/before-all.js'
 const { redis, db } = journalFixture(t)
 beforeStep(t, async () => { await db.query('CREATE TABLE public.charges (event_id text, amount int)') })
 
-interface Row { id: string, status: string, attempts: number, last_error: string | null, error_class: string | null, job_id: string, payload: Buffer, payload_json: unknown, headers: Record<string, string>, processed_at: Date | null, deliveries: number }
+interface Row { id: string, status: string, attempts: number, last_error: string | null, error_class: string | null, job_id: string, payload: Buffer, headers: Record<string, string>, processed_at: Date | null, deliveries: number }
 
 async function row (id: string): Promise<Row | undefined> {
-  return (await db.query<Row>('SELECT * FROM anvil.webhook_events WHERE id = $1', [id]))[0]
+  return (await db.query<Row>('SELECT * FROM anvil.webhook_events WHERE id = $1 ORDER BY received_at DESC LIMIT 1', [id]))[0]
 }
 
 function start (queueName: string, handler: WebhookHandler, extra: Partial<WorkerOptions> = {}) {
@@ -31,20 +31,21 @@ function start (queueName: string, handler: WebhookHandler, extra: Partial<Worke
   return { worker, queue }
 }
 
-t.test('the row exists, processing, before the handler runs; done after; bytes, JSON view and headers kept', async (t) => {
+t.test('the row is written once, done, after the handler; bytes, JSON view (built on read) and headers kept', async (t) => {
   const seen: Array<Row | undefined> = []
   const { worker, queue } = start('journal-first', async (event) => { seen.push(await row(event.eventId ?? '')) })
+  const log = openEventLog({ redis: redis.url, database: db.url, queueName: 'journal-first' })
+  t.teardown(async () => { await log.close() })
   await worker.start()
   const data = jobData({ eventId: 'evt_first', body: { amount: 42 } })
   const jobId = await addJob(queue, data)
   await waitFor('done', async () => (await row('evt_first'))?.status === 'done')
-  t.equal(seen.length, 1)
-  t.equal(seen[0]?.status, 'processing', 'the handler saw its own row, processing')
-  t.equal(seen[0]?.attempts, 1)
-  t.equal(seen[0]?.job_id, jobId)
+  t.same(seen, [undefined], 'the handler ran before any row: until its outcome, the event is its job')
   const done = await row('evt_first')
+  t.equal(done?.attempts, 1)
+  t.equal(done?.job_id, jobId)
   t.same(done?.payload, Buffer.from(JSON.stringify({ amount: 42 })), 'the payload byte for byte')
-  t.same(done?.payload_json, { amount: 42 }, 'and its JSON view')
+  t.same((await log.get('evt_first')).json, { amount: 42 }, 'and its JSON view')
   t.equal(done?.headers['stripe-signature'], 't=1,v1=abc')
   t.ok(done?.processed_at instanceof Date)
   const [meta] = await db.query<{ source: string, provider: string, event_type: string, signature: string, request_id: string }>(
@@ -54,11 +55,13 @@ t.test('the row exists, processing, before the handler runs; done after; bytes, 
 
 t.test('an event without an id is journalled under its key; a non-JSON body has no JSON view', async (t) => {
   const { worker, queue } = start('journal-key', () => {})
+  const log = openEventLog({ redis: redis.url, database: db.url, queueName: 'journal-key' })
+  t.teardown(async () => { await log.close() })
   await worker.start()
   const data = jobData({ eventId: undefined, body: 'not json \u0000 at all', contentType: 'text/plain' })
   await addJob(queue, data)
   await waitFor('done', async () => (await row(data.key))?.status === 'done')
-  t.equal((await row(data.key))?.payload_json, null)
+  t.equal((await log.get(data.key)).json, undefined)
 })
 
 t.test('failed attempts record the attempt, the error and its class; the last one is dead', async (t) => {
@@ -138,14 +141,17 @@ t.test('once() under two concurrent runs of one event (two deliveries): the effe
       return { chargeId: `ch_${applied}` }
     }))
   }, { concurrency: 2 })
-  await addJob(queue, jobData({ eventId: 'evt_twice' }))
+  // Two deliveries: received apart, each a row of its own.
+  await addJob(queue, jobData({ eventId: 'evt_twice', receivedAt: Date.now() - 1000 }))
   await addJob(queue, jobData({ eventId: 'evt_twice' }))
   await worker.start()
   await waitFor('both runs', () => results.length === 2)
   t.equal(applied, 1, 'the effect ran once')
   t.same(results, [{ chargeId: 'ch_1' }, { chargeId: 'ch_1' }])
-  await waitFor('done', async () => (await row('evt_twice'))?.status === 'done')
-  t.equal((await row('evt_twice'))?.deliveries, 2, 'the second delivery is counted on the row')
+  await waitFor('both done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_twice' AND status = 'done'")).length === 2)
+  const log = openEventLog({ redis: redis.url, database: db.url, queueName: 'journal-concurrent' })
+  t.teardown(async () => { await log.close() })
+  t.equal((await log.get('evt_twice')).deliveries, 2, 'the event shows both deliveries')
 })
 
 t.test('a failed event replayed while its retry waits runs on the replay\'s job; the retry, when due, runs nothing', async (t) => {

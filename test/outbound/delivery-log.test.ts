@@ -22,7 +22,7 @@ let queues = 0
 async function service (t: Test, schedule: number[]) {
   const queueName = `log${++queues}`
   const outbound = fixture.open({ queueName, retrySchedule: schedule, dispatch: { pollIntervalMs: 100 } })
-  const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8', retrySchedule: schedule, jitter: 0 })
+  const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8', jitter: 0 })
   const app = Fastify()
   await app.register(anvilAdmin, { token: TOKEN, outbound })
   // Its dispatcher stops with the test: the outbox is shared, and a later test's messages are not for this queue.

@@ -4,7 +4,8 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { Queue, QueueEvents, type Job } from 'bullmq'
 import { Webhook } from 'standardwebhooks'
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/delivery-worker.js'
-import { deliveryJobOptions } from '../../src/delivery/delivery-schedule.js'
+import { deliveryJobOptions, scheduleOf, STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-schedule.js'
+import { waitFor } from '../helpers/chain.js'
 import type { DeliveryWorkerOptions } from '../../src/delivery/delivery-options.js'
 import type { OutboundJobData } from '../../src/delivery/delivery-job.js'
 import { sha256Hex } from '../../src/signing/crypto.js'
@@ -46,7 +47,7 @@ function envelope (id: string, type = 'invoice.paid'): string {
 
 async function deliver (s: Setup, receiver: Receiver, messageId: string, endpointId = 'ep_a', schedule: readonly number[] = [], path = '/hook'): Promise<Job<OutboundJobData>> {
   return await s.queue.add('deliver', {
-    messageId, endpointId, eventType: 'invoice.paid', url: receiver.url + path, body: envelope(messageId), scheme: 'standard-webhooks'
+    messageId, endpointId, eventType: 'invoice.paid', url: receiver.url + path, body: envelope(messageId), scheme: 'standard-webhooks', retry: [...schedule]
   }, { jobId: `${messageId}.${endpointId}`, ...deliveryJobOptions(schedule) })
 }
 
@@ -78,7 +79,7 @@ t.test('failures retry on the schedule, in order, until success; the last attemp
     res.end()
   })
   t.teardown(() => receiver.close())
-  const s = await setup(t, { retrySchedule: [200, 400, 800] })
+  const s = await setup(t)
   await s.store.add('ep_a', [newSecret()])
   const job = await deliver(s, receiver, 'msg_retry', 'ep_a', [200, 400, 800])
   t.equal(await finished(s, job), 'completed')
@@ -97,11 +98,40 @@ t.test('failures retry on the schedule, in order, until success; the last attemp
   t.equal(await failed?.getState(), 'failed', 'after the last attempt the delivery is failed and visible')
 })
 
+t.test('each job carries its schedule: one worker retries each job on its own delays, the publisher\'s setting being the only one', async (t) => {
+  const receiver = await startReceiver((_req, res) => { res.statusCode = 503; res.end() })
+  t.teardown(() => receiver.close())
+  const s = await setup(t)
+  await s.store.add('ep_a', [newSecret()])
+  const jobs = [await deliver(s, receiver, 'msg_short', 'ep_a', [1234]), await deliver(s, receiver, 'msg_long', 'ep_a', [3_600_000, 60_000])]
+  const delayed = async (): Promise<Array<Job<OutboundJobData> | undefined>> => await Promise.all(jobs.map(async (job) => await s.queue.getJob(job.id as string)))
+  await waitFor('both jobs wait for their retry', async () => (await delayed()).every((job) => job?.attemptsMade === 1 && job.delay > 0))
+  t.same((await delayed()).map((job) => job?.delay), [1234, 3_600_000], 'the delay each job carries (no jitter in this worker)')
+})
+
+t.test('a job made before jobs carried a schedule is retried on Standard Webhooks\' delays for as many attempts as it was given, and delivered', async (t) => {
+  let answered = 0
+  const receiver = await startReceiver((_req, res) => { res.statusCode = ++answered === 1 ? 503 : 200; res.end() })
+  t.teardown(() => receiver.close())
+  const s = await setup(t)
+  await s.store.add('ep_old', [newSecret()])
+  // As a publisher of an earlier release wrote it: the attempts, no `retry` in its data.
+  const job = await s.queue.add('deliver', {
+    messageId: 'msg_old', endpointId: 'ep_old', eventType: 'invoice.paid', url: `${receiver.url}/hook`, body: envelope('msg_old'), scheme: 'standard-webhooks'
+  }, { jobId: 'msg_old.ep_old', ...deliveryJobOptions([0, 0, 0]) })
+  await waitFor('the first attempt failed and the job waits', async () => (await s.queue.getJob('msg_old.ep_old'))?.delay === 5000)
+  await (await s.queue.getJob('msg_old.ep_old'))?.promote()
+  t.equal(await finished(s, job), 'completed', 'delivered by its retry')
+  t.same((await s.store.attempts('ep_old')).map((a) => [a.attempt, a.success]), [[1, false], [2, true]])
+  t.same(scheduleOf({ data: {}, opts: { attempts: 12 } }), [...STANDARD_WEBHOOKS_SCHEDULE_MS, 86_400_000, 86_400_000], 'past Standard Webhooks\' nine steps, its last one')
+  t.same(scheduleOf({ data: {}, opts: { attempts: 3 } }), [5000, 300_000], 'and no more steps than its attempts')
+})
+
 t.test('410 disables the endpoint, once, and fails the job without retry', async (t) => {
   const receiver = await startReceiver((_req, res) => { res.statusCode = 410; res.end() })
   t.teardown(() => receiver.close())
   const disabled: unknown[] = []
-  const s = await setup(t, { onEndpointDisabled: (event) => disabled.push(event), retrySchedule: [50, 50] })
+  const s = await setup(t, { onEndpointDisabled: (event) => disabled.push(event) })
   await s.store.add('ep_a', [newSecret()])
   const job = await deliver(s, receiver, 'msg_gone', 'ep_a', [50, 50])
   t.equal(await finished(s, job), 'failed')
@@ -121,7 +151,7 @@ t.test("429 with Retry-After waits what the receiver asked", async (t) => {
     else res.end()
   })
   t.teardown(() => receiver.close())
-  const s = await setup(t, { retrySchedule: [10] })
+  const s = await setup(t)
   await s.store.add('ep_a', [newSecret()])
   const job = await deliver(s, receiver, 'msg_429', 'ep_a', [10])
   t.equal(await finished(s, job), 'completed')
@@ -149,7 +179,7 @@ t.test('an endpoint that has only failed for the configured time is disabled', a
   const receiver = await startReceiver((_req, res) => { res.statusCode = 500; res.end() })
   t.teardown(() => receiver.close())
   const disabled: unknown[] = []
-  const s = await setup(t, { onEndpointDisabled: (event) => disabled.push(event), disableAfterMs: 5 * 24 * 3_600_000, retrySchedule: [50, 50] })
+  const s = await setup(t, { onEndpointDisabled: (event) => disabled.push(event), disableAfterMs: 5 * 24 * 3_600_000 })
   const since = new Date(Date.now() - 6 * 24 * 3_600_000)
   await s.store.add('ep_a', [newSecret()], { failingSince: since })
   await s.store.add('ep_b', [newSecret()], { failingSince: new Date(Date.now() - 3_600_000) })
@@ -172,7 +202,7 @@ t.test('the circuit opens on a failing endpoint, its jobs wait, the others flow,
   const onCircuit = (message: unknown): void => { changes.push(message) }
   subscribe('anvil:outbound:circuit', onCircuit)
   t.teardown(() => unsubscribe('anvil:outbound:circuit', onCircuit))
-  const s = await setup(t, { circuit: { failureThreshold: 2, openMs: 1000 }, concurrency: 1, retrySchedule: [100, 100, 100, 100, 100, 100] })
+  const s = await setup(t, { circuit: { failureThreshold: 2, openMs: 1000 }, concurrency: 1 })
   await s.store.add('ep_bad', [newSecret()])
   await s.store.add('ep_good', [newSecret()])
   const bad = await Promise.all(['m1', 'm2', 'm3', 'm4'].map(async (id) => await deliver(s, receiver, id, 'ep_bad', [100, 100, 100, 100, 100, 100], '/bad')))
@@ -215,6 +245,6 @@ t.test('options are checked', async (t) => {
   t.throws(() => createDeliveryWorker({ ...base, timeoutMs: 0 }), /timeoutMs/)
   t.throws(() => createDeliveryWorker({ ...base, allowNets: '10.0.0.0/99' }), /allowNets: .*prefix length/)
   t.throws(() => createDeliveryWorker({ ...base, store: {} as DeliveryStore }), /store: must have a loadSecrets/)
-  t.throws(() => createDeliveryWorker({ ...base, retrySchedule: 'svix' as 'standard-webhooks' }), /retrySchedule/)
+  t.throws(() => createDeliveryWorker({ ...base, retrySchedule: [10] } as DeliveryWorkerOptions), /retrySchedule/, 'the schedule is the publisher\'s, carried by each job: not a worker setting')
   t.throws(() => createDeliveryWorker({ ...base, bogus: 1 } as DeliveryWorkerOptions), /bogus/)
 })

@@ -23,7 +23,7 @@ const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
 }), async (receiver) => await receiver.close())
 
 function workerFor (outbound: Outbound) {
-  const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'e2e', allowNets: '127.0.0.0/8', retrySchedule: SCHEDULE, jitter: 0 })
+  const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'e2e', allowNets: '127.0.0.0/8', jitter: 0 })
   t.teardown(async () => await worker.close())
   return worker
 }

@@ -72,7 +72,7 @@ beforeStep(t, async () => {
   outbound = app.anvilOutbound
   for (let i = 0; i < 2; i++) {
     const worker = createDeliveryWorker({
-      redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', retrySchedule: SCHEDULE, jitter: 0, circuit: { failureThreshold: 3, openMs: 300 }
+      redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', jitter: 0, circuit: { failureThreshold: 3, openMs: 300 }
     })
     t.teardown(async () => await worker.close())
     await worker.start()
@@ -177,7 +177,7 @@ t.test('auto-disable (only failures for disableAfterMs): endpoint.disabled with 
   // A queue of its own, whose worker disables after 1 ms of failures; the test event goes straight to it.
   const auto = createOutbound({ database: db.url, redis: redis.url, queueName: 'auto', retrySchedule: [50, 50, 50] })
   t.teardown(async () => await auto.close())
-  const worker = createDeliveryWorker({ redis: redis.url, store: auto.store, queueName: 'auto', allowNets: '127.0.0.0/8', retrySchedule: [50, 50, 50], jitter: 0, circuit: false, disableAfterMs: 1 })
+  const worker = createDeliveryWorker({ redis: redis.url, store: auto.store, queueName: 'auto', allowNets: '127.0.0.0/8', jitter: 0, circuit: false, disableAfterMs: 1 })
   t.teardown(async () => await worker.close())
   await worker.start()
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/down`, tenant: 'auto' })

@@ -29,7 +29,7 @@ const recoveries = (): Array<Record<string, unknown>> => lines.filter((l) => l.m
 const outbound = beforeAll(t, async () => fixture.open({ queueName: 'recovery', retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 } }))
 beforeStep(t, async () => {
   for (let i = 0; i < 2; i++) {
-    const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'recovery', allowNets: '127.0.0.0/8', retrySchedule: SCHEDULE, jitter: 0, circuit: false, logger })
+    const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'recovery', allowNets: '127.0.0.0/8', jitter: 0, circuit: false, logger })
     t.teardown(async () => await worker.close())
     await worker.start()
   }

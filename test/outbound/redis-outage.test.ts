@@ -28,7 +28,7 @@ let delivery: DeliveryWorker | undefined
 t.teardown(async () => await delivery?.close())
 
 const startDelivery = async (): Promise<void> => {
-  delivery = createDeliveryWorker({ redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', retrySchedule: [20, 20] })
+  delivery = createDeliveryWorker({ redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8' })
   await delivery.start()
 }
 const count = async (where: string): Promise<number> =>

@@ -28,7 +28,7 @@ const queueName = 'resend'
 // Every fan-out of this one fails: its messages end `failed` after two dispatch attempts.
 const failing = beforeAll(t, async () => fixture.open({ queueName, deliveryJobOptions: { priority: 1e9 }, dispatch: { attempts: 2, retryBaseMs: 1 } }))
 const outbound = beforeAll(t, async () => fixture.open({ queueName, retrySchedule: [] }))
-const worker = beforeAll(t, async () => createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8', retrySchedule: [] }),
+const worker = beforeAll(t, async () => createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8' }),
   async (worker) => await worker.close())
 beforeStep(t, async () => await worker.start())
 const app = Fastify()

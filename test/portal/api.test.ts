@@ -40,7 +40,7 @@ beforeStep(t, async () => {
   await app.register(anvilAdmin, { token: TOKEN, portal: { publicUrl: 'https://hooks.example', theme: DEFAULT_THEME, frameAncestors: ['https://app.example'] } })
   await app.ready()
   worker = createDeliveryWorker({
-    redis: redis.url, store: app.anvilOutbound.store, queueName: 'papi', allowNets: '127.0.0.0/8', retrySchedule: [3_600_000]
+    redis: redis.url, store: app.anvilOutbound.store, queueName: 'papi', allowNets: '127.0.0.0/8'
   })
   await worker.start()
 })

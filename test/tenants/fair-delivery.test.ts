@@ -35,7 +35,7 @@ t.test('a quiet tenant\'s delivery queued behind a noisy tenant\'s burst of 300 
   t.teardown(async () => await outbound.close())
   for (let i = 0; i < NOISY_ENDPOINTS; i++) await outbound.endpoints.create({ url: `${base}/noisy/${i}`, tenant: 'noisy' })
   await outbound.endpoints.create({ url: `${base}/quiet`, tenant: 'quiet' })
-  const workers = [0, 1].map(() => createDeliveryWorker({ redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', concurrency: CONCURRENCY, retrySchedule: [] }))
+  const workers = [0, 1].map(() => createDeliveryWorker({ redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', concurrency: CONCURRENCY }))
   t.teardown(async () => await Promise.all(workers.map(async (worker) => await worker.close())))
   await Promise.all(workers.map(async (worker) => await worker.start()))
 
