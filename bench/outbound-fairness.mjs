@@ -2,13 +2,13 @@
 // Real processes: `anvil serve` (admin API, the portal token's requests) and `anvil worker` (dispatch and delivery,
 // concurrency 10), PostgreSQL, a private redis-server, the noisy endpoints' receiver in its own process. The quiet
 // tenant publishes 8 messages at 4/s to one endpoint whose receiver, in this process, notes each arrival; latency is
-// publish → arrival. Beside it the noisy tenant sends 300 concurrent `POST /admin/deliveries/:id/retry` with a write
+// publish → arrival. Beside it the noisy tenant (a process of its own, bench/servers/fairness-noisy.mjs) sends 300 concurrent `POST /admin/deliveries/:id/retry` with a write
 // portal token for one delivery of its healthy endpoint, then publishes 10 messages to its 300 endpoints (3,000
 // deliveries). Rounds are paired (alone and beside, the order alternated); the ratio p99 beside / p99 alone is per
 // round (target ≤ 2). Deadlocks: pg_stat_database.deadlocks of the bench's database over the run, and the worker's
 // `deadlock detected` lines. CPU per delivery of the worker and of PostgreSQL's backends, beside.
 // Usage: node bench/outbound-fairness.mjs [--rounds 5] [--workers 1] [--concurrency 10] [--quick]
-import { spawn } from 'node:child_process'
+import { fork, spawn } from 'node:child_process'
 import { createServer } from 'node:http'
 import { loadavg } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -136,15 +136,17 @@ async function stages (ids) {
   return { dispatch: rows.map((r) => Number(r.dispatch)), queue: rows.map((r) => Number(r.queue)) }
 }
 
-/** The noisy tenant: the hand-retry storm, then its burst. */
+// The noisy tenant drives its requests from a process of its own (bench/servers/fairness-noisy.mjs).
+const noisy = track(fork(new URL('./servers/fairness-noisy.mjs', import.meta.url).pathname, [], {
+  env: { ...process.env, DATABASE_URL: database.url, REDIS_URL: redis.url }, stdio: ['ignore', 'ignore', 'inherit', 'ipc']
+}))
+await new Promise((resolve) => noisy.once('message', resolve))
+
+/** The noisy tenant: the hand-retry storm, then its burst; the statuses of the retries. */
 async function noisyRun () {
-  const answers = await Promise.all(Array.from({ length: RETRIES }, async () => {
-    const res = await fetch(`${admin}/deliveries/${deliveryId}/retry`, { method: 'POST', headers: { authorization: `Bearer ${token}` } })
-    await res.arrayBuffer()
-    return res.status
-  }))
-  for (let i = 0; i < NOISY_MESSAGES; i++) await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'noisy' })
-  return answers
+  const done = new Promise((resolve) => noisy.once('message', resolve))
+  noisy.send({ admin, token, deliveryId, retries: RETRIES, messages: NOISY_MESSAGES })
+  return (await done).statuses
 }
 
 const cpu = () => ({ worker: workers.reduce((sum, w) => sum + processCpuSeconds(w.child.pid), 0), serve: processCpuSeconds(serve.child.pid) })
@@ -218,6 +220,7 @@ emitSection({
   ]
 }, values)
 
+noisy.kill('SIGTERM')
 await queue.close()
 await outbound.close()
 await pool.end()
