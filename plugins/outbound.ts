@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { migrate } from '../src/db/migrate.js'
 import { requireMigratedAtStart } from '../src/db/require-migrated.js'
-import { createOutbound, type Outbound } from '../src/outbox/outbound.js'
+import { createOutbound, outboundInternals, type Outbound } from '../src/outbox/outbound.js'
 import { OutboundOptionsSchema } from '../src/outbox/outbound-options.js'
 import type { AnvilDecorator } from './ingress.js'
 import { compileCheck, throwInvalid } from '../src/shared/validate.js'
@@ -42,8 +42,9 @@ const anvilOutbound: FastifyPluginAsync<AnvilOutboundOptions> = async (app, opti
   const { runDispatcher = false, migrate: applyMigrations = false, ...serviceOptions } = options
   const outbound = createOutbound({ ...serviceOptions, logger: app.log })
   try {
-    if (applyMigrations) await migrate(outbound.database)
-    else await requireMigratedAtStart(outbound.database, app.log, 'anvil outbound')
+    const { database } = outboundInternals(outbound)
+    if (applyMigrations) await migrate(database)
+    else await requireMigratedAtStart(database, app.log, 'anvil outbound')
     app.decorate('anvilOutbound', outbound)
     const publish = outbound.publish
     // The ingress plugin may have made `app.anvil` already: join it (a second outbound still fails).

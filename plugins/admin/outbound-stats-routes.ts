@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import type { Outbound } from '../../src/outbox/outbound.js'
+import { outboundInternals, type Outbound } from '../../src/outbox/outbound.js'
 import {
   createDeliveryStats, DEFAULT_STATS_HOURS, EndpointStatsSchema, EndpointSummarySchema, MAX_STATS_ENDPOINTS, MAX_STATS_HOURS
 } from '../../src/delivery-log/delivery-stats.js'
@@ -22,7 +22,7 @@ const Hours = {
  * A portal token reads its own tenant's endpoints only.
  */
 export async function outboundStatsRoutes (admin: FastifyInstance, { outbound }: { outbound: Outbound }): Promise<void> {
-  const stats = createDeliveryStats(outbound.database)
+  const stats = createDeliveryStats(outboundInternals(outbound).database)
   const view = tenantView(outbound)
 
   admin.get<{ Querystring: { ids: string, hours?: number } }>('/endpoint-stats', {

@@ -28,10 +28,21 @@ export interface UndeliveredQuery {
 
 export { toDelivery }
 
-export type DeliveryLog = ReturnType<typeof createDeliveryLog>
-
 /** Reads of the delivery log and the outbox for the admin API, newest first, with cursor paging. */
-export function createDeliveryLog (db: Database) {
+export interface DeliveryLog {
+  list (query?: DeliveryQuery): Promise<Page<Delivery>>
+  get (id: string): Promise<Delivery>
+  message (id: string): Promise<MessageWithDeliveries>
+  /** Message and endpoint pairs with attempts and no success, the latest attempt first. */
+  undelivered (query?: UndeliveredQuery): Promise<Page<Undelivered>>
+  /**
+   * The messages an endpoint failed since a time and has not succeeded with since: what `recover` re-sends.
+   * Only those still in the outbox (retention may have taken a message whose late attempts are still logged).
+   */
+  failedSince (endpointId: string, since: string): Promise<string[]>
+}
+
+export function createDeliveryLog (db: Database): DeliveryLog {
   return {
     async list (query: DeliveryQuery = {}): Promise<Page<Delivery>> {
       const limit = outboxPageSize(query.limit)
@@ -57,7 +68,6 @@ export function createDeliveryLog (db: Database) {
       return { ...MessageShape.from(row), data: JSON.parse(row.data), deliveries: attempts.rows.map(toDeliveryDetail) }
     },
 
-    /** Message and endpoint pairs with attempts and no success, the latest attempt first. */
     async undelivered (query: UndeliveredQuery = {}): Promise<Page<Undelivered>> {
       const limit = outboxPageSize(query.limit)
       const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ['number'])[0]
@@ -76,10 +86,6 @@ export function createDeliveryLog (db: Database) {
       }))
     },
 
-    /**
-     * The messages an endpoint failed since a time and has not succeeded with since: what `recover` re-sends.
-     * Only those still in the outbox (retention may have taken a message whose late attempts are still logged).
-     */
     async failedSince (endpointId: string, since: string): Promise<string[]> {
       const { rows } = await db.pool.query<{ message_id: string }>(sql.failedSince(db.schema), [endpointId, since])
       return rows.map((row) => row.message_id)

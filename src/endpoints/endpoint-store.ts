@@ -34,10 +34,24 @@ export const toEndpoint = EndpointShape.from
 const checkInput = compileCheck(EndpointInputSchema)
 const checkPatch = compileCheck(EndpointPatchSchema)
 
-export type EndpointStore = ReturnType<typeof createEndpointStore>
-
 /** Endpoints and their secrets. Secrets leave the store only from `create`, `rotateSecret` and `currentSecret` (a reveal asked for). */
-export function createEndpointStore (db: Database, options: EndpointStoreOptions) {
+export interface EndpointStore {
+  get (id: string, client?: pg.ClientBase | pg.Pool): Promise<Endpoint>
+  /** `operational`: an endpoint for Anvil's operational events (src/endpoints/operational-endpoints.ts checked its input). */
+  create (input: EndpointInput, options?: { operational?: boolean }): Promise<EndpointWithSecret>
+  list (query?: EndpointListQuery): Promise<Page<Endpoint>>
+  update (id: string, patch: EndpointPatch): Promise<Endpoint>
+  remove (id: string): Promise<void>
+  /**
+   * A new secret; the ones live now keep signing beside it for `graceSeconds`, so receivers can switch
+   * over without a missed delivery. Secrets that expired before are deleted.
+   */
+  rotateSecret (id: string, graceSeconds?: number): Promise<EndpointWithSecret>
+  /** The secret that signs now (the newest), as the portal's and the console's reveal show it. */
+  currentSecret (id: string): Promise<EndpointWithSecret>
+}
+
+export function createEndpointStore (db: Database, options: EndpointStoreOptions): EndpointStore {
 
   function check (problem: string | undefined, input: { url?: string, eventTypes?: string[] }): void {
     if (problem !== undefined) throw new errors.INVALID_ENDPOINT(problem)
@@ -57,7 +71,6 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
   return {
     get,
 
-    /** `operational`: an endpoint for Anvil's operational events (src/endpoints/operational-endpoints.ts checked its input). */
     async create (input: EndpointInput, { operational = false } = {}): Promise<EndpointWithSecret> {
       if (operational) check(undefined, { url: input.url })
       else check(checkInput(input), input)
@@ -100,11 +113,6 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
       if (rowCount === 0) throw new errors.NOT_FOUND(`no endpoint ${id}`)
     },
 
-    /**
-     * A new secret; the ones live now keep signing beside it for `graceSeconds`, so receivers can switch
-     * over without a missed delivery. Secrets that expired before are deleted.
-     */
-    /** The secret that signs now (the newest), as the portal's and the console's reveal show it. */
     async currentSecret (id: string): Promise<EndpointWithSecret> {
       const endpoint = await get(id)
       const { rows } = await db.pool.query<{ secret: string }>(secretsSql.current(db.schema), [id])

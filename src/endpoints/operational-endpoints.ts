@@ -29,9 +29,14 @@ export type OperationalEndpointInput = Static<typeof OperationalEndpointInputSch
 
 const checkInput = compileCheck(OperationalEndpointInputSchema)
 
-export type OperationalEndpoints = ReturnType<typeof createOperationalEndpoints>
+/** The operator's endpoints for Anvil's operational events: endpoints of the store, marked `operational`. */
+export interface OperationalEndpoints {
+  create (input: OperationalEndpointInput): Promise<EndpointWithSecret>
+  list (query?: { limit?: number, cursor?: string }): Promise<Page<Endpoint>>
+  remove (id: string): Promise<void>
+}
 
-export function createOperationalEndpoints (db: Database, endpoints: Pick<EndpointStore, 'create' | 'remove'>) {
+export function createOperationalEndpoints (db: Database, endpoints: Pick<EndpointStore, 'create' | 'remove'>): OperationalEndpoints {
   return {
     async create (input: OperationalEndpointInput): Promise<EndpointWithSecret> {
       const problem = checkInput(input)

@@ -32,11 +32,8 @@ export interface OutboxStats {
   oldestPendingSeconds: number
 }
 
+/** The outgoing-webhook service of `createOutbound` and `app.anvilOutbound`: what an app may call. */
 export interface Outbound {
-  readonly database: Database
-  readonly queue: Queue<OutboundJobData>
-  /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
-  readonly store: DatabaseDeliveryStore
   readonly endpoints: EndpointStore
   /** The operator's endpoints for operational events (src/endpoints/operational-events.ts). */
   readonly operationalEndpoints: OperationalEndpoints
@@ -53,6 +50,27 @@ export interface Outbound {
   startRetention (): void
   /** Stops the dispatcher, closes the queue, and the pool and Redis connection Anvil opened. */
   close (): Promise<void>
+}
+
+/**
+ * What Anvil's own processes take from a service besides its API: its pool (migrations, the portal), its queue and
+ * the delivery worker's store (`anvil worker`). Kept off `Outbound`, so none of them is API.
+ */
+export interface OutboundInternals {
+  readonly database: Database
+  readonly queue: Queue<OutboundJobData>
+  /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
+  readonly store: DatabaseDeliveryStore
+}
+
+/** A symbol, not a WeakMap: the internals are found through a proxy of the service too (the tests' `beforeAll` values). */
+const INTERNALS = Symbol('anvil outbound internals')
+
+/** The internals of a service `createOutbound` made. */
+export function outboundInternals (outbound: Outbound): OutboundInternals {
+  const found = (outbound as Outbound & { [INTERNALS]?: OutboundInternals })[INTERNALS]
+  if (found === undefined) throw new TypeError('not an outgoing-webhook service made by createOutbound')
+  return found
 }
 
 const checkOptions = compileCheck(OutboundOptionsSchema)
@@ -116,10 +134,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     return pruned
   }
 
-  return {
-    database,
-    queue,
-    store,
+  const outbound: Outbound = {
     endpoints,
     operationalEndpoints: createOperationalEndpoints(database, endpoints),
     deliveries,
@@ -151,4 +166,6 @@ export function createOutbound (options: OutboundOptions): Outbound {
       await database.close()
     }
   }
+  Object.defineProperty(outbound, INTERNALS, { value: { database, queue, store } satisfies OutboundInternals })
+  return outbound
 }

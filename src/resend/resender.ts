@@ -12,7 +12,7 @@ import type { FanOut } from '../outbox/fan-out.js'
 import { outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
 import { handDedupeId, handJobs } from './hand-jobs.js'
 import { newId } from '../outbox/ids.js'
-import { createMessageResend } from './message-resend.js'
+import { createMessageResend, type MessageResend, type ResendFilter, type ResendPage } from './message-resend.js'
 import { serializeData } from '../outbox/publish.js'
 
 export const TEST_EVENT_TYPE = 'anvil.test'
@@ -25,7 +25,25 @@ export interface ResendResult {
   alreadyQueued: boolean
 }
 
-export type Resender = ReturnType<typeof createResender>
+/**
+ * What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event, and a
+ * message that ended failed (src/resend/message-resend.ts), alone or by filter. The one entry of src/resend/.
+ */
+export interface Resender {
+  /** A failed message to the endpoints that have not had it (none twice); `dryRun` says what it would do. */
+  message (id: string, options?: { dryRun?: boolean }): Promise<MessageResend>
+  /** A page of the failed messages a filter matches, each re-sent as `message` does. */
+  matching (filter: ResendFilter, options?: { dryRun?: boolean, limit?: number, cursor?: string }): Promise<ResendPage>
+  /**
+   * One delivery sent again, as a new job (or the pair's hand job already queued). `known`: the delivery as the
+   * caller already read it (the portal's check of its tenant), not read again.
+   */
+  retry (deliveryId: string, known?: { messageId: string, endpointId: string }): Promise<ResendResult>
+  /** What an endpoint failed since a time and has not succeeded with since, sent again. */
+  recover (endpointId: string, since: string): Promise<{ messageIds: string[] }>
+  /** A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. */
+  sendTest (endpointId: string, input?: { type?: string, data?: unknown }): Promise<{ messageId: string }>
+}
 
 /** A fresh job id for an operator's re-send: each one is a new delivery, never deduplicated against the first. */
 const resendSuffix = (kind: 'retry' | 'recover'): string => `${kind}-${randomBytes(6).toString('hex')}`
@@ -42,11 +60,7 @@ export interface ResenderDeps {
   maxPayloadBytes: number
 }
 
-/**
- * What an operator sends again by hand: one delivery, what an endpoint failed since a time, a test event, and a
- * message that ended failed (src/resend/message-resend.ts), alone or by filter.
- */
-export function createResender ({ db, queue, fanOut, log, endpoints, redis, client: redisClient, maxPayloadBytes }: ResenderDeps) {
+export function createResender ({ db, queue, fanOut, log, endpoints, redis, client: redisClient, maxPayloadBytes }: ResenderDeps): Resender {
   const hand = handJobs(redisClient, queue)
   const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis, hand)
 
@@ -73,12 +87,9 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, clie
   }
 
   return {
-    /** A failed message to the endpoints that have not had it (none twice); `dryRun` says what it would do. */
     message: resendMessage,
-    /** A page of the failed messages a filter matches, each re-sent as `message` does. */
     matching: resendMatching,
 
-    /** `known`: the delivery as the caller already read it (the portal's check of its tenant), not read again. */
     async retry (deliveryId: string, known?: { messageId: string, endpointId: string }): Promise<ResendResult> {
       const delivery = known ?? await log.get(deliveryId)
       return await resend(delivery.messageId, delivery.endpointId, 'retry')
@@ -91,7 +102,6 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, clie
       return { messageIds }
     },
 
-    /** A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. */
     async sendTest (endpointId: string, input: { type?: string, data?: unknown } = {}): Promise<{ messageId: string }> {
       const endpoint = await endpoints.get(endpointId)
       const type = input.type ?? TEST_EVENT_TYPE

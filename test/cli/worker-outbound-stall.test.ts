@@ -4,7 +4,7 @@
  * the retry follows the schedule (ANVIL_OUTBOUND_RETRY_SCHEDULE). The many-kills run is test/faults/delivery-worker.test.ts.
  */
 import t from 'tap'
-import { createOutbound } from '../../src/outbox/outbound.js'
+import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
 import { eventually, startCli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
@@ -46,7 +46,7 @@ t.test('--role outbound takes ANVIL_LOCK_DURATION_MS: workers SIGKILLed mid-POST
   holding = false
   const third = startCli(t, ['worker'], { env })
   await eventually(() => receiver.received.length >= 3 ? true : undefined)
-  await eventually(async () => await outbound.queue.getJobState(`${messageId}.${endpoint.id}`) === 'completed' ? true : undefined)
+  await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'completed' ? true : undefined)
   t.match(await logged(), [{ attempt: 1, status: 'failed', error_class: 'stalled' }, { attempt: 2, status: 'failed', error_class: 'stalled' }, { attempt: 3, status: 'success' }],
     'each killed attempt is a failed attempt, then the retry on the schedule succeeds')
   t.equal(receiver.received.length, 3, 'one POST per attempt')

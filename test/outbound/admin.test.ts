@@ -5,6 +5,7 @@ import anvilAdmin from '../../plugins/admin/admin.js'
 import anvilOutbound from '../../plugins/outbound.js'
 import { outboundFixture } from '../helpers/outbound.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
@@ -97,9 +98,9 @@ t.test('endpoints: create 201 with the secret, list with paging, get, patch, rot
   t.equal(rotated.status, 200)
   t.match(rotated.body, { id, secret: /^whsec_/ })
   t.not(rotated.body.secret, created.body.secret)
-  t.same(await outbound.store.loadSecrets(id), [rotated.body.secret, created.body.secret], 'the old secret keeps signing')
+  t.same(await outboundInternals(outbound).store.loadSecrets(id), [rotated.body.secret, created.body.secret], 'the old secret keeps signing')
   const noGrace = await call('POST', `/admin/endpoints/${id}/rotate-secret`, { graceSeconds: 0 })
-  t.same(await outbound.store.loadSecrets(id), [noGrace.body.secret])
+  t.same(await outboundInternals(outbound).store.loadSecrets(id), [noGrace.body.secret])
   t.match(await call('POST', `/admin/endpoints/${id}/rotate-secret`, { graceSeconds: -1 }), { status: 400 })
   t.match(await call('POST', '/admin/endpoints/ep_missing/rotate-secret'), { status: 404 })
 
@@ -118,8 +119,8 @@ t.test('messages: publish 202, oversized or bad input 4xx, look up with its deli
   t.match(await call('POST', '/admin/messages', { type: 'order.paid', data: 1, id: 'a:b' }), { status: 400, body: { error: /id/ } })
 
   t.equal(await outbound.dispatcher.dispatchOnce(), 1)
-  t.ok(await outbound.queue.getJob(`admin-msg-1.${endpoint.id as string}`), 'dispatched to its endpoint')
-  await outbound.store.recordAttempt({ messageId: 'admin-msg-1', endpointId: endpoint.id, attempt: 1, httpStatus: 503, durationMs: 40, errorClass: 'HttpError', errorMessage: 'HTTP 503', responseHead: 'busy', payloadSha256: 'aa', success: false })
+  t.ok(await outboundInternals(outbound).queue.getJob(`admin-msg-1.${endpoint.id as string}`), 'dispatched to its endpoint')
+  await outboundInternals(outbound).store.recordAttempt({ messageId: 'admin-msg-1', endpointId: endpoint.id, attempt: 1, httpStatus: 503, durationMs: 40, errorClass: 'HttpError', errorMessage: 'HTTP 503', responseHead: 'busy', payloadSha256: 'aa', success: false })
   const found = await call('GET', '/admin/messages/admin-msg-1')
   t.equal(found.status, 200)
   t.match(found.body, { id: 'admin-msg-1', type: 'order.paid', publicType: 'order.paid', tenant: 'msgs', data: { n: 1 }, status: 'dispatched', dispatchAttempts: 1, lastDispatchError: null })
@@ -133,7 +134,7 @@ t.test('deliveries: filtered list, retry as a new job, the undelivered view, rec
   const other = (await call('POST', '/admin/endpoints', { url: 'https://d2.example/', tenant: 'dlv' })).body
   const { messageId } = (await call('POST', '/admin/messages', { type: 'a.b', data: {}, tenant: 'dlv' })).body
   await outbound.dispatcher.dispatchOnce()
-  const attempt = (endpointId: string, n: number, success: boolean) => outbound.store.recordAttempt({
+  const attempt = (endpointId: string, n: number, success: boolean) => outboundInternals(outbound).store.recordAttempt({
     messageId, endpointId, attempt: n, durationMs: 5, responseHead: '', payloadSha256: 'bb', success,
     ...(success ? { httpStatus: 200 } : { errorClass: 'TimeoutError', errorMessage: 'timed out after 10000 ms' })
   })
@@ -158,7 +159,7 @@ t.test('deliveries: filtered list, retry as a new job, the undelivered view, rec
   const retried = await call('POST', `/admin/deliveries/${first.deliveryId}/retry`)
   t.equal(retried.status, 202)
   t.match(retried.body, { messageId, endpointId: endpoint.id, jobId: new RegExp(`^${messageId}\\.${endpoint.id as string}\\.retry-[0-9a-f]+$`), alreadyQueued: false })
-  const job = await outbound.queue.getJob(retried.body.jobId)
+  const job = await outboundInternals(outbound).queue.getJob(retried.body.jobId)
   t.match(job?.data, { messageId, endpointId: endpoint.id, url: 'https://d.example/', eventType: 'a.b' })
   t.same(await call('POST', `/admin/deliveries/${first.deliveryId}/retry`), { status: 200, body: { ...retried.body, alreadyQueued: true } },
     'while it waits, a second retry is answered with it')
@@ -178,7 +179,7 @@ t.test('deliveries: filtered list, retry as a new job, the undelivered view, rec
 
   const test = await call('POST', `/admin/endpoints/${endpoint.id as string}/test`)
   t.equal(test.status, 202)
-  const testJob = await outbound.queue.getJob(`${test.body.messageId as string}.${endpoint.id as string}`)
+  const testJob = await outboundInternals(outbound).queue.getJob(`${test.body.messageId as string}.${endpoint.id as string}`)
   t.match(JSON.parse(String(testJob?.data.body)), { id: test.body.messageId, type: 'anvil.test', data: { test: true } })
   t.match(await call('GET', `/admin/messages/${test.body.messageId as string}`), { status: 200, body: { type: 'anvil.test', status: 'dispatched' } })
   t.match(await call('POST', `/admin/endpoints/${endpoint.id as string}/test`, { type: 'bad type' }), { status: 400 })

@@ -11,6 +11,7 @@ import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { storableText } from '../../src/db/storable-text.js'
 import { outboundFixture, eventually } from '../helpers/outbound.js'
 import { startReceiver } from '../helpers/receiver.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 
 const TOKEN = 'admin-token-0123456789'
 const headers = { authorization: `Bearer ${TOKEN}` }
@@ -22,7 +23,7 @@ let queues = 0
 async function service (t: Test, schedule: number[]) {
   const queueName = `log${++queues}`
   const outbound = fixture.open({ queueName, retrySchedule: schedule, dispatch: { pollIntervalMs: 100 } })
-  const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8', jitter: 0 })
+  const worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, queueName, allowNets: '127.0.0.0/8', jitter: 0 })
   const app = Fastify()
   await app.register(anvilAdmin, { token: TOKEN, outbound })
   // Its dispatcher stops with the test: the outbox is shared, and a later test's messages are not for this queue.
@@ -73,7 +74,7 @@ t.test('a 200 with a NUL byte and invalid UTF-8 in its body: one delivery, logge
   const endpoint = await outbound.endpoints.create({ url: receiver.url, tenant: 'nul' })
   const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'nul' })
   await eventually(async () => (await db.query('SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status <> $2', [messageId, 'started'])).length > 0, 30_000)
-  const job = await outbound.queue.getJob(`${messageId}.${endpoint.id}`)
+  const job = await outboundInternals(outbound).queue.getJob(`${messageId}.${endpoint.id}`)
   await eventually(async () => ['completed', 'failed'].includes(await job?.getState() ?? ''), 30_000)
   t.equal(await job?.getState(), 'completed')
   t.equal(receiver.posts(), 1, 'delivered once, not again and again')
@@ -89,8 +90,8 @@ t.test('a NUL byte in a header of the answer: the attempt is logged and shown, w
   const { outbound, app } = await service(t, [])
   const endpoint = await outbound.endpoints.create({ url: receiver.url, tenant: 'nul-header' })
   const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'nul-header' })
-  const job = await eventually(async () => await outbound.queue.getJob(`${messageId}.${endpoint.id}`) !== undefined, 30_000)
-    .then(async () => await outbound.queue.getJob(`${messageId}.${endpoint.id}`))
+  const job = await eventually(async () => await outboundInternals(outbound).queue.getJob(`${messageId}.${endpoint.id}`) !== undefined, 30_000)
+    .then(async () => await outboundInternals(outbound).queue.getJob(`${messageId}.${endpoint.id}`))
   await eventually(async () => ['completed', 'failed'].includes(await job?.getState() ?? ''), 30_000)
   t.equal(receiver.posts(), 1)
   const deliveries = (await app.inject({ url: `/admin/deliveries?endpoint=${endpoint.id}`, headers })).json().items
@@ -101,7 +102,7 @@ t.test('a NUL byte in a header of the answer: the attempt is logged and shown, w
 t.test('the store writes outside text it is given as storable text', async (t) => {
   const outbound = fixture.open()
   const endpoint = await outbound.endpoints.create({ url: 'https://store.example/' })
-  const { deliveryId } = await outbound.store.recordAttempt({
+  const { deliveryId } = await outboundInternals(outbound).store.recordAttempt({
     messageId: 'msg_text', endpointId: endpoint.id, attempt: 1, httpStatus: 500, durationMs: 1, errorClass: 'http_5xx',
     errorMessage: 'bad\u0000\uD800', responseHead: 'head\u0000', payloadSha256: 'x', success: false
   })
@@ -119,7 +120,7 @@ t.test('a hand retry while the scheduled retry waits: exactly one more POST, and
   await eventually(async () => receiver.received.length >= 1)
   const failed = await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'failed'", [messageId])).length === 1)
     .then(async () => (await app.inject({ url: `/admin/deliveries?endpoint=${endpoint.id}&status=failed`, headers })).json().items[0])
-  const scheduled = await outbound.queue.getJob(`${messageId}.${endpoint.id}`)
+  const scheduled = await outboundInternals(outbound).queue.getJob(`${messageId}.${endpoint.id}`)
   t.equal(await scheduled?.getState(), 'delayed', 'its own retry waits')
   failing = false
   const retried = await app.inject({ method: 'POST', url: `/admin/deliveries/${String(failed.id)}/retry`, headers })

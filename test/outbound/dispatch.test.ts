@@ -2,12 +2,13 @@ import t from 'tap'
 import { dispatchDelay } from '../../src/outbox/dispatcher.js'
 import { DEFAULT_DISPATCH_RETRY } from '../../src/outbox/outbound-options.js'
 import { outboundFixture, eventually } from '../helpers/outbound.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 
 const fixture = outboundFixture()
 const { db } = fixture
 
 async function jobIds (outbound: ReturnType<typeof fixture.open>): Promise<string[]> {
-  const jobs = await outbound.queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized'])
+  const jobs = await outboundInternals(outbound).queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized'])
   return jobs.map((job) => String(job.id)).sort()
 }
 
@@ -22,7 +23,7 @@ t.test('fan-out: one job per subscribed, enabled endpoint of the tenant, with th
   const { messageId } = await outbound.publish({ type: 'order.paid', data: { amount: 5 }, tenant: 'shop' })
   t.equal(await outbound.dispatcher.dispatchOnce(), 1)
   t.same(await jobIds(outbound), [`${messageId}.${all.id}`, `${messageId}.${paidOnly.id}`].sort())
-  const job = await outbound.queue.getJob(`${messageId}.${paidOnly.id}`)
+  const job = await outboundInternals(outbound).queue.getJob(`${messageId}.${paidOnly.id}`)
   const row = (await db.query<{ created_at: Date }>('SELECT created_at FROM anvil.outbox WHERE id = $1', [messageId]))[0]
   t.same(job?.data, {
     messageId,

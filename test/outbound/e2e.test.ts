@@ -12,6 +12,7 @@ import anvilAdmin from '../../plugins/admin/admin.js'
 import { outboundFixture, eventually } from '../helpers/outbound.js'
 import { beforeAll } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -23,7 +24,7 @@ const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
 }), async (receiver) => await receiver.close())
 
 function workerFor (outbound: Outbound) {
-  const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'e2e', allowNets: '127.0.0.0/8', jitter: 0 })
+  const worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, queueName: 'e2e', allowNets: '127.0.0.0/8', jitter: 0 })
   t.teardown(async () => await worker.close())
   return worker
 }

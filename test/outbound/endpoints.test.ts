@@ -3,6 +3,7 @@ import { createDeliveryStore } from '../../src/delivery-log/delivery-store.js'
 import { openDatabase } from '../../src/db/database.js'
 import { outboundFixture } from '../helpers/outbound.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 
 const fixture = outboundFixture()
 const { db } = fixture
@@ -22,7 +23,7 @@ t.test('create: a whsec_ secret of 32 random bytes, shown only here; get and lis
   t.equal((got as { secret?: string }).secret, undefined)
   const { secret: _secret, ...shown } = created
   t.same(got, shown)
-  t.same(await outbound.store.loadSecrets(created.id), [created.secret])
+  t.same(await outboundInternals(outbound).store.loadSecrets(created.id), [created.secret])
   await t.rejects(outbound.endpoints.get('ep_nope'), { code: 'ANVIL_ERR_NOT_FOUND', statusCode: 404 })
 })
 
@@ -59,7 +60,7 @@ t.test('patch and delete', async (t) => {
   await t.rejects(outbound.endpoints.get(endpoint.id), { code: 'ANVIL_ERR_NOT_FOUND' })
   await t.rejects(outbound.endpoints.remove(endpoint.id), { code: 'ANVIL_ERR_NOT_FOUND' })
   t.same(await db.query('SELECT 1 FROM anvil.endpoint_secrets WHERE endpoint_id = $1', [endpoint.id]), [], 'its secrets went with it')
-  t.same(await outbound.store.loadSecrets(endpoint.id), [])
+  t.same(await outboundInternals(outbound).store.loadSecrets(endpoint.id), [])
 })
 
 t.test('URL rules: http(s), no credentials, at most 2 KiB, https only as an option', async (t) => {
@@ -87,12 +88,12 @@ t.test('rotation: the old secret signs beside the new one for the grace period',
   const rotated = await outbound.endpoints.rotateSecret(endpoint.id)
   t.not(rotated.secret, endpoint.secret)
   t.equal(rotated.id, endpoint.id)
-  t.same(await outbound.store.loadSecrets(endpoint.id), [rotated.secret, endpoint.secret], 'both live, newest first')
+  t.same(await outboundInternals(outbound).store.loadSecrets(endpoint.id), [rotated.secret, endpoint.secret], 'both live, newest first')
   const [grace] = await db.query<{ hours: number }>(
     'SELECT extract(epoch FROM expires_at - now())::float8 / 3600 AS hours FROM anvil.endpoint_secrets WHERE secret = $1', [endpoint.secret])
   t.ok(grace !== undefined && grace.hours > 23.9 && grace.hours <= 24, `24 h of grace by default (${grace?.hours})`)
   const third = await outbound.endpoints.rotateSecret(endpoint.id, 0)
-  t.same(await outbound.store.loadSecrets(endpoint.id), [third.secret], 'a rotation with no grace retires every older secret at once')
+  t.same(await outboundInternals(outbound).store.loadSecrets(endpoint.id), [third.secret], 'a rotation with no grace retires every older secret at once')
   await outbound.endpoints.rotateSecret(endpoint.id, 60)
   t.same((await db.query('SELECT count(*)::int AS n FROM anvil.endpoint_secrets WHERE endpoint_id = $1', [endpoint.id]))[0], { n: 2 }, 'expired secrets are deleted on the next rotation')
   await t.rejects(outbound.endpoints.rotateSecret('ep_gone'), { code: 'ANVIL_ERR_NOT_FOUND' })

@@ -13,7 +13,7 @@ import anvilOutbound from '../../plugins/outbound.js'
 import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { createWorker } from '../../src/worker/worker.js'
 import { migrate } from '../../src/db/migrate.js'
-import { createOutbound, type Outbound } from '../../src/outbox/outbound.js'
+import { createOutbound, type Outbound, outboundInternals } from '../../src/outbox/outbound.js'
 import { eventually } from '../helpers/outbound.js'
 import { addJob, jobData, openQueue } from '../helpers/journal.js'
 import { TestDatabase } from '../helpers/pg.js'
@@ -72,7 +72,7 @@ beforeStep(t, async () => {
   outbound = app.anvilOutbound
   for (let i = 0; i < 2; i++) {
     const worker = createDeliveryWorker({
-      redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', jitter: 0, circuit: { failureThreshold: 3, openMs: 300 }
+      redis: redis.url, store: outboundInternals(outbound).store, allowNets: '127.0.0.0/8', jitter: 0, circuit: { failureThreshold: 3, openMs: 300 }
     })
     t.teardown(async () => await worker.close())
     await worker.start()
@@ -177,7 +177,7 @@ t.test('auto-disable (only failures for disableAfterMs): endpoint.disabled with 
   // A queue of its own, whose worker disables after 1 ms of failures; the test event goes straight to it.
   const auto = createOutbound({ database: db.url, redis: redis.url, queueName: 'auto', retrySchedule: [50, 50, 50] })
   t.teardown(async () => await auto.close())
-  const worker = createDeliveryWorker({ redis: redis.url, store: auto.store, queueName: 'auto', allowNets: '127.0.0.0/8', jitter: 0, circuit: false, disableAfterMs: 1 })
+  const worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(auto).store, queueName: 'auto', allowNets: '127.0.0.0/8', jitter: 0, circuit: false, disableAfterMs: 1 })
   t.teardown(async () => await worker.close())
   await worker.start()
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/down`, tenant: 'auto' })
@@ -221,15 +221,15 @@ t.test("a message's attempts run out: message.exhausted with the message, the en
 t.test('a last attempt that stalled (its worker died): message.exhausted once, with the stall; none for an operational delivery', async (t) => {
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/stalled`, tenant: 'stalled' })
   const job = { messageId: 'msg_stalled', endpointId: endpoint.id, jobId: `msg_stalled.${endpoint.id}`, attempt: 6, payloadSha256: 'x', stalls: 1, since: new Date(0) }
-  await outbound.store.startAttempt(job)
-  t.same(await outbound.store.resumeAttempt({ ...job, exhausted: { eventType: 'order.paid', operational: false } }), { stalled: true, delivered: false })
-  t.same(await outbound.store.resumeAttempt({ ...job, exhausted: { eventType: 'order.paid', operational: false } }), { stalled: false, delivered: false }, 'the same stall, seen again')
+  await outboundInternals(outbound).store.startAttempt(job)
+  t.same(await outboundInternals(outbound).store.resumeAttempt({ ...job, exhausted: { eventType: 'order.paid', operational: false } }), { stalled: true, delivered: false })
+  t.same(await outboundInternals(outbound).store.resumeAttempt({ ...job, exhausted: { eventType: 'order.paid', operational: false } }), { stalled: false, delivered: false }, 'the same stall, seen again')
   t.same(await written('endpointId', endpoint.id), { 'message.exhausted': 1 })
   await eventually(async () => received('message.exhausted', 'messageId', 'msg_stalled').length === 1, 20_000)
   t.match(received('message.exhausted', 'messageId', 'msg_stalled')[0]?.data, { endpointId: endpoint.id, tenant: 'stalled', attempts: 6, lastAttempt: { errorClass: 'stalled' } })
   const opJob = { ...job, messageId: 'msg_stalled_op', jobId: `msg_stalled_op.${endpoint.id}` }
-  await outbound.store.startAttempt(opJob)
-  await outbound.store.resumeAttempt({ ...opJob, exhausted: { eventType: 'endpoint.failing', operational: true } })
+  await outboundInternals(outbound).store.startAttempt(opJob)
+  await outboundInternals(outbound).store.resumeAttempt({ ...opJob, exhausted: { eventType: 'endpoint.failing', operational: true } })
   t.same(await written('endpointId', endpoint.id), { 'message.exhausted': 1 }, 'an operational delivery that stalled out reports nothing')
 })
 

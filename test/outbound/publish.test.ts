@@ -4,6 +4,7 @@ import { inTransaction } from '../../src/db/database.js'
 import { outboxChannel } from '../../src/outbox/publish.js'
 import { outboundFixture, eventually } from '../helpers/outbound.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 
 const fixture = outboundFixture()
 const { db } = fixture
@@ -98,10 +99,10 @@ t.test('an event map renames internal names; a name it lacks is kept but never d
   t.match(await outboxRow(hidden.messageId), { public_type: null, status: 'dispatched' })
   t.match(await outboxRow(inherited.messageId), { public_type: null }, 'only the map\'s own keys count')
   await eventually(async () => await mapped.dispatcher.dispatchOnce() === 0 && (await outboxRow(paid.messageId))?.status === 'dispatched')
-  const job = await mapped.queue.getJob(`${paid.messageId}.${endpoint.id}`)
+  const job = await outboundInternals(mapped).queue.getJob(`${paid.messageId}.${endpoint.id}`)
   t.equal(job?.data.eventType, 'order.paid')
   t.same(JSON.parse(String(job?.data.body)).type, 'order.paid')
-  t.equal(await mapped.queue.getJob(`${hidden.messageId}.${endpoint.id}`), undefined, 'the unmapped event has no job')
+  t.equal(await outboundInternals(mapped).queue.getJob(`${hidden.messageId}.${endpoint.id}`), undefined, 'the unmapped event has no job')
   await t.rejects(mapped.endpoints.create({ url: 'https://example.com/x', eventTypes: ['internal.audit'] }),
     { code: 'ANVIL_ERR_INVALID_ENDPOINT', message: /"internal.audit" is not a public event type/ })
 })

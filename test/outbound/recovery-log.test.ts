@@ -9,6 +9,7 @@ import { eventually, outboundFixture } from '../helpers/outbound.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
 import type { AnvilLogger } from '../../src/shared/logger.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -29,7 +30,7 @@ const recoveries = (): Array<Record<string, unknown>> => lines.filter((l) => l.m
 const outbound = beforeAll(t, async () => fixture.open({ queueName: 'recovery', retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 } }))
 beforeStep(t, async () => {
   for (let i = 0; i < 2; i++) {
-    const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'recovery', allowNets: '127.0.0.0/8', jitter: 0, circuit: false, logger })
+    const worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, queueName: 'recovery', allowNets: '127.0.0.0/8', jitter: 0, circuit: false, logger })
     t.teardown(async () => await worker.close())
     await worker.start()
   }
@@ -65,10 +66,10 @@ t.test('an endpoint that failed and then takes deliveries again: one recovery li
 t.test('recordAttempt: of 20 successes at once after a failure, exactly one carries the recovery', async (t) => {
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/race`, tenant: 'race' })
   const attempt = (n: number, success: boolean) => ({ messageId: `race-${n}`, endpointId: endpoint.id, attempt: 1, durationMs: 1, responseHead: '', payloadSha256: 'x', success })
-  const failed = await outbound.store.recordAttempt(attempt(0, false))
+  const failed = await outboundInternals(outbound).store.recordAttempt(attempt(0, false))
   t.type(failed.failingSince, Date)
   t.notOk('recoveredFrom' in failed, 'a failure recovers nothing')
-  const results = await Promise.all(Array.from({ length: 20 }, async (_, i) => await outbound.store.recordAttempt(attempt(i + 1, true))))
+  const results = await Promise.all(Array.from({ length: 20 }, async (_, i) => await outboundInternals(outbound).store.recordAttempt(attempt(i + 1, true))))
   const recovered = results.filter((r) => r.recoveredFrom !== undefined)
   t.equal(recovered.length, 1)
   t.same(recovered[0]?.recoveredFrom, failed.failingSince, 'when the run of failures began')

@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/delivery-worker.js'
-import { createOutbound } from '../../src/outbox/outbound.js'
+import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
 import { eventually } from '../helpers/outbound.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { startReceiver } from '../helpers/receiver.js'
@@ -28,7 +28,7 @@ let delivery: DeliveryWorker | undefined
 t.teardown(async () => await delivery?.close())
 
 const startDelivery = async (): Promise<void> => {
-  delivery = createDeliveryWorker({ redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8' })
+  delivery = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, allowNets: '127.0.0.0/8' })
   await delivery.start()
 }
 const count = async (where: string): Promise<number> =>

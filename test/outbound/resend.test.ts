@@ -11,6 +11,7 @@ import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { outboundFixture, eventually } from '../helpers/outbound.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -28,7 +29,7 @@ const queueName = 'resend'
 // Every fan-out of this one fails: its messages end `failed` after two dispatch attempts.
 const failing = beforeAll(t, async () => fixture.open({ queueName, deliveryJobOptions: { priority: 1e9 }, dispatch: { attempts: 2, retryBaseMs: 1 } }))
 const outbound = beforeAll(t, async () => fixture.open({ queueName, retrySchedule: [] }))
-const worker = beforeAll(t, async () => createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8' }),
+const worker = beforeAll(t, async () => createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, queueName, allowNets: '127.0.0.0/8' }),
   async (worker) => await worker.close())
 beforeStep(t, async () => await worker.start())
 const app = Fastify()
@@ -78,9 +79,9 @@ t.test('a message that failed at one endpoint is re-sent to that endpoint only, 
   const down = await outbound.endpoints.create({ url: `${receiver.url}/down`, tenant: 'two' })
   const { messageId: id } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'two' })
   await outbound.dispatcher.dispatchOnce()
-  await eventually(async () => await outbound.queue.getJobState(`${id}.${down.id}`) === 'failed' && await outbound.queue.getJobState(`${id}.${ok.id}`) === 'completed')
+  await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${id}.${down.id}`) === 'failed' && await outboundInternals(outbound).queue.getJobState(`${id}.${ok.id}`) === 'completed')
   t.same((await post(`/messages/${id}/resend`)).body, { messageId: id, status: 'dispatched', endpointIds: [down.id], inFlight: [], delivered: [ok.id] })
-  await eventually(async () => await outbound.queue.getJobState(`${id}.${down.id}.resend`) === 'failed')
+  await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${id}.${down.id}.resend`) === 'failed')
   broken.delete('/down')
   t.same((await post(`/messages/${id}/resend`)).body.endpointIds, [down.id], 'the failed re-send is made again')
   await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND endpoint_id = $2 AND status = 'success'", [id, down.id])).length === 1)
@@ -94,7 +95,7 @@ t.test('a message whose delivery is in flight under a hand retry or a recover is
     const endpoint = await outbound.endpoints.create({ url: `${receiver.url}${path}`, tenant: `held-${kind}` })
     const { messageId: id } = await outbound.publish({ type: 'order.paid', data: {}, tenant: `held-${kind}` })
     await outbound.dispatcher.dispatchOnce()
-    await eventually(async () => await outbound.queue.getJobState(`${id}.${endpoint.id}`) === 'failed')
+    await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${id}.${endpoint.id}`) === 'failed')
     broken.delete(path)
     held.set(path, [])
     const since = new Date(Date.now() - 60_000).toISOString()

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { openDatabase } from '../../src/db/database.js'
 import { MAX_RETRY_WAIT_MS } from '../../src/delivery/delivery-schedule.js'
-import { createOutbound } from '../../src/outbox/outbound.js'
+import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
 import { deleteIdleMessages, idleSeconds, RETENTION_FLOOR_MS, retentionStatements } from '../../src/outbox/outbox-retention.js'
 import { outboundFixture, eventually } from '../helpers/outbound.js'
 import { beforeAll } from '../helpers/before-all.js'
@@ -134,7 +134,7 @@ t.test('rows the system wrote itself: published, dispatched, attempted, then age
   const endpoint = await outbound.endpoints.create({ url: 'https://shop.example/hook', tenant: 'real' })
   const { messageId: sent } = await outbound.publish({ type: 'order.paid', data: { n: 1 }, tenant: 'real' })
   t.equal(await outbound.dispatcher.dispatchOnce(), 1)
-  await outbound.store.recordAttempt?.({ messageId: sent, endpointId: endpoint.id, attempt: 1, durationMs: 3, responseHead: '', payloadSha256: 'x', success: true })
+  await outboundInternals(outbound).store.recordAttempt?.({ messageId: sent, endpointId: endpoint.id, attempt: 1, durationMs: 3, responseHead: '', payloadSha256: 'x', success: true })
   const { messageId: waiting } = await outbound.publish({ type: 'order.paid', data: { n: 2 }, tenant: 'real' })
   const age = 'make_interval(days => 40)'
   await db.query(`UPDATE anvil.outbox SET created_at = created_at - ${age}, next_attempt_at = next_attempt_at - ${age}, dispatched_at = dispatched_at - ${age}`)

@@ -16,6 +16,7 @@ import { signatureHeaders, type OutboundScheme } from '../../src/send/sign-outbo
 import { findExecutable } from '../../cli/dev-redis.js'
 import { ROOT } from '../helpers/cli.js'
 import { outboundFixture } from '../helpers/outbound.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { startReceiver, type Received } from '../helpers/receiver.js'
 
@@ -110,7 +111,7 @@ func main() {
 const fixture = outboundFixture()
 const receiver = beforeAll(t, async () => await startReceiver((_req, res) => { res.statusCode = 204; res.end() }), async (receiver) => await receiver.close())
 const outbound = beforeAll(t, async () => fixture.open({ queueName: 'verify-docs', dispatch: { pollIntervalMs: 100 } }))
-const worker = beforeAll(t, async () => createDeliveryWorker({ redis: fixture.redis.url, store: outbound.store, queueName: 'verify-docs', allowNets: '127.0.0.0/8' }),
+const worker = beforeAll(t, async () => createDeliveryWorker({ redis: fixture.redis.url, store: outboundInternals(outbound).store, queueName: 'verify-docs', allowNets: '127.0.0.0/8' }),
   async (worker) => await worker.close())
 beforeStep(t, async () => await Promise.all([worker.start(), outbound.dispatcher.start()]))
 

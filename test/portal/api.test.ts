@@ -14,6 +14,7 @@ import { HEADERS_CAP_BYTES } from '../../src/send/attempt-headers.js'
 import { outboundFixture, eventually } from '../helpers/outbound.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 
 const TOKEN = 'admin-token-portal-api-0123456789'
 const admin = { authorization: `Bearer ${TOKEN}` }
@@ -40,7 +41,7 @@ beforeStep(t, async () => {
   await app.register(anvilAdmin, { token: TOKEN, portal: { publicUrl: 'https://hooks.example', theme: DEFAULT_THEME, frameAncestors: ['https://app.example'] } })
   await app.ready()
   worker = createDeliveryWorker({
-    redis: redis.url, store: app.anvilOutbound.store, queueName: 'papi', allowNets: '127.0.0.0/8'
+    redis: redis.url, store: outboundInternals(app.anvilOutbound).store, queueName: 'papi', allowNets: '127.0.0.0/8'
   })
   await worker.start()
 })

@@ -15,6 +15,7 @@ import { mintPortalToken, portalKey } from '../../src/portal/portal-token.js'
 import { outboundFixture, eventually } from '../helpers/outbound.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 
 const TOKEN = 'admin-token-portal-0123456789'
 const admin = { authorization: `Bearer ${TOKEN}` }
@@ -37,7 +38,7 @@ beforeStep(t, async () => {
   await app.register(anvilAdmin, { token: TOKEN, routes: [journalAdminRoutes(log)], portal: { publicUrl: 'https://hooks.example/' } })
   await app.ready()
   outbound = app.anvilOutbound
-  worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName: 'portal', allowNets: '127.0.0.0/8' })
+  worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, queueName: 'portal', allowNets: '127.0.0.0/8' })
   await worker.start()
 })
 t.teardown(async () => {
