@@ -2,9 +2,10 @@
 // Real processes: `anvil serve` (admin API, the portal token's requests) and `anvil worker` (dispatch and delivery,
 // concurrency 10), PostgreSQL, a private redis-server, the noisy endpoints' receiver in its own process. The quiet
 // tenant publishes 8 messages at 4/s to one endpoint whose receiver, in this process, notes each arrival; latency is
-// publish → arrival. Beside it the noisy tenant (a process of its own, bench/servers/fairness-noisy.mjs) sends 300 concurrent `POST /admin/deliveries/:id/retry` with a write
-// portal token for one delivery of its healthy endpoint, then publishes 10 messages to its 300 endpoints (3,000
-// deliveries). Rounds are paired (alone and beside, the order alternated); the ratio p99 beside / p99 alone is per
+// publish → arrival. Beside it the noisy tenant (a process of its own, bench/servers/fairness-noisy.mjs) sends 300
+// concurrent `POST /admin/deliveries/:id/retry` with a write portal token for one delivery of its healthy endpoint,
+// then publishes 10 messages to its 300 endpoints (3,000 deliveries); the quiet tenant starts as that burst is
+// published, so its messages are queued beside it. Rounds are paired (alone and beside, the order alternated); the ratio p99 beside / p99 alone is per
 // round (target ≤ 2). Deadlocks: pg_stat_database.deadlocks of the bench's database over the run, and the worker's
 // `deadlock detected` lines. CPU per delivery of the worker and of PostgreSQL's backends, beside.
 // Usage: node bench/outbound-fairness.mjs [--rounds 5] [--workers 1] [--concurrency 10] [--quick]
@@ -142,11 +143,14 @@ const noisy = track(fork(new URL('./servers/fairness-noisy.mjs', import.meta.url
 }))
 await new Promise((resolve) => noisy.once('message', resolve))
 
-/** The noisy tenant: the hand-retry storm, then its burst; the statuses of the retries. */
-async function noisyRun () {
-  const done = new Promise((resolve) => noisy.once('message', resolve))
+/** The noisy tenant: the hand-retry storm, then its burst; `stormed` once the storm is answered, `done` with the retries' statuses. */
+function noisyRun () {
+  const messages = []
+  const next = () => new Promise((resolve) => noisy.once('message', (message) => { messages.push(message); resolve(message) }))
+  const stormed = next()
+  const done = stormed.then(next).then((message) => message.statuses)
   noisy.send({ admin, token, deliveryId, retries: RETRIES, messages: NOISY_MESSAGES })
-  return (await done).statuses
+  return { stormed, done }
 }
 
 const cpu = () => ({ worker: workers.reduce((sum, w) => sum + processCpuSeconds(w.child.pid), 0), serve: processCpuSeconds(serve.child.pid) })
@@ -157,7 +161,10 @@ const deadlocksBefore = await deadlocks()
 async function side (beside) {
   await drained()
   const before = { ...cpu(), pg: (await postgresCpuSeconds(pool, database.name)).pg, rows: await deliveriesLogged() }
-  const [{ latencies, ids }, answers] = await Promise.all([quietRun(), beside ? noisyRun() : Promise.resolve([])])
+  // Beside: the quiet tenant's messages go as the noisy burst is published, after the storm's answers.
+  const noisyTenant = beside ? noisyRun() : { stormed: Promise.resolve(), done: Promise.resolve([]) }
+  await noisyTenant.stormed
+  const [{ latencies, ids }, answers] = await Promise.all([quietRun(), noisyTenant.done])
   await drained()
   const where = await stages(ids)
   const after = { ...cpu(), pg: (await postgresCpuSeconds(pool, database.name)).pg, rows: await deliveriesLogged() }
@@ -207,7 +214,7 @@ const statuses = beside.reduce((sum, s) => { for (const [k, v] of Object.entries
 emitSection({
   title: 'Outbound fairness between tenants',
   markdown: [
-    `The quiet tenant: ${QUIET} messages at ${QUIET_RATE}/s to one endpoint, publish → arrival, ms. Beside: the noisy tenant's ${RETRIES} concurrent hand retries of one delivery (a write portal token), then ${NOISY_MESSAGES} messages to its ${NOISY_ENDPOINTS} endpoints. ${workers.length} \`anvil worker\` at concurrency ${values.concurrency}; ${rounds} paired round(s).`,
+    `The quiet tenant: ${QUIET} messages at ${QUIET_RATE}/s to one endpoint, publish → arrival, ms. Beside: the noisy tenant's ${RETRIES} concurrent hand retries of one delivery (a write portal token), then ${NOISY_MESSAGES} messages to its ${NOISY_ENDPOINTS} endpoints, the quiet tenant starting with that burst. ${workers.length} \`anvil worker\` at concurrency ${values.concurrency}; ${rounds} paired round(s).`,
     '',
     '| quiet tenant | p50 per round, median (min–max) | p99 per round, median (min–max) | p50, all rounds | p99, all rounds |',
     '|---|---|---|---|---|',

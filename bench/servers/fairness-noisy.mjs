@@ -1,6 +1,6 @@
 // The noisy tenant of bench/outbound-fairness.mjs, in its own process so that its 300 requests do not take the
 // event loop that times the quiet tenant. On each IPC message `{ admin, token, deliveryId, retries, messages }`:
-// the concurrent hand retries, then the messages published to its endpoints; answers `{ statuses }`.
+// the concurrent hand retries, then `{ stormed }`, then the messages published to its endpoints; answers `{ statuses }`.
 import { createOutbound } from '../../dist/index.js'
 
 const outbound = createOutbound({ database: process.env.DATABASE_URL, redis: process.env.REDIS_URL })
@@ -10,6 +10,8 @@ process.on('message', async ({ admin, token, deliveryId, retries, messages }) =>
     await res.arrayBuffer()
     return res.status
   }))
+  // The quiet tenant starts as the burst is published, so that its messages are queued beside the burst.
+  process.send({ stormed: true })
   for (let i = 0; i < messages; i++) await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'noisy' })
   process.send({ statuses })
 })

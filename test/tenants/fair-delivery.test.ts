@@ -7,7 +7,7 @@
 import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createOutbound } from '../../src/outbox/outbound.js'
+import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
 import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { waitFor } from '../helpers/chain.js'
 import { TestDatabase } from '../helpers/pg.js'
@@ -35,7 +35,7 @@ t.test('a quiet tenant\'s delivery queued behind a noisy tenant\'s burst of 300 
   t.teardown(async () => await outbound.close())
   for (let i = 0; i < NOISY_ENDPOINTS; i++) await outbound.endpoints.create({ url: `${base}/noisy/${i}`, tenant: 'noisy' })
   await outbound.endpoints.create({ url: `${base}/quiet`, tenant: 'quiet' })
-  const workers = [0, 1].map(() => createDeliveryWorker({ redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', concurrency: CONCURRENCY }))
+  const workers = [0, 1].map(() => createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, allowNets: '127.0.0.0/8', concurrency: CONCURRENCY }))
   t.teardown(async () => await Promise.all(workers.map(async (worker) => await worker.close())))
   await Promise.all(workers.map(async (worker) => await worker.start()))
 
