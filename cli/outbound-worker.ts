@@ -17,6 +17,8 @@ export interface OutgoingConfig extends OutgoingSchedules {
   stalledIntervalMs?: number
   /** ANVIL_CONSOLE_URL: operational events link into the console there. */
   consoleUrl?: string
+  /** From ANVIL_PORTAL_PUBLIC_URL: a tenant's operational events link into the portal there. */
+  portalUrl?: string
 }
 
 /**
@@ -33,6 +35,7 @@ export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecy
     database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log,
     ...(config.outboundRetentionDays === undefined ? {} : { retentionDays: config.outboundRetentionDays }),
     ...(config.consoleUrl === undefined ? {} : { consoleUrl: config.consoleUrl }),
+    ...(config.portalUrl === undefined ? {} : { portalUrl: config.portalUrl }),
     ...schedule,
     dispatch: {
       ...(config.outboxMaxAttempts === undefined ? {} : { attempts: config.outboxMaxAttempts }),

@@ -126,7 +126,9 @@ t.test('every environment variable is read and typed', async (t) => {
     metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true, tracing: 'otlp',
     host: '::', port: 8080, role: 'all', retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 },
     databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', outboundRetentionDays: 14,
-    journal: { databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', retentionDays: 30 }
+    journal: { databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', retentionDays: 30 },
+    // A tenant's own operational events link into the portal that anvil serve offers under ANVIL_PORTAL_PUBLIC_URL.
+    portalUrl: 'https://hooks.example.com/admin/portal/'
   })
   // What the CLI hands the ingress plugin is accepted by the core's own validation.
   // The request timeout is the server's (Fastify's), the in-flight cap the plugin's HTTP side, the admin API its own

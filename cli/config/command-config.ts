@@ -46,6 +46,8 @@ export type WorkerConfig = Group<'worker'> & {
   journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number, groupCommit?: GroupCommitOptions }
   /** ANVIL_CONSOLE_URL: the console's address, for the links of operational events (with a database). */
   consoleUrl?: string
+  /** From ANVIL_PORTAL_PUBLIC_URL: the portal page's address, for the links of a tenant's own operational events. */
+  portalUrl?: string
 }
 
 /** The worker's `journal` option from its configuration. */

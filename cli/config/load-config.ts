@@ -3,7 +3,8 @@
  * is in cli/config/settings.ts), and a bad value becomes one INVALID_CONFIG error. Framework-free, so it
  * can be tested without starting anything.
  */
-import { DEFAULT_RETENTION } from '../../src/shared/constants.js'
+import { DEFAULT_ADMIN_PREFIX, DEFAULT_RETENTION } from '../../src/shared/constants.js'
+import { portalPageUrl } from '../../src/portal/portal-options.js'
 import {
   DEFAULT_DEV_HOST, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SERVE_HOST, DEV_SECRET, SETTINGS, nameOf, read, readGroup, type Env, type Flags
 } from './settings.js'
@@ -88,9 +89,14 @@ function worker (env: Env, flags: Flags): WorkerConfig {
     ...readGroup(SETTING_GROUPS.worker, env, flags),
     // Without a database there is no journal, and its retention has nothing to delete.
     journal: databaseUrl === undefined ? undefined : { databaseUrl, ...journal },
-    ...optional('consoleUrl', read(SETTINGS.consoleUrl, env, flags))
+    ...optional('consoleUrl', read(SETTINGS.consoleUrl, env, flags)),
+    // A tenant's own operational events link into the portal page that anvil serve offers under this origin.
+    ...optional('portalUrl', portalPage(read(SETTINGS.portalPublicUrl, env, flags)))
   }
 }
+
+/** The portal page under ANVIL_PORTAL_PUBLIC_URL, where anvil serve's admin API (at its fixed prefix) serves it. */
+const portalPage = (publicUrl: string | undefined): string | undefined => publicUrl === undefined ? undefined : portalPageUrl(publicUrl, DEFAULT_ADMIN_PREFIX)
 
 /** The worker reads the failed jobs' age only to check that dead letters outlive them. */
 const DEAD_LETTER_RETENTION = ['failedAgeSeconds', 'deadAgeSeconds'] as const

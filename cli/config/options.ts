@@ -37,7 +37,7 @@ export const SETTING_GROUPS = {
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
   journal: ['adminUrl', 'databaseUrl', 'dbSchema'],
   /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal, and the outbox dispatched and outgoing webhooks delivered. */
-  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit', 'outboundRetentionDays', 'outboxMaxAttempts', 'outboxRetryBaseMs', 'outboundRetrySchedule', 'consoleUrl'],
+  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit', 'outboundRetentionDays', 'outboxMaxAttempts', 'outboxRetryBaseMs', 'outboundRetrySchedule', 'consoleUrl', 'portalPublicUrl'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
   database: ['databaseUrl', 'dbSchema', 'logLevel']
 } as const satisfies Record<string, readonly SettingKey[]>

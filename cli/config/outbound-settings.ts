@@ -42,7 +42,7 @@ export const OUTBOUND_SETTINGS = {
   }),
   consoleUrl: define({
     env: 'ANVIL_CONSOLE_URL', key: 'consoleUrl', flag: '--console-url', value: '<url>',
-    description: "with ANVIL_DATABASE_URL: the console's address (https://anvil.example.com/admin/console/), which operational events link into; unset: the path /admin/console/",
+    description: "with ANVIL_DATABASE_URL: the console's address (https://anvil.example.com/admin/console/), which operational events link into for the operator; unset: they carry no such link",
     expected: 'an http:// or https:// URL without a fragment', schema: ConsoleUrl()
   }),
   journalRetentionDays: define({
@@ -109,7 +109,7 @@ export const OUTBOUND_SETTINGS = {
   }),
   portalPublicUrl: define({
     env: 'ANVIL_PORTAL_PUBLIC_URL', key: 'portalPublicUrl', flag: '--portal-public-url', value: '<url>',
-    description: "where tenant portal links start, e.g. https://hooks.example.com; unset: the minting request's origin",
+    description: "where tenant portal links start, e.g. https://hooks.example.com (anvil worker: a tenant's own operational events link into the portal there); unset: the minting request's origin, and those events carry no link",
     expected: 'an http(s) URL with no query or fragment', schema: PortalPublicUrl()
   }),
   portalFrameAncestors: define({

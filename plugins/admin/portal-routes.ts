@@ -7,6 +7,7 @@ import {
 } from '../../src/portal/portal-token.js'
 import type { KeyObject } from 'node:crypto'
 import { PortalThemeSchema, type PortalTheme } from '../../src/portal/portal-theme.js'
+import { portalPageUrl } from '../../src/portal/portal-options.js'
 import { PORTAL_READ } from './portal-access.js'
 
 const tags = ['portal']
@@ -54,7 +55,7 @@ export function portalRoutes ({ key, revocations, prefix, publicUrl, theme, fram
       }
     }, async (request, reply) => {
       const { token, claims } = mintPortalToken(key, { ttlSeconds: DEFAULT_PORTAL_TTL_SECONDS, ...request.body })
-      const url = `${publicUrl ?? origin(request)}${prefix}/portal/#token=${token}`
+      const url = `${portalPageUrl(publicUrl ?? origin(request), prefix)}#token=${token}`
       return await reply.code(201).send({ token, url, expiresAt: new Date(claims.exp).toISOString() })
     })
 

@@ -43,8 +43,10 @@ export const DEFAULT_SECRET_CACHE_MS = 5000
 export interface DeliveryStoreOptions {
   /** How long a process reuses an endpoint's secrets before reading them again. @defaultValue 5000 */
   secretCacheMs?: number
-  /** The console's address, for the links of operational events. @defaultValue none (the path `/admin/console/`) */
+  /** The console's address, for the operator's links of operational events. @defaultValue none: no such link */
   consoleUrl?: string
+  /** The tenant portal page's address, for the links of a tenant's own operational events. @defaultValue none: no such link */
+  portalUrl?: string
 }
 
 /** A string cut to at most `bytes` of UTF-8, never in the middle of a character. */
@@ -74,6 +76,7 @@ function storableHeaders (headers: Record<string, string>): Record<string, strin
 /** What the delivery worker reads and writes in PostgreSQL. */
 export function createDeliveryStore (db: Database, options: DeliveryStoreOptions = {}): DatabaseDeliveryStore {
   const cacheMs = options.secretCacheMs ?? DEFAULT_SECRET_CACHE_MS
+  const links = { consoleUrl: options.consoleUrl, portalUrl: options.portalUrl }
   const cache = new Map<string, { until: number, state: Promise<StoredEndpointState | undefined> }>()
 
   async function read (endpointId: string): Promise<StoredEndpointState | undefined> {
@@ -124,7 +127,7 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
         const updated = await client.query<EndpointOutcome>(
           endpointsSql.recordDelivery(db.schema), [attempt.endpointId, status, reported, report?.circuitOpened ?? false])
         const row = updated.rows[0]
-        if (reported && row !== undefined) await reportAttempt(client, db.schema, options.consoleUrl, attempt, report, row)
+        if (reported && row !== undefined) await reportAttempt(client, db.schema, links, attempt, report, row)
         const recovered = attempt.success && row?.was_failing_since instanceof Date ? { recoveredFrom: row.was_failing_since } : {}
         return { deliveryId: String(inserted[0]?.id), failingSince: row?.failing_since ?? null, ...recovered }
       })
@@ -143,7 +146,7 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
         const delivered = await client.query(sql.deliveredSince(db.schema), [job.messageId, job.endpointId, job.since])
         // A stall that was the job's last attempt: its attempts ran out, reported with the stall's rows.
         if (stalls > 0 && delivered.rows.length === 0 && job.exhausted !== undefined && !job.exhausted.operational) {
-          await reportStalledOut(client, db.schema, options.consoleUrl, job, job.exhausted.eventType)
+          await reportStalledOut(client, db.schema, links, job, job.exhausted.eventType)
         }
         return { stalled: stalls > 0, delivered: delivered.rows.length > 0 }
       })
@@ -151,13 +154,14 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
     async disableEndpoint (endpointId, reason, operational = false) {
       cache.delete(endpointId)
       return await inTransaction(db.pool, async (client) => {
-        const { rows } = await client.query<{ tenant: string | null, updated_at: Date }>(endpointsSql.disable(db.schema), [endpointId, reason])
+        const { rows } = await client.query<{ tenant: string | null, url: string, description: string, updated_at: Date }>(endpointsSql.disable(db.schema), [endpointId, reason])
         const row = rows[0]
         if (row === undefined) return false
         // The UPDATE … WHERE enabled decides: one call disables, and reports it, however many workers try.
         if (!operational) {
           await publishOperational(client, db.schema,
-            endpointEvent('endpoint.disabled', endpointId, row.tenant, options.consoleUrl, { reason, disabledAt: row.updated_at.toISOString() }))
+            endpointEvent('endpoint.disabled', { id: endpointId, url: row.url, description: row.description, tenant: row.tenant }, links,
+              { reason, disabledAt: row.updated_at.toISOString() }))
         }
         return true
       })

@@ -9,43 +9,47 @@ import type pg from 'pg'
 import type { AttemptReport, DeliveryAttempt, ResumedJob } from '../delivery/delivery-job.js'
 import * as sql from '../sql/endpoints.js'
 import type { EndpointOutcome, EndpointRow } from '../sql/endpoints.js'
-import { consoleLink, endpointEvent, publishOperational, type OperationalEvent } from '../endpoints/operational-events.js'
+import { consoleLink, endpointEvent, endpointFields, publishOperational, type EndpointFacts, type OperationalEvent, type OperationalLinks } from '../endpoints/operational-events.js'
 
 const iso = (date: Date | null): string | null => date === null ? null : date.toISOString()
 
 export async function reportAttempt (
-  client: pg.ClientBase, schema: string, consoleUrl: string | undefined, attempt: DeliveryAttempt, report: AttemptReport, row: EndpointOutcome
+  client: pg.ClientBase, schema: string, links: OperationalLinks, attempt: DeliveryAttempt, report: AttemptReport, row: EndpointOutcome
 ): Promise<void> {
   const { endpointId, messageId } = attempt
+  const endpoint: EndpointFacts = { id: endpointId, url: row.url, description: row.description, tenant: row.tenant }
   const last = { messageId, attempt: attempt.attempt, httpStatus: attempt.httpStatus ?? null, errorClass: attempt.errorClass ?? null }
   if (!attempt.success && row.was_circuit_opened_at === null && row.circuit_opened_at !== null) {
-    await publishOperational(client, schema, endpointEvent('endpoint.failing', endpointId, row.tenant, consoleUrl,
+    await publishOperational(client, schema, endpointEvent('endpoint.failing', endpoint, links,
       { circuitOpenedAt: iso(row.circuit_opened_at), failingSince: iso(row.failing_since), lastAttempt: last }))
   }
   if (attempt.success && row.was_circuit_opened_at !== null) {
-    await publishOperational(client, schema, endpointEvent('endpoint.recovered', endpointId, row.tenant, consoleUrl,
+    await publishOperational(client, schema, endpointEvent('endpoint.recovered', endpoint, links,
       { circuitOpenedAt: iso(row.was_circuit_opened_at), failingSince: iso(row.was_failing_since), recoveredAt: new Date().toISOString() }))
   }
   if (report.exhausted && !attempt.success) {
-    await publishOperational(client, schema, exhaustedEvent(consoleUrl, { messageId, endpointId, tenant: row.tenant, eventType: report.eventType, attempts: attempt.attempt },
+    await publishOperational(client, schema, exhaustedEvent(links, endpoint, { messageId, eventType: report.eventType, attempts: attempt.attempt },
       { httpStatus: last.httpStatus, errorClass: last.errorClass, error: attempt.errorMessage ?? null }))
   }
 }
 
 /** A job whose last attempt stalled (its worker died mid-delivery): `message.exhausted`, with the endpoint's tenant. */
-export async function reportStalledOut (client: pg.ClientBase, schema: string, consoleUrl: string | undefined, job: ResumedJob, eventType: string): Promise<void> {
+export async function reportStalledOut (client: pg.ClientBase, schema: string, links: OperationalLinks, job: ResumedJob, eventType: string): Promise<void> {
   const { rows } = await client.query<EndpointRow>(sql.byId(schema), [job.endpointId])
-  await publishOperational(client, schema, exhaustedEvent(consoleUrl, { messageId: job.messageId, endpointId: job.endpointId, tenant: rows[0]?.tenant ?? null, eventType, attempts: job.attempt },
+  const row = rows[0]
+  const endpoint: EndpointFacts = { id: job.endpointId, url: row?.url ?? '', description: row?.description ?? '', tenant: row?.tenant ?? null }
+  await publishOperational(client, schema, exhaustedEvent(links, endpoint, { messageId: job.messageId, eventType, attempts: job.attempt },
     { httpStatus: null, errorClass: 'stalled', error: 'the worker stopped during this attempt' }))
 }
 
+/** `message.exhausted`: the message, the endpoint it did not reach, and a link to the message in the console (it goes to operators only). */
 function exhaustedEvent (
-  consoleUrl: string | undefined, what: { messageId: string, endpointId: string, tenant: string | null, eventType: string, attempts: number },
+  links: OperationalLinks, endpoint: EndpointFacts, what: { messageId: string, eventType: string, attempts: number },
   lastAttempt: { httpStatus: number | null, errorClass: string | null, error: string | null }
 ): OperationalEvent {
   return {
     type: 'message.exhausted',
-    tenant: what.tenant,
-    data: { ...what, lastAttempt, link: consoleLink(consoleUrl, `/messages/${encodeURIComponent(what.messageId)}`) }
+    tenant: endpoint.tenant,
+    data: { messageId: what.messageId, ...endpointFields(endpoint), eventType: what.eventType, attempts: what.attempts, lastAttempt, link: consoleLink(links, `/messages/${encodeURIComponent(what.messageId)}`) }
   }
 }

@@ -5,7 +5,7 @@ import * as sql from '../sql/endpoints.js'
 import { OUTBOUND_JOB_NAME, outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
 import type { OutboundScheme } from '../send/sign-outbound.js'
 import type { FairOrder } from '../delivery/fair-order.js'
-import { TENANT_OPERATIONAL_TYPES } from '../endpoints/operational-events.js'
+import { TENANT_OPERATIONAL_TYPES, dataFor } from '../endpoints/operational-events.js'
 
 /** What fan-out needs of an outbox row. */
 export interface OutboxMessage {
@@ -63,7 +63,12 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
         ? await client.query<Target>(sql.subscribedOperational(db.schema), [message.tenant, type, TENANT_OPERATIONAL_TYPES.includes(type)])
         : await client.query<Target>(sql.subscribed(db.schema), [message.tenant, type])
     if (rows.length === 0) return []
-    const body = envelope(message, type)
+    // An operational event: the operator's endpoints and a tenant's each get their own link (dataFor).
+    const bodies = operational
+      ? new Map([true, false].map((operator) => [operator, envelope({ ...message, data: dataFor(message.data, operator) }, type)]))
+      : undefined
+    const plain = bodies === undefined ? envelope(message, type) : ''
+    const bodyFor = (endpoint: Target): string => bodies?.get(endpoint.operational === true) ?? plain
     // Taken in fair order between tenants (src/delivery/fair-order.ts): a tenant's burst does not hold back another's jobs.
     // A priority the deployment set itself in its job options is kept.
     const priorities = fair === undefined || jobOptions.priority !== undefined ? undefined : await fair.priorities(message.tenant, rows.length)
@@ -71,7 +76,7 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
       name: OUTBOUND_JOB_NAME,
       // Whatever happens to an operational event, or to anything sent to an operational endpoint (a test), reports nothing.
       data: {
-        messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body, scheme: endpoint.scheme, retry,
+        messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body: bodyFor(endpoint), scheme: endpoint.scheme, retry,
         ...(operational || endpoint.operational === true ? { operational: true } : {})
       },
       opts: {

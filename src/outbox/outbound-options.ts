@@ -106,10 +106,16 @@ export const OutboundOptionsSchema = Type.Object({
   /** More BullMQ options for each delivery job, over the schedule's and the retention. @defaultValue none */
   deliveryJobOptions: Type.Optional(Opaque<JobsOptions>()),
   /**
-   * The console's address (`https://anvil.example.com/admin/console/`): operational events link into it.
-   * @defaultValue none: their links are the path `/admin/console/#/…`
+   * The console's address (`https://anvil.example.com/admin/console/`): operational events link into it for the
+   * operator. @defaultValue none: they carry no such link
    */
   consoleUrl: Type.Optional(ConsoleUrl()),
+  /**
+   * The tenant portal page's address (`https://anvil.example.com/admin/portal/`: `anvilAdmin`'s `portal.publicUrl`
+   * and its prefix): a tenant's endpoint gets its own operational events with a link into it, never the console's.
+   * @defaultValue none: they carry no link
+   */
+  portalUrl: Type.Optional(ConsoleUrl()),
   /** @defaultValue silent */
   logger: Type.Optional(Opaque<AnvilLogger>())
 }, { additionalProperties: false })

@@ -84,7 +84,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
   const queue = new Queue<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME, { connection: connection.client, prefix: options.prefix ?? DEFAULT_PREFIX })
   queue.on('error', (err) => logger.warn({ err: err.message }, 'anvil outbound: queue error'))
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
-  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs, consoleUrl: options.consoleUrl })
+  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs, consoleUrl: options.consoleUrl, portalUrl: options.portalUrl })
   const rawEndpoints = createEndpointStore(database, {
     httpsOnly: options.httpsOnly ?? false,
     ...(options.eventMap === undefined ? {} : { knownTypes: new Set(Object.values(options.eventMap)) })

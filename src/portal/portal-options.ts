@@ -11,6 +11,9 @@ export const FRAME_ANCESTOR_PATTERN = "^(https?://(\\*\\.)?[A-Za-z0-9-]+(\\.[A-Z
 export const PortalPublicUrl = () => Type.String({
   pattern: '^https?://[^\\s?#/]+(/[^\\s?#]*)?$', maxLength: 2000, errorMessage: 'must be an http(s) URL with no query or fragment'
 })
+/** The portal page's address under `publicUrl` (an origin, or one with a path) and the admin prefix: `https://x.example/admin/portal/`. */
+export const portalPageUrl = (publicUrl: string, prefix: string): string => `${publicUrl.replace(/\/+$/, '')}${prefix}/portal/`
+
 export const FrameAncestors = () => Type.Array(Type.String({
   pattern: FRAME_ANCESTOR_PATTERN, errorMessage: "must be an origin such as https://app.example (a leading *. allowed) or 'self'"
 }), { maxItems: 32 })

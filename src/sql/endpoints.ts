@@ -100,7 +100,7 @@ export const recordDelivery = (schema: string): string => {
        WHEN $4 AND old.enabled THEN coalesce(old.circuit_opened_at, now()) ELSE old.circuit_opened_at END
    FROM (SELECT id, failing_since, circuit_opened_at, enabled FROM ${endpoints} WHERE id = $1 FOR UPDATE) old
    WHERE e.id = old.id RETURNING e.failing_since, old.failing_since AS was_failing_since, e.circuit_opened_at,
-     old.circuit_opened_at AS was_circuit_opened_at, e.tenant`
+     old.circuit_opened_at AS was_circuit_opened_at, e.tenant, e.url, e.description`
 }
 
 /** What `recordDelivery` returns. */
@@ -109,14 +109,16 @@ export const EndpointOutcomeSchema = Type.Object({
   was_failing_since: Nullable(Type.Date()),
   circuit_opened_at: Nullable(Type.Date()),
   was_circuit_opened_at: Nullable(Type.Date()),
-  tenant: Nullable(Type.String())
+  tenant: Nullable(Type.String()),
+  url: Type.String(),
+  description: Type.String()
 })
 export type EndpointOutcome = Static<typeof EndpointOutcomeSchema>
 
-/** Disables endpoint `$1` with reason `$2` if it is enabled; its tenant and when, when this call disabled it. */
+/** Disables endpoint `$1` with reason `$2` if it is enabled; what its event names of it, and when, when this call disabled it. */
 export const disable = (schema: string): string =>
   `UPDATE ${qualify(schema, 'endpoints')} SET enabled = false, disabled_reason = $2, updated_at = now() WHERE id = $1 AND enabled
-   RETURNING tenant, updated_at`
+   RETURNING tenant, url, description, updated_at`
 
 /** The enabled endpoints of tenant `$1` subscribed to public type `$2`, for fan-out (operational ones take only operational events). */
 export const subscribed = (schema: string): string =>

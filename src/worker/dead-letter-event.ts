@@ -29,7 +29,7 @@ export function deadLetteredEvent (letterId: string, letter: DeadLetterData, con
       attempts: failureContext.attempts,
       lastError: failureContext.lastError,
       failedAt: new Date(failureContext.failedAt).toISOString(),
-      link: consoleLink(consoleUrl, `/events/${encodeURIComponent(eventId)}`)
+      link: consoleLink({ consoleUrl }, `/events/${encodeURIComponent(eventId)}`)
     }
   }
 }

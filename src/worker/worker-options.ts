@@ -36,7 +36,7 @@ export const workerSettings = {
   journal: Type.Optional(JournalOptionsSchema),
   /**
    * The console's address (`https://anvil.example.com/admin/console/`), for the link of `inbound.dead_lettered`
-   * (sent with `journal`). @defaultValue none: the path `/admin/console/#/…`
+   * (sent with `journal`). @defaultValue none: no link
    */
   consoleUrl: Type.Optional(ConsoleUrl())
 }

@@ -1,8 +1,9 @@
 /**
  * `anvil worker` with ANVIL_DATABASE_URL and a handler that gives up: the dead letter becomes an
  * `inbound.dead_lettered` operational event, which the same worker dispatches and delivers to the operational
- * endpoint, signed with its secret, linking into the console at ANVIL_CONSOLE_URL. A real worker process,
- * PostgreSQL, Redis and HTTP.
+ * endpoint, signed with its secret, linking into the console at ANVIL_CONSOLE_URL; a tenant's endpoint that
+ * answers 410 becomes `endpoint.disabled`, which the tenant's subscribed endpoint gets linking into the portal under
+ * ANVIL_PORTAL_PUBLIC_URL. A real worker process, PostgreSQL, Redis and HTTP.
  */
 import t from 'tap'
 import { writeFileSync } from 'node:fs'
@@ -24,25 +25,31 @@ beforeStep(t, async () => {
   await migrate(db.url)
 })
 const CONSOLE = 'https://console.example/admin/console/'
+const PORTAL_ORIGIN = 'https://hooks.example'
 
-t.test('an inbound event whose handler gives up reaches the operational endpoint as inbound.dead_lettered', async (t) => {
-  const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })
+t.test('an inbound event whose handler gives up reaches the operational endpoint as inbound.dead_lettered; a tenant hears of its endpoint with a portal link', async (t) => {
+  const receiver = await startReceiver((req, res) => { res.statusCode = req.url === '/gone' ? 410 : 204; res.end() })
   t.teardown(() => receiver.close())
   const outbound = createOutbound({ database: db.url, redis: redis.url })
   t.teardown(async () => await outbound.close())
   const ops = await outbound.operationalEndpoints.create({ url: `${receiver.url}/ops`, eventTypes: ['inbound.dead_lettered'] })
+  const gone = await outbound.endpoints.create({ url: `${receiver.url}/gone`, tenant: 'acme', eventTypes: ['order.paid'], description: 'Order sync' })
+  const listener = await outbound.endpoints.create({ url: `${receiver.url}/tenant`, tenant: 'acme', eventTypes: ['endpoint.disabled'] })
   const dir = tempDir(t)
   // Named so BullMQ takes it for its UnrecoverableError: no retry, dead-lettered at once.
   writeFileSync(join(dir, 'refuse.cjs'), "exports.handler = async () => { const err = new Error('refused by the handler'); err.name = 'UnrecoverableError'; throw err }\n")
   const worker = startCli(t, ['worker', '--handler', './refuse.cjs'], {
     cwd: dir,
-    env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', ANVIL_CONSOLE_URL: CONSOLE, HOST: '127.0.0.1', PORT: '0' }
+    env: {
+      REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', ANVIL_CONSOLE_URL: CONSOLE, ANVIL_PORTAL_PUBLIC_URL: PORTAL_ORIGIN,
+      HOST: '127.0.0.1', PORT: '0'
+    }
   })
   await worker.log('anvil worker: started')
   const jobId = await enqueue(redis.url, 'webhooks', 'evt_cli_dead')
   await worker.log('anvil worker: dead-lettered')
   await receiver.waitFor(1)
-  const [request] = receiver.received
+  const [request] = receiver.received.filter((r) => r.url === '/ops')
   const event = new Webhook(ops.secret).verify(request?.body ?? '', request?.headers as Record<string, string>)
   t.match(event, {
     type: 'inbound.dead_lettered',
@@ -51,9 +58,17 @@ t.test('an inbound event whose handler gives up reaches the operational endpoint
       tenant: null, link: `${CONSOLE}#/events/evt_cli_dead`
     }
   })
+
+  await outbound.publish({ type: 'order.paid', data: {}, tenant: 'acme' })
+  await receiver.waitFor(3)
+  const [told] = receiver.received.filter((r) => r.url === '/tenant')
+  t.match(new Webhook(listener.secret).verify(told?.body ?? '', told?.headers as Record<string, string>), {
+    type: 'endpoint.disabled',
+    data: { endpointId: gone.id, endpointUrl: `${receiver.url}/gone`, endpointDescription: 'Order sync', tenant: 'acme', link: `${PORTAL_ORIGIN}/admin/portal/#/endpoints/${gone.id}` }
+  }, 'the tenant\'s endpoint: its link into the portal under ANVIL_PORTAL_PUBLIC_URL')
   t.equal(await worker.stop(), 0)
   t.notMatch(worker.output, /whsec_/, 'no secret in the log')
-  t.equal(receiver.received.length, 1, 'one event')
+  t.same(receiver.received.map((r) => r.url).sort(), ['/gone', '/ops', '/tenant'], 'one event each')
 })
 
 t.test('a bad ANVIL_CONSOLE_URL: exit 1 with one line', async (t) => {

@@ -402,6 +402,12 @@ t.test('database and admin API from existing Secrets: the admin port on the Serv
   t.equal(envOf(server).ANVIL_PORTAL_LIMITS.value, 'endpointsPerTenant=100,testEventsPerMinute=20', 'admin.portalLimits as the CLI takes them')
   t.match((await import('../../cli/config/load-config.js')).loadServeConfig({ WEBHOOK_SECRET: 'whsec_chart_env_0123456', ANVIL_PORTAL_LIMITS: envOf(server).ANVIL_PORTAL_LIMITS.value }).portal, { limits: { endpointsPerTenant: 100, testEventsPerMinute: 20 } })
   t.equal(envOf(worker).ANVIL_ADMIN_TOKEN, undefined, 'the worker serves no admin API')
+  // The operational events' links: written by the worker, the portal's also minted by the server.
+  t.equal(envOf(worker).ANVIL_CONSOLE_URL.value, 'https://anvil.example.com/admin/console/', 'admin.consoleUrl, on the worker')
+  for (const workload of [server, worker]) t.equal(envOf(workload).ANVIL_PORTAL_PUBLIC_URL.value, 'https://hooks.example.com', `admin.portalPublicUrl on ${String(workload.metadata.name)}`)
+  const links = { ANVIL_CONSOLE_URL: envOf(worker).ANVIL_CONSOLE_URL.value, ANVIL_PORTAL_PUBLIC_URL: envOf(worker).ANVIL_PORTAL_PUBLIC_URL.value }
+  t.match((await import('../../cli/config/load-config.js')).loadWorkerConfig({ ...links, ANVIL_DATABASE_URL: 'postgres://db/anvil' }),
+    { consoleUrl: 'https://anvil.example.com/admin/console/', portalUrl: 'https://hooks.example.com/admin/portal/' }, 'values the worker takes: its links into the console and the portal')
   t.match(containerOf(server).ports, [{ name: 'http' }, { name: 'admin', containerPort: 3002 }])
   t.match(named(manifests, 'Service', '-server').spec.ports, [{ name: 'http', port: 80 }, { name: 'admin', port: 8080, targetPort: 'admin' }])
   const ingress = byKind(manifests, 'Ingress')[0]

@@ -24,6 +24,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js'
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
 const CONSOLE = 'https://anvil.example.com/admin/console/'
+const PORTAL = 'https://hooks.example.com/admin/portal/'
 const SCHEDULE = [100, 100, 100, 100, 100]
 let db: TestDatabase
 let redis: TestRedis
@@ -64,7 +65,7 @@ beforeStep(t, async () => {
 
   app = Fastify()
   await app.register(anvilOutbound, {
-    database: db.pool(), redis: redis.url, runDispatcher: true, consoleUrl: CONSOLE, retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 }
+    database: db.pool(), redis: redis.url, runDispatcher: true, consoleUrl: CONSOLE, portalUrl: PORTAL, retrySchedule: SCHEDULE, dispatch: { pollIntervalMs: 100 }
   })
   await app.register(anvilAdmin, { token: TOKEN })
   await app.ready()
@@ -129,8 +130,8 @@ t.test('the admin API: 201 { id, secret }, listed apart from the endpoints, dele
   t.ok(doc.paths['/admin/operational-endpoints'], 'documented in the OpenAPI document')
 })
 
-t.test('a 410: endpoint.disabled once, with the reason, the tenant and a console link, signed with the returned secret', async (t) => {
-  const gone = await outbound.endpoints.create({ url: `${receiver.url}/gone`, tenant: 'gone' })
+t.test('a 410: endpoint.disabled once, naming the endpoint, with the reason, the tenant and a link: the operator\'s into the console, the tenant\'s into the portal', async (t) => {
+  const gone = await outbound.endpoints.create({ url: `${receiver.url}/gone`, tenant: 'gone', description: 'Order sync for the warehouse' })
   const sibling = await outbound.endpoints.create({ url: `${receiver.url}/tenant-gone`, tenant: 'gone', eventTypes: ['endpoint.disabled'] })
   const everything = await outbound.endpoints.create({ url: `${receiver.url}/tenant-gone-all`, tenant: 'gone' })
   const stranger = await outbound.endpoints.create({ url: `${receiver.url}/tenant-other`, tenant: 'other', eventTypes: ['endpoint.disabled'] })
@@ -140,10 +141,15 @@ t.test('a 410: endpoint.disabled once, with the reason, the tenant and a console
   await Promise.all([1, 2, 3, 4].map(async (i) => await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'gone' })))
   await eventually(async () => received('endpoint.disabled', 'endpointId', gone.id).length === 1, 20_000)
   t.match(received('endpoint.disabled', 'endpointId', gone.id)[0]?.data, {
-    endpointId: gone.id, tenant: 'gone', reason: 'the endpoint answered 410 Gone', disabledAt: String,
-    link: `${CONSOLE}#/deliveries?endpoint=${gone.id}`
-  })
+    endpointId: gone.id, endpointUrl: `${receiver.url}/gone`, endpointDescription: 'Order sync for the warehouse', tenant: 'gone',
+    reason: 'the endpoint answered 410 Gone', disabledAt: String, link: `${CONSOLE}#/endpoints/${gone.id}`
+  }, 'the operator\'s: the endpoint named, the link into the console, absolute')
+  t.notOk('portalLink' in (received('endpoint.disabled', 'endpointId', gone.id)[0]?.data ?? {}), 'one link')
   await eventually(async () => received('endpoint.disabled', 'endpointId', gone.id, '/tenant-gone').length === 1, 20_000)
+  const tenants = received('endpoint.disabled', 'endpointId', gone.id, '/tenant-gone')[0]?.data
+  t.match(tenants, { endpointId: gone.id, endpointUrl: `${receiver.url}/gone`, endpointDescription: 'Order sync for the warehouse', link: `${PORTAL}#/endpoints/${gone.id}` },
+    'the tenant\'s: the same endpoint, the link into the portal, absolute')
+  t.notMatch(JSON.stringify(tenants), /admin\/console/, 'nothing of the operator\'s console')
   t.same(await written('endpointId', gone.id), { 'endpoint.disabled': 1 }, 'one message for four 410s over two workers')
   t.equal(seen.filter((s) => s.path === '/tenant-gone-all' && s.type.startsWith('endpoint.')).length, 0, 'a tenant endpoint taking every type takes no operational event')
   t.equal(seen.filter((s) => s.path === '/tenant-other').length, 0, "another tenant's endpoint hears nothing of it")
@@ -167,7 +173,9 @@ t.test("a portal user subscribes one of their endpoints to their own tenant's en
   await outbound.publish({ type: 'order.paid', data: {}, tenant: 'portal-t' })
   await outbound.publish({ type: 'order.paid', data: {}, tenant: 'portal-other' })
   await eventually(async () => received('endpoint.disabled', 'endpointId', gone.id, '/portal-sub').length === 1, 20_000)
-  t.match(received('endpoint.disabled', 'endpointId', gone.id, '/portal-sub')[0]?.data, { tenant: 'portal-t', reason: 'the endpoint answered 410 Gone' })
+  t.match(received('endpoint.disabled', 'endpointId', gone.id, '/portal-sub')[0]?.data, {
+    tenant: 'portal-t', reason: 'the endpoint answered 410 Gone', endpointUrl: `${receiver.url}/gone`, link: `${PORTAL}#/endpoints/${gone.id}`
+  }, 'its link opens the endpoint in the portal')
   await eventually(async () => received('endpoint.disabled', 'endpointId', elsewhere.id).length === 1, 20_000)
   t.equal(seen.filter((s) => s.path === '/portal-sub' && s.data.endpointId !== gone.id).length, 0, "nothing of another tenant's, and no order.paid")
   t.same(unverified, [])
@@ -183,8 +191,9 @@ t.test('auto-disable (only failures for disableAfterMs): endpoint.disabled with 
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/down`, tenant: 'auto' })
   await auto.resend.sendTest(endpoint.id)
   await eventually(async () => received('endpoint.disabled', 'endpointId', endpoint.id).length === 1, 20_000)
-  t.match(received('endpoint.disabled', 'endpointId', endpoint.id)[0]?.data, { tenant: 'auto', reason: /^only failures since \d{4}-/, link: `/admin/console/#/deliveries?endpoint=${endpoint.id}` },
-    'the reason; without consoleUrl the link is the path')
+  const data = received('endpoint.disabled', 'endpointId', endpoint.id)[0]?.data ?? {}
+  t.match(data, { tenant: 'auto', reason: /^only failures since \d{4}-/, endpointUrl: `${receiver.url}/down` }, 'the reason')
+  t.notOk('link' in data || 'portalLink' in data, 'without consoleUrl and portalUrl: no link, never a path alone')
   t.same(await written('endpointId', endpoint.id), { 'endpoint.disabled': 1 })
 })
 
@@ -194,13 +203,13 @@ t.test('a failing receiver: endpoint.failing when its circuit opens, endpoint.re
   for (let i = 0; i < 4; i++) await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'flaky' })
   await eventually(async () => received('endpoint.failing', 'endpointId', endpoint.id).length === 1, 20_000)
   t.match(received('endpoint.failing', 'endpointId', endpoint.id)[0]?.data, {
-    endpointId: endpoint.id, tenant: 'flaky', circuitOpenedAt: String, failingSince: String, lastAttempt: { httpStatus: 503, errorClass: 'http_5xx' },
-    link: `${CONSOLE}#/deliveries?endpoint=${endpoint.id}`
+    endpointId: endpoint.id, endpointUrl: `${receiver.url}/flaky`, endpointDescription: '', tenant: 'flaky', circuitOpenedAt: String, failingSince: String,
+    lastAttempt: { httpStatus: 503, errorClass: 'http_5xx' }, link: `${CONSOLE}#/endpoints/${endpoint.id}`
   })
   flaky = false
   await eventually(async () => await successes(endpoint.id) === 4, 30_000)
   await eventually(async () => received('endpoint.recovered', 'endpointId', endpoint.id).length === 1, 20_000)
-  t.match(received('endpoint.recovered', 'endpointId', endpoint.id)[0]?.data, { endpointId: endpoint.id, tenant: 'flaky', circuitOpenedAt: String, recoveredAt: String })
+  t.match(received('endpoint.recovered', 'endpointId', endpoint.id)[0]?.data, { endpointId: endpoint.id, endpointUrl: `${receiver.url}/flaky`, tenant: 'flaky', circuitOpenedAt: String, recoveredAt: String, link: `${CONSOLE}#/endpoints/${endpoint.id}` })
   t.same(await written('endpointId', endpoint.id), { 'endpoint.failing': 1, 'endpoint.recovered': 1 }, 'one per transition, probes that failed included')
   const [failing, recovered] = [received('endpoint.failing', 'endpointId', endpoint.id)[0], received('endpoint.recovered', 'endpointId', endpoint.id)[0]]
   t.ok(seen.indexOf(failing as Seen) < seen.indexOf(recovered as Seen), 'failing, then recovered')
@@ -211,7 +220,7 @@ t.test("a message's attempts run out: message.exhausted with the message, the en
   const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'down' })
   await eventually(async () => received('message.exhausted', 'messageId', messageId).length === 1, 30_000)
   t.match(received('message.exhausted', 'messageId', messageId)[0]?.data, {
-    messageId, endpointId: endpoint.id, tenant: 'down', eventType: 'order.paid', attempts: SCHEDULE.length + 1,
+    messageId, endpointId: endpoint.id, endpointUrl: `${receiver.url}/down`, endpointDescription: '', tenant: 'down', eventType: 'order.paid', attempts: SCHEDULE.length + 1,
     lastAttempt: { httpStatus: 500, errorClass: 'http_5xx' }, link: `${CONSOLE}#/messages/${messageId}`
   })
   t.same(await written('endpointId', endpoint.id), { 'endpoint.failing': 1, 'message.exhausted': 1 })

@@ -325,5 +325,9 @@ t.test('a revoked, forged or missing link says so, and is not a broken page', as
   await forged.page.getByRole('heading', { level: 1, name: 'This link has expired' }).waitFor()
   const none = await openPortal(t, 'portal-no-link', `${base}/admin/portal/`)
   await none.page.getByRole('heading', { level: 1, name: 'No access link' }).waitFor()
-  t.same([...pageErrors(errors), ...pageErrors(forged.errors), ...pageErrors(none.errors)], [], 'no error but the 401s the page explains')
+  // An operational event's link into the portal, opened in a tab with no portal link: where to go, and which endpoint.
+  const deep = await openPortal(t, 'portal-deep-link', `${base}/admin/portal/#/endpoints/${acme.id}`)
+  await deep.page.getByRole('heading', { level: 1, name: 'No access link' }).waitFor()
+  t.match(await deep.page.locator('main').innerText(), new RegExp(`Then open endpoint ${acme.id} under Endpoints`), 'it names the endpoint')
+  t.same([...pageErrors(errors), ...pageErrors(forged.errors), ...pageErrors(none.errors), ...pageErrors(deep.errors)], [], 'no error but the 401s the page explains')
 })

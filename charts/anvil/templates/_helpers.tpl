@@ -357,6 +357,17 @@ limit, so the fork of an AOF rewrite has room under the limit (values.yaml says 
 {{- end }}
 {{- end -}}
 
+{{/*
+Where operational events link (docs/outgoing-webhooks.md#operational-webhooks): ANVIL_CONSOLE_URL for the worker,
+which writes them, and ANVIL_PORTAL_PUBLIC_URL for both (the server's portal links start there too); nothing unset.
+*/}}
+{{- define "anvil.pageUrlsEnv" -}}
+{{- include "anvil.envIfSet" (list (list "ANVIL_PORTAL_PUBLIC_URL" .root.Values.admin.portalPublicUrl)) }}
+{{- if .worker }}
+{{- include "anvil.envIfSet" (list (list "ANVIL_CONSOLE_URL" .root.Values.admin.consoleUrl)) }}
+{{- end }}
+{{- end -}}
+
 {{/* The admin API's token from its Secret and its own port; nothing without admin.existingSecret. */}}
 {{- define "anvil.adminEnv" -}}
 {{- with .Values.admin.existingSecret }}

@@ -47,7 +47,9 @@ function Page ({ route }: { route: Route }) {
 }
 
 /** No token, or one the server no longer takes: a page that says what to do, not a broken one. */
-function NoAccess ({ expired }: { expired: boolean }) {
+function NoAccess ({ expired, route }: { expired: boolean, route: Route }) {
+  // A link from an operational event (`#/endpoints/ep_…`) names the endpoint it was about.
+  const endpoint = /^\/endpoints\/(.+)$/.exec(route.path)?.[1]
   return (
     <main class='login' id='main'>
       <h1>{expired ? 'This link has expired' : 'No access link'}</h1>
@@ -56,6 +58,7 @@ function NoAccess ({ expired }: { expired: boolean }) {
           ? 'The link that opened this page has expired or was revoked. Open the webhook settings of your account again for a new one.'
           : 'This page opens from a link in the webhook settings of your account; it has no login of its own.'}
       </p>
+      {endpoint !== undefined && <p>Then open endpoint <code class='id'>{decodeURIComponent(endpoint)}</code> under Endpoints.</p>}
     </main>
   )
 }
@@ -78,7 +81,7 @@ function Portal () {
   useEffect(() => applyTheme(theme), [theme])
   const embed = session.data?.embed === true
   useEffect(() => embed ? postHeight(session.data?.frameAncestors ?? []) : undefined, [embed])
-  if (token === null || expired) return <NoAccess expired={expired} />
+  if (token === null || expired) return <NoAccess expired={expired} route={route} />
   if (session.data === undefined) return <p aria-busy='true' class='loading'>Loading…</p>
   // A message is reached from the delivery log: its section is Deliveries; an endpoint's page is under Endpoints.
   const section = route.path.startsWith('/messages/') ? '/deliveries' : route.path.startsWith('/endpoints') ? '/' : '/' + (route.path.split('/')[1] ?? '')
