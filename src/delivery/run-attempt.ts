@@ -64,7 +64,7 @@ export function attemptOf (job: Job<OutboundJobData>): AttemptStart {
   return { messageId, endpointId, jobId: job.id as string, attempt: job.attemptsMade + 1, payloadSha256: sha256Hex(body) }
 }
 
-export async function deliverJob (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<void> {
+export async function runAttempt (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<void> {
   const data = job.data
   const { endpointId } = data
   const { store } = deps

@@ -5,7 +5,7 @@ import { createEndpointRateLimit } from '../../src/delivery/endpoint-rate-limit.
 import { createEndpointGate } from '../../src/delivery/endpoint-gate.js'
 import { OUTBOUND_JOB_NAME, type OutboundJobData } from '../../src/delivery/delivery-job.js'
 import { createGuardedDispatcher } from '../../src/send/guarded-dispatcher.js'
-import { deliverJob } from '../../src/delivery/run-attempt.js'
+import { runAttempt } from '../../src/delivery/run-attempt.js'
 import { silentLogger } from '../../src/shared/logger.js'
 import { eventually } from '../helpers/outbound.js'
 import { TestRedis } from '../helpers/redis.js'
@@ -138,7 +138,7 @@ t.test('a job put back without a POST (its circuit open) earns its endpoint no s
   const queueClient = redis.client()
   const worker = new Worker<OutboundJobData>('gate-put-back', async (job, token) => {
     try {
-      await deliverJob(job, token, deps)
+      await runAttempt(job, token, deps)
     } catch (err) {
       if (err instanceof DelayedError) putBack++
       throw err
