@@ -1,6 +1,6 @@
 import type { WebhookJobData } from '../queue/job-data.js'
 import type { WebhookEvent } from '../worker/webhook-event.js'
-import { prepared, recordChecked, recordValues } from '../sql/webhook_event_outcome.js'
+import { prepared, recordChecked, recordValues } from '../sql/webhook-event-outcome.js'
 import { errorClassOf } from '../shared/error-class-of.js'
 import { errorMessageOf } from '../shared/error-message-of.js'
 import { journalIdOf } from './journal-id-of.js'

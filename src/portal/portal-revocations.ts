@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js'
-import * as sql from '../sql/portal_revocations.js'
-import type { PortalRevocationRow } from '../sql/portal_revocations.js'
+import * as sql from '../sql/portal-revocations.js'
+import type { PortalRevocationRow } from '../sql/portal-revocations.js'
 import type { PortalClaims } from './portal-token.js'
 
 export type PortalRevocations = ReturnType<typeof createPortalRevocations>
