@@ -1,6 +1,6 @@
 /**
  * Outgoing webhooks' metrics: messages published (src/outbox/outbox-channels.ts); deliveries, from the delivery
- * worker's diagnostics channels (src/delivery/delivery-channels.ts), labelled by endpoint and event type
+ * worker's diagnostics channels (src/delivery/outbound-channels.ts), labelled by endpoint and event type
  * (`instrument` in metrics.ts calls `instrumentOutbound`); and the outbox's pending count, failed count and
  * oldest pending age, read from PostgreSQL on each scrape for every `anvilOutbound` service registered with the
  * registry (`watchOutbound`).
@@ -9,7 +9,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { Gauge, type Registry } from 'prom-client'
 import {
   outboundChannels, type CircuitMessage, type DeliveredMessage, type EndpointDisabledMessage
-} from '../../src/delivery/delivery-channels.js'
+} from '../../src/delivery/outbound-channels.js'
 import { outboxChannels, type PublishedMessage } from '../../src/outbox/outbox-channels.js'
 import type { OutboxStats } from '../../src/outbox/outbound.js'
 import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
