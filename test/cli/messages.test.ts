@@ -5,12 +5,13 @@
  */
 import t from 'tap'
 import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
-import { eventually } from '../helpers/outbound.js'
+
 import { runCli, startCli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
+import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-for-cli-messages'
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
@@ -43,8 +44,8 @@ const lines = (stdout: string): unknown[] => stdout.split('\n').filter((line) =>
 
 t.test('by id, straight to the database: a message whose one delivery attempt failed, after a dry run', async (t) => {
   const { messageId } = await outbound.publish({ type: 'order.paid', data: { n: 1 } })
-  await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'failed'", [messageId])).length === 1)
-  await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
+  await eventually('(db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND s…', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'failed'", [messageId])).length === 1)
+  await eventually('outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoin…', async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
   const dry = await runCli(['messages', 'resend', messageId, '--dry-run'], { env })
   t.equal(dry.code, 0, dry.stderr)
   t.same(lines(dry.stdout), [{ messageId, status: 'dispatched', endpointIds: [endpoint.id], inFlight: [], delivered: [] }])
@@ -54,7 +55,7 @@ t.test('by id, straight to the database: a message whose one delivery attempt fa
   const real = await runCli(['messages', 'resend', messageId], { env })
   t.equal(real.code, 0, real.stderr)
   t.equal(real.stderr, 're-sent 1 message, 1 delivery in all\n')
-  await eventually(async () => await successes(messageId) === 1)
+  await eventually('successes(messageId) === 1', async () => await successes(messageId) === 1)
   t.same(receiver.received.slice(got).map((r) => r.headers['webhook-id']), [messageId], 'delivered once, same webhook-id')
   failing = true
 })
@@ -75,7 +76,7 @@ t.test('by filter, through the admin API: messages whose dispatch failed, a dry 
   t.same(lines(real.stdout).map((item) => (item as { messageId: string }).messageId), ids.slice(0, 2), '--limit: at most that many')
   const rest = await runCli(['messages', 'resend', '--url', url, '--all'], { env: api })
   t.same(lines(rest.stdout).map((item) => (item as { messageId: string }).messageId), ids.slice(2), 'then the rest')
-  for (const id of ids) await eventually(async () => await successes(id) === 1)
+  for (const id of ids) await eventually('successes(id) === 1', async () => await successes(id) === 1)
   t.same(receiver.received.filter((r) => ids.includes(String(r.headers['webhook-id']))).length, 3, 'each delivered once')
 
   const bad = await runCli(['messages', 'resend', '--url', url, '--filter', 'status=failed'], { env: api })

@@ -6,7 +6,7 @@ import t from 'tap'
 import { Job } from 'bullmq'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from '../helpers/target.js'
-import { chainOn, waitFor } from '../helpers/chain.js'
+import { chainOn } from '../helpers/chain.js'
 import { SECRET } from '../helpers/app.js'
 import { resolveIngressOptions, resolveQueueSettings } from '../../src/inbound/ingress-options.js'
 import type { AnvilWorker } from '../../src/worker/worker.js'
@@ -14,6 +14,7 @@ import { DEFAULT_KEEP_JOBS, DEFAULT_QUEUE_SETTINGS, jobOptions } from '../../src
 import { DEFAULT_RETENTION } from '../../src/shared/constants.js'
 import { deadLetterId, type DeadLetterData } from '../../src/worker/dead-letter.js'
 import { deadLetterQueueName } from '../../src/queue/open-queues.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.test('defaults: completed jobs an hour or 1000, failed a week or 10000, dead letters two weeks', async (t) => {
   t.same(DEFAULT_KEEP_JOBS, {
@@ -63,7 +64,7 @@ t.test('against Redis', async (t) => {
     await worker.start()
     const first = []
     for (let i = 0; i < 30; i++) first.push(await ingress.enqueue({ i }, { eventId: `evt_${i}` }))
-    await waitFor('30 completions', () => finished() === 30)
+    await eventually('30 completions', () => finished() === 30)
     const queue = queueFor(queueName)
     const completed = await queue.getCompletedCount()
     t.ok(completed <= 5, `${completed} completed jobs kept`)
@@ -89,7 +90,7 @@ t.test('against Redis', async (t) => {
     await worker.start()
     const total = DEFAULT_RETENTION.completedCount + 20
     const accepted = await Promise.all(Array.from({ length: total }, async (_, i) => await ingress.enqueue({ i }, { eventId: `d_${i}` })))
-    await waitFor(`${total} completions`, () => finished() === total, 30_000)
+    await eventually(`${total} completions`, () => finished() === total, 30_000)
     const queue = queueFor(queueName)
     t.equal(await queue.getCompletedCount(), DEFAULT_RETENTION.completedCount, 'the default count holds')
     const kept = (await queue.getJobs(['completed'], 0, 0))[0]
@@ -106,12 +107,12 @@ t.test('against Redis', async (t) => {
     await worker.start()
     const old = []
     for (let i = 0; i < 3; i++) old.push(await ingress.enqueue({ i }, { eventId: `old_${i}` }))
-    await waitFor('3 completions', () => finished() === 3)
+    await eventually('3 completions', () => finished() === 3)
     const queue = queueFor(queueName)
     t.equal(await queue.getCompletedCount(), 3, 'kept while young')
     await sleep(1100)
     await ingress.enqueue({ i: 'new' }, { eventId: 'new' })
-    await waitFor('the 4th completion', () => finished() === 4)
+    await eventually('the 4th completion', () => finished() === 4)
     t.equal(await queue.getCompletedCount(), 1, 'the old ones were removed by age')
     t.equal(await Job.fromId(queue, old[0]?.jobId as string), undefined)
     t.same(await ingress.enqueue({ i: 0 }, { eventId: 'old_0' }), { jobId: old[0]?.jobId, replayed: true },
@@ -129,7 +130,7 @@ t.test('against Redis', async (t) => {
     const failed = []
     for (let i = 0; i < 4; i++) failed.push(await ingress.enqueue({ i }, { eventId: `f_${i}`, eventType: 'fail' }))
     for (let i = 0; i < 6; i++) await ingress.enqueue({ i }, { eventId: `ok_${i}`, eventType: 'ok' })
-    await waitFor('10 finished jobs', () => finished() === 10)
+    await eventually('10 finished jobs', () => finished() === 10)
     const queue = queueFor(queueName)
     t.ok(await queue.getCompletedCount() <= 2, 'completed: bounded at 2')
     t.equal(await queue.getFailedCount(), 4, 'failed: all kept')
@@ -138,7 +139,7 @@ t.test('against Redis', async (t) => {
       'retention other than the default is on the job, both sides')
 
     const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
-    await waitFor('4 dead letters', async () => await dead.count() === 4)
+    await eventually('4 dead letters', async () => await dead.count() === 4)
     const again = await ingress.enqueue({ i: 0 }, { eventId: 'f_0', eventType: 'fail' })
     t.same(again, { jobId: failed[0]?.jobId, replayed: true }, 'a redelivery after dead-lettering is a duplicate')
     await sleep(200)
@@ -154,7 +155,7 @@ t.test('against Redis', async (t) => {
     await worker.start()
     const { jobId } = await ingress.enqueue({ n: 1 })
     const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
-    await waitFor('the dead letter', async () => await dead.count() === 1)
+    await eventually('the dead letter', async () => await dead.count() === 1)
     await worker.sweep()
     t.ok(await Job.fromId(dead, deadLetterId(jobId)), 'a young dead letter survives a sweep')
     const keeper = workerFor(queueName, () => {}) // default deadAgeSeconds: 14 days; sweep needs no start
@@ -172,9 +173,9 @@ t.test('against Redis', async (t) => {
     await worker.start()
     const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
     const { jobId } = await ingress.enqueue({ n: 1 })
-    await waitFor('the dead letter', async () => await Job.fromId(dead, deadLetterId(jobId)) !== undefined)
+    await eventually('the dead letter', async () => await Job.fromId(dead, deadLetterId(jobId)) !== undefined)
     // Written after start's first sweep: only the periodic sweep can remove it.
-    await waitFor('the periodic sweep to prune it', async () => await dead.count() === 0)
+    await eventually('the periodic sweep to prune it', async () => await dead.count() === 0)
     t.equal(await Job.fromId(dead, deadLetterId(jobId)), undefined, 'pruned while the worker runs')
     t.ok(worker.running, 'the worker is still running')
   })

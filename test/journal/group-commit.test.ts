@@ -3,12 +3,13 @@
  * commit for the group; a handler that throws rolls back alone and retries; the option is validated.
  */
 import t from 'tap'
-import { waitFor } from '../helpers/chain.js'
+
 import { addJob, jobData, openQueue, journalFixture } from '../helpers/journal.js'
 import { createWorker, type WebhookHandler } from '../../src/worker/worker.js'
 import type { WorkerOptions } from '../../src/worker/worker-options.js'
 import { loadWorkerConfig } from '../../cli/config/load-config.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const { redis, db } = journalFixture(t)
 beforeStep(t, async () => { await db.query('CREATE TABLE public.charges (event_id text, attempt int, tx xid8 NOT NULL DEFAULT pg_current_xact_id())') })
@@ -37,7 +38,7 @@ t.test('events share commits: their writes and rows commit in fewer transactions
   })
   for (let i = 0; i < EVENTS; i++) await addJob(queue, jobData({ eventId: `evt_share_${i}` }))
   await worker.start()
-  await waitFor('all done', async () => await doneCount('evt_share_') === EVENTS)
+  await eventually('all done', async () => await doneCount('evt_share_') === EVENTS)
   const [charges] = await db.query<{ n: string, txs: string }>("SELECT count(*) AS n, count(DISTINCT tx) AS txs FROM public.charges WHERE event_id LIKE 'evt_share_%'")
   t.equal(Number(charges?.n), EVENTS, 'one write per event')
   t.ok(Number(charges?.txs) < EVENTS, `${EVENTS} events in ${charges?.txs} transactions`)
@@ -55,7 +56,7 @@ t.test('a handler that throws rolls back to its savepoint alone: its event retri
   })
   for (let i = 0; i < 6; i++) await addJob(queue, jobData({ eventId: `evt_throw_${i}`, retry: [50] }))
   await worker.start()
-  await waitFor('all done', async () => await doneCount('evt_throw_') === 6)
+  await eventually('all done', async () => await doneCount('evt_throw_') === 6)
   const charges = await db.query<{ event_id: string, attempt: number }>("SELECT event_id, attempt FROM public.charges WHERE event_id LIKE 'evt_throw_%' ORDER BY event_id")
   t.same(charges, [0, 1, 2, 3, 4, 5].map((i) => ({ event_id: `evt_throw_${i}`, attempt: i === 3 ? 2 : 1 })), 'the thrower\'s first write rolled back, every other kept')
   const [effect] = await db.query<{ result: unknown }>("SELECT result FROM anvil.webhook_effects WHERE key = 'evt_throw_3:receipt'")

@@ -10,9 +10,10 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import { consoleErrors, openBrowser, screenshot } from '../helpers/browser.js'
-import { waitFor } from '../helpers/console.js'
+
 import { outboundFixture } from '../helpers/outbound.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.setTimeout(120_000)
 const TOKEN = 'portal-frame-admin-token-0123456789'
@@ -107,7 +108,7 @@ t.test('a page on an allowed origin frames the portal, opened with a tenant\'s l
   const refusals = consoleErrors(refused)
   await refused.goto(`${hostOrigin}/?src=${encodeURIComponent((await mint(closed)).url)}`)
   // Chromium says so in the framing page's console, and shows its error page in the frame.
-  await waitFor(async () => refusals.some((e) => /frame-ancestors/.test(e)) || refused.frames().some((f) => f.url().startsWith('chrome-error:')))
+  await eventually('refusals.some((e) => /frame-ancestors/.test(e)) || refused.frames().s…', async () => refusals.some((e) => /frame-ancestors/.test(e)) || refused.frames().some((f) => f.url().startsWith('chrome-error:')))
   t.equal(await refused.frameLocator('iframe').getByRole('heading').count(), 0, 'nothing of the portal shows')
   await refused.close()
   await page.close()

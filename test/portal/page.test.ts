@@ -14,12 +14,13 @@ import { pageErrors, settled, startConsoleServer, TOKEN, type ConsoleServer } fr
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { docsBlock, INVOICE_PAID, portalAdmin } from '../helpers/portal.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.setTimeout(300_000)
-let { base, waitFor } = {} as ConsoleServer
+let { base } = {} as ConsoleServer
 let context: BrowserContext
 beforeStep(t, async () => {
-  ({ base, waitFor } = await startConsoleServer(t))
+  ({ base } = await startConsoleServer(t))
   context = await openBrowser(t)
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
 })
@@ -49,7 +50,7 @@ beforeStep(t, async () => {
   acmeDown = await make('/down/acme', 'acme')
   globex = await make('/globex/hooks', 'globex')
   for (const endpoint of [acme, acmeDown, globex]) await admin.send('POST', `/endpoints/${endpoint.id}/test`, {})
-  await waitFor(async () => (await Promise.all([acme, acmeDown, globex].map(answered))).every(Boolean))
+  await eventually('(Promise.all([acme, acmeDown, globex].map(answered))).every(Boolean)', async () => (await Promise.all([acme, acmeDown, globex].map(answered))).every(Boolean))
   acmeLink = await admin.send<{ token: string, url: string }>('POST', '/portal/tokens', { tenant: 'acme' })
 })
 
@@ -181,7 +182,7 @@ t.test('a test event carries a sample made from the type\'s schema; a failed del
   await form.getByRole('button', { name: 'Send test event' }).click()
   const note = await row.getByText(/^Test event sent: message /).innerText()
   const messageId = note.replace('Test event sent: message ', '')
-  await waitFor(async () => receiver.received.slice(got).some((r) => r.headers['webhook-id'] === messageId))
+  await eventually('receiver.received.slice(got).some((r) => r.headers[\'webhook-id\'] === …', async () => receiver.received.slice(got).some((r) => r.headers['webhook-id'] === messageId))
   const delivered = receiver.received.slice(got).find((r) => r.headers['webhook-id'] === messageId)
   t.match(JSON.parse(delivered?.body ?? '{}'), { type: 'invoice.paid', data: sample }, 'the receiver got the sample, typed')
   await page.goto(`${base}/admin/portal/#/deliveries?endpoint=${acme.id}`)
@@ -194,7 +195,7 @@ t.test('a test event carries a sample made from the type\'s schema; a failed del
   const failed = page.getByTestId('delivery').filter({ hasText: 'down for maintenance' }).first()
   await failed.getByRole('button', { name: /^Retry: delivery / }).click()
   await page.getByText('retry queued').waitFor()
-  await waitFor(async () => (await deliveries(acmeDown.id)).length > before)
+  await eventually('(deliveries(acmeDown.id)).length > before', async () => (await deliveries(acmeDown.id)).length > before)
   t.pass('the retry made another delivery')
   t.same(pageErrors(errors), [])
 })
