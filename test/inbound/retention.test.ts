@@ -4,7 +4,6 @@
  */
 import t from 'tap'
 import { Job } from 'bullmq'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from '../helpers/target.js'
 import { chainOn } from '../helpers/chain.js'
 import { SECRET } from '../helpers/app.js'
@@ -77,8 +76,10 @@ t.test('against Redis', async (t) => {
 
     const again = await ingress.enqueue({ i: 0 }, { eventId: 'evt_0' })
     t.same(again, { jobId: first[0]?.jobId, replayed: true }, 'a redelivery of an early, removed event is replayed')
-    await sleep(200)
-    t.equal(handled, 30, 'no new job ran')
+    // A new event queued behind it: once that one is handled, a job for the redelivery would have run before it.
+    await ingress.enqueue({ i: 'after' }, { eventId: 'evt_after' })
+    await eventually('the event queued after the redelivery', () => finished() === 31)
+    t.equal(handled, 31, 'no job ran for the redelivery')
     t.equal(await queue.count(), 0, 'nothing waiting')
   })
 
@@ -110,7 +111,9 @@ t.test('against Redis', async (t) => {
     await eventually('3 completions', () => finished() === 3)
     const queue = queueFor(queueName)
     t.equal(await queue.getCompletedCount(), 3, 'kept while young')
-    await sleep(1100)
+    // Older than completedAgeSeconds by their own finishedOn, which BullMQ's retention compares with.
+    await eventually('the three jobs to be older than 1 s', async () =>
+      (await queue.getJobs(['completed'])).every((job) => Date.now() - (job.finishedOn ?? Infinity) > 1000))
     await ingress.enqueue({ i: 'new' }, { eventId: 'new' })
     await eventually('the 4th completion', () => finished() === 4)
     t.equal(await queue.getCompletedCount(), 1, 'the old ones were removed by age')
@@ -142,7 +145,9 @@ t.test('against Redis', async (t) => {
     await eventually('4 dead letters', async () => await dead.count() === 4)
     const again = await ingress.enqueue({ i: 0 }, { eventId: 'f_0', eventType: 'fail' })
     t.same(again, { jobId: failed[0]?.jobId, replayed: true }, 'a redelivery after dead-lettering is a duplicate')
-    await sleep(200)
+    // A new event queued behind it: once that one is handled, a job for the redelivery would have run before it.
+    await ingress.enqueue({ i: 'after' }, { eventId: 'ok_after', eventType: 'ok' })
+    await eventually('the event queued after the redelivery', () => finished() === 11)
     t.equal(await queue.count(), 0, 'no new job')
     t.equal(await queue.getFailedCount(), 4)
     t.equal(await dead.count(), 4, 'no new dead letter')
@@ -159,7 +164,11 @@ t.test('against Redis', async (t) => {
     await worker.sweep()
     t.ok(await Job.fromId(dead, deadLetterId(jobId)), 'a young dead letter survives a sweep')
     const keeper = workerFor(queueName, () => {}) // default deadAgeSeconds: 14 days; sweep needs no start
-    await sleep(1100)
+    // Older than deadAgeSeconds by its own timestamp, which the sweep's clean compares with.
+    await eventually('the dead letter to be older than 1 s', async () => {
+      const letter = await Job.fromId(dead, deadLetterId(jobId))
+      return letter !== undefined && Date.now() - letter.timestamp > 1000
+    })
     await keeper.sweep()
     t.ok(await Job.fromId(dead, deadLetterId(jobId)), 'the default retention keeps a 1 s old dead letter')
     await worker.sweep()
