@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { WorkerCommandConfig } from './config/load-config.js'
 import { workerOptions } from './config/worker-options.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
-import { redactUrl } from '../src/redis/connect.js'
+import { patientlyFor } from './redis-patience.js'
 import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { errors } from '../src/shared/errors.js'
 import { createForwarder } from '../src/forward/create-forwarder.js'
@@ -17,8 +17,6 @@ import { closeGracefully, createApp, listen, registerMetrics, sampledQueue } fro
 import { setUpTracing } from './tracing.js'
 import { outboundInternals } from '../src/outbox/outbound.js'
 
-/** How long the first connection may take before the log says Redis is not there yet. */
-export const REDIS_WAIT_NOTICE_MS = 2000
 export const NO_HANDLER_WARNING = 'anvil worker: no --handler: inbound events are not consumed here and wait in Redis; only outgoing webhooks are delivered (give --handler, or --role outbound for an outgoing-only worker)'
 /** On a shutdown before Redis was ever reached, how long closing the idle worker may take. */
 export const UNSTARTED_CLOSE_MS = 1000
@@ -89,15 +87,14 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     const port = await listen(app, config.host, config.port)
     log.info({ host: config.host, port }, 'anvil worker: health and metrics listening')
 
-    const probe = setTimeout(() => {
-      log.warn({ redis: redactUrl(redisUrl) }, 'anvil worker: Redis is not reachable yet; retrying (not ready until it answers)')
-    }, REDIS_WAIT_NOTICE_MS)
-    probe.unref()
-    if (!await bound()) return
     // Resolves once Redis answers; ioredis reconnects forever in between.
-    await worker.start()
+    const running = await patientlyFor((async () => {
+      if (!await bound()) return false
+      await worker.start()
+      return true
+    })(), redisUrl, (redis) => log.warn({ redis }, 'anvil worker: Redis is not reachable yet; retrying (not ready until it answers)'))
+    if (!running) return
     started = true
-    clearTimeout(probe)
     const forwards = (config.sources ?? []).filter((source) => source.forward !== undefined).map((source) => source.name ?? source.provider)
     log.info({ role: config.role, handler: file, forwards: forwards.length > 0 ? forwards : undefined, queue: config.queueName, concurrency: config.concurrency }, 'anvil worker: started')
   } catch (err) {

@@ -14,7 +14,8 @@ import { startReceiver } from '../helpers/receiver.js'
 import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-for-cli-messages'
-const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+// DEBUG SLEEP slows it (Redis 7 refuses DEBUG unless enabled): a Redis that is there but slow to answer.
+const redis = beforeAll(t, async () => await TestRedis.start(['--enable-debug-command', 'yes']), async (redis) => await redis.stop())
 const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
 let failing = true
 const receiver = beforeAll(t, async () => await startReceiver((_req, res) => { res.statusCode = failing ? 500 : 204; res.end() }), async (receiver) => await receiver.close())
@@ -85,4 +86,17 @@ t.test('by filter, through the admin API: messages whose dispatch failed, a dry 
   const none = await runCli(['messages', 'resend', '--all'], { env: { REDIS_URL: redis.url } })
   t.match(none.stderr, /^anvil: invalid configuration: ANVIL_DATABASE_URL \(or --url with ANVIL_ADMIN_TOKEN\) is required/)
   t.equal(await serve.stop(), 0)
+})
+
+t.test('a dry run waits for a Redis too busy to answer (DEBUG SLEEP), as the worker does, instead of "queue unavailable"', async (t) => {
+  failing = true
+  const { messageId } = await outbound.publish({ type: 'order.paid', data: { n: 2 } })
+  await eventually('outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoin…', async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
+  // Redis takes the connection but answers nothing for 5 s: the CLI's handshake and first command wait in that time.
+  const asleep = redis.command('DEBUG', 'SLEEP', '5')
+  const dry = await runCli(['messages', 'resend', messageId, '--dry-run'], { env })
+  await asleep
+  t.equal(dry.code, 0, dry.stderr)
+  t.same(lines(dry.stdout), [{ messageId, status: 'dispatched', endpointIds: [endpoint.id], inFlight: [], delivered: [] }])
+  t.match(dry.stderr, /would re-send 1 message, 1 delivery in all\n$/)
 })
