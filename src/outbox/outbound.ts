@@ -10,6 +10,7 @@ import { createDeliveryLog, type DeliveryLog } from '../delivery-log/delivery-lo
 import { createDeliveryStore, type DatabaseDeliveryStore } from '../delivery-log/delivery-store.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import { createEndpointStore, type EndpointStore } from '../endpoints/endpoint-store.js'
+import { createFairOrder } from '../delivery/fair-order.js'
 import { createFanOut } from './fan-out.js'
 import { createOperationalEndpoints, type OperationalEndpoints } from '../endpoints/operational-endpoints.js'
 import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from '../delivery/delivery-job.js'
@@ -100,7 +101,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     ...deliveryJobOptions(schedule),
     ...DEFAULT_DELIVERY_RETENTION,
     ...options.deliveryJobOptions
-  }, schedule)
+  }, schedule, createFairOrder(connection.client, queue))
   const gate = redisGate(connection.client)
   const dispatch = options.dispatch ?? {}
   const dispatcher = createDispatcher(database, fanOut, {
