@@ -100,4 +100,9 @@ export interface DeliveryStore {
    * `delivered` when its message reached the endpoint since the job was made.
    */
   resumeAttempt? (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }>
+  /**
+   * The deployment whose jobs this store records (its database's id): the delivery worker claims its queue for
+   * it before taking a job, and refuses to start on another deployment's (src/queue/deployment.ts).
+   */
+  deployment? (): Promise<string>
 }

@@ -8,6 +8,7 @@ import { within } from '../shared/within.js'
 import { connect, disconnect } from '../redis/connect.js'
 import { checkedPrefix } from '../redis/checked-prefix.js'
 import { watchClock } from '../redis/clock-skew.js'
+import { claimOrRefuse, redisLabel } from '../queue/deployment.js'
 import { createCircuitBreaker } from './circuit-breaker.js'
 import { createEndpointRateLimit } from './endpoint-rate-limit.js'
 import { createEndpointGate } from './endpoint-gate.js'
@@ -75,7 +76,8 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     log
   }
 
-  const worker = new Worker<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME,
+  const queueName = options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME
+  const worker = new Worker<OutboundJobData>(queueName,
     async (job: Job<OutboundJobData>, token?: string) => await deliverJob(job, token, deps), {
       connection: connection.client,
       prefix,
@@ -116,6 +118,11 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
   return {
     worker,
     async start () {
+      // A database's store names its deployment: the queue is claimed for it before any job is taken.
+      if (options.store.deployment !== undefined) {
+        await claimOrRefuse(connection.client, { prefix, queues: [queueName], deployment: await options.store.deployment(), redisLabel: redisLabel(options.redis) })
+      }
+      if (closing !== undefined) return
       worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil delivery: stopped'))
       await worker.waitUntilReady()
       if (closing === undefined) stopClock ??= watchClock(connection.client, log)

@@ -1,4 +1,5 @@
 import { inTransaction, type Database } from '../db/database.js'
+import { deploymentIdOf } from '../queue/deployment.js'
 import { storableText } from '../shared/storable-text.js'
 import * as sql from '../sql/deliveries.js'
 import * as endpointsSql from '../sql/endpoints.js'
@@ -36,6 +37,7 @@ export interface DatabaseDeliveryStore extends DeliveryStore {
   disableEndpoint (endpointId: string, reason: string, operational?: boolean): Promise<boolean>
   /** Drops what the cache holds for an endpoint (after a rotation or an edit in this process). */
   forget (endpointId: string): void
+  deployment (): Promise<string>
 }
 
 export const DEFAULT_SECRET_CACHE_MS = 5000
@@ -156,6 +158,9 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
     },
     forget (endpointId) {
       cache.delete(endpointId)
+    },
+    async deployment () {
+      return await deploymentIdOf(db)
     }
   }
 }

@@ -13,6 +13,7 @@ import { toEvent, type WebhookEvent } from './webhook-event.js'
 import { checkedPrefix } from '../redis/checked-prefix.js'
 import { watchClock } from '../redis/clock-skew.js'
 import { openQueues } from '../queue/open-queues.js'
+import { claimOrRefuse, deploymentIdOf, redisLabel } from '../queue/deployment.js'
 import { BACKOFF_TYPE, delayAfter } from '../queue/retry.js'
 import { DEFAULT_KEEP_JOBS } from '../queue/queue-settings.js'
 import { checkTelemetry } from '../queue/telemetry.js'
@@ -201,6 +202,11 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     get running () { return running && worker.isRunning() },
     async start () {
       if (running) return
+      // With a journal the queue is its database's deployment's: another deployment's worker on this Redis and prefix is refused here.
+      if (journal !== undefined) {
+        await claimOrRefuse(connection.client, { prefix, queues: [queueName], deployment: await deploymentIdOf(journal.db), redisLabel: redisLabel(options.redis) })
+      }
+      if (running || closing !== undefined) return
       running = true
       // A router refuses new handlers from here on (a handler added to a running worker would miss events).
       startHandler(handler, log)
