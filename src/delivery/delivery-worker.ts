@@ -40,6 +40,12 @@ export async function stripBody (job: Job<OutboundJobData>): Promise<void> {
   })
 }
 
+/**
+ * Stalls BullMQ allows per attempt before it fails a job for them. Several stalls before a run can count them are one
+ * attempt in the log (a worker killed again and again picks the same jobs up), so this is well above one.
+ */
+export const STALLS_PER_ATTEMPT = 10
+
 /** A probe holds its lease a little longer than its POST may take. */
 const PROBE_LEASE_MARGIN_MS = 5000
 
@@ -83,8 +89,10 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
       prefix,
       autorun: false,
       concurrency,
-      // A stall is a failed attempt of its own (deliverJob counts it), so a job may stall as often as it may be tried.
-      maxStalledCount: schedule.length + 1,
+      // A stall is a failed attempt of its own, counted by the next run in the log (durably, before BullMQ moves the job),
+      // so the attempts bound a job that keeps stopping its worker. BullMQ's own limit, whose failure only a listener
+      // logs (lost if that worker dies too), is kept for a job that stops its worker before any run can count it.
+      maxStalledCount: (schedule.length + 1) * STALLS_PER_ATTEMPT,
       ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
       ...(options.stalledIntervalMs === undefined ? {} : { stalledInterval: options.stalledIntervalMs }),
       settings: {

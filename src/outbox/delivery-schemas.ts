@@ -11,7 +11,7 @@ const Time = () => Type.String({ format: 'date-time' })
 export const DeliveryStatus = () => DeliveryRowSchema.properties.status
 
 /** An attempt as Anvil answers it: its row but for the worker's bookkeeping, with no empty error fields. */
-export const DeliveryShape = apiShape(Type.Omit(DeliveryRowSchema, ['job_id', 'resolved']), { absentWhenNull: ['error', 'error_class', 'response_head'] })
+export const DeliveryShape = apiShape(Type.Omit(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls']), { absentWhenNull: ['error', 'error_class', 'response_head'] })
 export const DeliverySchema = DeliveryShape.schema
 export type Delivery = Static<typeof DeliverySchema>
 

@@ -42,7 +42,7 @@ t.test('library deployments on one Redis and prefix: the second refuses at start
   await a.delivery.start()
   await a.outbound.dispatcher.start()
   const [idA, idB] = [await ownerOf(dbA), await ownerOf(dbB)]
-  const refusal = (queue: string): object => ({
+  const refusal = (queue: string): { code: string, message: string } => ({
     code: 'ANVIL_ERR_FOREIGN_QUEUE',
     message: `Queue {anvil}:${queue} on ${redis.url} belongs to deployment ${idA}, not to this database's (${idB}): none of its jobs is taken here; ` +
       'give each deployment its own `prefix` (or Redis), or open it on the database that owns the queue'
