@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
+import { createDeliveryWorker, type DeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { createOutbound, type Outbound } from '../src/outbox/outbound.js'
 import type { OutgoingSchedules } from './config/load-config.js'
 import type { Lifecycle } from './lifecycle.js'
@@ -25,7 +25,7 @@ export interface OutgoingConfig extends OutgoingSchedules {
  * The service is returned for the metrics (the outbox gauges read it); `start` begins dispatching and delivering,
  * once the caller has claimed the outbound queue (cli/deployment.ts).
  */
-export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): { outbound: Outbound, start: () => void } {
+export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): { outbound: Outbound, delivery: DeliveryWorker, start: () => void } {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
   // The same schedule on the jobs (their attempts) and on the worker (their delays).
   const schedule = config.outboundRetrySchedule === undefined ? {} : { retrySchedule: config.outboundRetrySchedule }
@@ -55,5 +55,5 @@ export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecy
       .then(() => log.info({ queue: outbound.queue.name }, 'anvil worker: dispatching and delivering outgoing webhooks'))
       .catch((err: Error) => log.error({ err: err.message }, 'anvil worker: the outgoing side did not start'))
   }
-  return { outbound, start }
+  return { outbound, delivery, start }
 }

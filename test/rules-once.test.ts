@@ -243,7 +243,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const answered = (row: { properties: object }, left: string[], rename: Record<string, string> = {}): string[] =>
     Object.keys(row.properties).filter((column) => !left.includes(column)).map((column) => rename[column] ?? camel(column)).sort()
   t.same(Object.keys(EndpointSchema.properties).sort(), answered(EndpointRowSchema, ['operational', 'circuit_opened_at']), 'an endpoint: all but its operational bookkeeping')
-  t.same(Object.keys(DeliverySchema.properties).sort(), answered(DeliveryRowSchema, ['job_id', 'resolved']), 'a delivery: all but the worker\'s bookkeeping')
+  t.same(Object.keys(DeliverySchema.properties).sort(), answered(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls']), 'a delivery: all but the worker\'s bookkeeping')
   t.same(Object.keys(MessageSchema.properties).sort(),
     answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until', 'operational'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
     'a message: all but its lease and retry clock')
@@ -266,7 +266,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   })
   const delivery = {
     id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,
-    error: null, response_head: 'ok', payload_sha256: 'ab', created_at: at, job_id: 'j', resolved: true
+    error: null, response_head: 'ok', payload_sha256: 'ab', created_at: at, job_id: 'j', resolved: true, job_stalls: 1
   }
   t.ok(Value.Check(DeliveryRowSchema, delivery), 'the sample is a row')
   t.same(DeliveryShape.from(delivery), {

@@ -57,6 +57,8 @@ export interface Outbound {
 }
 
 const checkOptions = compileCheck(OutboundOptionsSchema)
+/** How long the dispatcher's start waits for Redis to claim the delivery queue before it goes on without. */
+const CLAIM_WAIT_MS = 5000
 
 /** Outgoing webhooks' database side: endpoints, publish, dispatch, the delivery log, operators' re-sends. */
 export function createOutbound (options: OutboundOptions): Outbound {
@@ -115,10 +117,15 @@ export function createOutbound (options: OutboundOptions): Outbound {
     retry
   }, logger, gate)
   // Refused at start, as the CLI refuses, when another deployment owns the queue.
+  // A connection still opening is waited for a while; with Redis away the start goes on, and the first fan-out claims.
+  const claimUnlessAway = async (): Promise<void> => {
+    if (!await gate.untilReady(CLAIM_WAIT_MS)) return
+    await claimQueue().catch((err: unknown) => { if (!gate.outage(err)) throw err })
+  }
   const dispatcher: Dispatcher = {
     ...dispatching,
-    async start () { await claimQueue(); await dispatching.start() },
-    async dispatchOnce () { await claimQueue(); return await dispatching.dispatchOnce() }
+    async start () { await claimUnlessAway(); await dispatching.start() },
+    async dispatchOnce () { await claimUnlessAway(); return await dispatching.dispatchOnce() }
   }
   const deliveries = createDeliveryLog(database)
   const eventTypes = createEventTypeCatalog(database, { code: options.eventTypes?.schemas ?? {}, strict: options.strict ?? false })

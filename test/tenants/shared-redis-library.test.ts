@@ -59,7 +59,8 @@ t.test('library deployments on one Redis and prefix: the second refuses at start
   // B's application publishes to its own outbox; nothing of it reaches A's queue.
   await b.outbound.publish({ type: 'order.paid', data: { b: true } })
   await t.rejects(b.outbound.dispatcher.dispatchOnce(), { code: 'ANVIL_ERR_FOREIGN_QUEUE' }, 'nor by hand')
-  const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: 'unused_0123456789' }))
+  // A loaded machine may take longer than the default 1.5 s to answer an add.
+  const ingress = new Ingress(resolveIngressOptions({ redis: redis.url, secret: 'unused_0123456789', enqueueTimeoutMs: 30_000 }))
   t.teardown(async () => await ingress.close())
   for (let i = 0; i < 100; i++) await ingress.enqueue({ id: `evt_${i}`, type: 'test.ping' }, { eventId: `evt_${i}` })
 
