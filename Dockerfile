@@ -3,7 +3,7 @@
 # (a Node 20 patch, or node:22-bookworm-slim; docs/operations.md "Node versions"), run
 #   docker buildx imagetools inspect node:<tag>
 # and put the first "Digest:" it prints (the multi-platform index) after the "@" below, with the tag before it
-# kept in step (Docker goes by the digest alone). test/container.test.ts checks the form.
+# kept in step (Docker goes by the digest alone). test/ops/container.test.ts checks the form.
 ARG NODE_IMAGE=node:20.20.2-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0
 
 # Production dependencies (optional ones included: tracing), exactly as the lockfile has them.

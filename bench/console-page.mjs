@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import { migrate } from '../dist/src/db/migrate.js'
 import anvilAdmin from '../dist/plugins/admin/admin.js'
 import { journalAdminRoutes } from '../dist/plugins/journal/admin-routes.js'
-import { openEventLog } from '../dist/src/journal/open-event-log.js'
+import { openEventLog } from '../dist/src/event-log/open-event-log.js'
 import { benchArgs, benchDatabase, emitSection, showSpread, spread } from './lib.mjs'
 
 const values = benchArgs({ rows: { type: 'string', default: '100000' }, runs: { type: 'string', default: '15' } })
@@ -27,9 +27,9 @@ try {
   // The database is dropped WITH (FORCE) at the end, which ends any connection still open.
   pool.on('error', () => {})
   // Rows as the worker writes them: two providers, four types, mostly done, a second apart going back.
-  await pool.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, payload_json, received_at, status, attempts)
+  await pool.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, received_at, status, attempts)
     SELECT 'evt_' || g, p, p, (ARRAY['invoice.paid', 'charge.failed', 'issues', 'customer.updated'])[1 + g % 4], 'k' || g,
-      convert_to('{"id":"evt_' || g || '","note":"note ' || g || '"}', 'UTF8'), ('{"id":"evt_' || g || '"}')::jsonb,
+      convert_to('{"id":"evt_' || g || '","note":"note ' || g || '"}', 'UTF8'),
       now() - (g || ' seconds')::interval, (ARRAY['done', 'done', 'done', 'failed', 'dead'])[1 + g % 5], 1
     FROM generate_series(1, $1::int) g, LATERAL (SELECT CASE WHEN g % 3 = 0 THEN 'github' ELSE 'stripe' END AS p) providers`, [ROWS])
   await pool.query('ANALYZE anvil.webhook_events')

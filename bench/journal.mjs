@@ -46,7 +46,7 @@ const queue = new Queue('webhooks', { connection: { url: redis.url }, prefix: '{
 /** The same N jobs the ingress would make (1 KB-ish JSON, headers, a signature), each with a new id and key. */
 async function fill (side) {
   await redis.client.flushall()
-  await pool.query('TRUNCATE anvil.webhook_events, bench_effects CASCADE')
+  await pool.query('TRUNCATE anvil.webhook_events, anvil.webhook_event_failures, anvil.webhook_effects, bench_effects')
   if (side in GRAPHILE) return await graphileFill(pool, jobs)
   for (let i = 0; i < jobs; i += 500) {
     await queue.addBulk(Array.from({ length: Math.min(500, jobs - i) }, (_, k) => {
@@ -141,7 +141,7 @@ async function graphile (side, concurrency, finished, onDone, times) {
 
 async function bulkReplay () {
   await redis.client.flushall()
-  await pool.query('TRUNCATE anvil.webhook_events CASCADE')
+  await pool.query('TRUNCATE anvil.webhook_events, anvil.webhook_event_failures, anvil.webhook_effects')
   await pool.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, received_at, status, attempts, error_class, job_id)
     SELECT 'evt_' || n, 'stripe', 'stripe', 'invoice.paid', 'k_' || n, convert_to('{"id":"evt_' || n || '"}', 'UTF8'), now() - make_interval(secs => n),
       'failed', 2, 'ETIMEDOUT', 'e_' || n FROM generate_series(1, ${replayCount}) AS n`)

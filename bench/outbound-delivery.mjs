@@ -118,7 +118,7 @@ async function isolation (circuit) {
   const latencies = []
   const worker = createDeliveryWorker({
     redis: redis.url, store, queueName, prefix: PREFIX, concurrency, allowNets: '127.0.0.0/8', timeoutMs: hangTimeoutMs,
-    retrySchedule: [60_000], circuit: circuit ? { failureThreshold: 3, openMs: 60_000 } : false,
+    circuit: circuit ? { failureThreshold: 3, openMs: 60_000 } : false,
     ...(values['isolation-max-in-flight'] === undefined ? {} : { maxInFlightPerEndpoint: Number(values['isolation-max-in-flight']) })
   })
   worker.worker.on('completed', (job) => {
@@ -133,7 +133,8 @@ async function isolation (circuit) {
     const due = started + (i * 1000) / rate
     const wait = due - performance.now()
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-    await queue.add('deliver', jobData(i, 10, (e) => e === 0 ? '/hang' : `/ep_${e}`), options)
+    // One retry a minute later: the job carries its schedule, as the outbox's fan-out writes it.
+    await queue.add('deliver', { ...jobData(i, 10, (e) => e === 0 ? '/hang' : `/ep_${e}`), retry: [60_000] }, options)
   }
   const healthy = total - Math.ceil(total / 10)
   return await settleLatencies({ latencies, healthy, worker, queue, giveUpMs: GIVE_UP_MS })

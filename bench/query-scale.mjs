@@ -9,14 +9,14 @@ import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { migrate } from '../dist/src/db/migrate.js'
 import { openDatabase } from '../dist/src/db/database.js'
-import { createDeliveryLog } from '../dist/src/outbox/delivery-log.js'
-import { createEndpointStore } from '../dist/src/outbox/endpoint-store.js'
+import { createDeliveryLog } from '../dist/src/delivery-log/delivery-log.js'
+import { createEndpointStore } from '../dist/src/endpoints/endpoint-store.js'
 import * as deliveriesSql from '../dist/src/sql/deliveries.js'
 import * as outboxSql from '../dist/src/sql/outbox.js'
-import * as eventsSql from '../dist/src/sql/webhook_events.js'
-import { listEvents } from '../dist/src/journal/event-queries.js'
-import { resolveFilter } from '../dist/src/journal/event-filter.js'
-import { journalStats } from '../dist/src/journal/journal-stats.js'
+import { dropDay } from '../dist/src/sql/day_partitions.js'
+import { listEvents } from '../dist/src/event-log/event-queries.js'
+import { resolveFilter } from '../dist/src/event-log/event-filter.js'
+import { journalStats } from '../dist/src/event-log/journal-stats.js'
 import { benchArgs, benchDatabase, emitSection, quantile } from './lib.mjs'
 
 const values = benchArgs({
@@ -36,7 +36,6 @@ const SEED = readFileSync(new URL('../test/fixtures/outbox-seed.sql', import.met
 /** The journal's seed: events over 33 days, so retention at 30 days finds about a tenth of them expired. */
 const JOURNAL_SEED = readFileSync(new URL('../test/fixtures/journal-seed.sql', import.meta.url), 'utf8')
 /** Journal retention batches timed per pass: the same work per pass whatever the size. */
-const JOURNAL_BATCHES = 3
 
 /** The statements as they were before 0008, only for `--before`. */
 const BEFORE = {
@@ -88,7 +87,7 @@ async function measure (size) {
     await raw.query(SEED.replaceAll('{{schema}}', '"anvil"').replaceAll('{{rows}}', String(size)))
     await raw.query(JOURNAL_SEED.replaceAll('{{schema}}', '"anvil"').replaceAll('{{rows}}', String(size)))
     // As autovacuum leaves a table that has had its writes: the visibility map set.
-    await raw.query('VACUUM ANALYZE anvil.outbox, anvil.deliveries, anvil.webhook_events, anvil.webhook_effects, anvil.webhook_event_failures, anvil.webhook_event_done')
+    await raw.query('VACUUM ANALYZE anvil.outbox, anvil.deliveries, anvil.webhook_events, anvil.webhook_effects, anvil.webhook_event_failures')
     const { rows: [counts] } = await raw.query(
       'SELECT (SELECT count(*) FROM anvil.outbox)::int AS outbox, (SELECT count(*) FROM anvil.deliveries)::int AS deliveries')
     console.error(`${size}: seeded ${counts.outbox} messages, ${counts.deliveries} deliveries in ${((performance.now() - seeding) / 1000).toFixed(0)} s`)
@@ -116,9 +115,10 @@ async function measure (size) {
       'GET /admin/events': await timed(RUNS, () => listEvents(database, resolveFilter({}), { limit: 50 })),
       'GET /admin/events?status=failed,dead': await timed(RUNS, () => listEvents(database, resolveFilter({ status: 'failed,dead' }), { limit: 50 })),
       'GET /admin/stats, the journal\'s day': await timed(RUNS, () => journalStats(database, 86_400_000)),
-      'journal retention, a batch of expired events': await rolledBack(raw, RETENTION_RUNS, async (client) => {
-        for (let batch = 0; batch < JOURNAL_BATCHES; batch++) await client.query(eventsSql.deleteExpired('anvil'), [30, BATCH])
-      }).then((ms) => ms.map((m) => m / JOURNAL_BATCHES))
+      // Days past retention are dropped whole (migration 0013): a pass drops the oldest day, rolled back.
+      'journal retention, a day dropped': await rolledBack(raw, RETENTION_RUNS, async (client) => {
+        await client.query(dropDay('anvil', 'webhook_events', new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 - 34 * 86_400_000)))
+      })
     }
     if (values.before) {
       results['before 0008: GET /admin/undelivered'] = await timed(BEFORE_RUNS, () => raw.query(BEFORE.undelivered))

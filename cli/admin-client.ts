@@ -1,11 +1,11 @@
 /**
- * The admin API as the CLI's event log: the same calls as src/journal/event-log.ts, over HTTP with the Bearer
+ * The admin API as the CLI's event log: the same calls as src/event-log/event-log.ts, over HTTP with the Bearer
  * token. An error answer becomes the same Anvil error the server raised (its code and message).
  */
-import type { EventLog } from '../src/journal/event-log.js'
-import type { EventDetail, EventPage } from '../src/journal/event-queries.js'
-import type { EventReplayResult } from '../src/journal/event-replay.js'
-import type { ReplayRunStatus } from '../src/journal/replay-runs.js'
+import type { EventLog } from '../src/event-log/event-log.js'
+import type { EventDetail, EventPage } from '../src/event-log/event-queries.js'
+import type { EventReplayResult } from '../src/event-log/event-replay.js'
+import type { ReplayRunStatus } from '../src/event-log/replay-runs.js'
 import { errors } from '../src/shared/errors.js'
 import { redactUrl } from '../src/shared/redact-url.js'
 

@@ -7,7 +7,7 @@ import type { AdminConfig, CommonConfig, IngressConfig } from './config/load-con
 import { outboundAdminFeature } from './outbound-admin.js'
 import { createApp } from './server.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
-import { openEventLog } from '../src/journal/open-event-log.js'
+import { openEventLog } from '../src/event-log/open-event-log.js'
 
 /** What a feature's admin routes may use; the database is open when ANVIL_DATABASE_URL is set. */
 export interface AdminFeatureContext {

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
 import { openDatabase } from '../src/db/database.js'
+import { requireMigrated } from '../src/db/require-migrated.js'
 import { newId } from '../src/outbox/ids.js'
 import { claimOrRefuse, claimQueues, deploymentIdOf, foreignQueue } from '../src/queue/deployment.js'
 import { connect, disconnect, redactUrl } from '../src/redis/connect.js'
@@ -62,6 +63,7 @@ async function claimOnce (binding: Binding): Promise<string> {
   try {
     const redisLabel = redactUrl(binding.redisUrl)
     if (database !== undefined) {
+      await requireMigrated(database)
       const deployment = await deploymentIdOf(database)
       const adopt = binding.projectDir === undefined ? [] : takeOverProject(binding.projectDir, deployment)
       await claimOrRefuse(redis.client, {
@@ -82,7 +84,7 @@ async function claimOnce (binding: Binding): Promise<string> {
 
 /**
  * Claims the queues, trying again while Redis or PostgreSQL does not answer. True once they are this
- * deployment's; false when the process is shutting down first; throws FOREIGN_QUEUE (or a missing migration).
+ * deployment's; false when the process is shutting down first; throws FOREIGN_QUEUE, or NOT_MIGRATED.
  */
 export async function bindQueues (binding: Binding, log: Logger, life: Lifecycle): Promise<boolean> {
   if (binding.database === undefined && binding.projectDir === undefined) return true
@@ -94,7 +96,7 @@ export async function bindQueues (binding: Binding, log: Logger, life: Lifecycle
       log.info({ deployment, prefix: binding.prefix ?? DEFAULT_PREFIX, queues: binding.queues }, 'anvil: the queues are claimed for this deployment')
       return true
     } catch (err) {
-      if (err instanceof errors.FOREIGN_QUEUE || err instanceof errors.INVALID_CONFIG) throw err
+      if (err instanceof errors.FOREIGN_QUEUE || err instanceof errors.INVALID_CONFIG || err instanceof errors.NOT_MIGRATED) throw err
       if (tries === 1) log.warn({ err: (err as Error).message }, 'anvil: waiting for Redis and PostgreSQL to claim the queues; nothing is consumed until then')
     }
     try {

@@ -7,9 +7,9 @@ import type { JournalCliConfig } from './config/load-database-config.js'
 import { adminClient, type CliEventLog } from './admin-client.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { errors } from '../src/shared/errors.js'
-import type { EventItem } from '../src/journal/event-queries.js'
-import type { EventFilter } from '../src/journal/event-filter.js'
-import type { ReplayRunStatus } from '../src/journal/replay-runs.js'
+import type { EventItem } from '../src/event-log/event-queries.js'
+import type { EventFilter } from '../src/event-log/event-filter.js'
+import type { ReplayRunStatus } from '../src/event-log/replay-runs.js'
 
 /** How often a bulk replay's progress is read. */
 export const PROGRESS_POLL_MS = 250
@@ -20,7 +20,7 @@ const FILTER_KEYS: Record<string, keyof EventFilter> = {
 
 export async function openCliEventLog (config: JournalCliConfig): Promise<CliEventLog> {
   if (config.admin !== undefined) return adminClient(config.admin)
-  const { openEventLog } = await import('../src/journal/open-event-log.js')
+  const { openEventLog } = await import('../src/event-log/open-event-log.js')
   return openEventLog({
     redis: config.redisUrl ?? DEFAULT_REDIS_URL, database: config.databaseUrl, schema: config.dbSchema, queueName: config.queueName, prefix: config.prefix
   })

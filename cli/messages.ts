@@ -1,13 +1,14 @@
 /**
- * `anvil messages resend`: outbox messages that ended failed, sent again (src/outbox/message-resend.ts), by id
+ * `anvil messages resend`: outbox messages that ended failed, sent again (src/resend/message-resend.ts), by id
  * or by --filter, through the admin API (--url, ANVIL_ADMIN_TOKEN) or straight to PostgreSQL and Redis.
  */
 import type { MessagesCliConfig } from './config/load-database-config.js'
 import { adminCall } from './admin-client.js'
 import { parseFilterFlags } from './events.js'
-import { OUTBOX_MAX_PAGE } from '../src/outbox/page.js'
-import type { MessageResend, ResendFilter, ResendPage } from '../src/outbox/message-resend.js'
+import { OUTBOX_MAX_PAGE } from '../src/paging/outbox-page.js'
+import type { MessageResend, ResendFilter, ResendPage } from '../src/resend/message-resend.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
+import { patientlyFor } from './redis-patience.js'
 
 /** `--filter` keys: those of the admin API's filter. */
 const RESEND_FILTER_KEYS = { failure: 'failure', type: 'type', tenant: 'tenant', since: 'since', until: 'until' }
@@ -35,6 +36,14 @@ async function openResender (config: MessagesCliConfig): Promise<CliResender> {
     ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
     ...(config.outboundRetrySchedule === undefined ? {} : { retrySchedule: config.outboundRetrySchedule })
   })
+  // The outbound queue's connection fails a command at once while it is not ready (it serves publish): wait
+  // for it first, as the worker would, so a Redis slow to answer delays the command instead of failing it.
+  const redisUrl = config.redisUrl ?? DEFAULT_REDIS_URL
+  await patientlyFor(outbound.queue.waitUntilReady(), redisUrl, (redis) => process.stderr.write(`anvil: waiting for Redis (${redis}) to answer\n`))
+    .catch(async (err: unknown) => {
+      await outbound.close()
+      throw err
+    })
   return {
     one: async (messageId, dryRun) => await outbound.resend.message(messageId, { dryRun }),
     page: async (filter, options) => await outbound.resend.matching(filter, options),

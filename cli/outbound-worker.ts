@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import { createDeliveryWorker, type DeliveryWorker } from '../src/delivery/delivery-worker.js'
-import { createOutbound, type Outbound } from '../src/outbox/outbound.js'
+import { createOutbound, outboundInternals, type Outbound } from '../src/outbox/outbound.js'
 import type { OutgoingSchedules } from './config/load-config.js'
 import type { Lifecycle } from './lifecycle.js'
 
@@ -27,7 +27,7 @@ export interface OutgoingConfig extends OutgoingSchedules {
  */
 export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): { outbound: Outbound, delivery: DeliveryWorker, start: () => void } {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
-  // The same schedule on the jobs (their attempts) and on the worker (their delays).
+  // On the jobs this process's dispatcher makes, which carry it to whichever delivery worker takes them.
   const schedule = config.outboundRetrySchedule === undefined ? {} : { retrySchedule: config.outboundRetrySchedule }
   const outbound = createOutbound({
     database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log,
@@ -40,8 +40,9 @@ export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecy
     }
   })
   life.add('outbox', async () => await outbound.close())
+  const { store, queue } = outboundInternals(outbound)
   const delivery = createDeliveryWorker({
-    redis: config.redisUrl, store: outbound.store, ...prefix, ...schedule, logger: log,
+    redis: config.redisUrl, store, ...prefix, logger: log,
     ...(config.outboundAllowNets === undefined ? {} : { allowNets: config.outboundAllowNets }),
     ...(config.lockDurationMs === undefined ? {} : { lockDurationMs: config.lockDurationMs }),
     ...(config.stalledIntervalMs === undefined ? {} : { stalledIntervalMs: config.stalledIntervalMs }),
@@ -52,7 +53,7 @@ export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecy
     outbound.startRetention()
     // Not awaited: with PostgreSQL or Redis away the probes must still answer (not ready) while both reconnect.
     Promise.all([outbound.dispatcher.start(), delivery.start()])
-      .then(() => log.info({ queue: outbound.queue.name }, 'anvil worker: dispatching and delivering outgoing webhooks'))
+      .then(() => log.info({ queue: queue.name }, 'anvil worker: dispatching and delivering outgoing webhooks'))
       .catch((err: Error) => log.error({ err: err.message }, 'anvil worker: the outgoing side did not start'))
   }
   return { outbound, delivery, start }

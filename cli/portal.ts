@@ -5,7 +5,7 @@
 import type { JournalCliConfig } from './config/load-database-config.js'
 import { adminCall } from './admin-client.js'
 import { errors } from '../src/shared/errors.js'
-import { DURATION_RULE, parseDuration } from '../src/shared/duration.js'
+import { DURATION_RULE, parseDuration } from '../src/time/duration.js'
 
 export interface PortalTokenFlags { tenant: string, ttl?: string, readOnly?: boolean }
 

@@ -11,7 +11,7 @@ import {
   SETTING_GROUPS, addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags
 } from './config/options.js'
 import type { SendFlags } from './send.js'
-import { CATALOG_FORMATS, type CatalogFormat } from '../src/outbox/event-type-documents.js'
+import { CATALOG_FORMATS, type CatalogFormat } from '../src/catalog/event-type-documents.js'
 
 /** Commander's accumulator for a repeatable option. */
 const collect = (value: string, previous: string[]): string[] => [...previous, value]

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { WorkerCommandConfig } from './config/load-config.js'
 import { workerOptions } from './config/worker-options.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
-import { redactUrl } from '../src/redis/connect.js'
+import { patientlyFor } from './redis-patience.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { errors } from '../src/shared/errors.js'
 import { createForwarder } from '../src/forward/create-forwarder.js'
@@ -15,9 +15,9 @@ import { bindQueues, type Binding } from './deployment.js'
 import { createLogger, throttleRepeats } from './logging.js'
 import { closeGracefully, createApp, listen, registerMetrics, sampledQueue } from './server.js'
 import { setUpTracing } from './tracing.js'
+import { outboundInternals } from '../src/outbox/outbound.js'
 
-/** How long the first connection may take before the log says Redis is not there yet. */
-export const REDIS_WAIT_NOTICE_MS = 2000
+export const NO_HANDLER_WARNING = 'anvil worker: no --handler: inbound events are not consumed here and wait in Redis; only outgoing webhooks are delivered (give --handler, or --role outbound for an outgoing-only worker)'
 /** On a shutdown before Redis was ever reached, how long closing the idle worker may take. */
 export const UNSTARTED_CLOSE_MS = 1000
 
@@ -48,6 +48,10 @@ async function workerHandler (config: WorkerCommandConfig, handlerPath: string |
 export async function runWorker (config: WorkerCommandConfig, handlerPath: string | undefined): Promise<void> {
   const log = createLogger(config.logLevel, { logPayloads: config.logPayloads })
   const { handler, file, close: closeForwarder } = await workerHandler(config, handlerPath)
+  // Said at start: with the database alone the inbound queue fills in Redis and nothing else tells.
+  if (handler === undefined && config.role === 'all') {
+    log.warn({ queue: config.queueName ?? DEFAULT_QUEUE_NAME }, NO_HANDLER_WARNING)
+  }
   const redisUrl = config.redisUrl ?? DEFAULT_REDIS_URL
   const life = new Lifecycle(log)
   life.closeOnSignals(config.shutdownTimeoutMs)
@@ -61,7 +65,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     const binding: Binding = {
       redisUrl,
       prefix: config.prefix,
-      queues: [...(handler === undefined ? [] : [config.queueName ?? DEFAULT_QUEUE_NAME]), ...(outgoing === undefined ? [] : [outgoing.queue.name])],
+      queues: [...(handler === undefined ? [] : [config.queueName ?? DEFAULT_QUEUE_NAME]), ...(outgoing === undefined ? [] : [outboundInternals(outgoing).queue.name])],
       ...(config.databaseUrl === undefined ? {} : { database: { url: config.databaseUrl, schema: config.dbSchema } })
     }
     const bound = async (): Promise<boolean> => {
@@ -74,9 +78,9 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
     // Ready while each worker of the process takes jobs (a host clock off from Redis's stops both).
     const delivery = sending?.delivery
-    const running = delivery === undefined ? worker : { get running () { return worker.running && delivery.running } }
+    const workers = delivery === undefined ? worker : { get running () { return worker.running && delivery.running } }
     // Closed in reverse: the worker first (active jobs get the grace period) while probes still answer.
-    const app = await startProbes(config, redisUrl, log, life, outgoing, running)
+    const app = await startProbes(config, redisUrl, log, life, outgoing, workers)
     // Never connected: no job is active, so there is nothing to wait for (BullMQ's close would wait for Redis).
     let started = false
     life.add('worker', async () => {
@@ -86,15 +90,14 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     const port = await listen(app, config.host, config.port)
     log.info({ host: config.host, port }, 'anvil worker: health and metrics listening')
 
-    const probe = setTimeout(() => {
-      log.warn({ redis: redactUrl(redisUrl) }, 'anvil worker: Redis is not reachable yet; retrying (not ready until it answers)')
-    }, REDIS_WAIT_NOTICE_MS)
-    probe.unref()
-    if (!await bound()) return
     // Resolves once Redis answers; ioredis reconnects forever in between.
-    await worker.start()
+    const running = await patientlyFor((async () => {
+      if (!await bound()) return false
+      await worker.start()
+      return true
+    })(), redisUrl, (redis) => log.warn({ redis }, 'anvil worker: Redis is not reachable yet; retrying (not ready until it answers)'))
+    if (!running) return
     started = true
-    clearTimeout(probe)
     const forwards = (config.sources ?? []).filter((source) => source.forward !== undefined).map((source) => source.name ?? source.provider)
     log.info({ role: config.role, handler: file, forwards: forwards.length > 0 ? forwards : undefined, queue: config.queueName, concurrency: config.concurrency }, 'anvil worker: started')
   } catch (err) {

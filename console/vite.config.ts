@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 
 /**
  * The portal's "verify in your code": the receivers' recipes of docs/outgoing-webhooks.md, each found by its first
- * line as test/outbound-verify-docs.test.ts finds and runs it, so the page shows the tested code. Only the blocks
+ * line as test/outbound/verify-docs.test.ts finds and runs it, so the page shows the tested code. Only the blocks
  * are bundled, not the page (whose other examples' imports would read as the bundle's).
  */
 const RECIPES = {

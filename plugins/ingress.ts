@@ -10,7 +10,7 @@ import { BodyBudget } from './body-budget.js'
 import { clientGone, watchRequestTimeouts } from './client-gone.js'
 import { ingressProperties, resolveIngressOptions, type ResolvedIngress, type ResolvedSource } from '../src/inbound/ingress-options.js'
 import type { EnqueueResult } from '../src/queue/webhook-queue.js'
-import type { CatalogPublish } from '../src/outbox/anvil-types.js'
+import type { CatalogPublish } from '../src/catalog/anvil-types.js'
 import { URL_SIGNING_PROVIDERS, type ProviderName } from '../src/providers/presets.js'
 import { compileCheck, throwInvalid } from '../src/shared/validate.js'
 import { Whole } from '../src/shared/schemas.js'
@@ -44,7 +44,7 @@ export interface AnvilDecorator {
   readonly ingress: Ingress
   /**
    * Writes a message to the outbox, in the caller's transaction when given one; there when `anvilOutbound` is
-   * registered. Typed by the event-type catalog registered in `AnvilTypes` (src/outbox/anvil-types.ts).
+   * registered. Typed by the event-type catalog registered in `AnvilTypes` (src/catalog/anvil-types.ts).
    */
   publish: CatalogPublish
 }

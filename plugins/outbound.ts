@@ -6,7 +6,8 @@ import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { migrate } from '../src/db/migrate.js'
-import { createOutbound, type Outbound } from '../src/outbox/outbound.js'
+import { requireMigratedAtStart } from '../src/db/require-migrated.js'
+import { createOutbound, outboundInternals, type Outbound } from '../src/outbox/outbound.js'
 import { OutboundOptionsSchema } from '../src/outbox/outbound-options.js'
 import type { AnvilDecorator } from './ingress.js'
 import { compileCheck, throwInvalid } from '../src/shared/validate.js'
@@ -16,7 +17,10 @@ const { logger: _logger, ...serviceProperties } = OutboundOptionsSchema.properti
 const pluginProperties = {
   /** Dispatch the outbox from this process (LISTEN plus poll) and prune it (`retentionDays`); `anvil worker` does both otherwise. @defaultValue false */
   runDispatcher: Type.Optional(Type.Boolean()),
-  /** Apply the SQL migrations when the plugin starts (`anvil migrate` does it otherwise). @defaultValue false */
+  /**
+   * Apply the SQL migrations when the plugin starts (`anvil migrate` does it otherwise). Without it the start
+   * fails with `ANVIL_ERR_NOT_MIGRATED` when the database lacks one. @defaultValue false
+   */
   migrate: Type.Optional(Type.Boolean())
 }
 
@@ -38,7 +42,9 @@ const anvilOutbound: FastifyPluginAsync<AnvilOutboundOptions> = async (app, opti
   const { runDispatcher = false, migrate: applyMigrations = false, ...serviceOptions } = options
   const outbound = createOutbound({ ...serviceOptions, logger: app.log })
   try {
-    if (applyMigrations) await migrate(outbound.database)
+    const { database } = outboundInternals(outbound)
+    if (applyMigrations) await migrate(database)
+    else await requireMigratedAtStart(database, app.log, 'anvil outbound')
     app.decorate('anvilOutbound', outbound)
     const publish = outbound.publish
     // The ingress plugin may have made `app.anvil` already: join it (a second outbound still fails).

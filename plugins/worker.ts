@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { workerSettings } from '../src/worker/worker-options.js'
+import { requireMigratedAtStart } from '../src/db/require-migrated.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import type { RedisInput } from '../src/redis/connect.js'
 import { Opaque } from '../src/shared/schemas.js'
@@ -30,7 +31,7 @@ declare module 'fastify' {
 }
 
 /**
- * Runs a worker with the app: started when the app is ready, closed (gracefully) on close. The start is not
+ * Runs a worker with the app: its journal's database checked for migrations at registration, started when the app is ready, closed (gracefully) on close. The start is not
  * awaited: with Redis away it would hold `ready` until Fastify's hook timeout and keep the host down.
  */
 const anvilWorker: FastifyPluginAsync<AnvilWorkerPluginOptions> = async (app, options) => {
@@ -38,6 +39,14 @@ const anvilWorker: FastifyPluginAsync<AnvilWorkerPluginOptions> = async (app, op
   const { handler, redis = DEFAULT_REDIS_URL, ...rest } = options
   const worker = createWorker(handler, { ...rest, redis, logger: app.log })
   app.decorate('anvilWorker', worker)
+  if (worker.journal !== undefined) {
+    try {
+      await requireMigratedAtStart(worker.journal.db, app.log, 'anvil worker')
+    } catch (err) {
+      await worker.close()
+      throw err
+    }
+  }
   app.addHook('onReady', async () => {
     worker.start().catch((err: Error) => app.log.error({ err: err.message }, 'anvil worker: start failed'))
   })

@@ -4,7 +4,7 @@
  * with the TypeScript checker from the installed `stripe` and `@octokit/openapi-webhooks-types`. The names
  * are committed, so a user without those packages still gets them (a misspelled name stays a compile error);
  * the payloads come from the packages when they are installed. `--check` exits 1 when the files are stale
- * (test/handlers-generated.test.ts runs it, so upgrading either package without regenerating fails a test).
+ * (test/handlers/generated.test.ts runs it, so upgrading either package without regenerating fails a test).
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'

@@ -1,7 +1,7 @@
-/** The periodic chore behind the dead-letter sweep and both retention passes (src/shared/every.ts). */
+/** The periodic chore behind the dead-letter sweep and both retention passes (src/time/every.ts). */
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { every } from '../src/shared/every.js'
+import { every } from '../src/time/every.js'
 import { inBatches } from '../src/db/batched-delete.js'
 
 t.test('immediate runs the first pass at once; an interval past 2^31-1 ms waits instead of running in a loop', async (t) => {

@@ -1,6 +1,7 @@
 /**
- * The shape of the code (STYLE.md): no import cycle among index.ts, src/, plugins/ and cli/; src/ is the
- * framework-free core and imports no Fastify; no file in src/ is past 300 lines. Imports are read with
+ * The shape of the code (STYLE.md): no import cycle among index.ts, src/, plugins/, cli/ and the entries replay/ and testing/; src/ is the
+ * framework-free core and imports no Fastify; no file in src/ is past 300 lines, and no folder of src/ holds more
+ * than 16 files (a concern per folder: one that grows past it is two). Imports are read with
  * TypeScript's own pre-processor, so `import type`, `export … from` and dynamic `import()` all count.
  */
 import t from 'tap'
@@ -9,8 +10,9 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { ROOT } from './helpers/root.js'
 import ts from 'typescript'
 
-const DIRS = ['src', 'plugins', 'cli']
+const DIRS = ['src', 'plugins', 'cli', 'replay', 'testing']
 const MAX_LINES = 300
+const MAX_FILES_PER_FOLDER = 16
 /** Fastify itself, its plugin helper and its ecosystem; `@fastify/error` alone is framework-free (the errors registry). */
 const FRAMEWORK = /^(fastify|fastify-plugin|@fastify\/(?!error$)[^/]+)(\/|$)/
 
@@ -42,7 +44,7 @@ t.test('every relative import into the tree names one of its files (so the walk 
   t.ok(imports.size > 50, `${imports.size} files read`)
 })
 
-t.test('no import cycle among index.ts, src/, plugins/ and cli/', async (t) => {
+t.test('no import cycle among index.ts, src/, plugins/, cli/, replay/ and testing/', async (t) => {
   // Depth-first, with the path on the stack: a back edge is a cycle, reported as the files around it.
   const state = new Map<string, 'open' | 'done'>()
   const cycles: string[] = []
@@ -71,4 +73,15 @@ t.test(`no file in src/ is past ${MAX_LINES} lines`, async (t) => {
     .filter(([, lines]) => lines > MAX_LINES)
     .map(([file, lines]) => `${file}: ${lines} lines`)
   t.same(long, [])
+})
+
+t.test(`no folder of src/ holds more than ${MAX_FILES_PER_FOLDER} files`, async (t) => {
+  const folders = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isDirectory()).map((entry) => join(entry.parentPath, entry.name))
+  const crowded = [join(ROOT, 'src'), ...folders]
+    .map((dir) => [relative(ROOT, dir), readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile()).length] as const)
+    .filter(([, count]) => count > MAX_FILES_PER_FOLDER)
+    .map(([dir, count]) => `${dir}: ${count} files`)
+  t.ok(folders.length > 10, `${folders.length} folders read`)
+  t.same(crowded, [])
 })

@@ -10,14 +10,16 @@ import pg from 'pg'
 import t from 'tap'
 import { migrate, migrationsDir } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/database.js'
-import { createDeliveryLog } from '../src/outbox/delivery-log.js'
-import { createDeliveryStore } from '../src/outbox/delivery-store.js'
+import { createDeliveryLog } from '../src/delivery-log/delivery-log.js'
+import { createDeliveryStore } from '../src/delivery-log/delivery-store.js'
 import * as deliveries from '../src/sql/deliveries.js'
 import * as outbox from '../src/sql/outbox.js'
+import * as deliveryStats from '../src/sql/delivery_stats.js'
+import * as webhookEffects from '../src/sql/webhook_effects.js'
 import * as webhookEvents from '../src/sql/webhook_events.js'
-import { listQuery } from '../src/journal/event-queries.js'
-import { resolveFilter } from '../src/journal/event-filter.js'
-import { encodeCursor } from '../src/shared/cursor.js'
+import { listQuery } from '../src/event-log/event-queries.js'
+import { resolveFilter } from '../src/event-log/event-filter.js'
+import { encodeCursor } from '../src/paging/cursor.js'
 import { TestDatabase } from './helpers/pg.js'
 import { ROOT_URL } from './helpers/root.js'
 import { beforeAll, beforeStep } from './helpers/before-all.js'
@@ -40,11 +42,12 @@ const client = beforeAll(t, async () => {
 }, async (client) => await client.end())
 // As autovacuum leaves a table that has had its writes: the visibility map set, so index-only scans are priced as such.
 beforeStep(t, async () => await client.query(`VACUUM ANALYZE ${SCHEMA}.outbox, ${SCHEMA}.deliveries, ${SCHEMA}.webhook_events, ${SCHEMA}.webhook_effects,
-  ${SCHEMA}.webhook_event_failures, ${SCHEMA}.webhook_event_done`))
+  ${SCHEMA}.webhook_event_failures`))
 
 const plan = async (text: string, values: unknown[]): Promise<string> =>
   (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values)).rows.map((row) => row['QUERY PLAN']).join('\n')
-const WHOLE_TABLE = /Seq Scan on (outbox|deliveries|webhook_events|webhook_effects|webhook_event_failures|webhook_event_done)\b/
+/** A table, or a day of a table partitioned by day (the DEFAULT partition, empty, may be read whole). */
+const WHOLE_TABLE = /Seq Scan on (outbox|deliveries|webhook_events|webhook_effects|webhook_event_failures)(_\d{8})?\b/
 const events = (filter: unknown, cursor?: string): [string, unknown[]] => {
   const { text, values } = listQuery(SCHEMA, resolveFilter(filter), { limit: 50, cursor })
   return [text, values]
@@ -64,16 +67,21 @@ const hotQueries = (tenDaysAgo: string): Array<[string, string, unknown[], RegEx
   ['re-send by filter, failed deliveries of a tenant, a later page', outbox.failedPage(SCHEMA),
     [null, 't3', null, null, new Date(Date.now() - 10 * DAY * 1000).toISOString(), 'msg_0', 'delivery', 51], [/deliveries_unresolved/, /outbox_pkey/]],
   ['outbox stats', outbox.stats(SCHEMA), [], [/outbox_pending_created/, /outbox_failed/]],
+  ['the portal\'s endpoint list: a day of each listed endpoint', deliveryStats.summaries(SCHEMA), [['ep_1', 'ep_2', 'ep_42'], tenDaysAgo, 't2'],
+    [/Index Only Scan using deliveries_endpoint_created/]],
+  ['an endpoint\'s outcomes by the hour', deliveryStats.buckets(SCHEMA), ['ep_2', tenDaysAgo, 3600], [/Index Only Scan using deliveries_endpoint_created/]],
+  ['an endpoint\'s p50', deliveryStats.p50(SCHEMA), ['ep_2', tenDaysAgo], [/Index Only Scan using deliveries_endpoint_created/]],
   ['retention: idle messages with their log', outbox.deleteIdle(SCHEMA), [30 * DAY, 1000], [/outbox_finished/, /deliveries_message/, /outbox_pkey/]],
   ['retention: orphaned log rows', deliveries.deleteOrphans(SCHEMA), [30 * DAY, 1000], [/deliveries_created/, /outbox_pkey/, /deliveries_pkey/]],
   ['a success resolves its pair', deliveries.resolvePair(SCHEMA), ['msg_7', 'ep_2'], [/deliveries_message/]],
-  ['events, first page', ...events({}), [/webhook_events_received_at/]],
+  // Each day's time index backwards, merged: the first rows of the newest days end it.
+  ['events, first page', ...events({}), [/Merge Append/, /webhook_events_\d{8}_received_at_id_idx/]],
   ['events, a later page', ...events({}, encodeCursor([tenDaysAgo, 'evt_9'])),
-    [/webhook_events_received_at/]],
+    [/webhook_events_\d{8}_received_at_id_idx/]],
   // The planner walks the time index backwards and filters while the statuses are common, their own index when rare.
-  ['events of a status', ...events({ status: 'failed,dead' }), [/webhook_events_(status_)?received_at/]],
-  ['journal stats, a day', webhookEvents.stats(SCHEMA), [new Date(Date.now() - DAY * 1000)], [/webhook_events_received_at/]],
-  ['journal retention batch', webhookEvents.deleteExpired(SCHEMA), [30, 1000], [/webhook_events_received_at/, /webhook_events_pkey/]]
+  ['events of a status', ...events({ status: 'failed,dead' }), [/webhook_events_\d{8}_(status_received_at|received_at_id)_idx/]],
+  ['an event by id: each day\'s key', webhookEvents.detail(SCHEMA), ['evt_77'], [/webhook_events_\d{8}_pkey/]],
+  ['effects retention batch', webhookEffects.deleteCreatedBefore(SCHEMA), [new Date(Date.now() - 30 * DAY * 1000), 1000], [/webhook_effects_created_at/, /webhook_effects_pkey/]]
 ]
 
 t.test('no hot query scans the outbox, the delivery log or the journal whole; each reads the indexes that bound it', async (t) => {
@@ -85,6 +93,13 @@ t.test('no hot query scans the outbox, the delivery log or the journal whole; ea
   }
 })
 
+t.test('the journal\'s stats read the days of their window only', async (t) => {
+  const found = await plan(webhookEvents.stats(SCHEMA), [new Date(Date.now() - DAY * 1000)])
+  const day = (ago: number): string => new Date(Date.now() - ago * DAY * 1000).toISOString().slice(0, 10).replaceAll('-', '')
+  t.match(found, new RegExp(`webhook_events_${day(0)}`), 'today')
+  t.notMatch(found, new RegExp(`webhook_events_${day(3)}`), 'not the days before the window: pruned')
+})
+
 t.test('without their indexes the same queries scan: the seed is large enough to tell', async (t) => {
   await client.query('BEGIN')
   t.teardown(async () => { await client.query('ROLLBACK') })
@@ -93,14 +108,9 @@ t.test('without their indexes the same queries scan: the seed is large enough to
   await client.query(`DROP INDEX ${SCHEMA}.outbox_pending_created, ${SCHEMA}.outbox_failed, ${SCHEMA}.outbox_due`)
   t.match(await plan(outbox.stats(SCHEMA), []), WHOLE_TABLE)
   await client.query(`DROP INDEX ${SCHEMA}.webhook_events_received_at`)
-  t.match(await plan(webhookEvents.deleteExpired(SCHEMA), [30, 1000]), WHOLE_TABLE)
-})
-
-t.test('journal retention as IN (SELECT … LIMIT) would hash-join the whole journal: the ids go through an array', async (t) => {
-  const asIn = `DELETE FROM ${SCHEMA}.webhook_events WHERE id IN (
-    SELECT id FROM ${SCHEMA}.webhook_events WHERE received_at < now() - make_interval(days => $1) LIMIT $2 FOR UPDATE SKIP LOCKED)`
-  t.match(await plan(asIn, [30, 1000]), /Seq Scan on webhook_events\b/)
-  t.notMatch(await plan(webhookEvents.deleteExpired(SCHEMA), [30, 1000]), WHOLE_TABLE)
+  t.match(await plan(...events({})), WHOLE_TABLE)
+  await client.query(`DROP INDEX ${SCHEMA}.webhook_effects_created_at`)
+  t.match(await plan(webhookEffects.deleteCreatedBefore(SCHEMA), [new Date(Date.now() - 30 * DAY * 1000), 1000]), WHOLE_TABLE)
 })
 
 t.test('the undelivered view and recover answer from the unresolved attempts', async (t) => {

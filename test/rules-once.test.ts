@@ -19,29 +19,29 @@ import { DeliveryWorkerOptionsSchema } from '../src/delivery/delivery-options.js
 import { RetentionSchema } from '../src/shared/schemas.js'
 import { compileCheck, throwInvalid } from '../src/shared/validate.js'
 import { DatabaseOptionsSchema, checkSchema } from '../src/db/database.js'
-import { EventLogOptionsSchema } from '../src/journal/event-log.js'
+import { EventLogOptionsSchema } from '../src/event-log/event-log.js'
 import { constantTimeEqual, tokenMatcher } from '../src/signing/crypto.js'
 import { errorReply, errors } from '../src/shared/errors.js'
 import { DEFAULT_TOLERANCE_SECONDS, PROVIDER_NAMES, PUBLIC_KEY_PROVIDERS, SIGNATURE_HEADERS, createPresetScheme } from '../src/providers/presets.js'
 import { generateKeyPair } from '../src/testing/generate-key-pair.js'
 import { createLogger } from '../cli/logging.js'
-import { DEFAULT_PAGE_SIZE, pageSize, toPage } from '../src/shared/page.js'
-import { OUTBOX_MAX_PAGE, outboxPageSize } from '../src/outbox/page.js'
-import { JOURNAL_MAX_PAGE, journalPageSize } from '../src/journal/event-queries.js'
+import { DEFAULT_PAGE_SIZE, pageSize, toPage } from '../src/paging/page.js'
+import { OUTBOX_MAX_PAGE, outboxPageSize } from '../src/paging/outbox-page.js'
+import { JOURNAL_MAX_PAGE, journalPageSize } from '../src/event-log/event-queries.js'
 import { PageQuery } from '../plugins/admin/outbound-schemas.js'
-import { parseDuration } from '../src/shared/duration.js'
-import { resolveFilter, statsWindowMs } from '../src/journal/event-filter.js'
+import { parseDuration } from '../src/time/duration.js'
+import { resolveFilter, statsWindowMs } from '../src/event-log/event-filter.js'
 import { createWorker } from '../src/worker/worker.js'
 import { createReplayer, ReplayOptionsSchema } from '../src/worker/replay.js'
 import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
-import { openEventLog } from '../src/journal/open-event-log.js'
+import { openEventLog } from '../src/event-log/open-event-log.js'
 import { FormatRegistry } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { EndpointRowSchema } from '../src/sql/endpoints.js'
 import { DeliveryRowSchema } from '../src/sql/deliveries.js'
 import { OutboxRowSchema } from '../src/sql/outbox.js'
-import { EndpointSchema, EndpointShape } from '../src/outbox/endpoint-schemas.js'
-import { DeliverySchema, DeliveryShape, MessageSchema, MessageShape } from '../src/outbox/delivery-schemas.js'
+import { EndpointSchema, EndpointShape } from '../src/endpoints/endpoint-schemas.js'
+import { DeliveryDetailSchema, DeliverySchema, DeliveryShape, MessageSchema, MessageShape, toDeliveryDetail } from '../src/delivery-log/delivery-schemas.js'
 
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
 const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
@@ -180,7 +180,7 @@ t.test('one error reply: an Anvil error speaks for itself, any other 5xx is ANVI
 
 t.test('one paging rule: the outbound lists and the event lists size and cut their pages alike, each to its own bound', async (t) => {
   const defining = SOURCES.filter(({ text }) => /DEFAULT_PAGE_SIZE\s*=|rows\.slice\(0, limit\)|\?\? DEFAULT_PAGE_SIZE/.test(text)).map(({ file }) => file)
-  t.same(defining, ['src/shared/page.ts'], 'only the paging helper picks a default size or cuts the extra row')
+  t.same(defining, ['src/paging/page.ts'], 'only the paging helper picks a default size or cuts the extra row')
   for (const limit of [undefined, -1, 0, 1, 2, DEFAULT_PAGE_SIZE, 199, 200, 201, 499, 500, 501, 10_000]) {
     t.equal(outboxPageSize(limit), pageSize(limit, OUTBOX_MAX_PAGE), `outbound: ${String(limit)}`)
     t.equal(journalPageSize(limit), pageSize(limit, JOURNAL_MAX_PAGE), `events: ${String(limit)}`)
@@ -213,7 +213,7 @@ t.test('the console takes the server\'s event shape and statuses: neither is dec
     .map((file) => ({ file, text: readFileSync(join(consoleDir, file), 'utf8') }))
   t.same(files.filter(({ text }) => /interface EventItem\b/.test(text)).map(({ file }) => file), [], 'no EventItem of its own')
   t.same(files.filter(({ text }) => /'received',\s*'processing'|'done',\s*'received'/.test(text)).map(({ file }) => file), [], 'no list of statuses of its own')
-  t.ok(files.some(({ text }) => text.includes("from '../../../src/journal/event-item'")), 'it imports the server\'s')
+  t.ok(files.some(({ text }) => text.includes("from '../../../src/event-log/event-item'")), 'it imports the server\'s')
 })
 
 t.test('one default concurrency: the inbound and the delivery worker take theirs from src/shared/constants.ts', async (t) => {
@@ -243,7 +243,10 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const answered = (row: { properties: object }, left: string[], rename: Record<string, string> = {}): string[] =>
     Object.keys(row.properties).filter((column) => !left.includes(column)).map((column) => rename[column] ?? camel(column)).sort()
   t.same(Object.keys(EndpointSchema.properties).sort(), answered(EndpointRowSchema, ['operational', 'circuit_opened_at']), 'an endpoint: all but its operational bookkeeping')
-  t.same(Object.keys(DeliverySchema.properties).sort(), answered(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls']), 'a delivery: all but the worker\'s bookkeeping')
+  t.same(Object.keys(DeliveryDetailSchema.properties).sort(), [...answered(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls']), 'deliveredLater', 'trigger'].sort(),
+    'a delivery: all but the worker\'s bookkeeping, which it answers as what made it and whether it was delivered later')
+  t.same(Object.keys(DeliverySchema.properties).sort(), Object.keys(DeliveryDetailSchema.properties).filter((key) => !key.endsWith('Headers')).sort(),
+    'in a list, without its headers')
   t.same(Object.keys(MessageSchema.properties).sort(),
     answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until', 'operational'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
     'a message: all but its lease and retry clock')
@@ -266,12 +269,16 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   })
   const delivery = {
     id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,
-    error: null, response_head: 'ok', payload_sha256: 'ab', created_at: at, job_id: 'j', resolved: true, job_stalls: 1
+    error: null, response_head: 'ok', request_headers: { 'webhook-id': 'msg_1' }, response_headers: null, payload_sha256: 'ab', created_at: at,
+    job_id: 'j', resolved: true, job_stalls: 1
   }
   t.ok(Value.Check(DeliveryRowSchema, delivery), 'the sample is a row')
   t.same(DeliveryShape.from(delivery), {
     id: '7', messageId: 'msg_1', endpointId: 'ep_1', attempt: 1, status: 'success', httpStatus: 200, durationMs: 3, responseHead: 'ok', payloadSha256: 'ab', createdAt: at.toISOString()
   }, 'a delivery leaves out its empty error fields')
+  t.same(toDeliveryDetail(delivery), {
+    ...DeliveryShape.from(delivery), trigger: 'schedule', deliveredLater: true, requestHeaders: { 'webhook-id': 'msg_1' }
+  }, 'with its details: what made it, and the headers it has')
   const message = {
     id: 'msg_1', type: 't', public_type: 'p', tenant: null, data: '{"a":1}', created_at: at, status: 'failed' as const, attempts: 3,
     next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null, operational: false
@@ -294,7 +301,7 @@ t.test('the console takes the server\'s event detail, page and session shapes, a
   }
   t.same(files.filter(({ text }) => /no admin route|\.message\.(startsWith|includes)\(/.test(text)).map(({ file }) => file), [], 'no error matched by its text')
   const imports = files.map(({ text }) => text).join('\n')
-  for (const from of ['src/journal/event-detail', 'src/shared/page-type', 'plugins/admin/session-state']) t.ok(imports.includes(`/${from}'`), `it imports ${from}`)
+  for (const from of ['src/event-log/event-detail', 'src/paging/page-type', 'plugins/admin/session-state']) t.ok(imports.includes(`/${from}'`), `it imports ${from}`)
 })
 
 t.test('one rule for where the ingress\'s queue is: the worker, replay and the event log take the same queueName and prefix', async (t) => {

@@ -47,6 +47,17 @@ t.test('setup goes through beforeAll or beforeStep, not t.before, whose error ta
   t.same(raw, [])
 })
 
+/** The test files' folders, one per area (CONTRIBUTING.md, "Layout"); the top of test/ keeps at most MAX_TOP files. */
+const AREAS = ['admin', 'cli', 'console', 'docs', 'faults', 'handlers', 'inbound', 'journal', 'ops', 'outbound', 'portal', 'providers', 'tenants', 'testing']
+const MAX_TOP = 40
+
+t.test(`test files lie in their area's folder: at most ${MAX_TOP} at the top of test/, no other folder`, async (t) => {
+  const tests = files.filter((file) => file.endsWith('.test.ts'))
+  const top = tests.filter((file) => file.split('/').length === 2)
+  t.ok(top.length <= MAX_TOP, `${top.length} files at the top of test/: put a new one in its area's folder`)
+  t.same(tests.filter((file) => file.split('/').length > 2 && !AREAS.includes(file.split('/')[1] ?? '')), [], `the areas: ${AREAS.join(', ')}`)
+})
+
 t.test('the check sees a top-level await, and lets one inside a function, and await import(), be', async (t) => {
   t.equal(topLevelAwaits('probe.ts', 'const redis = await TestRedis.start()').length, 1)
   t.equal(topLevelAwaits('probe.ts', 'for await (const line of lines) {}').length, 1)
@@ -63,9 +74,9 @@ const MAY_PICK_A_PORT: Record<string, string> = {
   'test/helpers/redis.ts': 'redis-server cannot take port 0: ownServerAnswers checks its pid, and another port is tried',
   'test/helpers/cluster.ts': 'the same, for each node of the cluster',
   'cli/dev-redis.ts': 'the same, for `anvil dev`\'s private redis-server (startPrivateRedis)',
-  'test/cli-dev.test.ts': 'a probe URL where nothing answers, so that `anvil dev` starts its own redis-server (which checks its pid)',
-  'test/cli-worker.test.ts': 'a REDIS_URL where nothing answers',
-  'test/cli-send.test.ts': 'a URL where nothing answers (ECONNREFUSED)'
+  'test/cli/dev.test.ts': 'a probe URL where nothing answers, so that `anvil dev` starts its own redis-server (which checks its pid)',
+  'test/cli/worker.test.ts': 'a REDIS_URL where nothing answers',
+  'test/cli/send.test.ts': 'a URL where nothing answers (ECONNREFUSED)'
 }
 
 t.test('no new caller picks a free port: a process binds port 0 and reports the port it got', async (t) => {

@@ -5,7 +5,7 @@ import { MAX_RETRY_STEP_MS, PREFIX_PATTERN, PREFIX_RULE, Whole } from '../../src
 import { workerSettings } from '../../src/worker/worker-options.js'
 import { ingressProperties } from '../../src/inbound/ingress-options.js'
 import { MIN_SECRET_BYTES } from '../../src/signing/secret-problem.js'
-import { netsProblem } from '../../src/delivery/cidr.js'
+import { netsProblem } from '../../src/send/cidr.js'
 import {
   DEFAULT_BODY_LIMIT, DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_PREFIX,
   DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETRY_SCHEDULE, MAX_BODY_LIMIT

@@ -3,7 +3,7 @@
 // and no cookie (so it needs no CSRF token). Both call only the documented API.
 import type { Features } from '../../plugins/admin/session-state'
 
-export type { Page } from '../../src/shared/page-type'
+export type { Page } from '../../src/paging/page-type'
 
 /** The admin prefix: the console is served at `<prefix>/console/`, the portal at `<prefix>/portal/`. */
 export const ADMIN_BASE = location.pathname.replace(/\/(console|portal)\/.*$/, '')

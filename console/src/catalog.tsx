@@ -2,10 +2,10 @@
 // descriptions, a deprecated badge, and each schema as text (never markup). Data comes from GET /admin/event-types.
 import { Loading, plural } from './components'
 import { useApi, type Loaded } from './use-api'
-import type { EventTypeEntry as EventTypeItem } from '../../src/outbox/event-type-entry'
+import type { EventTypeEntry as EventTypeItem } from '../../src/catalog/event-type-entry'
 
 /** One entry of `GET /admin/event-types`: the server's own declaration. */
-export type { EventTypeEntry as EventTypeItem } from '../../src/outbox/event-type-entry'
+export type { EventTypeEntry as EventTypeItem } from '../../src/catalog/event-type-entry'
 
 /** The catalog, loaded from the admin API (a portal token may read it too). */
 export function useEventTypes (): Loaded<{ items: EventTypeItem[] }> {

@@ -2,7 +2,7 @@ import type { onRequestAsyncHookHandler } from 'fastify'
 import type { KeyObject } from 'node:crypto'
 import type { PortalRevocations } from '../../src/portal/portal-revocations.js'
 import { isPortalToken, verifyPortalToken } from '../../src/portal/portal-token.js'
-import { errors } from '../../src/shared/errors.js'
+import { errors, WRONG_ADMIN_TOKEN, WRONG_PORTAL_LINK } from '../../src/shared/errors.js'
 import { tokenMatcher } from '../../src/signing/crypto.js'
 import './portal-access.js'
 import { CSRF_HEADER, SAFE_METHODS, type SessionKeys } from './session.js'
@@ -24,7 +24,7 @@ export function adminGuard (token: string, sessions: SessionKeys, portal?: Porta
     const header = request.headers.authorization
     if (portal !== undefined && typeof header === 'string' && header.startsWith('Bearer ') && isPortalToken(header.slice(7))) {
       const claims = verifyPortalToken(portal.key, header.slice(7))
-      if (claims === undefined || await portal.revocations.isRevoked(claims)) throw new errors.UNAUTHORIZED()
+      if (claims === undefined || await portal.revocations.isRevoked(claims)) throw new errors.UNAUTHORIZED(WRONG_PORTAL_LINK)
       if (config.anvilPortal === undefined) throw new errors.FORBIDDEN(`a portal token cannot use ${request.method} ${request.routeOptions.url ?? 'this route'}`)
       if (!claims.scopes.includes(config.anvilPortal)) throw new errors.FORBIDDEN(`this portal token lacks the ${config.anvilPortal} scope`)
       request.anvilPortal = claims
@@ -33,12 +33,12 @@ export function adminGuard (token: string, sessions: SessionKeys, portal?: Porta
     if (config.anvilPublic === true) return
     if (header !== undefined) {
       if (typeof header === 'string' && header.startsWith('Bearer ') && matches(header.slice(7))) return
-      throw new errors.UNAUTHORIZED()
+      throw new errors.UNAUTHORIZED(WRONG_ADMIN_TOKEN)
     }
     // The CSRF token is checked before the store is asked: a forged request costs no store round trip.
     const cookie = sessions.parse(request)
-    if (cookie === undefined) throw new errors.UNAUTHORIZED()
+    if (cookie === undefined) throw new errors.UNAUTHORIZED(WRONG_ADMIN_TOKEN)
     if (!SAFE_METHODS.has(request.method) && !sessions.csrfMatches(cookie, request.headers[CSRF_HEADER])) throw new errors.CSRF()
-    if (await sessions.read(request) === undefined) throw new errors.UNAUTHORIZED()
+    if (await sessions.read(request) === undefined) throw new errors.UNAUTHORIZED(WRONG_ADMIN_TOKEN)
   }
 }

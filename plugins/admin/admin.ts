@@ -18,9 +18,10 @@ import { Opaque, Prefix, Whole } from '../../src/shared/schemas.js'
 import type { RedisClient } from '../../src/redis/connect.js'
 import { adminGuard, type PortalGuard } from './admin-guard.js'
 import { CONSOLE_CSP, consoleRoutes, portalPageRoutes } from './console.js'
-import type { Outbound } from '../../src/outbox/outbound.js'
+import { outboundInternals, type Outbound } from '../../src/outbox/outbound.js'
 import { outboundAdminRoutes } from './outbound-routes.js'
 import { isPool, openDatabase, type Database } from '../../src/db/database.js'
+import { requireMigratedAtStart } from '../../src/db/require-migrated.js'
 import { createPortalRevocations } from '../../src/portal/portal-revocations.js'
 import { PortalOptionsSchema } from '../../src/portal/portal-options.js'
 import { portalKey } from '../../src/portal/portal-token.js'
@@ -81,13 +82,23 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
   const sessions = new SessionKeys(options.token, store)
   const outbound = options.outbound ?? (app.hasDecorator('anvilOutbound') ? app.anvilOutbound : undefined)
   const portalOptions = options.portal ?? {}
-  const portalDb = portalDatabase(portalOptions.database, portalOptions.schema) ?? outbound?.database
+  const outboundDb = outbound === undefined ? undefined : outboundInternals(outbound).database
+  const portalDb = portalDatabase(portalOptions.database, portalOptions.schema) ?? outboundDb
+  // The anvilOutbound plugin checked its own database when it started.
+  if (portalDb !== undefined && !(app.hasDecorator('anvilOutbound') && portalDb === outboundInternals(app.anvilOutbound).database)) {
+    try {
+      await requireMigratedAtStart(portalDb, app.log, 'anvil admin: the portal')
+    } catch (err) {
+      if (portalDb !== outboundDb) await portalDb.close()
+      throw err
+    }
+  }
   const portal: PortalGuard | undefined = portalDb === undefined
     ? undefined
     : { key: portalKey(options.token, portalOptions.secret), revocations: createPortalRevocations(portalDb) }
   await app.register(async function adminRoutes (admin: FastifyInstance) {
     admin.addHook('onClose', async () => await store.close())
-    if (portalDb !== undefined && portalDb !== outbound?.database) admin.addHook('onClose', async () => await portalDb.close())
+    if (portalDb !== undefined && portalDb !== outboundDb) admin.addHook('onClose', async () => await portalDb.close())
     admin.decorateRequest('anvilPortal', null)
     admin.setValidatorCompiler(typeboxValidatorCompiler)
     admin.setErrorHandler(adminErrorHandler)
@@ -113,7 +124,10 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
     if (outbound !== undefined) await admin.register(outboundAdminRoutes(outbound))
     if (portal !== undefined) {
       const publicUrl = portalOptions.publicUrl?.replace(/\/+$/, '')
-      await admin.register(portalRoutes({ ...portal, prefix, ...(publicUrl === undefined ? {} : { publicUrl }) }))
+      await admin.register(portalRoutes({
+        ...portal, prefix, ...(publicUrl === undefined ? {} : { publicUrl }), ...(portalOptions.theme === undefined ? {} : { theme: portalOptions.theme }),
+        frameAncestors: portalOptions.frameAncestors ?? []
+      }))
     }
     for (const routes of options.routes ?? []) await admin.register(routes)
   }, { prefix })

@@ -82,7 +82,10 @@ export function consoleRoutes (prefix: string, dir = CONSOLE_DIR) {
 export function portalPageRoutes (prefix: string, frameAncestors: readonly string[] = [], dir = CONSOLE_DIR) {
   const framed = frameAncestors.length > 0
   return pageRoutes(prefix, 'portal', 'portal.html', dir, {
-    contentSecurityPolicy: { useDefaults: false, directives: { ...CONSOLE_CSP, frameAncestors: framed ? [...frameAncestors] : ["'none'"] } },
+    // A theme's logo may come from the product's own https origin, unknown when the page is served.
+    contentSecurityPolicy: {
+      useDefaults: false, directives: { ...CONSOLE_CSP, imgSrc: [...CONSOLE_CSP.imgSrc, 'https:'], frameAncestors: framed ? [...frameAncestors] : ["'none'"] }
+    },
     // X-Frame-Options cannot name an origin; the CSP's frame-ancestors says who may frame the page.
     ...(framed ? { xFrameOptions: false } : {})
   })

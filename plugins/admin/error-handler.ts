@@ -8,13 +8,14 @@ const firstLine = (message: string): string => message.split('\n')[0] as string
 /**
  * The error a route's failure becomes for its caller: its own when Anvil raised it; a 400 when PostgreSQL
  * refused the caller's data (the check a route missed, said in one line); a 503 when the database is out of
- * reach; else a 500.
+ * reach; NOT_MIGRATED, saying what to run, when its schema lacks a table or column; else a 500.
  */
 function answerFor (error: FastifyError): FastifyError {
   if (isAnvilError(error) || (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500)) return error
   const kind = databaseErrorKind(error)
   if (kind === 'input') return new errors.BAD_REQUEST(`invalid input: ${firstLine(error.message)}`)
   if (kind === 'unavailable') return new errors.DATABASE_UNAVAILABLE(firstLine(error.message), { cause: error })
+  if (kind === 'unmigrated') return new errors.NOT_MIGRATED(firstLine(error.message), { cause: error })
   return error
 }
 

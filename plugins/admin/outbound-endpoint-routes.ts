@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { Outbound } from '../../src/outbox/outbound.js'
 import {
   EndpointInputSchema, EndpointPatchSchema, EndpointSchema, EndpointWithSecretSchema, EventType, Tenant, type Endpoint, type EndpointInput, type EndpointPatch
-} from '../../src/outbox/endpoint-schemas.js'
+} from '../../src/endpoints/endpoint-schemas.js'
 import { requireOwnTenant, tenantView } from '../../src/portal/tenant-view.js'
 import { emptyBodyIsObject, IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
 import { PORTAL_READ, PORTAL_WRITE, portalTenant } from './portal-access.js'
@@ -58,6 +58,16 @@ export async function outboundEndpointRoutes (admin: FastifyInstance, { outbound
     await own(request)
     await outbound.endpoints.remove(request.params.id)
     return await reply.code(204).send()
+  })
+
+  // A reveal is a write: a read-only link never sees a signing secret.
+  admin.get<{ Params: { id: string } }>('/endpoints/:id/secret', {
+    config: PORTAL_WRITE,
+    schema: { tags, summary: 'The endpoint\'s current signing secret', params: IdParams, response: { 200: EndpointWithSecretSchema } }
+  }, async (request, reply) => {
+    await own(request)
+    void reply.header('cache-control', 'no-store')
+    return await outbound.endpoints.currentSecret(request.params.id)
   })
 
   admin.post<{ Params: { id: string }, Body: { graceSeconds?: number } }>('/endpoints/:id/rotate-secret', {

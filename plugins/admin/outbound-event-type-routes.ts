@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { Outbound } from '../../src/outbox/outbound.js'
-import { EventType } from '../../src/outbox/endpoint-schemas.js'
+import { EventType } from '../../src/endpoints/endpoint-schemas.js'
 import { PORTAL_READ } from './portal-access.js'
-import { EventTypeInputSchema, EventTypeSchema, type EventTypeInput } from '../../src/outbox/event-types.js'
-import { catalogJsonSchema } from '../../src/outbox/event-type-documents.js'
+import { EventTypeInputSchema, EventTypeSchema, type EventTypeInput } from '../../src/catalog/event-types.js'
+import { catalogJsonSchema } from '../../src/catalog/event-type-documents.js'
 
 const tags = ['event-types']
 const NameParams = Type.Object({ name: EventType() })

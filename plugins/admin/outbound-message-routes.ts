@@ -1,14 +1,21 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { Outbound } from '../../src/outbox/outbound.js'
-import { DeliverySchema, DeliveryStatus, MessageWithDeliveriesSchema, UndeliveredSchema, type Delivery } from '../../src/outbox/delivery-schemas.js'
-import { MessageResendSchema, ResendFilterSchema, type ResendFilter } from '../../src/outbox/message-resend.js'
+import { DeliverySchema, DeliveryStatus, MessageWithDeliveriesSchema, UndeliveredSchema, type Delivery } from '../../src/delivery-log/delivery-schemas.js'
+import { MessageResendSchema, ResendFilterSchema, type ResendFilter } from '../../src/resend/message-resend.js'
 import { MessageInputSchema, type MessageInput } from '../../src/outbox/publish.js'
 import { tenantView } from '../../src/portal/tenant-view.js'
 import { emptyBodyIsObject, IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
 import { PORTAL_READ, PORTAL_WRITE, portalTenant } from './portal-access.js'
 
 const DryRun = { /** Say what it would do, and do nothing. @defaultValue false */ dryRun: Type.Optional(Type.Boolean()) }
+const HandRetrySchema = Type.Object({
+  messageId: Type.String(),
+  endpointId: Type.String(),
+  jobId: Type.String(),
+  /** True (status 200): a hand retry of this message to this endpoint was already queued, and `jobId` is it. */
+  alreadyQueued: Type.Boolean()
+})
 const ResendPageSchema = Type.Composite([PageOf(MessageResendSchema), Type.Object({ dryRun: Type.Boolean() })])
 
 /**
@@ -84,11 +91,13 @@ export async function outboundMessageRoutes (admin: FastifyInstance, { outbound 
     schema: {
       tags: ['deliveries'],
       params: IdParams,
-      response: { 202: Type.Object({ messageId: Type.String(), endpointId: Type.String(), jobId: Type.String() }) }
+      response: { 200: HandRetrySchema, 202: HandRetrySchema }
     }
   }, async (request, reply) => {
-    await view.delivery(request.params.id, portalTenant(request))
-    return await reply.code(202).send(await outbound.resend.retry(request.params.id))
+    const delivery = await view.delivery(request.params.id, portalTenant(request))
+    const retry = await outbound.resend.retry(request.params.id, delivery)
+    // 200: the pair's hand retry already queued is the answer, and nothing new was queued.
+    return await reply.code(retry.alreadyQueued ? 200 : 202).send(retry)
   })
 
   admin.get<{ Querystring: { endpoint?: string, limit?: number, cursor?: string } }>('/undelivered', {

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { Outbound } from '../../src/outbox/outbound.js'
-import { EndpointSchema, EndpointWithSecretSchema } from '../../src/outbox/endpoint-schemas.js'
-import { OperationalEndpointInputSchema, type OperationalEndpointInput } from '../../src/outbox/operational-endpoints.js'
+import { EndpointSchema, EndpointWithSecretSchema } from '../../src/endpoints/endpoint-schemas.js'
+import { OperationalEndpointInputSchema, type OperationalEndpointInput } from '../../src/endpoints/operational-endpoints.js'
 import { IdParams, PageOf, PageQuery } from './outbound-schemas.js'
 
 const tags = ['operational-endpoints']

@@ -2,8 +2,8 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { errors } from '../../src/shared/errors.js'
-import { isTimeInRange, TIME_RANGE_RULE } from '../../src/shared/time.js'
-import { OUTBOX_MAX_PAGE } from '../../src/outbox/page.js'
+import { isTimeInRange, TIME_RANGE_RULE } from '../../src/time/time-range.js'
+import { OUTBOX_MAX_PAGE } from '../../src/paging/outbox-page.js'
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
 

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import { Tenant } from '../../src/outbox/endpoint-schemas.js'
+import { Tenant } from '../../src/endpoints/endpoint-schemas.js'
 import type { PortalRevocations } from '../../src/portal/portal-revocations.js'
 import {
   DEFAULT_PORTAL_TTL_SECONDS, MAX_PORTAL_TTL_SECONDS, mintPortalToken, PortalScopes, type PortalScopeName
 } from '../../src/portal/portal-token.js'
 import type { KeyObject } from 'node:crypto'
+import { PortalThemeSchema, type PortalTheme } from '../../src/portal/portal-theme.js'
 import { PORTAL_READ } from './portal-access.js'
 
 const tags = ['portal']
@@ -16,6 +17,10 @@ export interface PortalRouteOptions {
   /** The admin API's prefix: the page is at `<prefix>/portal/`. */
   prefix: string
   publicUrl?: string
+  /** `portal.theme`: every link's look, which a link's own theme overrides field by field. */
+  theme?: PortalTheme
+  /** `portal.frameAncestors`: the origins an embedded page tells its height to. */
+  frameAncestors?: readonly string[]
 }
 
 const TokenInputSchema = Type.Object({
@@ -23,7 +28,11 @@ const TokenInputSchema = Type.Object({
   /** @defaultValue 3600 (an hour); at most 7 days */
   ttlSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PORTAL_TTL_SECONDS })),
   /** @defaultValue `['read', 'write']` */
-  scopes: Type.Optional(PortalScopes())
+  scopes: Type.Optional(PortalScopes()),
+  /** The link's look, over `portal.theme`. @defaultValue `portal.theme` */
+  theme: Type.Optional(PortalThemeSchema),
+  /** For a frame in the minting product's page: no top bar, and the page's height posted to its parent. @defaultValue false */
+  embed: Type.Optional(Type.Boolean())
 }, { additionalProperties: false })
 
 const origin = (request: FastifyRequest): string => `${request.protocol}://${request.host}`
@@ -34,9 +43,9 @@ const origin = (request: FastifyRequest): string => `${request.protocol}://${req
  * tenant issued until now, on every replica. Both are operators' only; `GET <prefix>/portal/session` tells a
  * portal token's holder whose it is.
  */
-export function portalRoutes ({ key, revocations, prefix, publicUrl }: PortalRouteOptions) {
+export function portalRoutes ({ key, revocations, prefix, publicUrl, theme, frameAncestors = [] }: PortalRouteOptions) {
   return async function anvilPortalRoutes (admin: FastifyInstance): Promise<void> {
-    admin.post<{ Body: { tenant: string, ttlSeconds?: number, scopes?: PortalScopeName[] } }>('/portal/tokens', {
+    admin.post<{ Body: { tenant: string, ttlSeconds?: number, scopes?: PortalScopeName[], theme?: PortalTheme, embed?: boolean } }>('/portal/tokens', {
       schema: {
         tags,
         summary: 'Mint a portal token for one tenant, and the link that opens the portal page with it',
@@ -53,20 +62,32 @@ export function portalRoutes ({ key, revocations, prefix, publicUrl }: PortalRou
       config: PORTAL_READ,
       schema: {
         tags,
-        summary: 'The portal token\'s tenant, scopes and expiry (tenant and expiresAt null for an operator)',
+        summary: 'The portal token\'s tenant, scopes, expiry, theme and embedding (tenant and expiresAt null for an operator)',
         response: {
           200: Type.Object({
             tenant: Type.Union([Type.String(), Type.Null()]),
             scopes: PortalScopes(),
-            expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()])
+            expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+            /** `portal.theme` with the link's own over it. */
+            theme: PortalThemeSchema,
+            embed: Type.Boolean(),
+            /** Where an embedded page may post its height: `portal.frameAncestors`. */
+            frameAncestors: Type.Array(Type.String())
           })
         }
       }
     }, async (request) => {
       const claims = request.anvilPortal
       return claims === null
-        ? { tenant: null, scopes: ['read', 'write'], expiresAt: null }
-        : { tenant: claims.tenant, scopes: claims.scopes, expiresAt: new Date(claims.exp).toISOString() }
+        ? { tenant: null, scopes: ['read', 'write'], expiresAt: null, theme: theme ?? {}, embed: false, frameAncestors }
+        : {
+            tenant: claims.tenant,
+            scopes: claims.scopes,
+            expiresAt: new Date(claims.exp).toISOString(),
+            theme: { ...theme, ...claims.theme },
+            embed: claims.embed === true,
+            frameAncestors
+          }
     })
 
     admin.post<{ Params: { tenant: string } }>('/portal/tenants/:tenant/revoke', {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import { errors } from '../../src/shared/errors.js'
+import { errors, WRONG_ADMIN_TOKEN } from '../../src/shared/errors.js'
 import { tokenMatcher } from '../../src/signing/crypto.js'
 import type { SessionKeys } from './session.js'
 import { SessionAnswerSchema, SessionStateSchema, type Features } from './session-state.js'
@@ -48,7 +48,7 @@ export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath:
         void reply.header('retry-after', String(Math.max(1, Math.ceil(attempt.retryAfterMs / 1000))))
         throw new errors.RATE_LIMITED(retryIn(attempt.retryAfterMs))
       }
-      if (!matches((request.body as { token: string }).token)) throw new errors.UNAUTHORIZED()
+      if (!matches((request.body as { token: string }).token)) throw new errors.UNAUTHORIZED(WRONG_ADMIN_TOKEN)
       await sessions.store.forgive(request.ip)
       return await sessions.open(request, reply, cookiePath)
     })

@@ -1,17 +1,17 @@
 /**
  * The journal's admin routes, registered inside the admin scope (plugins/admin/admin.ts): behind
  * its token, errors as `{ error, code }`. They work on the journal with a database and on the dead letters
- * in Redis without one (src/journal/event-log.ts).
+ * in Redis without one (src/event-log/event-log.ts).
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
-import type { EventLog } from '../../src/journal/event-log.js'
-import { resolveFilter, statsWindowMs } from '../../src/journal/event-filter.js'
-import { JOURNAL_MAX_PAGE } from '../../src/journal/event-queries.js'
-import { SignatureFailureTally } from '../../src/journal/signature-failures.js'
+import type { EventLog } from '../../src/event-log/event-log.js'
+import { resolveFilter, statsWindowMs } from '../../src/event-log/event-filter.js'
+import { JOURNAL_MAX_PAGE } from '../../src/event-log/event-queries.js'
+import { SignatureFailureTally } from '../../src/event-log/signature-failures.js'
 import { errors } from '../../src/shared/errors.js'
 import { Whole } from '../../src/shared/schemas.js'
-import { DURATION_PATTERN } from '../../src/shared/duration.js'
+import { DURATION_PATTERN } from '../../src/time/duration.js'
 
 /** The stats' default window. */
 export const DEFAULT_STATS_WINDOW = '24h'

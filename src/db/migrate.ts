@@ -50,12 +50,16 @@ export function migrationsDir (): string {
 }
 
 export function loadMigrations (dir = migrationsDir()): Migration[] {
-  return readdirSync(dir).filter((file) => MIGRATION_FILE.test(file)).sort().map((file) => {
+  const migrations = readdirSync(dir).filter((file) => MIGRATION_FILE.test(file)).sort().map((file) => {
     const [, version = '', name = ''] = MIGRATION_FILE.exec(file) ?? []
     const sql = readFileSync(join(dir, file), 'utf8')
     const earlierChecksums = [sha256(sql), ...EARLIER_CHECKSUMS[version] ?? []]
     return { version, name, sql, checksum: sha256(statementsOf(sql)), earlierChecksums }
   })
+  // Two files of one version would each pass for the other's change once the first is applied.
+  const twice = migrations.find((migration, i) => migrations[i - 1]?.version === migration.version)
+  if (twice !== undefined) throw new errors.INVALID_CONFIG(`two migrations share version ${twice.version} in ${dir}: give one the next free number`)
+  return migrations
 }
 
 /** A migration's statements: its lines without blank lines and `--` comment lines. */

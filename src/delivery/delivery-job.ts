@@ -3,7 +3,8 @@
  * The outbox (src/outbox/) builds jobs and implements the store over PostgreSQL; the delivery side reads the
  * one and calls the other, and never imports the outbox (forward mode runs it with no database at all).
  */
-import type { OutboundScheme } from './sign-outbound.js'
+import type { OutboundScheme } from '../send/sign-outbound.js'
+import type { SendResult } from '../send/send-webhook.js'
 
 export const DEFAULT_OUTBOUND_QUEUE_NAME = 'outbound'
 export const OUTBOUND_JOB_NAME = 'deliver'
@@ -24,6 +25,24 @@ export interface OutboundJobData {
   scheme: OutboundScheme
   /** A delivery of an operational event: whatever happens to it reports nothing (no event about an event). */
   operational?: boolean
+  /**
+   * The delays (ms) of its retries after the first try, as the publisher's `retrySchedule` gave them: the
+   * delivery worker's backoff reads them here (src/delivery/delivery-schedule.ts `scheduleOf`, which also says
+   * what a job made before it carried one gets).
+   */
+  retry?: number[]
+  /** An attempt whose POST was answered while its outcome could not be logged: the next run of that attempt writes it, and sends nothing. */
+  answered?: AnsweredAttempt
+}
+
+/** The outcome of a POST, kept in the job until the delivery log has it. */
+export interface AnsweredAttempt {
+  attempt: number
+  result: SendResult
+  deliveryId?: string
+  /** The request's headers as the log keeps them. */
+  sent?: Record<string, string>
+  report: AttemptReport
 }
 
 export interface DeliveryAttempt {
@@ -35,6 +54,10 @@ export interface DeliveryAttempt {
   errorClass?: string
   errorMessage?: string
   responseHead: string
+  /** What was sent besides the body, as the log keeps it (src/delivery/attempt-headers.ts). */
+  requestHeaders?: Record<string, string>
+  /** The answer's headers, as the log keeps them. */
+  responseHeaders?: Record<string, string>
   payloadSha256: string
   success: boolean
   /** The row `startAttempt` wrote for this attempt, which `recordAttempt` completes; unset, a row of its own. */
@@ -78,7 +101,7 @@ export interface EndpointState {
   secrets: string[]
 }
 
-/** What the attempt's outcome may report, besides the attempt itself (operational events: src/outbox/operational-events.ts). */
+/** What the attempt's outcome may report, besides the attempt itself (operational events: src/endpoints/operational-events.ts). */
 export interface AttemptReport {
   eventType: string
   /** A delivery of an operational event: nothing is reported about it. */

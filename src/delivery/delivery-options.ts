@@ -4,9 +4,9 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { RedisInput } from '../redis/connect.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
 import { Concurrency, LockDurationMs, MAX_RETRY_STEP_MS, MaxClockSkewMs, Opaque, Prefix, QueueName, StalledIntervalMs, Whole } from '../shared/schemas.js'
-import { MAX_JITTER, RetryScheduleSettingSchema } from './delivery-schedule.js'
+import { MAX_JITTER } from './delivery-schedule.js'
 import type { DeliveryAttempt, DeliveryStore } from './delivery-job.js'
-import { netsProblem } from './cidr.js'
+import { netsProblem } from '../send/cidr.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000
@@ -50,8 +50,6 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   timeoutMs: Type.Optional(Whole(1, 300_000)),
   /** Bytes of each answer read; the rest is never read, and the delivery log keeps at most the first 4096. @defaultValue 4096 */
   responseCapBytes: Type.Optional(Whole(0, 1_048_576)),
-  /** `'standard-webhooks'`, delays in ms, or `{ attempts, exponentialMs }`; must match the dispatcher's job attempts. @defaultValue `'standard-webhooks'` */
-  retrySchedule: Type.Optional(RetryScheduleSettingSchema),
   /** Each retry delay is moved by up to this fraction either way. @defaultValue 0.2 */
   jitter: Type.Optional(Type.Number({ minimum: 0, maximum: MAX_JITTER })),
   /** The longest a receiver's `Retry-After` may push a retry back. @defaultValue 3600000 (an hour) */

@@ -1,11 +1,12 @@
 /**
- * When a failed delivery is tried again: Standard Webhooks' schedule by default, each delay jittered ±20 %
- * so endpoints that failed together do not retry together; a receiver's `Retry-After` (429, 503) pushes the
- * next try back, up to a bound.
+ * When a failed delivery is tried again: the schedule the job carries (the publisher's `retrySchedule`,
+ * Standard Webhooks' by default; src/queue/retry.ts is the one model, inbound and outbound), each delay
+ * jittered ±20 % so endpoints that failed together do not retry together; a receiver's `Retry-After` (429, 503)
+ * pushes the next try back, up to a bound.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_RETRY_STEP_MS } from '../shared/schemas.js'
-import { RetrySchedule, Whole } from '../shared/schemas.js'
+import { MAX_RETRIES, MAX_RETRY_STEP_MS, RetrySchedule, Whole } from '../shared/schemas.js'
+import { attemptsFor, delayAfter } from '../queue/retry.js'
 
 /** The backoff type on delivery jobs; the delivery worker's strategy answers for it. */
 export const OUTBOUND_BACKOFF_TYPE = 'anvil-outbound'
@@ -20,8 +21,8 @@ export const MAX_JITTER = 1
 /** The longest a `Retry-After` may push a retry back. */
 export const DEFAULT_RETRY_AFTER_MAX_MS = 3_600_000
 /**
- * The longest a delivery job can wait for its next try, whatever the delivery worker's options: a step is at
- * most a day, the most jitter doubles it, and `retryAfterMaxMs` is at most a day too.
+ * The longest a delivery job can wait for its next try, whatever its schedule and the delivery worker's options:
+ * a step is at most a day, the most jitter doubles it, and `retryAfterMaxMs` is at most a day too.
  */
 export const MAX_RETRY_WAIT_MS = MAX_RETRY_STEP_MS * (1 + MAX_JITTER)
 
@@ -32,7 +33,7 @@ export const MAX_RETRY_WAIT_MS = MAX_RETRY_STEP_MS * (1 + MAX_JITTER)
 export const RetryScheduleSettingSchema = Type.Union([
   Type.Literal('standard-webhooks'),
   RetrySchedule(),
-  Type.Object({ attempts: Whole(1, 100), exponentialMs: Whole(1, MAX_RETRY_STEP_MS) }, { additionalProperties: false })
+  Type.Object({ attempts: Whole(1, MAX_RETRIES + 1), exponentialMs: Whole(1, MAX_RETRY_STEP_MS) }, { additionalProperties: false })
 ])
 export type RetryScheduleSetting = Static<typeof RetryScheduleSettingSchema>
 
@@ -46,7 +47,19 @@ export function resolveSchedule (setting: RetryScheduleSetting = 'standard-webho
 
 /** The BullMQ options a delivery job needs for a schedule: its first try plus one per delay. */
 export function deliveryJobOptions (schedule: readonly number[]): { attempts: number, backoff: { type: string } } {
-  return { attempts: schedule.length + 1, backoff: { type: OUTBOUND_BACKOFF_TYPE } }
+  return { attempts: attemptsFor(schedule), backoff: { type: OUTBOUND_BACKOFF_TYPE } }
+}
+
+/**
+ * The schedule a delivery job is retried on: the one it carries. A job made before jobs carried one (its data
+ * has no `retry`) gets Standard Webhooks', the default it was most likely made with, its last step repeated
+ * for as many attempts as the job was given, so it is neither cut short nor retried past them.
+ */
+export function scheduleOf (job: { data: { retry?: readonly number[] }, opts: { attempts?: number } }): readonly number[] {
+  if (Array.isArray(job.data.retry)) return job.data.retry
+  const retries = Math.max(0, (job.opts.attempts ?? 1) - 1)
+  const last = STANDARD_WEBHOOKS_SCHEDULE_MS[STANDARD_WEBHOOKS_SCHEDULE_MS.length - 1] as number
+  return Array.from({ length: retries }, (_, i) => STANDARD_WEBHOOKS_SCHEDULE_MS[i] ?? last)
 }
 
 export interface DelayOptions {
@@ -62,8 +75,8 @@ export interface DelayOptions {
  * reads 0 as "now"). A `Retry-After` is honoured when it asks for longer than the schedule, up to its bound.
  */
 export function nextDelay (schedule: readonly number[], attemptsMade: number, options: DelayOptions = {}): number {
-  const base = schedule[attemptsMade - 1]
-  if (base === undefined) return -1
+  const base = delayAfter(schedule, attemptsMade)
+  if (base < 0) return -1
   const jitter = options.jitter ?? DEFAULT_JITTER
   const random = options.random ?? Math.random
   const scheduled = Math.round(base * (1 - jitter + 2 * jitter * random()))

@@ -1,10 +1,10 @@
 /**
  * The delivery worker: a BullMQ Worker on the outbound queue that signs and POSTs each job through the
- * SSRF-guarded dispatcher, retries on the outbound schedule, and keeps one bad endpoint from slowing the rest.
+ * SSRF-guarded dispatcher, retries on the schedule each job carries, and keeps one bad endpoint from slowing the rest.
  */
-import { Worker, type Job } from 'bullmq'
+import { Worker, type Job, type MinimalJob } from 'bullmq'
 import { DEFAULT_CONCURRENCY, DEFAULT_SHUTDOWN_TIMEOUT_MS, STALLED_MESSAGE } from '../shared/constants.js'
-import { within } from '../shared/within.js'
+import { within } from '../time/within.js'
 import { connect, disconnect } from '../redis/connect.js'
 import { checkedPrefix } from '../redis/checked-prefix.js'
 import { watchClock } from '../redis/clock-skew.js'
@@ -18,8 +18,9 @@ import {
   checkDeliveryWorkerOptions, CIRCUIT_CLEAN_CACHE_MS, DEFAULT_CIRCUIT_OPEN_MS, SLOW_ENDPOINT_AFTER_MS, DEFAULT_DELIVERY_TIMEOUT_MS,
   DEFAULT_DISABLE_AFTER_MS, DEFAULT_FAILURE_THRESHOLD, DEFAULT_RESPONSE_CAP_BYTES, RESPONSE_BODY_TIMEOUT_MS, type DeliveryWorkerOptions
 } from './delivery-options.js'
-import { nextDelay, OUTBOUND_BACKOFF_TYPE, resolveSchedule } from './delivery-schedule.js'
-import { createGuardedDispatcher } from './guarded-dispatcher.js'
+import { nextDelay, OUTBOUND_BACKOFF_TYPE, scheduleOf } from './delivery-schedule.js'
+import { MAX_RETRIES } from '../shared/schemas.js'
+import { createGuardedDispatcher } from '../send/guarded-dispatcher.js'
 import { attemptOf, deliverJob, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
@@ -43,12 +44,6 @@ export async function stripBody (job: Job<OutboundJobData>): Promise<void> {
   })
 }
 
-/**
- * Stalls BullMQ allows per attempt before it fails a job for them. Several stalls before a run can count them are one
- * attempt in the log (a worker killed again and again picks the same jobs up), so this is well above one.
- */
-export const STALLS_PER_ATTEMPT = 10
-
 /** A probe holds its lease a little longer than its POST may take. */
 const PROBE_LEASE_MARGIN_MS = 5000
 
@@ -56,7 +51,6 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
   const prefix = checkedPrefix(options, checkDeliveryWorkerOptions)
   const log = options.logger ?? silentLogger
   const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS
-  const schedule = resolveSchedule(options.retrySchedule)
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
   const maxInFlight = options.maxInFlightPerEndpoint ?? Math.ceil(concurrency / 2)
   // No cap given: half the slots while several endpoints are active (or one was slow) within a timeout, else all of them.
@@ -92,15 +86,14 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
       prefix,
       autorun: false,
       concurrency,
-      // A stall is a failed attempt of its own, counted by the next run in the log (durably, before BullMQ moves the job),
-      // so the attempts bound a job that keeps stopping its worker. BullMQ's own limit, whose failure only a listener
-      // logs (lost if that worker dies too), is kept for a job that stops its worker before any run can count it.
-      maxStalledCount: (schedule.length + 1) * STALLS_PER_ATTEMPT,
+      // A stall is a failed attempt of its own (deliverJob counts it), so a job may stall as often as any job may be tried.
+      maxStalledCount: MAX_RETRIES + 1,
       ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
       ...(options.stalledIntervalMs === undefined ? {} : { stalledInterval: options.stalledIntervalMs }),
       settings: {
-        backoffStrategy: (attemptsMade: number, type?: string, err?: Error) => type === OUTBOUND_BACKOFF_TYPE
-          ? nextDelay(schedule, attemptsMade, {
+        // The schedule is the job's own: the publisher's setting is the only one.
+        backoffStrategy: (attemptsMade: number, type?: string, err?: Error, job?: MinimalJob) => type === OUTBOUND_BACKOFF_TYPE && job !== undefined
+          ? nextDelay(scheduleOf(job as MinimalJob<OutboundJobData>), attemptsMade, {
             jitter: options.jitter,
             retryAfterMs: err instanceof DeliveryFailure ? err.retryAfterMs : undefined,
             retryAfterMaxMs: options.retryAfterMaxMs

@@ -14,9 +14,10 @@ import type { EndpointRateLimit } from './endpoint-rate-limit.js'
 import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
 import type { EndpointDisabledEvent } from './delivery-options.js'
 import { publishOutbound } from './delivery-channels.js'
-import { endpointUrlProblem } from './endpoint-url.js'
-import { sendWebhook, type SendOptions, type SendResult } from './send-webhook.js'
-import { signatureHeaders } from './sign-outbound.js'
+import { endpointUrlProblem } from '../endpoints/endpoint-url.js'
+import { sendWebhook, type SendOptions, type SendResult } from '../send/send-webhook.js'
+import { signatureHeaders } from '../send/sign-outbound.js'
+import { loggedHeaders } from '../send/attempt-headers.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
 /** A failed attempt that may be retried; the backoff strategy reads `retryAfterMs`. */
@@ -67,6 +68,12 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   const data = job.data
   const { endpointId } = data
   const { store } = deps
+  // This attempt's POST was answered and its outcome waited for the log: written now, never sent again.
+  const answered = data.answered
+  if (answered !== undefined && answered.attempt === job.attemptsMade + 1) {
+    const recorded = await recordOutcome(job, token, deps, answered.result, answered.deliveryId, answered.sent, answered.report)
+    return await decide(job, deps, answered.result, recorded)
+  }
   // A retry, or a run after a stall: what the last run left is settled before anything is sent.
   if ((job.attemptsMade > 0 || job.stalledCounter > 0) && store.resumeAttempt !== undefined) {
     const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
@@ -114,6 +121,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   let deliveryId: string | undefined
   let admission: { send: true, probe: boolean, dirty: boolean }
   let posted = false
+  let sent: Record<string, string> | undefined
   try {
     if (rateLimit !== null && deps.rateLimit !== undefined) {
       const retryAt = await deps.rateLimit.take(endpointId, rateLimit)
@@ -126,6 +134,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
     const headers = signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets })
     headers['content-type'] = CONTENT_TYPE
     headers['user-agent'] = USER_AGENT
+    sent = headers
     // In the log before the POST: a crash mid-POST leaves a row whose outcome is unknown, and a re-send is a row of its own.
     deliveryId = store.startAttempt === undefined ? undefined : await logged(job, token, deps, store.startAttempt(attemptOf(job)))
     result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
@@ -151,7 +160,14 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   }
   const operational = data.operational === true
   const exhausted = !result.success && result.httpStatus !== 410 && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
-  const recorded = await note(job, deps, result, deliveryId, { eventType: data.eventType, operational, circuitOpened, exhausted, jobId: job.id as string })
+  const recorded = await recordOutcome(job, token, deps, result, deliveryId, loggedHeaders(sent), { eventType: data.eventType, operational, circuitOpened, exhausted, jobId: job.id as string })
+  return await decide(job, deps, result, recorded)
+}
+
+/** What an attempt's outcome, once logged, makes of the job: done, retried, or failed for good (the endpoint maybe disabled). */
+async function decide (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, recorded: Recorded): Promise<void> {
+  const { endpointId } = job.data
+  const operational = job.data.operational === true
   // Nothing returned: BullMQ would store a return value with every completed job.
   if (result.success) {
     // Failures are logged per attempt; without this line an endpoint's recovery would never show.
@@ -198,10 +214,38 @@ async function logged<T> (job: Job<OutboundJobData>, token: string | undefined, 
   }
 }
 
+/** How often an outcome's write is run again at once after PostgreSQL failed it to break a conflict. */
+const CONFLICT_TRIES = 3
+
+/**
+ * The outcome of a POST, written as the receiver answered it. A write PostgreSQL failed to break a conflict runs
+ * again; while the database is out of reach the outcome waits in the job's data, the attempt not counted, and
+ * the next run writes it without sending again: an answered POST is never logged as a failure or a stall.
+ */
+async function recordOutcome (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps, result: SendResult,
+  deliveryId: string | undefined, sent: Record<string, string> | undefined, report: AttemptReport): Promise<Recorded> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await note(job, deps, result, deliveryId, sent, report)
+    } catch (err) {
+      const kind = databaseErrorKind(err)
+      if (kind === 'conflict' && tries < CONFLICT_TRIES) continue
+      if (kind !== 'unavailable' && kind !== 'conflict') throw err
+      deps.log.warn({ jobId: job.id, err: (err as Error).message, retryInMs: LOG_UNAVAILABLE_RETRY_MS }, 'anvil delivery: the outcome could not be logged; it waits in the job')
+      // The request's headers as the log keeps them (redacted), never the signing secret.
+      const answered = { attempt: job.attemptsMade + 1, result, report, ...(deliveryId === undefined ? {} : { deliveryId }), ...(sent === undefined ? {} : { sent }) }
+      await job.updateData({ ...job.data, answered })
+      return await wait(job, token, Date.now() + LOG_UNAVAILABLE_RETRY_MS)
+    }
+  }
+}
+
 /** Writes the attempt (the delivery log, else the job's log), then tells the hooks and the metrics. */
 type Recorded = { failingSince?: Date | null, recoveredFrom?: Date } | undefined
 
-async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string, report?: AttemptReport): Promise<Recorded> {
+async function note (
+  job: Job<OutboundJobData>, deps: DeliverDeps, result: SendResult, deliveryId?: string, sent?: Record<string, string>, report?: AttemptReport
+): Promise<Recorded> {
   const { messageId, endpointId, eventType, body } = job.data
   const attempt: DeliveryAttempt = {
     messageId,
@@ -213,6 +257,9 @@ async function note (job: Job<OutboundJobData>, deps: DeliverDeps, result: SendR
     success: result.success
   }
   if (deliveryId !== undefined) attempt.deliveryId = deliveryId
+  const requestHeaders = loggedHeaders(sent)
+  if (requestHeaders !== undefined) attempt.requestHeaders = requestHeaders
+  if (result.responseHeaders !== undefined) attempt.responseHeaders = result.responseHeaders
   // Set only when known: the log tells an attempt that got no answer from one that did.
   if (result.httpStatus !== undefined) attempt.httpStatus = result.httpStatus
   if (result.errorClass !== undefined) {

@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { standardKey } from '../providers/standard-webhooks.js'
 import { MIN_SECRET_BYTES, secretProblem } from '../signing/secret-problem.js'
-import { endpointUrlProblem, MAX_ENDPOINT_URL_LENGTH } from '../delivery/endpoint-url.js'
+import { endpointUrlProblem, MAX_ENDPOINT_URL_LENGTH } from '../endpoints/endpoint-url.js'
 
 export const ForwardSchema = Type.Object({
   /** Where each verified event is POSTed (http or https, no credentials). */

@@ -7,7 +7,6 @@ import {
 import { errors } from '../shared/errors.js'
 import { DEFAULT_QUEUE_SETTINGS, deadLetterRetentionProblem, type QueueSettings } from '../queue/queue-settings.js'
 import { checkClusterPrefix, redisUrlProblem, type RedisClient, type RedisInput } from '../redis/connect.js'
-import { validateSchedule } from '../queue/retry.js'
 import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { checkTelemetry, type Telemetry } from '../queue/telemetry.js'
 import { compileCheck, throwInvalid } from '../shared/validate.js'
@@ -89,7 +88,8 @@ export function resolveQueueSettings (opts: Pick<IngressOptions, 'queueName' | '
     queueName: opts.queueName ?? DEFAULT_QUEUE_SETTINGS.queueName,
     prefix: opts.prefix ?? DEFAULT_QUEUE_SETTINGS.prefix,
     dedupeWindowMs: opts.dedupeWindowMs ?? DEFAULT_QUEUE_SETTINGS.dedupeWindowMs,
-    retrySchedule: validateSchedule(opts.retrySchedule ?? DEFAULT_QUEUE_SETTINGS.retrySchedule),
+    // Checked by the options' schema (RetrySchedule); a copy, so the caller's array can change nothing here.
+    retrySchedule: Object.freeze([...opts.retrySchedule ?? DEFAULT_QUEUE_SETTINGS.retrySchedule]),
     retention
   }
 }

@@ -6,7 +6,7 @@
 import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
-import { DONE_ONCE, markDone } from '../sql/webhook_event_done.js'
+import { REFUSED } from '../sql/webhook_event_outcome.js'
 import * as webhookEffects from '../sql/webhook_effects.js'
 
 /** The handler's PostgreSQL client: `query` runs in the event's transaction (promise style). */
@@ -27,16 +27,16 @@ export interface EffectFields {
 }
 
 /**
- * `committed`: the handler's writes and the job's `done` committed together; `no-transaction`: the handler began
- * none (the caller marks the event); `done-before`: this job had already committed its `done` (another run of
- * it), so this run's writes were rolled back.
+ * `committed`: the handler's writes and the event's row, `done`, committed together; `no-transaction`: the
+ * handler began none (the caller writes the row); `refused`: the row refused this job's `done` (another run of
+ * it committed first, or a replay moved the event to another job), so this run's writes were rolled back.
  */
-export type CommitOutcome = 'committed' | 'no-transaction' | 'done-before'
+export type CommitOutcome = 'committed' | 'no-transaction' | 'refused'
 
 export interface EffectScope {
   fields: EffectFields
-  /** Marks the job `done` and commits, in one round trip, when a transaction was begun (the event's status follows, batched). */
-  commitDone: (attempt: number, startedAt?: Date) => Promise<CommitOutcome>
+  /** Writes the event's row (`record`, a prepared statement that raises when refused), then commits, when a transaction was begun. */
+  commitDone: (record: pg.QueryConfig) => Promise<CommitOutcome>
   /** Rolls back whatever the handler did through `db` and `once`. */
   rollback: () => Promise<void>
 }
@@ -45,13 +45,13 @@ export interface EffectScope {
 export interface TransactionHost {
   /** The client, and the statement that opens the event's transaction on it (sent with its first ones). */
   open: () => Promise<{ client: pg.PoolClient, begin: string }>
-  /** Ends the event's transaction, after its mark: commits it, or releases its savepoint. */
+  /** Ends the event's transaction, after its row: commits it, or releases its savepoint. */
   end: string
   /** Undoes the event's transaction. */
   undo: string
   /** Gives the client back; `err`: it is broken. */
   release: (err?: Error) => void
-  /** The mark goes in this transaction even when the handler began none (a group's: its commit is shared). */
+  /** The row goes in this transaction even when the handler began none (a group's: its commit is shared). */
   always: boolean
 }
 
@@ -76,7 +76,7 @@ async function batch<R extends pg.QueryResultRow> (client: pg.PoolClient, statem
   return Array.isArray(results) ? results[results.length - 1] as pg.QueryResult<R> : results
 }
 
-export function effectScope (db: Database, eventId: string, jobId: string, host = ownTransaction(db.pool)): EffectScope {
+export function effectScope (db: Database, eventId: string, host = ownTransaction(db.pool)): EffectScope {
   let opening: Promise<pg.PoolClient> | undefined
   /** The client went back (the transaction ended): nothing more is sent on it. */
   let released = false
@@ -162,17 +162,17 @@ export function effectScope (db: Database, eventId: string, jobId: string, host 
 
   return {
     fields: { db: { query }, once, effectKey },
-    async commitDone (attempt, startedAt) {
+    async commitDone (record) {
       if (opening === undefined && !host.always) return 'no-transaction'
-      // The job's mark goes with its writes, in one round trip with the end (and the opening, if not yet
-      // sent): the key refuses a second one, which rolls this run back.
-      const finish = [markDone(db.schema, { eventId, jobId, attempt, startedAt }), host.end]
+      // The event's row goes with its writes, then the end with what is pending (an effect's result): a row
+      // that refuses this job raises, and the end is not reached.
       try {
-        if (opening === undefined) await transaction(finish)
-        else await send(await opening, finish)
+        const { client: c } = await transaction()
+        await c.query(record)
+        await send(c, [host.end])
       } catch (err) {
         await undo()
-        if ((err as { constraint?: string }).constraint === DONE_ONCE) return 'done-before'
+        if ((err as { code?: string }).code === REFUSED) return 'refused'
         throw err
       }
       release()

@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import { Opaque, RetentionDays, SchemaName, Whole } from '../shared/schemas.js'
 
-/** Journal rows older than this are deleted. */
+/** Journal days older than this are dropped. */
 export const DEFAULT_JOURNAL_RETENTION_DAYS = 30
 /** How often the worker deletes expired rows. */
 export const DEFAULT_JOURNAL_RETENTION_INTERVAL_MS = 60 * 60 * 1000
@@ -24,16 +24,17 @@ export const JournalOptionsSchema = Type.Object({
   database: Opaque<DatabaseInput>(),
   /** The schema the journal's tables are in. @defaultValue `'anvil'` */
   schema: Type.Optional(SchemaName()),
-  /** Rows older than this many days are deleted by the worker (at most 36,500); 0 keeps them. @defaultValue 30 */
+  /** The journal's days older than this many are dropped by the worker (at most 36,500); 0 keeps them. @defaultValue 30 */
   retentionDays: Type.Optional(RetentionDays()),
-  /** How often the worker deletes expired rows, after a pass at start; 0 never (another worker does). @defaultValue 3600000 (an hour) */
+  /** How often the worker makes the days ahead and drops expired ones, after a pass at start; 0 never (another worker does). @defaultValue 3600000 (an hour) */
   retentionIntervalMs: Type.Optional(Whole(0)),
   /** Events one journal write carries at most. @defaultValue 200 */
   writeBatch: Type.Optional(Whole(1, 10_000)),
   /**
-   * `false`: the journal's own row writes (before and after each handler) commit without waiting for the disk.
-   * Faster; a crash of PostgreSQL itself (not of a worker) may lose the last fraction of a second of them. The
-   * handler's transaction (`db`, `once`, the mark done) always commits durably. @defaultValue true
+   * `false`: the journal's batched row writes (of handlers that began no transaction, and failed attempts)
+   * commit without waiting for the disk. Faster; a crash of PostgreSQL itself (not of a worker) may lose the
+   * last fraction of a second of them. The handler's transaction (`db`, `once`, its row) always commits
+   * durably. @defaultValue true
    */
   synchronousCommit: Type.Optional(Type.Boolean()),
   /**

@@ -1,21 +1,16 @@
 /**
- * The worker's side of the journal: the row is written (or moved to `processing`) before the handler runs,
- * and its outcome after. Both writes are batched across the jobs running at once (src/journal/write-batcher.ts).
+ * The worker's side of the journal: each attempt's outcome written once, as the delivery's row with its final
+ * status. Outcomes of handlers that began no transaction are batched across the jobs running at once
+ * (src/journal/write-batcher.ts); a handler's transaction writes its own (src/journal/effect-scope.ts).
  */
 import { inTransaction, type Database } from '../db/database.js'
+import type pg from 'pg'
 import type { WebhookJobData } from '../queue/job-data.js'
-import { headersJson, jsonView, pgText } from './event-row.js'
-import type { EventStatus } from './event-item.js'
+import { headersJson } from '../db/headers-json.js'
+import { pgText } from '../db/pg-text.js'
+import type { EventStatus } from '../event-log/event-item.js'
 import { WriteBatcher } from './write-batcher.js'
-import { doneJobs } from '../sql/webhook_event_done.js'
-import * as webhookEvents from '../sql/webhook_events.js'
-
-export interface StartedEvent {
-  id: string
-  jobId: string
-  attempt: number
-  data: WebhookJobData
-}
+import { admits, prepared, record, recordValues, type OutcomeRow } from '../sql/webhook_event_outcome.js'
 
 export interface FinishedEvent {
   id: string
@@ -26,19 +21,25 @@ export interface FinishedEvent {
   errorClass?: string
   /** When the attempt began, for its log row. @defaultValue unknown (null) */
   startedAt?: Date
+  /** The job's data: the row is written from it when it does not exist yet. */
+  data: WebhookJobData
 }
 
 /**
- * `run`: the row exists and says `processing`, the handler may run. The job may not run at all when it has
- * committed its `done` already (`done`: a stall, a crash or a redelivery ran it again) or when the event was
- * replayed onto another job since this one was queued (`overtaken`: a retry left waiting).
+ * `run`: the handler may run. The job may not run at all when it has committed its `done` already (`done`: a
+ * stall, a crash or a redelivery ran it again) or when the event was replayed onto another job since this one
+ * was queued (`overtaken`: a retry left waiting).
  */
 export type StartResult = 'run' | 'done' | 'overtaken'
 
+/** `written`: the row says this outcome; `refused`: the row belongs to another job, or this one is done. */
+export type FinishResult = 'written' | 'refused'
+
 export interface JournalWriter {
-  /** Resolves once the row is written, or refused: only on `run` may the handler run. */
-  started (event: StartedEvent): Promise<StartResult>
-  finished (event: FinishedEvent): Promise<void>
+  /** Whether a job that may have run before (a retry, a restart) may run: asks the row, once. */
+  admits: (event: { id: string, jobId: string, data: WebhookJobData }) => Promise<StartResult>
+  /** Writes the outcome, batched with other jobs'. */
+  finished: (event: FinishedEvent) => Promise<FinishResult>
 }
 
 /** Journal writes running at once: enough for PostgreSQL to share disk flushes, few enough to leave the pool to handlers. */
@@ -47,120 +48,97 @@ const WRITES_IN_FLIGHT = 3
 /** The longest error message kept on a row. */
 const MAX_ERROR_LENGTH = 2000
 
-/** Batches of distinct ids, in id order: one statement may not upsert a row twice, and a fixed order cannot deadlock. */
-function rounds<T extends { id: string }> (items: T[]): T[][] {
-  const sorted = [...items].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-  const out: T[][] = []
-  let previous: string | undefined
-  let n = 0
-  for (const item of sorted) {
-    // The n-th occurrence of an id goes to the n-th round; sorted input keeps each round sorted.
-    n = item.id === previous ? n + 1 : 0
-    previous = item.id
+/** The row an outcome writes. */
+export function outcomeRow (event: FinishedEvent): OutcomeRow {
+  const { data } = event
+  return {
+    id: pgText(event.id) ?? '',
+    received_at: new Date(data.receivedAt),
+    source: pgText(data.source) ?? '',
+    provider: pgText(data.provider),
+    event_type: pgText(data.eventType),
+    dedupe_key: pgText(data.key) ?? '',
+    status: event.status,
+    attempts: event.attempt,
+    job_id: event.jobId,
+    started_at: event.startedAt ?? null,
+    last_error: pgText(event.lastError?.slice(0, MAX_ERROR_LENGTH)),
+    error_class: pgText(event.errorClass),
+    retry_schedule: data.retry,
+    content_type: pgText(data.contentType),
+    headers: headersJson(data.headers),
+    signature: pgText(data.signature),
+    request_id: pgText(data.requestId),
+    payload: Buffer.from(data.payload, 'base64')
+  }
+}
+
+/** A delivery's key: its id and when it was received. */
+const keyOf = (id: string, receivedAt: Date | number): string => `${id}\n${new Date(receivedAt).getTime()}`
+
+/** Batches of distinct deliveries: one statement may not upsert a row twice. */
+function rounds (items: FinishedEvent[]): FinishedEvent[][] {
+  const out: FinishedEvent[][] = []
+  const seen = new Map<string, number>()
+  for (const item of items) {
+    const key = keyOf(item.id, item.data.receivedAt)
+    const n = seen.get(key) ?? 0
+    seen.set(key, n + 1)
     ;(out[n] ??= []).push(item)
   }
   return out
 }
 
-function startValues (items: Array<Extract<Write, { kind: 'start' }>>): unknown[] {
-  const columns: unknown[][] = Array.from({ length: 15 }, () => [])
-  for (const { event: { id, jobId, attempt, data }, withoutView } of items) {
-    const payload = Buffer.from(data.payload, 'base64')
-    const row = [
-      pgText(id), pgText(data.source), pgText(data.provider), pgText(data.eventType), pgText(data.key), payload,
-      withoutView === true ? null : jsonView(payload), pgText(data.contentType), headersJson(data.headers), pgText(data.signature),
-      pgText(data.requestId), new Date(data.receivedAt), attempt, jobId, `{${data.retry.join(',')}}`
-    ]
-    row.forEach((value, i) => columns[i]?.push(value))
-  }
-  return columns
-}
-
-/** `withoutView`: the start is written again without its JSON view, which PostgreSQL refused. */
-type Write = { kind: 'start', event: StartedEvent, withoutView?: boolean } | { kind: 'finish', event: FinishedEvent }
-
-function finishValues (items: FinishedEvent[]): unknown[] {
-  return [
-    items.map((i) => i.id), items.map((i) => i.jobId), items.map((i) => i.attempt), items.map((i) => i.status),
-    items.map((i) => pgText(i.lastError?.slice(0, MAX_ERROR_LENGTH)) ?? null), items.map((i) => pgText(i.errorClass) ?? null),
-    items.map((i) => i.startedAt ?? null)
-  ]
-}
-
-/** Runs one write (its rows: the ids started); with `synchronous` false, in a transaction that commits without waiting for the disk. */
-async function write (db: Database, synchronous: boolean, text: string, values: unknown[]): Promise<Array<{ id: string }>> {
-  if (synchronous) return (await db.pool.query<{ id: string }>(text, values)).rows
-  return await inTransaction(db.pool, async (client) => {
-    await client.query('SET LOCAL synchronous_commit TO OFF')
-    return (await client.query<{ id: string }>(text, values)).rows
-  })
-}
-
 /**
- * A value PostgreSQL refuses rather than a failure of the write: class 22 (data: JSON it does not take, an
- * encoding) and 54 (a limit: JSON nested deeper than its parser goes).
+ * A value PostgreSQL refuses rather than a failure of the write: class 22 (data: an encoding) and 54 (a limit).
  */
 const refusesValue = (err: unknown): boolean => /^(22|54)/.test(String((err as { code?: unknown } | null)?.code ?? ''))
 
-type Settled = PromiseSettledResult<StartResult>
+type Settled = PromiseSettledResult<FinishResult>
+
+/** Runs one write; with `synchronous` false, in a transaction that commits without waiting for the disk. */
+async function write<R extends object> (db: Database, synchronous: boolean, query: pg.QueryConfig): Promise<R[]> {
+  if (synchronous) return (await db.pool.query<R & pg.QueryResultRow>(query)).rows
+  return await inTransaction(db.pool, async (client) => {
+    await client.query('SET LOCAL synchronous_commit TO OFF')
+    return (await client.query<R & pg.QueryResultRow>(query)).rows
+  })
+}
 
 export function createJournalWriter (db: Database, maxBatch: number, synchronous = true): JournalWriter {
-  // One statement per round for both kinds: the rows to start, the outcomes to record (with their attempts' log rows), or both.
-  const start = webhookEvents.start(db.schema)
-  const finish = webhookEvents.finish(db.schema)
-  const both = webhookEvents.startAndFinish(db.schema)
+  const statement = { name: prepared('record', db.schema), text: record(db.schema) }
 
-  /** The starts the statement did not take: `done` for a job that committed its done, else `overtaken`. */
-  async function refusals (refused: StartedEvent[]): Promise<Set<StartedEvent>> {
-    const { rows } = await db.pool.query<{ id: string, job_id: string }>(doneJobs(db.schema), [refused.map((e) => e.id), refused.map((e) => e.jobId)])
-    const done = new Set(rows.map((row) => `${row.id}\n${row.job_id}`))
-    return new Set(refused.filter((e) => done.has(`${e.id}\n${e.jobId}`)))
+  async function writeRound (round: FinishedEvent[]): Promise<Map<FinishedEvent, FinishResult>> {
+    const rows = await write<{ id: string, received_at: Date }>(db, synchronous, { ...statement, values: recordValues(round.map(outcomeRow)) })
+    const taken = new Set(rows.map((row) => keyOf(row.id, row.received_at)))
+    return new Map(round.map((e) => [e, taken.has(keyOf(outcomeRow(e).id, e.data.receivedAt)) ? 'written' : 'refused']))
   }
 
-  /** One statement for a round; starts answer whether they were taken. */
-  async function writeRound (round: Write[]): Promise<Map<Write, StartResult>> {
-    const starts = round.flatMap((w) => w.kind === 'start' ? [w] : [])
-    const finishes = round.flatMap((w) => w.kind === 'finish' ? [w.event] : [])
-    const rows = finishes.length === 0
-      ? await write(db, synchronous, start, startValues(starts))
-      : starts.length === 0
-        ? await write(db, synchronous, finish, finishValues(finishes))
-        : await write(db, synchronous, both, [...startValues(starts), ...finishValues(finishes)])
-    const taken = new Set(rows.map((row) => row.id))
-    const refused = new Set<Write>(starts.filter((w) => !taken.has(w.event.id)))
-    const done = refused.size === 0 ? new Set() : await refusals([...refused].map((w) => w.event as StartedEvent))
-    return new Map(round.map((w) => [w, !refused.has(w) ? 'run' : done.has(w.event) ? 'done' : 'overtaken']))
-  }
-
-  /**
-   * A round PostgreSQL refuses for one value is written again one write at a time, so the others never notice;
-   * a start still refused alone is stored without its JSON view (the bytes are kept). What fails then fails alone.
-   */
-  async function settle (round: Write[], results: Map<Write, Settled>): Promise<void> {
+  /** A round PostgreSQL refuses for one value is written again one outcome at a time, so the others never notice. */
+  async function settle (round: FinishedEvent[], results: Map<FinishedEvent, Settled>): Promise<void> {
     try {
-      for (const [w, result] of await writeRound(round)) results.set(w, { status: 'fulfilled', value: result })
+      for (const [e, result] of await writeRound(round)) results.set(e, { status: 'fulfilled', value: result })
     } catch (err) {
-      const [only] = round
       if (refusesValue(err) && round.length > 1) {
-        for (const w of round) await settle([w], results)
-      } else if (refusesValue(err) && only?.kind === 'start' && only.withoutView !== true) {
-        const plain = { ...only, withoutView: true }
-        await settle([plain], results)
-        results.set(only, results.get(plain) as Settled)
+        for (const e of round) await settle([e], results)
       } else {
-        for (const w of round) results.set(w, { status: 'rejected', reason: err })
+        for (const e of round) results.set(e, { status: 'rejected', reason: err })
       }
     }
   }
 
-  const writes = new WriteBatcher<Write, StartResult>(async (items) => {
-    const results = new Map<Write, Settled>()
-    // A row is written at most once per statement (PostgreSQL would apply only one of two changes to it).
-    for (const round of rounds(items.map((w) => ({ id: w.event.id, write: w })))) await settle(round.map((r) => r.write), results)
-    return items.map((w) => results.get(w) as Settled)
+  const writes = new WriteBatcher<FinishedEvent, FinishResult>(async (items) => {
+    const results = new Map<FinishedEvent, Settled>()
+    for (const round of rounds(items)) await settle(round, results)
+    return items.map((e) => results.get(e) as Settled)
   }, maxBatch, WRITES_IN_FLIGHT)
+
   return {
-    started: async (event) => await writes.add({ kind: 'start', event }),
-    finished: async (event) => { await writes.add({ kind: 'finish', event }) }
+    async admits ({ id, jobId, data }) {
+      const { rows } = await db.pool.query<{ done: boolean, takes: boolean }>(admits(db.schema), [pgText(id), new Date(data.receivedAt), jobId])
+      const row = rows[0]
+      return row === undefined || row.takes ? 'run' : row.done ? 'done' : 'overtaken'
+    },
+    finished: async (event) => await writes.add(event)
   }
 }

@@ -4,7 +4,7 @@ import { compileCheck, throwInvalid } from '../shared/validate.js'
 import { createJournalWriter, type JournalWriter } from './journal-writer.js'
 import { effectScope, type EffectScope, type TransactionHost } from './effect-scope.js'
 import { GroupCommitter } from './group-commit.js'
-import { deleteExpired } from './retention.js'
+import { pruneJournal, type RetentionResult } from './retention.js'
 import {
   DEFAULT_JOURNAL_RETENTION_DAYS, DEFAULT_JOURNAL_RETENTION_INTERVAL_MS, DEFAULT_JOURNAL_WRITE_BATCH, JournalOptionsSchema,
   type JournalOptions
@@ -13,11 +13,11 @@ import {
 export interface Journal extends JournalWriter {
   readonly db: Database
   /** A handler's transaction: its own, or `host`'s savepoint in a group. */
-  scope (eventId: string, jobId: string, host?: TransactionHost): EffectScope
+  scope (eventId: string, host?: TransactionHost): EffectScope
   /** With `groupCommit`: the groups the handlers run in. */
   readonly groups?: GroupCommitter
-  /** One retention pass now; returns how many events it deleted. */
-  prune (): Promise<number>
+  /** One retention pass now: the days ahead made, the days past retention dropped. */
+  prune (): Promise<RetentionResult>
   readonly retentionIntervalMs: number
   close (): Promise<void>
 }
@@ -37,10 +37,10 @@ export function openJournal (options: JournalOptions): Journal {
   return {
     ...writer,
     db,
-    scope: (eventId, jobId, host) => effectScope(db, eventId, jobId, host),
+    scope: (eventId, host) => effectScope(db, eventId, host),
     ...(options.groupCommit === undefined ? {} : { groups: new GroupCommitter(db.pool, options.groupCommit) }),
-    prune: async () => await deleteExpired(db, days),
-    retentionIntervalMs: days === 0 ? 0 : options.retentionIntervalMs ?? DEFAULT_JOURNAL_RETENTION_INTERVAL_MS,
+    prune: async () => await pruneJournal(db, days),
+    retentionIntervalMs: options.retentionIntervalMs ?? DEFAULT_JOURNAL_RETENTION_INTERVAL_MS,
     close: async () => await db.close()
   }
 }

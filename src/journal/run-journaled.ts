@@ -1,14 +1,20 @@
 import type { WebhookJobData } from '../queue/job-data.js'
 import type { WebhookEvent } from '../worker/webhook-event.js'
-import { errorClassOf, errorMessageOf, journalIdOf } from './event-row.js'
+import { prepared, recordChecked, recordValues } from '../sql/webhook_event_outcome.js'
+import { errorClassOf } from '../shared/error-class-of.js'
+import { errorMessageOf } from '../shared/error-message-of.js'
+import { journalIdOf } from './journal-id-of.js'
 import type { CommitOutcome, EffectScope } from './effect-scope.js'
 import type { Journal } from './journal.js'
+import { outcomeRow } from './journal-writer.js'
 
 export interface JournaledJob {
   jobId: string
   data: WebhookJobData
   attempt: number
   maxAttempts: number
+  /** The job was started before without an outcome (a stall, a crash): it may have committed its `done`. */
+  restarted?: boolean
 }
 
 /**
@@ -22,48 +28,52 @@ export type JournaledOutcome = 'ran' | 'done' | 'overtaken'
 const gaveUp = (err: unknown): boolean => (err as Error | null)?.name === 'UnrecoverableError'
 
 /**
- * Store, then process: the row says `processing` before the handler runs; the handler's effects and the job's
- * `done` commit together, once per job (in a transaction of their own, or a group's savepoint); the status
- * follows, batched. A failure rolls them back and records the attempt (`dead` when it was the last).
+ * Process, then store once: the handler runs, then the event's row is written with its outcome, in the
+ * handler's transaction when it began one (its effects, its writes and the row commit together, once per
+ * job: the row refuses a second `done`), else batched with other events' rows. The job is the event until then
+ * (it stays in Redis until its outcome is written). A failure rolls the transaction back and writes the
+ * attempt (`dead` when it was the last). A job that may have run before asks the row first, so a job that
+ * committed its `done` does not run its handler again.
  */
 export async function runJournaled (journal: Journal, handler: (event: WebhookEvent) => unknown, event: WebhookEvent, job: JournaledJob): Promise<JournaledOutcome> {
   const { jobId, data, attempt, maxAttempts } = job
   const id = journalIdOf(data)
   const startedAt = new Date()
   const ticket = journal.groups?.enter()
-  let start
+  let start = 'run'
   try {
-    start = await journal.started({ id, jobId, attempt, data })
+    if (attempt > 1 || job.restarted === true) start = await journal.admits({ id, jobId, data })
   } finally {
     if (start !== 'run') ticket?.leave()
   }
-  // A run that committed the job's `done` may have died before its status write: this one writes it.
-  if (start === 'done') await journal.finished({ id, jobId, attempt, status: 'done', startedAt })
-  if (start !== 'run') return start
+  if (start !== 'run') return start as JournaledOutcome
+  const done = { id, jobId, attempt, status: 'done', startedAt, data } as const
 
   async function run (scope: EffectScope): Promise<CommitOutcome> {
     Object.assign(event, scope.fields)
     try {
       await handler(event)
-      return await scope.commitDone(attempt, startedAt)
+      const { schema } = journal.db
+      return await scope.commitDone({ name: prepared('record_one', schema), text: recordChecked(schema), values: recordValues([outcomeRow(done)]) })
     } catch (err) {
       await scope.rollback()
       throw err
     }
   }
+  let committed: CommitOutcome
   try {
-    const committed = journal.groups === undefined || ticket === undefined
-      ? await run(journal.scope(id, jobId))
-      : await journal.groups.run(ticket, async (host) => await run(journal.scope(id, jobId, host)))
-    // The event's status, batched with other events' writes (with its mark when the handler began no
-    // transaction). After another run's commit it puts the row, which this run's start may have set to
-    // `processing` again, back to `done`.
-    await journal.finished({ id, jobId, attempt, status: 'done', startedAt })
-    return committed === 'done-before' ? 'done' : 'ran'
+    committed = journal.groups === undefined || ticket === undefined
+      ? await run(journal.scope(id))
+      : await journal.groups.run(ticket, async (host) => await run(journal.scope(id, host)))
   } catch (err) {
     const status = attempt >= maxAttempts || gaveUp(err) ? 'dead' : 'failed'
-    // The attempt fails either way; a journal that cannot record it now still shows `processing`.
-    await journal.finished({ id, jobId, attempt, status, lastError: errorMessageOf(err), errorClass: errorClassOf(err), startedAt }).catch(() => {})
+    // The attempt fails either way; a journal that cannot record it now has no row for it yet (or the last one).
+    await journal.finished({ id, jobId, attempt, status, lastError: errorMessageOf(err), errorClass: errorClassOf(err), startedAt, data }).catch(() => {})
     throw err
   }
+  // A handler that began no transaction: its row goes in the next batched write.
+  if (committed === 'no-transaction') await journal.finished(done)
+  if (committed !== 'refused') return 'ran'
+  const now = await journal.admits({ id, jobId, data })
+  return now === 'overtaken' ? 'overtaken' : 'done'
 }

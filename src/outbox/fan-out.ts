@@ -3,8 +3,8 @@ import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import * as sql from '../sql/endpoints.js'
 import { OUTBOUND_JOB_NAME, outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
-import type { OutboundScheme } from '../delivery/sign-outbound.js'
-import { TENANT_OPERATIONAL_TYPES } from './operational-events.js'
+import type { OutboundScheme } from '../send/sign-outbound.js'
+import { TENANT_OPERATIONAL_TYPES } from '../endpoints/operational-events.js'
 
 /** What fan-out needs of an outbox row. */
 export interface OutboxMessage {
@@ -14,7 +14,7 @@ export interface OutboxMessage {
   /** The data's JSON text. */
   data: string
   createdAt: Date
-  /** One of Anvil's operational events: it goes to the operational endpoints (src/outbox/operational-events.ts). */
+  /** One of Anvil's operational events: it goes to the operational endpoints (src/endpoints/operational-events.ts). */
   operational?: boolean
 }
 
@@ -24,6 +24,11 @@ export interface FanOutTarget {
   /** These endpoints, as the caller chose them. */
   endpointIds?: readonly string[]
   suffix?: string
+  /**
+   * BullMQ's deduplication id of the job (one endpoint): while a job added under it has not finished, the add
+   * makes nothing and the answer names that job instead.
+   */
+  deduplicationId?: string
   /** Reads the endpoints on this client (the caller's transaction) instead of the pool. */
   client?: pg.ClientBase
 }
@@ -42,7 +47,9 @@ export type FanOut = (message: OutboxMessage, target?: FanOutTarget) => Promise<
  * One job per subscribed, enabled endpoint of the message's tenant (or the one endpoint asked for). Job ids
  * are deterministic, and BullMQ keeps the first of an id, so running this twice adds nothing.
  */
-export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOptions: JobsOptions): FanOut {
+export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOptions: JobsOptions, schedule: readonly number[]): FanOut {
+  // Each job carries its retry delays, so the delivery worker retries it as this publisher's setting says.
+  const retry = [...schedule]
   return async (message, target = {}) => {
     if (message.publicType === null) return []
     const type = message.publicType
@@ -60,12 +67,16 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
       name: OUTBOUND_JOB_NAME,
       // Whatever happens to an operational event, or to anything sent to an operational endpoint (a test), reports nothing.
       data: {
-        messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body, scheme: endpoint.scheme,
+        messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body, scheme: endpoint.scheme, retry,
         ...(operational || endpoint.operational === true ? { operational: true } : {})
       },
-      opts: { ...jobOptions, jobId: outboundJobId(message.id, endpoint.id, target.suffix) }
+      opts: {
+        ...jobOptions,
+        jobId: outboundJobId(message.id, endpoint.id, target.suffix),
+        ...(target.deduplicationId === undefined ? {} : { deduplication: { id: target.deduplicationId } })
+      }
     }))
-    await queue.addBulk(jobs)
-    return jobs.map((job) => job.opts.jobId)
+    // The ids Redis answered: a deduplicated add names the job already there.
+    return (await queue.addBulk(jobs)).map((job) => job.id as string)
   }
 }

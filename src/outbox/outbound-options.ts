@@ -2,10 +2,10 @@ import type { JobsOptions } from 'bullmq'
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
-import type { EventTypeMap, EventTypes } from './event-types.js'
+import type { EventTypeMap, EventTypes } from '../catalog/event-types.js'
 import { ConsoleUrl, Opaque, Prefix, QueueName, RetentionDays, SchemaName, Whole } from '../shared/schemas.js'
 import { RetryScheduleSettingSchema } from '../delivery/delivery-schedule.js'
-import { EventType } from './endpoint-schemas.js'
+import { EventType } from '../endpoints/endpoint-schemas.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
 /** Defaults, named once. */
@@ -67,6 +67,15 @@ export const OutboundOptionsSchema = Type.Object({
   eventTypes: Type.Optional(Opaque<Pick<EventTypes<EventTypeMap>, 'schemas'>>()),
   /** Refuse to publish a type the event-type catalog does not hold. @defaultValue false */
   strict: Type.Optional(Type.Boolean()),
+  /** The largest JSON Schema `PUT /admin/event-types/:name` stores, as JSON bytes. @defaultValue 131072 (128 KiB) */
+  maxSchemaBytes: Type.Optional(Whole(1024, MAX_PAYLOAD_LIMIT)),
+  /** The deepest nesting of objects and arrays in such a schema. @defaultValue 64 */
+  maxSchemaDepth: Type.Optional(Whole(4, 1000)),
+  /**
+   * How long checking one message's data against its type's schema (on a worker thread, never on the event
+   * loop) may take; past it the publish is refused with `ANVIL_ERR_SCHEMA_TOO_SLOW`. @defaultValue 1000
+   */
+  schemaCheckTimeoutMs: Type.Optional(Whole(10, 600_000)),
   /**
    * At most one NOTIFY per this many ms from a process's publishes (PostgreSQL serializes the commits of
    * notifying transactions); 0: one with every message. @defaultValue 50
@@ -89,7 +98,10 @@ export const OutboundOptionsSchema = Type.Object({
   retentionDays: Type.Optional(RetentionDays()),
   /** How often the process that dispatches deletes them; 0 never (another process does). @defaultValue 3600000 (an hour) */
   retentionIntervalMs: Type.Optional(Whole(0)),
-  /** The delivery retries; must be the delivery worker's `retrySchedule`, since each job's attempts come from it. @defaultValue `'standard-webhooks'` */
+  /**
+   * The delivery retries: `'standard-webhooks'`, delays in ms after the first try, or `{ attempts, exponentialMs }`.
+   * Each delivery job carries them, and the delivery worker retries it on them. @defaultValue `'standard-webhooks'`
+   */
   retrySchedule: Type.Optional(RetryScheduleSettingSchema),
   /**
    * More BullMQ options for each delivery job, over the schedule's and the retention. Options that would break the

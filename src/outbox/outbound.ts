@@ -3,27 +3,27 @@ import { openDatabase, type Database } from '../db/database.js'
 import { connect, disconnect } from '../redis/connect.js'
 import { redisGate } from '../redis/redis-outage.js'
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL } from '../shared/constants.js'
-import { every, type Repeating } from '../shared/every.js'
+import { every, type Repeating } from '../time/every.js'
 import { compileCheck, throwInvalid } from '../shared/validate.js'
 import * as outboxSql from '../sql/outbox.js'
-import { createDeliveryLog, type DeliveryLog } from './delivery-log.js'
-import { createDeliveryStore, type DatabaseDeliveryStore } from './delivery-store.js'
+import { createDeliveryLog, type DeliveryLog } from '../delivery-log/delivery-log.js'
+import { createDeliveryStore, type DatabaseDeliveryStore } from '../delivery-log/delivery-store.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
-import { createEndpointStore, type EndpointStore } from './endpoint-store.js'
+import { createEndpointStore, type EndpointStore } from '../endpoints/endpoint-store.js'
 import { createFanOut, type FanOut } from './fan-out.js'
 import { claimOrRefuse, deploymentIdOf, redisLabel } from '../queue/deployment.js'
 import { deliveryJobOptionsProblem, dispatchWindowSeconds } from './delivery-job-options.js'
-import { createOperationalEndpoints, type OperationalEndpoints } from './operational-endpoints.js'
+import { createOperationalEndpoints, type OperationalEndpoints } from '../endpoints/operational-endpoints.js'
 import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from '../delivery/delivery-job.js'
 import { deliveryJobOptions, resolveSchedule } from '../delivery/delivery-schedule.js'
 import {
   DEFAULT_DELIVERY_RETENTION, DEFAULT_DISPATCH_BATCH, DEFAULT_DISPATCH_BUSY_POLL_MS, DEFAULT_NOTIFY_INTERVAL_MS, DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_POLL_MS, DEFAULT_DISPATCH_RETRY,
   DEFAULT_OUTBOX_RETENTION_DAYS, DEFAULT_OUTBOX_RETENTION_INTERVAL_MS, OutboundOptionsSchema, type OutboundOptions
 } from './outbound-options.js'
-import { createEventTypeCatalog, type EventTypeCatalog } from './event-types.js'
+import { createEventTypeCatalog, type EventTypeCatalog } from '../catalog/event-types.js'
 import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
-import { createResender, type Resender } from './resend.js'
+import { createResender, type Resender } from '../resend/resender.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface OutboxStats {
@@ -33,13 +33,10 @@ export interface OutboxStats {
   oldestPendingSeconds: number
 }
 
+/** The outgoing-webhook service of `createOutbound` and `app.anvilOutbound`: what an app may call. */
 export interface Outbound {
-  readonly database: Database
-  readonly queue: Queue<OutboundJobData>
-  /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
-  readonly store: DatabaseDeliveryStore
   readonly endpoints: EndpointStore
-  /** The operator's endpoints for operational events (src/outbox/operational-events.ts). */
+  /** The operator's endpoints for operational events (src/endpoints/operational-events.ts). */
   readonly operationalEndpoints: OperationalEndpoints
   readonly deliveries: DeliveryLog
   readonly dispatcher: Dispatcher
@@ -54,6 +51,27 @@ export interface Outbound {
   startRetention (): void
   /** Stops the dispatcher, closes the queue, and the pool and Redis connection Anvil opened. */
   close (): Promise<void>
+}
+
+/**
+ * What Anvil's own processes take from a service besides its API: its pool (migrations, the portal), its queue and
+ * the delivery worker's store (`anvil worker`). Kept off `Outbound`, so none of them is API.
+ */
+export interface OutboundInternals {
+  readonly database: Database
+  readonly queue: Queue<OutboundJobData>
+  /** For the delivery worker: secrets, the attempt log, disabling (the contract of src/delivery/delivery-job.ts). */
+  readonly store: DatabaseDeliveryStore
+}
+
+/** A symbol, not a WeakMap: the internals are found through a proxy of the service too (the tests' `beforeAll` values). */
+const INTERNALS = Symbol('anvil outbound internals')
+
+/** The internals of a service `createOutbound` made. */
+export function outboundInternals (outbound: Outbound): OutboundInternals {
+  const found = (outbound as Outbound & { [INTERNALS]?: OutboundInternals })[INTERNALS]
+  if (found === undefined) throw new TypeError('not an outgoing-webhook service made by createOutbound')
+  return found
 }
 
 const checkOptions = compileCheck(OutboundOptionsSchema)
@@ -99,11 +117,12 @@ export function createOutbound (options: OutboundOptions): Outbound {
     // Only a claim that held is kept: a refusal or an outage is asked again next time.
     await claim.catch((err: unknown) => { claim = undefined; throw err })
   }
+  const schedule = resolveSchedule(options.retrySchedule)
   const addJobs = createFanOut(database, queue, {
-    ...deliveryJobOptions(resolveSchedule(options.retrySchedule)),
+    ...deliveryJobOptions(schedule),
     ...DEFAULT_DELIVERY_RETENTION,
     ...options.deliveryJobOptions
-  })
+  }, schedule)
   const fanOut: FanOut = async (message, target) => {
     await claimQueue()
     return await addJobs(message, target)
@@ -128,7 +147,13 @@ export function createOutbound (options: OutboundOptions): Outbound {
     async dispatchOnce () { await claimUnlessAway(); return await dispatching.dispatchOnce() }
   }
   const deliveries = createDeliveryLog(database)
-  const eventTypes = createEventTypeCatalog(database, { code: options.eventTypes?.schemas ?? {}, strict: options.strict ?? false })
+  const eventTypes = createEventTypeCatalog(database, {
+    code: options.eventTypes?.schemas ?? {},
+    strict: options.strict ?? false,
+    ...(options.maxSchemaBytes === undefined ? {} : { maxSchemaBytes: options.maxSchemaBytes }),
+    ...(options.maxSchemaDepth === undefined ? {} : { maxSchemaDepth: options.maxSchemaDepth }),
+    ...(options.schemaCheckTimeoutMs === undefined ? {} : { checkTimeoutMs: options.schemaCheckTimeoutMs })
+  })
   const retentionDays = options.retentionDays ?? DEFAULT_OUTBOX_RETENTION_DAYS
   const retentionIntervalMs = retentionDays === 0 ? 0 : options.retentionIntervalMs ?? DEFAULT_OUTBOX_RETENTION_INTERVAL_MS
   let pruner: Repeating | undefined
@@ -140,10 +165,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     return pruned
   }
 
-  return {
-    database,
-    queue,
-    store,
+  const outbound: Outbound = {
     endpoints,
     operationalEndpoints: createOperationalEndpoints(database, endpoints),
     deliveries,
@@ -151,7 +173,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, client: connection.client, maxPayloadBytes }),
     eventTypes,
     publish: createPublisher(database, {
-      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.check, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })
+      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })
     }),
     async outboxStats () {
       const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(outboxSql.stats(database.schema))
@@ -170,8 +192,11 @@ export function createOutbound (options: OutboundOptions): Outbound {
       void pruner?.stop()
       await dispatcher.close()
       await queue.close()
+      await eventTypes.close()
       await disconnect(connection)
       await database.close()
     }
   }
+  Object.defineProperty(outbound, INTERNALS, { value: { database, queue, store } satisfies OutboundInternals })
+  return outbound
 }

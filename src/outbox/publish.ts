@@ -1,10 +1,11 @@
 import type pg from 'pg'
 import { Type, type Static } from '@sinclair/typebox'
 import type { Database } from '../db/database.js'
+import { databaseErrorKind } from '../db/database-errors.js'
 import * as sql from '../sql/outbox.js'
 import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
-import { EventType, Tenant } from './endpoint-schemas.js'
+import { EventType, Tenant } from '../endpoints/endpoint-schemas.js'
 import { MESSAGE_ID_PATTERN, newId } from './ids.js'
 import { outboxChannels } from './outbox-channels.js'
 
@@ -37,8 +38,8 @@ export interface PublisherOptions {
   notifyIntervalMs: number
   /** Internal name → public name; without a map every name is public as it is. */
   eventMap?: Readonly<Record<string, string>>
-  /** The event-type catalog's check of a message's data (src/outbox/event-types.ts). */
-  checkData?: (type: string, data: unknown, client: pg.ClientBase | pg.Pool) => Promise<void>
+  /** The event-type catalog's check of a message's data, as the JSON text it is sent as (src/catalog/event-types.ts). */
+  checkData?: (type: string, json: string, client: pg.ClientBase | pg.Pool) => Promise<void>
 }
 
 export type Publish = (message: MessageInput, options?: PublishOptions) => Promise<PublishResult>
@@ -49,6 +50,12 @@ export function outboxChannel (schema: string): string {
 }
 
 const checkMessage = compileCheck(MessageInputSchema)
+
+/** A schema nobody migrated is said with what to run, not as PostgreSQL's `relation … does not exist`. */
+function unmigrated (err: unknown): never {
+  if (databaseErrorKind(err) === 'unmigrated') throw new errors.NOT_MIGRATED((err as Error).message, { cause: err })
+  throw err
+}
 
 /** The data as the JSON every delivery will send, or a clear refusal. */
 export function serializeData (data: unknown, maxBytes: number): string {
@@ -81,7 +88,7 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
     const problem = checkMessage(message)
     if (problem !== undefined) throw new errors.INVALID_MESSAGE(problem)
     const data = serializeData(message.data, options.maxPayloadBytes)
-    await options.checkData?.(message.type, message.data, client)
+    await options.checkData?.(message.type, data, client).catch(unmigrated)
     const publicType = options.eventMap === undefined ? message.type : Object.hasOwn(options.eventMap, message.type) ? options.eventMap[message.type] ?? null : null
     const id = message.id ?? newId('msg')
     // An event with no public name is kept for the record, already done: nothing to deliver.
@@ -91,7 +98,7 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
     if (notify) notifiedAt = now
     const { rows } = await client.query<{ id: string }>(notify
       ? { name: `anvil_publish_notify_${db.schema}`, text: withNotify, values: [...values, channel] }
-      : { name: `anvil_publish_${db.schema}`, text: withoutNotify, values })
+      : { name: `anvil_publish_${db.schema}`, text: withoutNotify, values }).catch(unmigrated)
     // A row back means a new message (a repeated id, or an undeliverable event, gives none).
     if (rows.length > 0 && outboxChannels.published.hasSubscribers) {
       outboxChannels.published.publish({ eventType: publicType ?? message.type, tenant: message.tenant ?? null })

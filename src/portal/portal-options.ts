@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import { Opaque, SchemaName } from '../shared/schemas.js'
+import { PortalThemeSchema } from './portal-theme.js'
 
 /** An origin as CSP's `frame-ancestors` takes it (`https://app.example`, `https://*.example:8443`) or `'self'`. */
 export const FRAME_ANCESTOR_PATTERN = "^(https?://(\\*\\.)?[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*(:[0-9]{1,5})?|'self')$"
@@ -25,6 +26,11 @@ export const PortalOptionsSchema = Type.Object({
    * settings page. @defaultValue none: the page cannot be framed
    */
   frameAncestors: Type.Optional(FrameAncestors()),
+  /**
+   * The portal's look for every link (light or dark, a primary colour, a font, a logo); a link minted with a
+   * `theme` overrides it field by field. @defaultValue Anvil's light theme
+   */
+  theme: Type.Optional(PortalThemeSchema),
   /**
    * The key portal tokens are signed with (at least 32 characters); changing it revokes every token.
    * @defaultValue derived from the admin token, so changing the admin token revokes every portal token

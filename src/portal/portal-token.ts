@@ -1,19 +1,20 @@
 /**
- * Portal tokens: `anvil_pt_<payload>.<mac>`, the payload base64url JSON `{ tenant, exp, iat, scopes, v: 1 }`
+ * Portal tokens: `anvil_pt_<payload>.<mac>`, the payload base64url JSON `{ tenant, exp, iat, scopes, theme?, embed?, v: 1 }`
  * (times in milliseconds since the epoch), the MAC base64url HMAC-SHA256 over everything before the dot. No
  * JWT library: one algorithm, one key, nothing for a header to choose.
  */
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto'
 import { Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { Tenant } from '../outbox/endpoint-schemas.js'
+import { Tenant } from '../endpoints/endpoint-schemas.js'
 import { constantTimeEqual, hmac } from '../signing/crypto.js'
+import { PortalThemeSchema, type PortalTheme } from './portal-theme.js'
 
 export const PORTAL_TOKEN_PREFIX = 'anvil_pt_'
 export const DEFAULT_PORTAL_TTL_SECONDS = 60 * 60
 export const MAX_PORTAL_TTL_SECONDS = 7 * 24 * 60 * 60
-/** Longer than any token Anvil mints (a 200-character tenant, both scopes): past it, not worth decoding. */
-const MAX_TOKEN_LENGTH = 1024
+/** Longer than any token Anvil mints (a 200-character tenant, both scopes, a theme at its limits): past it, not worth decoding. */
+const MAX_TOKEN_LENGTH = 3072
 const KEY_LABEL = 'anvil portal token v1'
 const SHAPE = /^anvil_pt_([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/
 
@@ -30,6 +31,10 @@ export const PortalClaimsSchema = Type.Object({
   /** Issued at, ms since the epoch: a revocation of the tenant refuses every token issued at or before it. */
   iat: Type.Integer({ minimum: 0 }),
   scopes: PortalScopes(),
+  /** The link's own look, over the operator's `portal.theme`. */
+  theme: Type.Optional(PortalThemeSchema),
+  /** Shown in the minting product's frame: no top bar of its own, and its height told to the parent. */
+  embed: Type.Optional(Type.Boolean()),
   v: Type.Literal(1)
 }, { additionalProperties: false })
 export type PortalClaims = Static<typeof PortalClaimsSchema>
@@ -50,6 +55,9 @@ export interface MintInput {
   ttlSeconds?: number
   /** @defaultValue `['read', 'write']` */
   scopes?: readonly PortalScopeName[]
+  theme?: PortalTheme
+  /** @defaultValue false */
+  embed?: boolean
 }
 
 /** A token for one tenant, valid for `ttlSeconds` from `now`. */
@@ -59,6 +67,8 @@ export function mintPortalToken (key: KeyObject, input: MintInput, now = Date.no
     exp: now + (input.ttlSeconds ?? DEFAULT_PORTAL_TTL_SECONDS) * 1000,
     iat: now,
     scopes: [...(input.scopes ?? DEFAULT_PORTAL_SCOPES)],
+    ...(input.theme === undefined ? {} : { theme: input.theme }),
+    ...(input.embed === true ? { embed: true } : {}),
     v: 1
   }
   const signed = PORTAL_TOKEN_PREFIX + Buffer.from(JSON.stringify(claims)).toString('base64url')

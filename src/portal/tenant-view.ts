@@ -1,5 +1,5 @@
-import type { Delivery, MessageWithDeliveries } from '../outbox/delivery-schemas.js'
-import type { Endpoint } from '../outbox/endpoint-schemas.js'
+import type { Delivery, MessageWithDeliveries } from '../delivery-log/delivery-schemas.js'
+import type { Endpoint } from '../endpoints/endpoint-schemas.js'
 import type { Outbound } from '../outbox/outbound.js'
 import { errors } from '../shared/errors.js'
 

@@ -6,7 +6,7 @@ import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { decodeHex, hmac, requireMatch } from '../signing/crypto.js'
 import { optionalHeader, requireHeader } from '../signing/headers.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
-import { presetKeys } from './preset-keys.js'
+import { presetKeys } from '../signing/preset-keys.js'
 import { errors } from '../shared/errors.js'
 
 const HEADER = 'x-hub-signature-256'

@@ -7,7 +7,7 @@ import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { tokenMatcher } from '../signing/crypto.js'
 import { optionalHeader, requireHeader } from '../signing/headers.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
-import { requireSecrets } from './preset-keys.js'
+import { requireSecrets } from '../signing/preset-keys.js'
 
 const HEADER = 'x-gitlab-token'
 /** The headers that carry its signature: read by the scheme, redacted from logs. */

@@ -7,7 +7,7 @@ import { parseJson } from '../shared/json.js'
 import { decodeHex, hmac, requireMatch } from '../signing/crypto.js'
 import { optionalHeader, requireHeader } from '../signing/headers.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
-import { presetKeys } from './preset-keys.js'
+import { presetKeys } from '../signing/preset-keys.js'
 
 const HEADER = 'linear-signature'
 /** The headers that carry its signature: read by the scheme, redacted from logs. */

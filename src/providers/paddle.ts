@@ -8,8 +8,8 @@ import { readPath } from '../shared/read-path.js'
 import { hmac, requireMatch } from '../signing/crypto.js'
 import { parseSeconds, requireHeader } from '../signing/headers.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
-import { parseTimestampedHeader } from './parse-timestamped-header.js'
-import { presetKeys } from './preset-keys.js'
+import { parseTimestampedHeader } from '../signing/parse-timestamped-header.js'
+import { presetKeys } from '../signing/preset-keys.js'
 
 const HEADER = 'paddle-signature'
 /** The headers that carry its signature: read by the scheme, redacted from logs. */

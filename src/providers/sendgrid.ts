@@ -11,7 +11,7 @@ import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { decodeBase64, requireSignedBy } from '../signing/crypto.js'
 import { parseSeconds, requireHeader } from '../signing/headers.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
-import { splitJsonArray } from './split-json-array.js'
+import { splitJsonArray } from '../inbound/split-json-array.js'
 
 const SIGNATURE = 'x-twilio-email-event-webhook-signature'
 /** The headers that carry its signature: read by the scheme, redacted from logs. */

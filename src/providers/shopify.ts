@@ -6,7 +6,7 @@ import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { decodeBase64, hmac, requireMatch } from '../signing/crypto.js'
 import { optionalHeader, requireHeader } from '../signing/headers.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
-import { presetKeys } from './preset-keys.js'
+import { presetKeys } from '../signing/preset-keys.js'
 
 const HEADER = 'x-shopify-hmac-sha256'
 /** The headers that carry its signature: read by the scheme, redacted from logs. */

@@ -7,9 +7,9 @@ import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { parseJson } from '../shared/json.js'
 import { readPath } from '../shared/read-path.js'
 import { isFormEncoded } from '../signing/headers.js'
-import { checkV0 } from './check-v0.js'
+import { checkV0 } from '../signing/check-v0.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
-import { presetKeys } from './preset-keys.js'
+import { presetKeys } from '../signing/preset-keys.js'
 
 const SIGNATURE = 'x-slack-signature'
 /** The headers that carry its signature: read by the scheme, redacted from logs. */

@@ -9,7 +9,7 @@ import { decodeBase64, hmac, requireMatch } from '../signing/crypto.js'
 import { requireHeader } from '../signing/headers.js'
 import { signedUrl } from '../signing/signed-url.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
-import { presetKeys } from './preset-keys.js'
+import { presetKeys } from '../signing/preset-keys.js'
 
 const HEADER = 'x-square-hmacsha256-signature'
 /** The headers that carry its signature (`x-square-signature` is Square's legacy one): read by the scheme, redacted from logs. */

@@ -12,7 +12,7 @@ import { constantTimeEqual, decodeBase64, hmac, requireMatch, sha256Hex } from '
 import { isFormEncoded, optionalHeader, requireHeader } from '../signing/headers.js'
 import { signedUrl } from '../signing/signed-url.js'
 import { definePreset, type PresetConfig } from './define-preset.js'
-import { presetKeys } from './preset-keys.js'
+import { presetKeys } from '../signing/preset-keys.js'
 
 const HEADER = 'x-twilio-signature'
 /** The headers that carry its signature: read by the scheme, redacted from logs. */

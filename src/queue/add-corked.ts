@@ -56,7 +56,7 @@ function optionsCheckOf (queue: Queue<WebhookJobData>): JobOptionsCheck {
 /**
  * A new job's stored form, as `new Job(…).asJSON()` makes it for a standard job, without the `Job` (it showed
  * in the ingress's CPU profile). `jobOptions()` already gives the options BullMQ would normalise them to;
- * test/add-batch.test.ts holds such a job equal to one added through `Queue.add`.
+ * test/inbound/add-batch.test.ts holds such a job equal to one added through `Queue.add`.
  */
 function toJobJson ({ data, opts }: BatchJob): JobJson {
   return {

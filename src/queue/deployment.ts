@@ -11,9 +11,6 @@ import { redactUrl, type RedisClient, type RedisInput } from '../redis/connect.j
 import { errors } from '../shared/errors.js'
 import * as sql from '../sql/deployment.js'
 
-/** PostgreSQL's "undefined_table": the database predates migration 0004. */
-const UNDEFINED_TABLE = '42P01'
-
 /**
  * Claims the key where nobody has (an upgraded deployment's first start keeps the jobs already queued), takes
  * it over from an id in ARGV[2..] (the caller's own earlier ids), and answers the owner either way.
@@ -31,16 +28,12 @@ export function ownerKey (prefix: string, queueName: string): string {
   return `${prefix}:${queueName}:deployment`
 }
 
-/** This database's deployment id. */
+/** This database's deployment id (migration 0004: callers check the schema first, src/db/require-migrated.ts). */
 export async function deploymentIdOf (database: Database): Promise<string> {
-  try {
-    const { rows } = await database.pool.query<{ id: string }>(sql.id(database.schema))
-    const id = rows[0]?.id
-    if (id !== undefined) return id
-  } catch (err) {
-    if ((err as { code?: unknown }).code !== UNDEFINED_TABLE) throw err
-  }
-  throw new errors.INVALID_CONFIG(`schema "${database.schema}" has no deployment id: run anvil migrate (migration 0004) before the workers`)
+  const { rows } = await database.pool.query<{ id: string }>(sql.id(database.schema))
+  const id = rows[0]?.id
+  if (id === undefined) throw new errors.INVALID_CONFIG(`schema "${database.schema}" has no deployment id: run anvil migrate`)
+  return id
 }
 
 export interface QueueClaim {

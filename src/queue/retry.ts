@@ -1,16 +1,12 @@
-import { errors } from '../shared/errors.js'
-import { MAX_RETRY_STEP_MS } from '../shared/schemas.js'
+/**
+ * The one retry model, inbound and outbound: a job carries its schedule (the delays, ms, after its first try) in
+ * its data, its attempts are the first try plus one per delay, and the worker's backoff reads the delay there,
+ * so a worker never disagrees with whoever made the job. The schedule is checked by its TypeBox schema
+ * (`RetrySchedule`, src/shared/schemas.ts) where the options are.
+ */
 
-/** The backoff type Anvil puts on its jobs; the worker's strategy answers for it. */
+/** The backoff type Anvil puts on its inbound jobs; the worker's strategy answers for it. */
 export const BACKOFF_TYPE = 'anvil-schedule'
-
-/** Checks a schedule of retry delays (ms): whole, non-negative, at most a day per step. */
-export function validateSchedule (schedule: unknown): readonly number[] {
-  if (!Array.isArray(schedule) || schedule.some((d) => !Number.isInteger(d) || d < 0 || d > MAX_RETRY_STEP_MS)) {
-    throw new errors.INVALID_OPTIONS(`retry schedule must be a list of whole milliseconds from 0 to ${MAX_RETRY_STEP_MS}`)
-  }
-  return Object.freeze([...schedule])
-}
 
 /** A schedule of N delays means the first attempt plus N retries. */
 export function attemptsFor (schedule: readonly number[]): number {

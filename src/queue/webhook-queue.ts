@@ -11,7 +11,7 @@ import { DuplicateShare } from './duplicate-share.js'
 import { addCorked, type BatchJob } from './add-corked.js'
 import { pingWithin, redisWithin } from '../redis/redis-within.js'
 import { redisReady } from '../redis/redis-outage.js'
-import { within } from '../shared/within.js'
+import { within } from '../time/within.js'
 import type { Telemetry } from './telemetry.js'
 
 /**

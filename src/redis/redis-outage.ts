@@ -1,6 +1,6 @@
 /** Whether Redis is there to take a command: the outbox dispatcher holds its messages back while it is not. */
 import { NETWORK_ERROR_CODES } from '../shared/network-codes.js'
-import { within } from '../shared/within.js'
+import { within } from '../time/within.js'
 import { isCluster, type RedisClient } from './connect.js'
 
 /** Replies of a Redis that is there but cannot take a write now: out of memory, loading, a replica, no master. */

@@ -1,4 +1,4 @@
-import { within } from '../shared/within.js'
+import { within } from '../time/within.js'
 import type { RedisClient } from './connect.js'
 
 /** Rejects when Redis has not answered within `ms`. */

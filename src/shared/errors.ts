@@ -21,8 +21,10 @@ export const errors = {
   DEAD_LETTER_NOT_FOUND: createError('ANVIL_ERR_DEAD_LETTER_NOT_FOUND', 'No dead letter with id %s', 404),
   NO_REDIS: createError('ANVIL_ERR_NO_REDIS', 'No Redis: %s', 500),
   DATABASE_UNAVAILABLE: createError('ANVIL_ERR_DATABASE_UNAVAILABLE', 'Database unavailable: %s', 503),
+  NOT_MIGRATED: createError('ANVIL_ERR_NOT_MIGRATED', 'The database is not migrated (%s): run `anvil migrate`, or register anvilOutbound with `migrate: true`', 500),
   MIGRATION_CHANGED: createError('ANVIL_ERR_MIGRATION_CHANGED', 'Migration %s was changed after it was applied', 500),
-  UNAUTHORIZED: createError('ANVIL_ERR_UNAUTHORIZED', 'Missing or wrong admin token', 401, Error, NO_STACK),
+  /** Its message is WRONG_ADMIN_TOKEN or WRONG_PORTAL_LINK: the one who holds a portal link has no admin token. */
+  UNAUTHORIZED: createError('ANVIL_ERR_UNAUTHORIZED', '%s', 401, Error, NO_STACK),
   FORBIDDEN: createError('ANVIL_ERR_FORBIDDEN', 'Forbidden: %s', 403, Error, NO_STACK),
   CSRF: createError('ANVIL_ERR_CSRF', 'Missing or wrong CSRF token (x-csrf-token)', 403, Error, NO_STACK),
   SESSION_STORE_UNAVAILABLE: createError('ANVIL_ERR_SESSION_STORE_UNAVAILABLE', 'Session store (Redis) unavailable, retry later or use the Bearer token', 503, Error, NO_STACK),
@@ -32,6 +34,9 @@ export const errors = {
   OUTBOUND_ADDRESS_REFUSED: createError('ANVIL_ERR_OUTBOUND_ADDRESS_REFUSED', 'Outbound connection to %s refused: a loopback, private, link-local or reserved address that is not allowlisted', 403, Error, NO_STACK),
   INVALID_ENDPOINT: createError('ANVIL_ERR_INVALID_ENDPOINT', 'Invalid endpoint: %s', 400),
   INVALID_MESSAGE: createError('ANVIL_ERR_INVALID_MESSAGE', 'Invalid message: %s', 400),
+  INVALID_SCHEMA: createError('ANVIL_ERR_INVALID_SCHEMA', 'The schema of event type %s is not a valid JSON Schema (draft-07): %s', 400),
+  SCHEMA_TOO_LARGE: createError('ANVIL_ERR_SCHEMA_TOO_LARGE', 'Schema of %s is too large: %s', 400),
+  SCHEMA_TOO_SLOW: createError('ANVIL_ERR_SCHEMA_TOO_SLOW', 'Checking against the schema of %s took over %s ms: simplify the schema (uniqueItems over objects or arrays, anyOf or oneOf that recurse through $ref) or the data', 400, Error, NO_STACK),
   PAYLOAD_TOO_LARGE: createError('ANVIL_ERR_PAYLOAD_TOO_LARGE', 'Message data is %s bytes, over the %s-byte limit', 413),
   INVALID_FILTER: createError('ANVIL_ERR_INVALID_FILTER', 'Invalid filter: %s', 400, Error, NO_STACK),
   EVENT_NOT_FOUND: createError('ANVIL_ERR_EVENT_NOT_FOUND', 'No event with id %s in the journal', 404, Error, NO_STACK),
@@ -40,6 +45,9 @@ export const errors = {
   ROUTER_STARTED: createError('ANVIL_ERR_ROUTER_STARTED', 'Cannot add a handler for %s: the router is in use by a started worker (or has dispatched an event); register every handler before starting it', 500),
   INTERNAL: createError('ANVIL_ERR_INTERNAL', 'Internal Server Error', 500)
 } as const
+
+export const WRONG_ADMIN_TOKEN = 'Missing or wrong admin token'
+export const WRONG_PORTAL_LINK = 'Wrong portal link: it was changed, has expired or was revoked; ask for a new one'
 
 export type AnvilError = InstanceType<(typeof errors)[keyof typeof errors]>
 

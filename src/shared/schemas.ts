@@ -52,7 +52,9 @@ export const InboundQueue = () => ({
 })
 /** The console's address, for the links of operational events (`https://anvil.example.com/admin/console/`). */
 export const ConsoleUrl = (): TString => Type.String({ pattern: '^https?://[^\\s#]+$', maxLength: 2000, errorMessage: 'must be an http:// or https:// URL without a fragment' })
-export const RetrySchedule = () => Type.Array(Whole(0, MAX_RETRY_STEP_MS))
+/** The most retries a schedule holds: with the first try, a job is tried at most a hundred times. */
+export const MAX_RETRIES = 99
+export const RetrySchedule = () => Type.Array(Whole(0, MAX_RETRY_STEP_MS), { maxItems: MAX_RETRIES })
 
 /**
  * A value no JSON schema describes (a client, a function, a logger): typed as `T` for TypeScript, accepted

@@ -19,6 +19,9 @@ export const DeliveryRowSchema = Type.Object({
   error_class: Nullable(Type.String()),
   error: Nullable(Type.String()),
   response_head: Nullable(Type.String()),
+  /** What was sent besides the body and the answer's headers, capped and redacted (migration 0012). */
+  request_headers: Nullable(Type.Record(Type.String(), Type.String())),
+  response_headers: Nullable(Type.Record(Type.String(), Type.String())),
   payload_sha256: Type.String(),
   created_at: Type.Date(),
   job_id: Nullable(Type.String()),
@@ -60,15 +63,19 @@ export const start = (schema: string): string =>
   `INSERT INTO ${qualify(schema, 'deliveries')} (message_id, endpoint_id, job_id, attempt, status, duration_ms, payload_sha256)
    VALUES ($1, $2, $3, $4, 'started', 0, $5) RETURNING id`
 
-/** The outcome of a started attempt: `$1` its id; `$2`…`$7` status, HTTP status, duration, error class, error, answer's head. */
+/**
+ * The outcome of a started attempt: `$1` its id; `$2`…`$9` status, HTTP status, duration, error class, error,
+ * answer's head, request headers, answer's headers.
+ */
 export const complete = (schema: string): string =>
-  `UPDATE ${qualify(schema, 'deliveries')} SET status = $2, http_status = $3, duration_ms = $4, error_class = $5, error = $6, response_head = $7
+  `UPDATE ${qualify(schema, 'deliveries')} SET status = $2, http_status = $3, duration_ms = $4, error_class = $5, error = $6, response_head = $7,
+     request_headers = $8, response_headers = $9
    WHERE id = $1 AND status = 'started' RETURNING id`
 
-/** An outcome with no started row: `$1`…`$6` as `complete`'s `$2`…`$7`, then message, endpoint, attempt, payload hash. */
+/** An outcome with no started row: `$1`…`$8` as `complete`'s `$2`…`$9`, then message, endpoint, attempt, payload hash. */
 export const insertOutcome = (schema: string): string =>
-  `INSERT INTO ${qualify(schema, 'deliveries')} (status, http_status, duration_ms, error_class, error, response_head, message_id, endpoint_id, attempt,
-     payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`
+  `INSERT INTO ${qualify(schema, 'deliveries')} (status, http_status, duration_ms, error_class, error, response_head, request_headers, response_headers,
+     message_id, endpoint_id, attempt, payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`
 
 /** A job's rows, first first: `$1` message, `$2` endpoint, `$3` job (read through the pair's index). */
 export const ofJob = (schema: string): string =>
@@ -93,10 +100,18 @@ export const insertStall = (schema: string): string =>
 export const deliveredSince = (schema: string): string =>
   `SELECT 1 FROM ${qualify(schema, 'deliveries')} WHERE message_id = $1 AND endpoint_id = $2 AND status = 'success' AND created_at >= $3 LIMIT 1`
 
-/** After a success: `$1` message, `$2` endpoint. The pair's earlier failures leave the unresolved index. */
-export const resolvePair = (schema: string): string =>
-  `UPDATE ${qualify(schema, 'deliveries')} SET resolved = true
-   WHERE message_id = $1 AND endpoint_id = $2 AND status <> 'success' AND NOT resolved`
+/**
+ * After a success: `$1` message, `$2` endpoint. The pair's earlier failures leave the unresolved index. Only
+ * finished failures, and only those no other transaction holds: it never waits, so no delivery waits on it and
+ * two successes of a pair cannot deadlock. A row it leaves is still read as delivered (every reader checks the
+ * pair for a success); `resolved` only keeps it out of the walks.
+ */
+export const resolvePair = (schema: string): string => {
+  const deliveries = qualify(schema, 'deliveries')
+  return `UPDATE ${deliveries} SET resolved = true WHERE id = ANY (ARRAY(
+     SELECT id FROM ${deliveries} WHERE message_id = $1 AND endpoint_id = $2 AND status = 'failed' AND NOT resolved
+     FOR UPDATE SKIP LOCKED))`
+}
 
 /**
  * Message and endpoint pairs with attempts and no success, the latest attempt first: the unresolved attempts

@@ -12,3 +12,7 @@ export const deleteExpired = (schema: string): string =>
 export const expireLive = (schema: string): string =>
   `UPDATE ${qualify(schema, 'endpoint_secrets')} SET expires_at = now() + $2 * interval '1 second'
    WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now() + $2 * interval '1 second')`
+
+/** Endpoint `$1`'s current secret (the newest without an expiry), for a reveal. */
+export const current = (schema: string): string =>
+  `SELECT secret FROM ${qualify(schema, 'endpoint_secrets')} WHERE endpoint_id = $1 AND expires_at IS NULL ORDER BY created_at DESC LIMIT 1`

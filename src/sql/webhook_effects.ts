@@ -33,3 +33,9 @@ export const storeResult = (schema: string, key: string, json: string): string =
 /** An event's effects, oldest first: `$1` event. */
 export const ofEvent = (schema: string): string =>
   `SELECT action, key, result, created_at FROM ${qualify(schema, 'webhook_effects')} WHERE event_id = $1 ORDER BY created_at, key`
+
+/** One retention batch: effects created before `$1`, `$2` the batch (the FOR UPDATE waits for no transaction). */
+export const deleteCreatedBefore = (schema: string): string => {
+  const effects = qualify(schema, 'webhook_effects')
+  return `DELETE FROM ${effects} WHERE key = ANY (ARRAY(SELECT key FROM ${effects} WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED))`
+}

@@ -1,6 +1,6 @@
 /**
  * `signRequest(provider, …)`: a request signed exactly as each provider signs it, for tests and `anvil send`.
- * One signer per preset, the counterpart of its verifier in src/providers/; test/testing-sign.test.ts checks
+ * One signer per preset, the counterpart of its verifier in src/providers/; test/testing/sign.test.ts checks
  * each against the provider's own SDK where one exists.
  */
 import { createHash, createHmac, createPrivateKey, randomUUID, sign, type KeyObject } from 'node:crypto'

@@ -4,8 +4,8 @@
  * the sweep write it once and a crash between the two writes loses neither.
  */
 import type { Database } from '../db/database.js'
-import { journalIdOf } from '../journal/event-row.js'
-import { consoleLink, operationalId, publishOperational, type OperationalEvent } from '../outbox/operational-events.js'
+import { journalIdOf } from '../journal/journal-id-of.js'
+import { consoleLink, operationalId, publishOperational, type OperationalEvent } from '../endpoints/operational-events.js'
 import { databaseErrorKind } from '../db/database-errors.js'
 import type { AnvilLogger } from '../shared/logger.js'
 import type { DeadLetterData, ReportDeadLetter } from './dead-letter.js'

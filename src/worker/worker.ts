@@ -6,8 +6,8 @@ import {
 import { labelsOf, publish } from '../shared/diagnostics.js'
 import { deadLetter, noteUnrecoverable, pruneDeadLetters, sweepFailed, type DeadLetterData } from './dead-letter.js'
 import { errors } from '../shared/errors.js'
-import { within } from '../shared/within.js'
-import { every, type Repeating } from '../shared/every.js'
+import { within } from '../time/within.js'
+import { every, type Repeating } from '../time/every.js'
 import { type WebhookJobData } from '../queue/job-data.js'
 import { toEvent, type WebhookEvent } from './webhook-event.js'
 import { checkedPrefix } from '../redis/checked-prefix.js'
@@ -23,7 +23,7 @@ import { startHandler } from './handler-start.js'
 import { reportDeadLetter } from './dead-letter-event.js'
 import { openJournal, type Journal } from '../journal/journal.js'
 import { runJournaled } from '../journal/run-journaled.js'
-import { journalIdOf } from '../journal/event-row.js'
+import { journalIdOf } from '../journal/journal-id-of.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export type { WorkerOptions } from './worker-options.js'
@@ -103,7 +103,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
       const context = { log: async (line: string) => { await job.log(line) } }
       if (journal === undefined) await handler(event, context)
       else {
-        const outcome = await runJournaled(journal, (journaled) => handler(journaled, context), event, { jobId, data: job.data, attempt, maxAttempts })
+        const outcome = await runJournaled(journal, (journaled) => handler(journaled, context), event, { jobId, data: job.data, attempt, maxAttempts, restarted: job.attemptsStarted > attempt })
         if (outcome !== 'ran') {
           log.info({ jobId, requestId: job.data.requestId, attempt }, NOT_RUN[outcome])
           return
@@ -151,7 +151,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     void deadLetterIfFinal(job, err)
     // A job failed without its processor (it stalled out) was never marked by it.
     if (journal !== undefined && job.finishedOn !== undefined && job.failedReason === STALLED_MESSAGE) {
-      journal.finished({ id: journalIdOf(job.data), jobId: job.id as string, attempt: job.attemptsMade, status: 'dead', lastError: err.message, errorClass: 'stalled', startedAt: job.processedOn === undefined ? undefined : new Date(job.processedOn) })
+      journal.finished({ id: journalIdOf(job.data), jobId: job.id as string, attempt: job.attemptsMade, status: 'dead', lastError: err.message, errorClass: 'stalled', startedAt: job.processedOn === undefined ? undefined : new Date(job.processedOn), data: job.data })
         .catch((err: Error) => log.warn({ jobId: job.id, err: err.message }, 'anvil worker: journal write failed'))
     }
   })
@@ -210,8 +210,8 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   const sweepTrouble = (err: Error): void => log.warn({ err: err.message }, 'anvil worker: sweep failed')
 
   async function prune (journal: Journal): Promise<void> {
-    const deleted = await journal.prune()
-    if (deleted > 0) log.info({ deleted }, 'anvil worker: journal retention deleted old events')
+    const { dropped, deleted } = await journal.prune()
+    if (dropped.length > 0 || deleted > 0) log.info({ dropped, deleted }, 'anvil worker: journal retention dropped old days')
   }
 
   return {

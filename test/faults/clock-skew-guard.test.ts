@@ -13,6 +13,7 @@ import { outboundJobId } from '../../src/delivery/delivery-job.js'
 import { ROOT, startCli } from '../helpers/cli.js'
 import { waitFor } from '../helpers/chain.js'
 import { outboundFixture } from '../helpers/outbound.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll } from '../helpers/before-all.js'
 
@@ -28,7 +29,7 @@ t.test('a delivery worker 10 min ahead takes no job, not even a delayed one due 
   // A retry due in a minute, scheduled on the real clock: a worker 10 min ahead would take it at once.
   const { messageId: later } = await outbound.publish({ type: 'order.paid', data: { later: true } })
   await db.query("UPDATE anvil.outbox SET status = 'dispatched' WHERE id = $1", [later])
-  const delayed = await outbound.queue.add('deliver', {
+  const delayed = await outboundInternals(outbound).queue.add('deliver', {
     messageId: later, endpointId: endpoint.id, eventType: 'order.paid', url: `${receiver.url}/hook`, body: '{}', scheme: 'standard-webhooks'
   }, { ...deliveryJobOptions([60_000]), jobId: outboundJobId(later, endpoint.id), delay: 60_000 })
   // And a message the worker's own dispatcher fans out.
@@ -54,7 +55,7 @@ t.test('a delivery worker 10 min ahead takes no job, not even a delayed one due 
   await worker.log('anvil worker: dispatching and delivering outgoing webhooks')
   t.same(await ready(), { status: 503, body: { status: 'not ready', redis: 'up', worker: 'stopped' } }, 'not ready while its clock is off')
   t.equal(await delayed.getState(), 'delayed', 'the retry due in a minute was not promoted')
-  await waitFor('the fresh message to be fanned out', async () => await outbound.queue.getJobState(outboundJobId(now, endpoint.id)) === 'waiting', 30_000)
+  await waitFor('the fresh message to be fanned out', async () => await outboundInternals(outbound).queue.getJobState(outboundJobId(now, endpoint.id)) === 'waiting', 30_000)
   t.equal(receiver.received.length, 0, 'nothing was sent')
 
   // The host's clock is set right: the next check finds it, and the worker takes jobs again.

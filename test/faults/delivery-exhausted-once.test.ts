@@ -15,7 +15,7 @@ import { Queue } from 'bullmq'
 import { waitFor } from '../helpers/chain.js'
 import { outboundFixture } from '../helpers/outbound.js'
 import { startScript, type Script } from '../fixtures/script.js'
-import { STOPPED_BEFORE_POST, STOPPED_MID_POST } from '../../src/outbox/delivery-store.js'
+import { STOPPED_BEFORE_POST, STOPPED_MID_POST } from '../../src/delivery-log/delivery-store.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -49,7 +49,7 @@ t.test('delivery workers SIGKILLed after commits: one message.exhausted per pair
   await outbound.operationalEndpoints.create({ url: `${url}/ops`, eventTypes: ['message.exhausted'] })
   await outbound.endpoints.create({ url: `${url}/hook`, tenant: 'down' })
   const env = {
-    REDIS_URL: redis.url, DATABASE_URL: db.url, ANVIL_QUEUE: queueName, RETRY_SCHEDULE: JSON.stringify(SCHEDULE),
+    REDIS_URL: redis.url, DATABASE_URL: db.url, ANVIL_QUEUE: queueName,
     WORKER_CONCURRENCY: '8', LOCK_DURATION_MS: '1500', STALLED_INTERVAL_MS: '500', COMMIT_PAUSE_MS: '400'
   }
   const up = new Set<Script>()

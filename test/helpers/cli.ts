@@ -1,7 +1,7 @@
 /**
  * The `anvil` CLI as users run it: `node dist/cli/anvil.js` in a child process, against a private
  * redis-server (never the shared one on 6379: every process gets REDIS_URL or a probe URL explicitly).
- * Shared by the test/cli-*.test.ts files.
+ * Shared by the test/cli/*.test.ts files.
  */
 import type { Test } from 'tap'
 import { execFile, type ChildProcess } from 'node:child_process'

@@ -1,7 +1,7 @@
 /**
  * The console's test harness: a real `anvil serve` (admin on) and `anvil worker` (test/fixtures/console-handler.mjs,
  * outgoing webhooks to loopback allowed) on a private Redis and PostgreSQL database, a real Chromium, and the
- * helpers the console tests share. Shared by test/console-*.test.ts; the Firefox test takes the server side alone
+ * helpers the console tests share. Shared by test/console/*.test.ts; the Firefox test takes the server side alone
  * (startConsoleServer) and its own browser (test/helpers/firefox.ts).
  */
 import type { Test } from 'tap'

@@ -1,10 +1,10 @@
 /**
- * The delivery worker's store as the product runs it (src/outbox/delivery-store.ts, PostgreSQL), in a schema
+ * The delivery worker's store as the product runs it (src/delivery-log/delivery-store.ts, PostgreSQL), in a schema
  * of its own per test, with the few reads and writes a test needs to set endpoints up and see the delivery log.
  */
 import { openDatabase, type Database } from '../../src/db/database.js'
 import { migrate } from '../../src/db/migrate.js'
-import { createDeliveryStore, type DatabaseDeliveryStore } from '../../src/outbox/delivery-store.js'
+import { createDeliveryStore, type DatabaseDeliveryStore } from '../../src/delivery-log/delivery-store.js'
 import type { DeliveryAttempt } from '../../src/delivery/delivery-job.js'
 import { TestDatabase } from './pg.js'
 

@@ -7,7 +7,7 @@
  * outlive the jobs whatever the retention (test/retention.test.ts).
  */
 import t from 'tap'
-import { createOutbound } from '../../src/outbox/outbound.js'
+import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
 import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { dispatchWindowSeconds } from '../../src/outbox/delivery-job-options.js'
 import { DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_RETRY } from '../../src/outbox/outbound-options.js'
@@ -51,7 +51,7 @@ t.test('options that would deliver a message twice are refused at start, each wi
 t.test('options at the bound: 100 messages × 3 endpoints fanned out twice are delivered once each', async (t) => {
   const queueName = 'job-options'
   const outbound = fixture.open({ queueName, retrySchedule: [], deliveryJobOptions: { priority: 5, removeOnComplete: { age: WINDOW, count: 100_000 }, removeOnFail: { age: WINDOW } } })
-  const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, queueName, allowNets: '127.0.0.0/8', retrySchedule: [] })
+  const worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, queueName, allowNets: '127.0.0.0/8' })
   t.teardown(async () => await worker.close())
   await worker.start()
   for (let i = 0; i < 3; i++) await outbound.endpoints.create({ url: `${receiver.url}/ep${i}`, tenant: 'dedupe' })
@@ -69,8 +69,8 @@ t.test('options at the bound: 100 messages × 3 endpoints fanned out twice are d
     seen.set(key, (seen.get(key) ?? 0) + 1)
   }
   // A job the second fan-out added would wait, run, or end completed beside the first 300.
-  await waitFor('the queue to drain', async () => Object.values(await outbound.queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed')).every((n) => n === 0))
-  t.same(await outbound.queue.getJobCounts('completed', 'failed'), { completed: 300, failed: 0 }, 'the second fan-out added no job')
+  await waitFor('the queue to drain', async () => Object.values(await outboundInternals(outbound).queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed')).every((n) => n === 0))
+  t.same(await outboundInternals(outbound).queue.getJobCounts('completed', 'failed'), { completed: 300, failed: 0 }, 'the second fan-out added no job')
   t.equal(receiver.received.length, 300)
   t.equal([...seen.values()].filter((n) => n > 1).length, 0, 'no message reached an endpoint twice')
   const [row] = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM anvil.deliveries WHERE status = 'success'")

@@ -6,7 +6,7 @@
  * worker took 26 of A's 40 messages and failed them for good, and journaled 50 of A's 100 events in B's database.
  */
 import t, { type Test } from 'tap'
-import { createOutbound, type Outbound } from '../../src/outbox/outbound.js'
+import { createOutbound, outboundInternals, type Outbound } from '../../src/outbox/outbound.js'
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { createWorker, type AnvilWorker } from '../../src/worker/worker.js'
 import { Ingress } from '../../src/inbound/ingress.js'
@@ -26,7 +26,7 @@ interface Deployment { db: TestDatabase, outbound: Outbound, delivery: DeliveryW
 
 function deployment (t: Test, db: TestDatabase): Deployment {
   const outbound = createOutbound({ database: db.url, redis: redis.url, retrySchedule: [], dispatch: { pollIntervalMs: 100 } })
-  const delivery = createDeliveryWorker({ redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', retrySchedule: [] })
+  const delivery = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, allowNets: '127.0.0.0/8' })
   const handled: string[] = []
   const worker = createWorker(async (event) => { handled.push(event.id) }, { redis: redis.url, journal: { database: db.url }, sweepIntervalMs: 0 })
   t.teardown(async () => { await worker.close(); await delivery.close(); await outbound.close() })

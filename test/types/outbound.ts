@@ -47,7 +47,14 @@ expectType<Promise<EndpointWithSecret>>()(app.anvilOutbound.endpoints.create({ u
 expectType<Promise<Endpoint>>()(app.anvilOutbound.endpoints.update('ep_1', { rateLimit: null }))
 
 const outbound = createOutbound({ database: pool, redis: 'redis://127.0.0.1:6379' })
-expectType<Promise<string[]>>()(outbound.store.loadSecrets('ep_1'))
+expectType<Promise<{ messageIds: string[] }>>()(outbound.resend.recover('ep_1', '2026-01-01T00:00:00Z'))
+// The service's pool, queue and delivery store are Anvil's own, not API.
+// @ts-expect-error not on the public service
+void outbound.store
+// @ts-expect-error not on the public service
+void outbound.queue
+// @ts-expect-error not on the public service
+void outbound.database
 
 // The event-type catalog in code: publish typed by it, a wrong field or an unknown type a compile error.
 const catalog = defineEventTypes({ 'invoice.paid': Type.Object({ amount: Type.Integer(), currency: Type.String() }) })

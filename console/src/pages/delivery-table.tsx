@@ -17,8 +17,8 @@ export function DeliveryTable ({ items, onRetried, ofMessage = false }: { items:
   const canWrite = useCanWrite()
   const [retried, setRetried] = useState<Record<string, string>>({})
   const retry = (id: string): void => {
-    api('POST', `/deliveries/${encodeURIComponent(id)}/retry`).then(
-      () => { setRetried({ ...retried, [id]: 'retry queued' }); onRetried() },
+    api<{ alreadyQueued: boolean }>('POST', `/deliveries/${encodeURIComponent(id)}/retry`).then(
+      (answer) => { setRetried({ ...retried, [id]: answer.alreadyQueued ? 'a retry was already queued' : 'retry queued' }); onRetried() },
       (error: Error) => setRetried({ ...retried, [id]: error.message })
     )
   }

@@ -1,6 +1,6 @@
 import { plural } from '../components'
 import { DeprecatedBadge, type EventTypeItem } from '../catalog'
-import { OPERATIONAL_EVENT_DESCRIPTIONS, TENANT_OPERATIONAL_TYPES } from '../../../src/outbox/operational-types'
+import { OPERATIONAL_EVENT_DESCRIPTIONS, TENANT_OPERATIONAL_TYPES } from '../../../src/endpoints/operational-types'
 
 /** What the picker lists of a type. */
 type Choice = Pick<EventTypeItem, 'name' | 'description' | 'deprecated'>

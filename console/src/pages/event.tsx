@@ -3,7 +3,7 @@ import { api } from '../api'
 import { ErrorNote, EventId, Loading, Status, Time, hasProviderId, text } from '../components'
 import { href } from '../router'
 import { useApi } from '../use-api'
-import type { Change, EventAttempt, EventDetail } from '../../../src/journal/event-detail'
+import type { Change, EventAttempt, EventDetail } from '../../../src/event-log/event-detail'
 
 function Attempts ({ attempts }: { attempts: EventAttempt[] }) {
   return (

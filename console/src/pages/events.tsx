@@ -7,7 +7,7 @@ import { BulkReplay } from './bulk-replay'
 
 // The server's own declarations: a status or field added there is here too. EVENT_STATUSES is a constant of a
 // file with no imports, so the bundle takes only it.
-import { EVENT_STATUSES, type EventItem } from '../../../src/journal/event-item'
+import { EVENT_STATUSES, type EventItem } from '../../../src/event-log/event-item'
 
 export type { EventItem }
 

@@ -1,6 +1,6 @@
 import { Loading, Time, text } from '../components'
 import type { Page } from '../api'
-import type { EventItem as FullEventItem } from '../../../src/journal/event-item'
+import type { EventItem as FullEventItem } from '../../../src/event-log/event-item'
 import { href } from '../router'
 import { useApi } from '../use-api'
 import { PerMinuteChart, type MinuteCount } from './per-minute-chart'

@@ -1,4 +1,4 @@
-import { EVENT_STATUSES } from '../../../src/journal/event-item'
+import { EVENT_STATUSES } from '../../../src/event-log/event-item'
 
 /** Events per minute by status, as stacked SVG bars with both axes and a legend (no chart library: a few rectangles). */
 export interface MinuteCount { minute: string, byStatus: Record<string, number> }

@@ -22,8 +22,8 @@ async function retryTo ({ messageId, endpointId }: Undelivered): Promise<string>
   const message = await api<{ deliveries: Delivery[] }>('GET', `/messages/${encodeURIComponent(messageId)}`)
   const last = message.deliveries.filter((d) => d.endpointId === endpointId).at(-1)
   if (last === undefined) return 'no delivery to retry yet'
-  await api('POST', `/deliveries/${encodeURIComponent(last.id)}/retry`)
-  return 'retry queued'
+  const answer = await api<{ alreadyQueued: boolean }>('POST', `/deliveries/${encodeURIComponent(last.id)}/retry`)
+  return answer.alreadyQueued ? 'a retry was already queued' : 'retry queued'
 }
 
 /**

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { CopyButton } from '../components'
 // The receivers' recipes exactly as docs/outgoing-webhooks.md gives them, taken from the page at build time
-// (console/vite.config.ts): test/outbound-verify-docs.test.ts runs those very blocks against real deliveries, so
+// (console/vite.config.ts): test/outbound/verify-docs.test.ts runs those very blocks against real deliveries, so
 // there is one algorithm, written and tested once.
 import recipes from 'virtual:verify-recipes'
 

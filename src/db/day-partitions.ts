@@ -1,0 +1,72 @@
+/**
+ * Keeps a table partitioned by day (src/sql/day_partitions.ts) small: the days ahead exist before rows come,
+ * and retention drops a day once all of it is past, instead of deleting rows. The clock is given, so a test
+ * can run a month in a moment.
+ */
+import type { Database } from './database.js'
+import { inTransaction } from './database.js'
+import { inBatches, DEFAULT_DELETE_BATCH } from './batched-delete.js'
+import { qualify } from '../sql/qualify.js'
+import * as sql from '../sql/day_partitions.js'
+
+/** A table partitioned by day: its name and its partition key's column. */
+export interface DayPartitioned { table: string, key: string }
+
+export interface PartitionPass {
+  /** What time it is. */
+  now: Date
+  /** Days kept before today's; 0 keeps every day. */
+  retentionDays: number
+  /** Days made after today's, so rows never wait for one. */
+  daysAhead: number
+}
+
+export interface PartitionResult { created: string[], dropped: string[], deletedFromDefault: number }
+
+const DAY_MS = 86_400_000
+const dayStart = (time: Date): Date => new Date(Math.floor(time.getTime() / DAY_MS) * DAY_MS)
+
+/** How long a partition's create or drop waits for the table's lock before leaving it to the next pass. */
+const LOCK_TIMEOUT = '2s'
+const LOCK_NOT_AVAILABLE = '55P03'
+
+/** One pass over `table`: makes the days ahead, drops the days past retention, and deletes the DEFAULT partition's past rows. */
+export async function maintainDays (db: Database, { table, key }: DayPartitioned, pass: PartitionPass): Promise<PartitionResult> {
+  const today = dayStart(pass.now)
+  const { rows } = await db.pool.query<{ name: string }>(sql.partitionsOf(), [qualify(db.schema, table)])
+  const days = new Map(rows.flatMap(({ name }) => {
+    const day = sql.dayOf(table, name)
+    return day === undefined ? [] : [[day.getTime(), name] as const]
+  }))
+  const result: PartitionResult = { created: [], dropped: [], deletedFromDefault: 0 }
+  for (let n = 0; n <= pass.daysAhead; n++) {
+    const day = new Date(today.getTime() + n * DAY_MS)
+    if (days.has(day.getTime())) continue
+    await inTransaction(db.pool, async (client) => {
+      await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
+      // The DEFAULT partition holds rows of a day made late: they move into it.
+      const { rows: late } = await client.query(sql.lateRows(db.schema, table, key), [day, new Date(day.getTime() + DAY_MS)])
+      for (const statement of late.length === 0 ? [sql.createDay(db.schema, table, day)] : sql.adoptDay(db.schema, table, key, day)) await client.query(statement)
+    })
+    result.created.push(sql.dayPartition(table, day))
+  }
+  if (pass.retentionDays <= 0) return result
+  // A day goes once its last instant is older than the retention (its rows stay up to a day longer).
+  const cutoff = new Date(pass.now.getTime() - pass.retentionDays * DAY_MS)
+  for (const [time, name] of [...days].sort(([a], [b]) => a - b)) {
+    if (time + DAY_MS > cutoff.getTime()) continue
+    const dropped = await inTransaction(db.pool, async (client) => {
+      await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`)
+      await client.query(sql.dropDay(db.schema, table, new Date(time)))
+      return true
+    }).catch((err: unknown) => {
+      // A long transaction holds the table: the next pass drops the day.
+      if ((err as { code?: string }).code === LOCK_NOT_AVAILABLE) return false
+      throw err
+    })
+    if (dropped) result.dropped.push(name)
+  }
+  const statement = sql.deleteDefaultBefore(db.schema, table, key)
+  result.deletedFromDefault = await inBatches(DEFAULT_DELETE_BATCH, async (batch) => (await db.pool.query(statement, [cutoff, batch])).rowCount ?? 0)
+  return result
+}

@@ -1,0 +1,136 @@
+import type pg from 'pg'
+import { inTransaction, type Database } from '../db/database.js'
+import { decodeCursor } from '../paging/cursor.js'
+import { errors } from '../shared/errors.js'
+import { compileCheck } from '../shared/validate.js'
+import * as secretsSql from '../sql/endpoint-secrets.js'
+import * as sql from '../sql/endpoints.js'
+import type { EditableColumn, EndpointRow } from '../sql/endpoints.js'
+import {
+  EndpointInputSchema, EndpointPatchSchema, EndpointShape, type Endpoint, type EndpointInput, type EndpointPatch, type EndpointWithSecret
+} from './endpoint-schemas.js'
+import { endpointUrlProblem } from './endpoint-url.js'
+import { newId, newSecret } from '../outbox/ids.js'
+import { TENANT_OPERATIONAL_TYPES } from './operational-events.js'
+import { toPage, type Page } from '../paging/page.js'
+import { outboxPageSize } from '../paging/outbox-page.js'
+
+export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 60 * 60
+
+export interface EndpointStoreOptions {
+  httpsOnly: boolean
+  /** When an event map is configured, the public names an endpoint may subscribe to. */
+  knownTypes?: ReadonlySet<string>
+}
+
+export interface EndpointListQuery {
+  tenant?: string
+  limit?: number
+  cursor?: string
+}
+
+export const toEndpoint = EndpointShape.from
+
+const checkInput = compileCheck(EndpointInputSchema)
+const checkPatch = compileCheck(EndpointPatchSchema)
+
+/** Endpoints and their secrets. Secrets leave the store only from `create`, `rotateSecret` and `currentSecret` (a reveal asked for). */
+export interface EndpointStore {
+  get (id: string, client?: pg.ClientBase | pg.Pool): Promise<Endpoint>
+  /** `operational`: an endpoint for Anvil's operational events (src/endpoints/operational-endpoints.ts checked its input). */
+  create (input: EndpointInput, options?: { operational?: boolean }): Promise<EndpointWithSecret>
+  list (query?: EndpointListQuery): Promise<Page<Endpoint>>
+  update (id: string, patch: EndpointPatch): Promise<Endpoint>
+  remove (id: string): Promise<void>
+  /**
+   * A new secret; the ones live now keep signing beside it for `graceSeconds`, so receivers can switch
+   * over without a missed delivery. Secrets that expired before are deleted.
+   */
+  rotateSecret (id: string, graceSeconds?: number): Promise<EndpointWithSecret>
+  /** The secret that signs now (the newest), as the portal's and the console's reveal show it. */
+  currentSecret (id: string): Promise<EndpointWithSecret>
+}
+
+export function createEndpointStore (db: Database, options: EndpointStoreOptions): EndpointStore {
+
+  function check (problem: string | undefined, input: { url?: string, eventTypes?: string[] }): void {
+    if (problem !== undefined) throw new errors.INVALID_ENDPOINT(problem)
+    const urlProblem = input.url === undefined ? undefined : endpointUrlProblem(input.url, { httpsOnly: options.httpsOnly })
+    if (urlProblem !== undefined) throw new errors.INVALID_ENDPOINT(`url ${urlProblem}`)
+    // A tenant's endpoint may name its own `endpoint.*` operational events besides the map's public types.
+    const unknown = options.knownTypes === undefined ? undefined : input.eventTypes?.find((type) => !options.knownTypes?.has(type) && !TENANT_OPERATIONAL_TYPES.includes(type))
+    if (unknown !== undefined) throw new errors.INVALID_ENDPOINT(`eventTypes: ${JSON.stringify(unknown)} is not a public event type of the event map`)
+  }
+
+  async function get (id: string, client: pg.ClientBase | pg.Pool = db.pool): Promise<Endpoint> {
+    const { rows } = await client.query<EndpointRow>(sql.byId(db.schema), [id])
+    if (rows[0] === undefined) throw new errors.NOT_FOUND(`no endpoint ${id}`)
+    return toEndpoint(rows[0])
+  }
+
+  return {
+    get,
+
+    async create (input: EndpointInput, { operational = false } = {}): Promise<EndpointWithSecret> {
+      if (operational) check(undefined, { url: input.url })
+      else check(checkInput(input), input)
+      const id = newId('ep')
+      const secret = newSecret()
+      return await inTransaction(db.pool, async (client) => {
+        const { rows } = await client.query<EndpointRow>(sql.insert(db.schema),
+          [id, input.url, input.tenant ?? null, input.eventTypes ?? [], input.description ?? '', input.enabled ?? true,
+            input.scheme ?? 'standard-webhooks', input.rateLimit ?? null, operational])
+        await client.query(secretsSql.insert(db.schema), [id, secret])
+        return { ...toEndpoint(rows[0] as EndpointRow), secret }
+      })
+    },
+
+    async list (query: EndpointListQuery = {}): Promise<Page<Endpoint>> {
+      const limit = outboxPageSize(query.limit)
+      const after = query.cursor === undefined ? null : decodeCursor(query.cursor, ['string'])[0]
+      const { rows } = await db.pool.query<EndpointRow>(sql.list(db.schema), [query.tenant ?? null, after, limit + 1])
+      return toPage(rows, limit, (row) => [row.id], toEndpoint)
+    },
+
+    async update (id: string, patch: EndpointPatch): Promise<Endpoint> {
+      check(checkPatch(patch), { url: patch.url, eventTypes: patch.eventTypes })
+      const columns: Array<[EditableColumn, unknown]> = []
+      if (patch.url !== undefined) columns.push(['url', patch.url])
+      if (patch.tenant !== undefined) columns.push(['tenant', patch.tenant])
+      if (patch.eventTypes !== undefined) columns.push(['event_types', patch.eventTypes])
+      if (patch.description !== undefined) columns.push(['description', patch.description])
+      if (patch.scheme !== undefined) columns.push(['scheme', patch.scheme])
+      if (patch.rateLimit !== undefined) columns.push(['rate_limit', patch.rateLimit])
+      if (patch.enabled !== undefined) columns.push(['enabled', patch.enabled])
+      const { rows } = await db.pool.query<EndpointRow>(sql.update(db.schema, columns.map(([name]) => name)),
+        [id, ...columns.map(([, value]) => value)])
+      if (rows[0] === undefined) throw new errors.NOT_FOUND(`no endpoint ${id}`)
+      return toEndpoint(rows[0])
+    },
+
+    async remove (id: string): Promise<void> {
+      const { rowCount } = await db.pool.query(sql.remove(db.schema), [id])
+      if (rowCount === 0) throw new errors.NOT_FOUND(`no endpoint ${id}`)
+    },
+
+    async currentSecret (id: string): Promise<EndpointWithSecret> {
+      const endpoint = await get(id)
+      const { rows } = await db.pool.query<{ secret: string }>(secretsSql.current(db.schema), [id])
+      if (rows[0] === undefined) throw new errors.NOT_FOUND(`endpoint ${id} has no current secret`)
+      return { ...endpoint, secret: rows[0].secret }
+    },
+
+    async rotateSecret (id: string, graceSeconds = DEFAULT_SECRET_GRACE_SECONDS): Promise<EndpointWithSecret> {
+      if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new errors.INVALID_ENDPOINT('graceSeconds must be a whole number >= 0')
+      const secret = newSecret()
+      return await inTransaction(db.pool, async (client) => {
+        const endpoint = await get(id, client)
+        await client.query(secretsSql.deleteExpired(db.schema), [id])
+        await client.query(secretsSql.expireLive(db.schema), [id, graceSeconds])
+        await client.query(secretsSql.insert(db.schema), [id, secret])
+        await client.query(sql.touch(db.schema), [id])
+        return { ...endpoint, secret }
+      })
+    }
+  }
+}

@@ -1,0 +1,57 @@
+/** `anvil --version` and configuration errors: one line, exit 1, no secret. Helpers: test/helpers/cli.ts. */
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { NEVER_PRINTED, ROOT, runCli } from '../helpers/cli.js'
+
+t.test('--version prints the package version', async (t) => {
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+  const result = await runCli(['--version'])
+  t.equal(result.code, 0)
+  t.equal(result.stdout.trim(), version)
+})
+
+t.test('bad configuration: exit 1, exactly one line on stderr, no stack trace, no secret', async (t) => {
+  const secret = { WEBHOOK_SECRET: NEVER_PRINTED }
+  const cases: Array<[string, string[], Record<string, string>, string | RegExp]> = [
+    ['bad PORT', ['serve'], { ...secret, PORT: 'abc' },
+      'anvil: invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")'],
+    ['missing WEBHOOK_SECRET', ['serve'], {},
+      'anvil: invalid configuration: WEBHOOK_SECRET is required: set it to the secret your webhook sender signs with'],
+    ['bad REDIS_URL scheme, password not repeated', ['serve'], { ...secret, REDIS_URL: 'http://user:hunter2@example.com:6379' },
+      'anvil: invalid configuration: REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "http://user:***@example.com:6379/")'],
+    ['bad ANVIL_RETRY_SCHEDULE', ['serve'], { ...secret, ANVIL_RETRY_SCHEDULE: '1000,soon' },
+      /^anvil: invalid configuration: ANVIL_RETRY_SCHEDULE must be comma-separated whole milliseconds .* \(got "1000,soon"\)$/],
+    ['a flag overrides a valid env value and is named', ['serve', '--port', '70000'], { ...secret, PORT: '3000' },
+      'anvil: invalid configuration: --port must be an integer from 0 to 65535 (got "70000")'],
+    ['bad ANVIL_IDEMPOTENCY', ['dev'], { ...secret, ANVIL_IDEMPOTENCY: 'header:' },
+      /^anvil: invalid configuration: ANVIL_IDEMPOTENCY must be signature, payload, header:<name> or body:<field> \(got "header:"\)$/],
+    ['bad WORKER_CONCURRENCY', ['worker', '--handler', 'examples/handler.js'], { ...secret, WORKER_CONCURRENCY: '0' },
+      'anvil: invalid configuration: WORKER_CONCURRENCY must be an integer from 1 to 10000 (got "0")'],
+    ['worker without --handler', ['worker'], secret, 'anvil: invalid configuration: anvil worker needs --handler, a sources file (ANVIL_CONFIG) whose sources forward, or ANVIL_DATABASE_URL (outgoing webhooks)'],
+    ['bad ANVIL_METRICS_PATH', ['serve'], { ...secret, ANVIL_METRICS_PATH: 'metrics' },
+      'anvil: invalid configuration: ANVIL_METRICS_PATH must be a URL path starting with "/", or "off" (got "metrics")'],
+    ['bad --metrics-port', ['worker', '--handler', 'examples/handler.js', '--metrics-port', '-1'], secret,
+      'anvil: invalid configuration: --metrics-port must be an integer from 0 to 65535 (got "-1")'],
+    ['bad ANVIL_LOG_PAYLOADS', ['dev'], { ...secret, ANVIL_LOG_PAYLOADS: 'yes' },
+      'anvil: invalid configuration: ANVIL_LOG_PAYLOADS must be true or false (got "yes")'],
+    ['bad ANVIL_RETENTION_COMPLETED_COUNT', ['serve'], { ...secret, ANVIL_RETENTION_COMPLETED_COUNT: 'all' },
+      'anvil: invalid configuration: ANVIL_RETENTION_COMPLETED_COUNT must be a whole number of jobs, at least 0 (got "all")'],
+    ['worker: dead letters that would not outlive failed jobs', ['worker', '--handler', 'examples/handler.js', '--retention-dead-age-seconds', '30'],
+      { ...secret, ANVIL_RETENTION_FAILED_AGE_SECONDS: '60' },
+      'anvil: invalid configuration: --retention-dead-age-seconds must be 0 or more than ANVIL_RETENTION_FAILED_AGE_SECONDS (60 s), so dead letters outlive failed jobs (got "30")'],
+    ['replay with neither an id, --all nor --filter', ['replay'], secret, 'anvil: give a dead-letter id, --all, or --filter'],
+    ['replay --limit that is not a number', ['replay', '--all', '--limit', 'ten'], secret,
+      'anvil: invalid configuration: --limit must be an integer of at least 1 (got "ten")']
+  ]
+  await Promise.all(cases.map(async ([name, args, env, expected]) => {
+    const result = await runCli(args, { env })
+    t.equal(result.code, 1, `${name}: exit code`)
+    const lines = result.stderr.split('\n').filter((line) => line !== '')
+    t.equal(lines.length, 1, `${name}: one line on stderr`)
+    if (typeof expected === 'string') t.equal(lines[0], expected, name)
+    else t.match(lines[0], expected, name)
+    t.equal(result.stdout, '', `${name}: nothing on stdout`)
+    t.notMatch(result.stderr + result.stdout, /hunter2|whsec_never_print_me/, `${name}: no secret printed`)
+  }))
+})

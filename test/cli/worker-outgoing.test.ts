@@ -1,0 +1,95 @@
+/**
+ * `anvil worker` with ANVIL_DATABASE_URL and no handler: it dispatches the outbox and delivers outgoing webhooks;
+ * `anvil dev` reaches a receiver on loopback, as docs/outgoing-webhooks.md says before its first example.
+ */
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Webhook } from 'standardwebhooks'
+import { createOutbound } from '../../src/outbox/outbound.js'
+import { ROOT, runCli, startCli, tempDir } from '../helpers/cli.js'
+import { TestDatabase } from '../helpers/pg.js'
+import { TestRedis } from '../helpers/redis.js'
+import { beforeAll } from '../helpers/before-all.js'
+import { startReceiver } from '../helpers/receiver.js'
+
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
+
+t.test('no handler, a database: outgoing only, from publish to a signed delivery logged in PostgreSQL', async (t) => {
+  const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })
+  t.teardown(() => receiver.close())
+  const outbound = createOutbound({ database: db.url, redis: redis.url })
+  t.teardown(async () => await outbound.close())
+  const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/hooks` })
+  const worker = startCli(t, ['worker'], { env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', HOST: '127.0.0.1', PORT: '0' } })
+  const { port } = await worker.log('anvil worker: health and metrics listening')
+  t.match(await worker.log('anvil worker: no --handler: inbound events are not consumed here and wait in Redis; only outgoing webhooks are delivered (give --handler, or --role outbound for an outgoing-only worker)'),
+    { level: 40, queue: 'webhooks' }, 'said at warn: the inbound queue is not consumed')
+  await worker.log('anvil worker: dispatching and delivering outgoing webhooks')
+  const { messageId } = await outbound.publish({ type: 'order.paid', data: { total: 5 } })
+  await receiver.waitFor(1)
+  const [request] = receiver.received
+  t.match(new Webhook(endpoint.secret).verify(request?.body ?? '', request?.headers as Record<string, string>), { id: messageId, type: 'order.paid', data: { total: 5 } })
+  // An attempt's row is written `started` before its POST: wait for it to be completed.
+  for (let i = 0; i < 1200 && (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status <> 'started'", [messageId])).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  t.match(await db.query('SELECT status, http_status FROM anvil.deliveries WHERE message_id = $1', [messageId]), [{ status: 'success', http_status: 204 }])
+  const metrics = await (await fetch(`http://127.0.0.1:${String(port)}/metrics`)).text()
+  t.match(metrics, /^anvil_outbox_pending \d+/m, 'the outbox gauges')
+  t.match(metrics, /^anvil_outbound_deliveries_total\{.*outcome="success".*\} 1/m, 'the delivery counted')
+  t.equal((await fetch(`http://127.0.0.1:${String(port)}/health/ready`)).status, 200)
+  t.equal(await worker.stop(), 0)
+  t.notMatch(worker.output, /whsec_/, 'no secret in the log')
+})
+
+t.test('ANVIL_OUTBOUND_RETENTION_DAYS reaches the worker, which prunes the outbox as it starts', async (t) => {
+  const back = (days: number): string => `now() - make_interval(days => ${days})`
+  await db.query(`INSERT INTO anvil.outbox (id, type, public_type, data, status, created_at, next_attempt_at, dispatched_at, attempts) VALUES
+    ('old_50d', 'a.b', 'a.b', '{}', 'dispatched', ${back(50)}, ${back(50)}, ${back(50)}, 1),
+    ('old_40d', 'a.b', 'a.b', '{}', 'dispatched', ${back(40)}, ${back(40)}, ${back(40)}, 1),
+    ('old_60d_retrying', 'a.b', 'a.b', '{}', 'pending', ${back(60)}, now() + interval '1 day', NULL, 3)`)
+  await db.query(`INSERT INTO anvil.deliveries (message_id, endpoint_id, attempt, status, duration_ms, payload_sha256, created_at)
+    VALUES ('old_50d', 'ep_x', 1, 'success', 3, 'x', ${back(50)}), ('old_40d', 'ep_x', 1, 'success', 3, 'x', ${back(40)})`)
+  const worker = startCli(t, ['worker'], { env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_RETENTION_DAYS: '45', HOST: '127.0.0.1', PORT: '0' } })
+  t.match(await worker.log('anvil outbound: retention deleted idle messages and their delivery log'), { messages: 1, deliveries: 1 })
+  const left = await db.query<{ id: string }>("SELECT id FROM anvil.outbox WHERE id LIKE 'old\_%' ORDER BY id")
+  t.same(left.map((row) => row.id), ['old_40d', 'old_60d_retrying'], '45 days, not the default 30; the pending one whatever its age')
+  t.equal(await worker.stop(), 0)
+  const bad = await runCli(['worker'], { env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_RETENTION_DAYS: '30d' } })
+  t.equal(bad.code, 1)
+  t.match(bad.stderr, /^anvil: invalid configuration: ANVIL_OUTBOUND_RETENTION_DAYS must be a whole number of days, at least 0 \(got "30d"\)$/m)
+})
+
+t.test('anvil dev with a database migrates it and sends outgoing webhooks too, to a receiver on loopback without ANVIL_OUTBOUND_ALLOW_NETS', async (t) => {
+  const other = await TestDatabase.create()
+  t.teardown(async () => await other.drop())
+  const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })
+  t.teardown(() => receiver.close())
+  // Another database is another deployment: on this Redis it needs a prefix of its own (test/faults/shared-redis.test.ts).
+  const dev = startCli(t, ['dev'], { cwd: tempDir(t), env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: other.url, ANVIL_PREFIX: '{dev}', PORT: '0' } })
+  const reach = 'anvil dev: outgoing webhooks may reach loopback, for receivers on this machine (ANVIL_OUTBOUND_ALLOW_NETS sets otherwise)'
+  t.match(await dev.log(reach), { allowNets: '127.0.0.0/8,::1/128' })
+  // The page says so up front, before its first example: the line a reader will see, and the variable for `anvil worker`.
+  const page = readFileSync(join(ROOT, 'docs/outgoing-webhooks.md'), 'utf8')
+  const intro = page.slice(0, page.indexOf('```'))
+  const quoted = /`(anvil dev: outgoing webhooks[^`]*)`/.exec(intro)?.[1]
+  t.ok(quoted !== undefined && reach.startsWith(quoted), `the intro quotes the line anvil dev logs (${String(quoted)})`)
+  t.match(intro, /`127\.0\.0\.0\/8,::1\/128`/, 'and the networks it allows')
+  t.match(intro, /`ANVIL_OUTBOUND_ALLOW_NETS=127\.0\.0\.0\/8`/, 'and the variable anvil worker needs for a local receiver')
+  await dev.log('anvil worker: dispatching and delivering outgoing webhooks')
+  const outbound = createOutbound({ database: other.url, redis: redis.url })
+  t.teardown(async () => await outbound.close())
+  await outbound.endpoints.create({ url: `${receiver.url}/dev` })
+  const { messageId } = await outbound.publish({ type: 'dev.ping', data: {} })
+  await receiver.waitFor(1)
+  t.equal(receiver.received[0]?.headers['webhook-id'], messageId)
+  for (let i = 0; i < 1200 && (await other.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status <> 'started'", [messageId])).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  t.match(await other.query('SELECT status, attempt FROM anvil.deliveries WHERE message_id = $1', [messageId]), [{ status: 'success', attempt: 1 }], 'the first attempt, not an ssrf refusal and a retry')
+  t.equal(await dev.stop(), 0)
+})
+
+t.test('no handler, no forwarding source and no database: one line saying what it needs', async (t) => {
+  const result = await runCli(['worker'], { env: { REDIS_URL: redis.url } })
+  t.equal(result.code, 1)
+  t.match(result.stderr, /anvil worker needs --handler, a sources file \(ANVIL_CONFIG\) whose sources forward, or ANVIL_DATABASE_URL/)
+})

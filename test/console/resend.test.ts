@@ -1,0 +1,60 @@
+/**
+ * The console's re-send of outgoing messages that ended failed, in a real Chromium against a real `anvil serve`
+ * and `anvil worker` (test/helpers/console.ts, whose outgoing schedule tries a message twice, 5 s apart, then
+ * fails it for good): one message re-sent from its row on the Undelivered page, the others at once after a dry
+ * run that lists them. The receiver answers 500 until the test fixes it.
+ */
+import t from 'tap'
+import { pageErrors, settled, startConsole, type ConsoleHarness } from '../helpers/console.js'
+import { startReceiver } from '../helpers/receiver.js'
+import { beforeAll, beforeStep } from '../helpers/before-all.js'
+
+// A browser, serve and worker on a loaded 2-core machine: more than tap's 120 s default.
+t.setTimeout(240_000)
+let { adminPost, adminGet, waitFor, loggedIn, checkAccessible } = {} as ConsoleHarness
+beforeStep(t, async () => { ({ adminPost, adminGet, waitFor, loggedIn, checkAccessible } = await startConsole(t)) })
+const broken = new Set(['/resend'])
+const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
+  res.statusCode = broken.has(req.url) ? 500 : 200
+  res.end(res.statusCode === 200 ? 'ok' : 'down')
+}), async (receiver) => await receiver.close())
+
+interface Delivery { id: string, messageId: string, status: string }
+const deliveries = async (endpoint: string): Promise<Delivery[]> =>
+  (await adminGet<{ items: Delivery[] }>(`/deliveries?endpoint=${endpoint}&limit=100`)).items
+const undelivered = async (endpoint: string): Promise<unknown[]> =>
+  (await adminGet<{ items: unknown[] }>(`/undelivered?endpoint=${endpoint}`)).items
+
+t.test('undelivered: a message that failed for good is re-sent from its row, the others at once after a dry run', async (t) => {
+  const endpoint = await adminPost<{ id: string }>('/endpoints', { url: `${receiver.url}/resend`, description: 'resend me' })
+  const ids: string[] = []
+  for (let i = 0; i < 3; i++) ids.push((await adminPost<{ messageId: string }>(`/endpoints/${endpoint.id}/test`)).messageId)
+  interface Plan { items: Array<{ messageId: string, endpointIds: string[] }> }
+  // Both attempts of each failed and its job is finished: a dry run would send each again. The circuit breaker may
+  // hold the second attempts back a while on a loaded machine, hence the longer guard.
+  await waitFor(async () => (await adminPost<Plan>('/messages/resend', { dryRun: true })).items
+    .filter((item) => ids.includes(item.messageId) && item.endpointIds.length === 1).length === 3, 120)
+  broken.delete('/resend')
+  const [first, ...rest] = ids as [string, ...string[]]
+  const { page, errors } = await loggedIn(t, 'messages-resent')
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Undelivered' }).click()
+  await settled(page)
+  await page.getByRole('button', { name: `Re-send message ${first}` }).click()
+  await page.getByText('re-sent to 1 endpoint').waitFor()
+  await waitFor(async () => (await deliveries(endpoint.id)).some((d) => d.messageId === first && d.status === 'success'))
+
+  const bulk = page.getByRole('region', { name: 'Failed messages' })
+  await bulk.getByRole('button', { name: 'Re-send failed messages…' }).click()
+  const confirm = bulk.getByRole('alertdialog')
+  await confirm.waitFor()
+  t.equal(await confirm.locator('#resend-text').innerText(), 'Re-send 2 messages, 2 deliveries in all? Endpoints that had a message never get it twice.')
+  t.same((await confirm.getByTestId('resend-plan').allInnerTexts()).map((row) => row.split(/\s+/)[0]), rest, 'the dry run: the two others, oldest first')
+  await checkAccessible(t, page, 'undelivered, a re-send to confirm')
+  await confirm.getByRole('button', { name: 'Re-send 2 messages' }).click()
+  await bulk.getByText('Re-sent 2 messages, 2 deliveries in all').waitFor()
+  await waitFor(async () => (await deliveries(endpoint.id)).filter((d) => d.status === 'success').length === 3)
+  const got = receiver.received.filter((r) => r.url === '/resend')
+  for (const id of ids) t.equal(got.filter((r) => r.headers['webhook-id'] === id).length, 3, `${id}: two failures, then delivered once`)
+  t.same(await undelivered(endpoint.id), [], 'nothing undelivered is left')
+  t.same(pageErrors(errors), [])
+})

@@ -1,0 +1,78 @@
+/**
+ * Group commit (`journal.groupCommit`): several events' handlers in one transaction, each in a savepoint, one
+ * commit for the group; a handler that throws rolls back alone and retries; the option is validated.
+ */
+import t from 'tap'
+import { waitFor } from '../helpers/chain.js'
+import { addJob, jobData, openQueue, journalFixture } from '../helpers/journal.js'
+import { createWorker, type WebhookHandler } from '../../src/worker/worker.js'
+import type { WorkerOptions } from '../../src/worker/worker-options.js'
+import { loadWorkerConfig } from '../../cli/config/load-config.js'
+import { beforeStep } from '../helpers/before-all.js'
+
+const { redis, db } = journalFixture(t)
+beforeStep(t, async () => { await db.query('CREATE TABLE public.charges (event_id text, attempt int, tx xid8 NOT NULL DEFAULT pg_current_xact_id())') })
+
+const EVENTS = 24
+
+function start (queueName: string, handler: WebhookHandler, extra: Partial<WorkerOptions> = {}) {
+  const worker = createWorker(handler, {
+    redis: redis.url, queueName, sweepIntervalMs: 0, concurrency: 12, journal: { database: db.url, groupCommit: { maxEvents: 6, maxWaitMs: 50 } }, ...extra
+  })
+  const queue = openQueue(redis.url, queueName)
+  t.teardown(async () => {
+    await worker.close()
+    await queue.close()
+  })
+  return { worker, queue }
+}
+
+const doneCount = async (prefix: string): Promise<number> =>
+  Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM anvil.webhook_events WHERE status = 'done' AND id LIKE $1", [`${prefix}%`]))[0]?.n)
+
+t.test('events share commits: their writes and rows commit in fewer transactions than events, each applied once', async (t) => {
+  const { worker, queue } = start('group-share', async (event) => {
+    await event.db?.query('INSERT INTO public.charges (event_id, attempt) VALUES ($1, $2)', [event.eventId, event.attempt])
+    await event.once?.('receipt', () => ({ sent: true }))
+  })
+  for (let i = 0; i < EVENTS; i++) await addJob(queue, jobData({ eventId: `evt_share_${i}` }))
+  await worker.start()
+  await waitFor('all done', async () => await doneCount('evt_share_') === EVENTS)
+  const [charges] = await db.query<{ n: string, txs: string }>("SELECT count(*) AS n, count(DISTINCT tx) AS txs FROM public.charges WHERE event_id LIKE 'evt_share_%'")
+  t.equal(Number(charges?.n), EVENTS, 'one write per event')
+  t.ok(Number(charges?.txs) < EVENTS, `${EVENTS} events in ${charges?.txs} transactions`)
+  const [rows] = await db.query<{ n: string }>("SELECT count(*) AS n FROM anvil.webhook_events WHERE id LIKE 'evt_share_%'")
+  t.equal(Number(rows?.n), EVENTS, 'one row per event, written done')
+  const [effects] = await db.query<{ n: string }>("SELECT count(*) AS n FROM anvil.webhook_effects WHERE event_id LIKE 'evt_share_%' AND result = '{\"sent\": true}'")
+  t.equal(Number(effects?.n), EVENTS, 'each once recorded with its result')
+})
+
+t.test('a handler that throws rolls back to its savepoint alone: its event retries, the others of its group commit', async (t) => {
+  const { worker, queue } = start('group-throw', async (event) => {
+    await event.db?.query('INSERT INTO public.charges (event_id, attempt) VALUES ($1, $2)', [event.eventId, event.attempt])
+    await event.once?.('receipt', () => ({ sent: event.attempt }))
+    if (event.eventId === 'evt_throw_3' && event.attempt === 1) throw new Error('declined')
+  })
+  for (let i = 0; i < 6; i++) await addJob(queue, jobData({ eventId: `evt_throw_${i}`, retry: [50] }))
+  await worker.start()
+  await waitFor('all done', async () => await doneCount('evt_throw_') === 6)
+  const charges = await db.query<{ event_id: string, attempt: number }>("SELECT event_id, attempt FROM public.charges WHERE event_id LIKE 'evt_throw_%' ORDER BY event_id")
+  t.same(charges, [0, 1, 2, 3, 4, 5].map((i) => ({ event_id: `evt_throw_${i}`, attempt: i === 3 ? 2 : 1 })), 'the thrower\'s first write rolled back, every other kept')
+  const [effect] = await db.query<{ result: unknown }>("SELECT result FROM anvil.webhook_effects WHERE key = 'evt_throw_3:receipt'")
+  t.same(effect?.result, { sent: 2 }, 'its once ran again on the retry: the first claim was rolled back')
+  const log = await db.query<{ attempt: number, status: string, error: string | null }>(
+    "SELECT attempt, status, error FROM anvil.webhook_event_attempts WHERE event_id = 'evt_throw_3' ORDER BY attempt")
+  t.same(log, [{ attempt: 1, status: 'failed', error: 'declined' }, { attempt: 2, status: 'done', error: null }])
+})
+
+t.test('the option is validated, and ANVIL_JOURNAL_GROUP_COMMIT sets it', async (t) => {
+  const base = { redis: redis.url, sweepIntervalMs: 0 }
+  t.throws(() => createWorker(async () => {}, { ...base, journal: { database: db.url, groupCommit: { maxEvents: 1, maxWaitMs: 5 } } }), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /journal.groupCommit.maxEvents: Expected integer to be greater or equal to 2/ })
+  t.throws(() => createWorker(async () => {}, { ...base, journal: { database: db.url, groupCommit: { maxEvents: 8 } as never } }), { code: 'ANVIL_ERR_INVALID_OPTIONS', message: /maxWaitMs/ })
+  const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url }
+  t.same(loadWorkerConfig({ ...env, ANVIL_JOURNAL_GROUP_COMMIT: '16,5' }).journal?.groupCommit, { maxEvents: 16, maxWaitMs: 5 })
+  t.equal(loadWorkerConfig(env).journal?.groupCommit, undefined, 'off by default')
+  for (const bad of ['16', '1,5', '16,5,1', 'x,5', '16,2000']) {
+    t.throws(() => loadWorkerConfig({ ...env, ANVIL_JOURNAL_GROUP_COMMIT: bad }), { message: /ANVIL_JOURNAL_GROUP_COMMIT must be maxEvents,maxWaitMs/ }, bad)
+  }
+})
