@@ -29,7 +29,7 @@ async function openResender (config: MessagesCliConfig): Promise<CliResender> {
       close: async () => {}
     }
   }
-  const { createOutbound } = await import('../src/outbox/outbound.js')
+  const { createOutbound, outboundInternals } = await import('../src/outbox/outbound.js')
   const outbound = createOutbound({
     database: config.databaseUrl, redis: config.redisUrl ?? DEFAULT_REDIS_URL,
     ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }),
@@ -39,7 +39,7 @@ async function openResender (config: MessagesCliConfig): Promise<CliResender> {
   // The outbound queue's connection fails a command at once while it is not ready (it serves publish): wait
   // for it first, as the worker would, so a Redis slow to answer delays the command instead of failing it.
   const redisUrl = config.redisUrl ?? DEFAULT_REDIS_URL
-  await patientlyFor(outbound.queue.waitUntilReady(), redisUrl, (redis) => process.stderr.write(`anvil: waiting for Redis (${redis}) to answer\n`))
+  await patientlyFor(outboundInternals(outbound).queue.waitUntilReady(), redisUrl, (redis) => process.stderr.write(`anvil: waiting for Redis (${redis}) to answer\n`))
     .catch(async (err: unknown) => {
       await outbound.close()
       throw err

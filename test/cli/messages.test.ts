@@ -90,7 +90,7 @@ t.test('by filter, through the admin API: messages whose dispatch failed, a dry 
 t.test('a dry run waits for a Redis too busy to answer (DEBUG SLEEP), as the worker does, instead of "queue unavailable"', async (t) => {
   failing = true
   const { messageId } = await outbound.publish({ type: 'order.paid', data: { n: 2 } })
-  await eventually(async () => await outbound.queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
+  await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
   // Redis takes the connection but answers nothing for 5 s: the CLI's handshake and first command wait in that time.
   const asleep = redis.command('DEBUG', 'SLEEP', '5')
   const dry = await runCli(['messages', 'resend', messageId, '--dry-run'], { env })
