@@ -7,6 +7,13 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { ROOT } from './helpers/root.js'
+import { TestRedis } from './helpers/redis.js'
+import { beforeAll } from './helpers/before-all.js'
+import { waitFor } from './helpers/chain.js'
+import Fastify from 'fastify'
+import { UnrecoverableError } from 'bullmq'
+import anvil from '../plugins/ingress.js'
+import { DEFAULT_CONCURRENCY } from '../src/shared/constants.js'
 import type { TSchema } from '@sinclair/typebox'
 import { SETTINGS, read, type SettingKey } from '../cli/config/settings.js'
 import type { Setting } from '../cli/config/setting.js'
@@ -44,6 +51,9 @@ import { EndpointSchema, EndpointShape } from '../src/endpoints/endpoint-schemas
 import { DeliveryDetailSchema, DeliverySchema, DeliveryShape, MessageSchema, MessageShape, toDeliveryDetail } from '../src/delivery-log/delivery-schemas.js'
 
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
+// The behavioural checks below start the workers, the replayer and the event log on a Redis of this file's own.
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+
 const SOURCES = ['src', 'plugins', 'cli'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
   .filter((file) => file.endsWith('.ts')).map((file) => ({ file: join(dir, file), text: readFileSync(join(ROOT, dir, file), 'utf8') })))
 
@@ -216,11 +226,13 @@ t.test('the console takes the server\'s event shape and statuses: neither is dec
   t.ok(files.some(({ text }) => text.includes("from '../../../src/event-log/event-item'")), 'it imports the server\'s')
 })
 
-t.test('one default concurrency: the inbound and the delivery worker take theirs from src/shared/constants.ts', async (t) => {
+t.test('one default concurrency: the inbound and the delivery worker, given none, run src/shared/constants.ts\'s', async (t) => {
   t.same(SOURCES.filter(({ text }) => /CONCURRENCY\s*=\s*\d/.test(text)).map(({ file }) => file), ['src/shared/constants.ts'])
-  for (const file of ['src/worker/worker.ts', 'src/delivery/delivery-worker.ts']) {
-    t.match(SOURCES.find((source) => source.file === file)?.text, /options\.concurrency \?\? DEFAULT_CONCURRENCY\b/, file)
-  }
+  const inbound = createWorker(async () => {}, { redis: redis.url, sweepIntervalMs: 0 })
+  const delivery = createDeliveryWorker({ redis: redis.url, store: { loadSecrets: async () => [] } })
+  t.teardown(async () => await Promise.all([inbound.close(), delivery.close()]))
+  t.equal(inbound.worker.opts.concurrency, DEFAULT_CONCURRENCY, 'the inbound worker')
+  t.equal(delivery.worker.opts.concurrency, DEFAULT_CONCURRENCY, 'the delivery worker')
 })
 
 t.test('one opening for the Redis-backed components: each refuses a bad option and a cluster prefix with no hash tag alike', async (t) => {
@@ -304,11 +316,29 @@ t.test('the console takes the server\'s event detail, page and session shapes, a
   for (const from of ['src/event-log/event-detail', 'src/paging/page-type', 'plugins/admin/session-state']) t.ok(imports.includes(`/${from}'`), `it imports ${from}`)
 })
 
-t.test('one rule for where the ingress\'s queue is: the worker, replay and the event log take the same queueName and prefix', async (t) => {
+t.test('one rule for where the ingress\'s queue is: the worker, replay and the event log, given no queueName or prefix, meet the ingress\'s jobs', async (t) => {
   const shapes = [workerSettings, ReplayOptionsSchema.properties, EventLogOptionsSchema.properties]
     .map(({ queueName, prefix }) => JSON.stringify({ queueName, prefix }))
   t.equal(new Set(shapes).size, 1, 'the same schemas')
-  t.same(SOURCES.filter(({ text }) => text.includes("Must match the ingress's. @defaultValue `'webhooks'`")).map(({ file }) => file), ['src/shared/schemas.ts'])
+  const app = Fastify()
+  await app.register(anvil, { redis: redis.url, secret: 'whsec_rules_once_0123456789abcdef' })
+  const runs: string[] = []
+  // The first run gives up at once, so the event is a dead letter; the replay's run succeeds.
+  const worker = createWorker(async (event) => {
+    runs.push(event.replayOf ?? 'enqueued')
+    if (runs.length === 1) throw new UnrecoverableError('to the dead letters')
+  }, { redis: redis.url, sweepIntervalMs: 0 })
+  const log = openEventLog({ redis: redis.url })
+  const replayer = createReplayer({ redis: redis.url })
+  t.teardown(async () => await Promise.all([app.close(), worker.close(), log.close(), replayer.close()]))
+  await worker.start()
+  await app.anvil.enqueue({ n: 1 }, { eventId: 'evt_rules_once' })
+  let letters: Awaited<ReturnType<typeof log.deadLetters>> = { items: [], next: null }
+  await waitFor('the event log lists the worker\'s dead letter', async () => (letters = await log.deadLetters()).items.length === 1)
+  const letter = (letters.items[0] as { id: string }).id
+  t.equal((await replayer.replayDeadLetter(letter)).replayedNow, true, 'the replayer finds it')
+  await waitFor('the worker runs the replay', () => runs.length === 2)
+  t.same(runs, ['enqueued', letter], 'on the queue the worker reads')
 })
 
 t.test('one reading of a signed URL: Square and Twilio refuse a request with no URL, or one that makes none, alike', async (t) => {

@@ -1,4 +1,5 @@
 /** What each command's configuration holds, once loaded and checked (cli/config/load-config.ts). */
+import type { PortalTheme } from '../../src/portal/portal-theme.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
 import type { GroupCommitOptions, JournalOptions } from '../../src/journal/journal-options.js'
@@ -90,8 +91,8 @@ export interface AdminConfig {
   dbSchema?: string
   /** ANVIL_OUTBOUND_RETRY_SCHEDULE: the attempts of the delivery jobs a re-send makes. */
   outboundRetrySchedule?: number[]
-  /** ANVIL_PORTAL_PUBLIC_URL and ANVIL_PORTAL_FRAME_ANCESTORS: `anvilAdmin`'s `portal` options. */
-  portal?: { publicUrl?: string, frameAncestors?: string[] }
+  /** ANVIL_PORTAL_PUBLIC_URL, ANVIL_PORTAL_FRAME_ANCESTORS and ANVIL_PORTAL_THEME: `anvilAdmin`'s `portal` options. */
+  portal?: { publicUrl?: string, frameAncestors?: string[], theme?: PortalTheme }
 }
 
 /** The outgoing side's schedules; undefined: the core's defaults. */

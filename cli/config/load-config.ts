@@ -143,7 +143,8 @@ function admin (env: Env, flags: Flags, port: number): AdminConfig {
   }
   const portal = {
     ...optional('publicUrl', read(SETTINGS.portalPublicUrl, env, flags)),
-    ...optional('frameAncestors', read(SETTINGS.portalFrameAncestors, env, flags))
+    ...optional('frameAncestors', read(SETTINGS.portalFrameAncestors, env, flags)),
+    ...optional('theme', read(SETTINGS.portalTheme, env, flags))
   }
   return {
     admin: token === undefined ? undefined : { token, port: adminPort },

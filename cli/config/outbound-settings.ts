@@ -12,6 +12,7 @@ import { DEFAULT_DISPATCH_RETRY, DEFAULT_OUTBOX_RETENTION_DAYS, DispatchOptionsS
 import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-schedule.js'
 import { DEFAULT_DB_SCHEMA, MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { define, toInteger, toSchedule, whole } from './setting.js'
+import { PortalThemeSchema } from '../../src/portal/portal-theme.js'
 import { NO_RETRIES } from './cli-constants.js'
 import { FrameAncestors, PortalPublicUrl } from '../../src/portal/portal-options.js'
 
@@ -115,6 +116,13 @@ export const OUTBOUND_SETTINGS = {
     description: 'origins that may embed the tenant portal page in a frame, e.g. https://app.example.com; unset: none',
     expected: "comma-separated origins such as https://app.example (a leading *. allowed) or 'self'", schema: FrameAncestors(),
     parse: (raw) => raw.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
+  }),
+  portalTheme: define({
+    env: 'ANVIL_PORTAL_THEME', key: 'portalTheme', flag: '--portal-theme', value: '<json>',
+    description: 'the tenant portal\'s look, as JSON: {"mode":"dark","primaryColor":"#4f46e5","fontFamily":"Inter, sans-serif","logoUrl":"https://…"}',
+    expected: 'a JSON object with mode (light or dark), primaryColor (#rrggbb), fontFamily (family names), logoUrl (https)', schema: PortalThemeSchema,
+    // Not JSON: left as the text, which the schema then refuses with the expected line.
+    parse: (raw) => { try { return JSON.parse(raw) as unknown } catch { return raw } }
   }),
   adminPort: define({
     env: 'ANVIL_ADMIN_PORT', key: 'adminPort', flag: '--admin-port', value: '<port>',

@@ -2,6 +2,7 @@
 // descriptions, a deprecated badge, and each schema as text (never markup). Data comes from GET /admin/event-types.
 import { Loading, plural } from './components'
 import { useApi, type Loaded } from './use-api'
+import { sampleFromSchema } from './sample-from-schema'
 import type { EventTypeEntry as EventTypeItem } from '../../src/catalog/event-type-entry'
 
 /** One entry of `GET /admin/event-types`: the server's own declaration. */
@@ -21,7 +22,7 @@ export function SchemaText ({ schema }: { schema: unknown }) {
   return <pre class='payload' data-testid='schema' tabIndex={0}>{JSON.stringify(schema, null, 2) ?? 'no schema'}</pre>
 }
 
-/** One type: its name, badge and description, and its schema behind a disclosure. */
+/** One type: its name, badge and description, and its schema and an example (made from the schema) behind disclosures. */
 export function EventTypeCard ({ type, heading = 3 }: { type: EventTypeItem, heading?: 2 | 3 | 4 }) {
   const Heading = `h${heading}` as 'h3'
   return (
@@ -31,6 +32,10 @@ export function EventTypeCard ({ type, heading = 3 }: { type: EventTypeItem, hea
       <details>
         <summary>Schema of {type.name}</summary>
         <SchemaText schema={type.schema} />
+      </details>
+      <details>
+        <summary>Example of {type.name}</summary>
+        <pre class='payload' data-testid='example' tabIndex={0}>{JSON.stringify(sampleFromSchema(type.schema), null, 2)}</pre>
       </details>
     </li>
   )

@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact'
+import { Fragment, type ComponentChildren } from 'preact'
 import { useState } from 'preact/hooks'
 import { ApiError, serves } from './api'
 import type { Loaded } from './use-api'
@@ -55,6 +55,15 @@ export function Status ({ value }: { value: string | null | undefined }) {
 /** An id, in one piece (ids never wrap); `raw` values (payloads, headers) are the only text that may break anywhere. */
 export function Id ({ value }: { value: string }) {
   return <code class='id'>{value}</code>
+}
+
+/** Where a URL may break when it must: after a `/` of its path, before `.`, `?`, `&`, `=` and `#` (never inside a name). */
+const URL_BREAKS = /(?<=\/)(?=[^/])|(?=[.?&=#])/
+
+/** A URL as text, in one piece where it fits and broken only at its separators where it does not. */
+export function Url ({ value }: { value: string }) {
+  const parts = value.split(URL_BREAKS)
+  return <span class='url'>{parts.map((part, i) => <Fragment key={i}>{i > 0 && <wbr />}{part}</Fragment>)}</span>
 }
 
 /** A dedupe key (sha256 hex) is the journal's id of an event its provider gave no id: no one looks for it by eye. */

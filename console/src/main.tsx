@@ -12,6 +12,7 @@ import { Endpoints } from './pages/endpoints'
 import { Deliveries } from './pages/deliveries'
 import { UndeliveredPage } from './pages/undelivered'
 import { MessagePage } from './pages/message'
+import { EndpointPage } from './pages/endpoint-page'
 import { EventTypesPage } from './pages/event-types'
 import './style.css'
 
@@ -22,6 +23,8 @@ function Page ({ route }: { route: Route }) {
   if (event !== null && event[1] !== 'replay') return <EventPage id={decodeURIComponent(event[1] as string)} />
   const message = /^\/messages\/(.+)$/.exec(route.path)
   if (message !== null) return <MessagePage id={decodeURIComponent(message[1] as string)} />
+  const endpoint = /^\/endpoints\/(.+)$/.exec(route.path)
+  if (endpoint !== null) return <EndpointPage key={endpoint[1]} id={decodeURIComponent(endpoint[1] as string)} />
   switch (route.path) {
     case '/events': return <Events route={route} />
     case '/dead-letters': return <DeadLetters route={route} />

@@ -109,6 +109,7 @@ t.test('an event holding markup shows it as text and runs none of it; its replay
 
 t.test('the endpoints page creates an endpoint and shows its secret once', async (t) => {
   const { page, errors } = await loggedIn(t, 'firefox-endpoints', '#/endpoints')
+  await page.locator('::-p-aria(Add endpoint[role="button"])').click()
   await page.waitForSelector('form[aria-label="New endpoint"]')
   await page.locator('input[name="url"]').fill('http://127.0.0.1:9/firefox-hook')
   await page.locator('input[name="description"]').fill(XSS[1] as string)

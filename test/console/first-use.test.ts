@@ -6,6 +6,7 @@
  * event ids, and the undelivered view's retry.
  */
 import t from 'tap'
+import type { Page } from 'playwright-core'
 import { midWordBreaks, screenshot } from '../helpers/browser.js'
 import { signRequest } from '../../src/testing/sign-request.js'
 import { settled, startConsole, STRIPE_SECRET, TOKEN, type ConsoleHarness } from '../helpers/console.js'
@@ -92,7 +93,7 @@ t.test('plurals: one of a thing is singular', async (t) => {
   t.equal(await page.getByRole('button', { name: 'Replay 1 event', exact: true }).count(), 1)
   await page.getByRole('button', { name: 'Cancel' }).click()
   await page.goto(`${base}/admin/console/#/endpoints`)
-  await page.getByRole('heading', { level: 2, name: '1 endpoint', exact: true }).waitFor()
+  await page.getByTestId('endpoint-count').getByText('1 endpoint', { exact: true }).waitFor()
   // One test message to an endpoint that takes it: one delivery.
   const taking = await adminPost<Endpoint>('/endpoints', { url: `${receiver.url}/plural` })
   await adminPost(`/endpoints/${taking.id}/test`)
@@ -118,60 +119,71 @@ t.test('the per-minute chart has a count axis, a time axis and a legend', async 
   t.same(errors, [])
 })
 
-t.test('rotate asks first, with a choice of grace period; the new secret shows once, beside its endpoint, with a copy button', async (t) => {
+/** The endpoint page of `endpoint`, opened from the list. */
+async function openEndpoint (page: Page, endpoint: Endpoint): Promise<void> {
+  await page.goto(`${base}/admin/console/#/endpoints`)
+  await page.getByTestId('endpoint').filter({ hasText: endpoint.url }).getByRole('link', { name: endpoint.url }).click()
+  await page.getByRole('heading', { level: 1, name: endpoint.url }).waitFor()
+  await settled(page)
+}
+
+t.test('rotate asks first, with a choice of grace period; the new secret shows where it was rotated, with a copy button', async (t) => {
   const { page, errors } = await loggedIn(t, 'first-use-rotate')
   const rotations: string[] = []
   page.on('request', (request) => { if (request.url().endsWith('/rotate-secret')) rotations.push(request.postData() ?? '') })
-  await page.goto(`${base}/admin/console/#/endpoints`)
-  const row = page.getByTestId('endpoint').filter({ hasText: failing.url })
-  await row.getByRole('button', { name: 'Rotate secret…' }).click()
-  const confirm = row.getByRole('alertdialog')
+  await openEndpoint(page, failing)
+  const section = page.getByRole('region', { name: 'Signing secret' })
+  await section.getByRole('button', { name: 'Rotate secret…' }).click()
+  const confirm = section.getByRole('alertdialog')
   await confirm.waitFor()
   await checkAccessible(t, page, 'a rotation to confirm')
   await confirm.getByRole('button', { name: 'Cancel' }).click()
   t.equal(await confirm.count(), 0, 'cancelled')
   t.same(rotations, [], 'nothing rotated without a confirmation')
 
-  await row.getByRole('button', { name: 'Rotate secret…' }).click()
-  await confirm.getByLabel('Grace period').selectOption({ label: '1 hour' })
+  await section.getByRole('button', { name: 'Rotate secret…' }).click()
+  await confirm.getByRole('combobox', { name: 'Grace period' }).selectOption({ label: '1 hour' })
   await confirm.getByRole('button', { name: 'Rotate now' }).click()
-  const secret = row.getByTestId('secret')
+  const secret = section.getByTestId('secret')
   await secret.waitFor()
-  t.match(await secret.textContent(), /^whsec_[A-Za-z0-9+/=]+$/, 'the new secret, inside the endpoint\'s own entry')
+  t.match(await secret.textContent(), /^whsec_[A-Za-z0-9+/=]+$/, 'the new secret, in the endpoint\'s secret section')
   t.same(rotations.map((body) => JSON.parse(body)), [{ graceSeconds: 3600 }], 'one rotation, with the chosen grace')
-  await row.getByRole('button', { name: 'Copy the secret' }).click()
-  await row.getByText('Copied', { exact: true }).waitFor()
+  await section.getByRole('button', { name: 'Copy the secret' }).click()
+  await section.getByText('Copied', { exact: true }).waitFor()
   t.equal(await page.evaluate(async () => await navigator.clipboard.readText()), await secret.textContent(), 'the copy button copies it')
   await screenshot(page, 'console-rotated-secret')
-  await row.getByRole('button', { name: 'I have copied it' }).click()
-  t.equal(await page.getByTestId('secret').count(), 0, 'and it is gone')
+  await section.getByRole('button', { name: 'Hide' }).click()
+  t.equal(await page.getByTestId('secret').count(), 0, 'and it is hidden again')
   t.same(errors, [])
 })
 
 t.test('an endpoint\'s tenant is set when it is made, shown, changed and taken away', async (t) => {
   const { page, errors } = await loggedIn(t, 'first-use-tenant')
   await page.goto(`${base}/admin/console/#/endpoints`)
+  await page.getByRole('button', { name: 'Add endpoint' }).click()
   await page.getByLabel('URL', { exact: true }).fill(`${receiver.url}/tenant`)
   await page.getByLabel('Tenant (optional)').fill('acme')
   await page.getByRole('button', { name: 'Create endpoint' }).click()
-  const row = page.getByTestId('endpoint').filter({ hasText: `${receiver.url}/tenant` })
-  await row.getByTestId('secret').waitFor()
-  t.equal(await row.getByTestId('tenant').innerText(), 'Tenant acme', 'shown')
+  await page.getByTestId('secret').waitFor()
+  await page.getByRole('button', { name: 'I have copied it' }).click()
+  const card = page.getByTestId('endpoint').filter({ hasText: `${receiver.url}/tenant` })
+  t.equal(await card.getByTestId('tenant').innerText(), 'acme', 'shown')
   const made = (await adminGet<{ items: Endpoint[] }>('/endpoints?tenant=acme')).items
   t.match(made, [{ url: `${receiver.url}/tenant`, tenant: 'acme' }], 'set through the API')
-  await row.getByRole('button', { name: 'I have copied it' }).click()
 
-  await row.getByLabel('Tenant (empty: none)').fill('globex')
-  await row.getByRole('button', { name: 'Save tenant' }).click()
-  await row.getByText('Tenant saved').waitFor()
-  await row.getByTestId('tenant').getByText('globex').waitFor()
+  await openEndpoint(page, made[0] as Endpoint)
+  await page.getByLabel('Tenant (empty: none)').fill('globex')
+  await page.getByRole('button', { name: 'Save tenant' }).click()
+  await page.getByText('Tenant saved').waitFor()
+  await page.getByTestId('tenant').getByText('globex').waitFor()
   t.equal((await adminGet<Endpoint>(`/endpoints/${made[0]?.id ?? ''}`)).tenant, 'globex', 'changed')
-  await row.getByTestId('tenant').getByRole('link', { name: 'globex' }).click()
-  await page.getByRole('heading', { level: 2, name: '1 endpoint of tenant globex' }).waitFor()
+  await page.getByTestId('tenant').getByRole('link', { name: 'globex' }).click()
+  await page.getByTestId('endpoint-count').getByText('1 endpoint of tenant globex').waitFor()
   await page.getByRole('link', { name: 'Every tenant' }).click()
-  await row.getByLabel('Tenant (empty: none)').fill('')
-  await row.getByRole('button', { name: 'Save tenant' }).click()
-  await row.getByTestId('tenant').getByText('No tenant').waitFor()
+  await openEndpoint(page, made[0] as Endpoint)
+  await page.getByLabel('Tenant (empty: none)').fill('')
+  await page.getByRole('button', { name: 'Save tenant' }).click()
+  await page.getByTestId('tenant').getByText('none').waitFor()
   t.equal((await adminGet<Endpoint>(`/endpoints/${made[0]?.id ?? ''}`)).tenant, null, 'taken away')
   t.same(errors, [])
 })

@@ -24,6 +24,14 @@ export function portalAdmin (base: string, token: string): AdminClient {
 }
 
 const recipes = readFileSync(join(ROOT, 'docs/outgoing-webhooks.md'), 'utf8')
+const portalDoc = readFileSync(join(ROOT, 'docs/portal.md'), 'utf8')
+
+/** The code block of docs/portal.md whose first line is `firstLine`, as written. */
+export function docsSnippet (firstLine: string): string {
+  const found = [...portalDoc.matchAll(/```\w+\n([\s\S]*?)```/g)].map((m) => m[1] as string).find((code) => code.split('\n')[0] === firstLine)
+  if (found === undefined) throw new Error(`docs/portal.md has no block starting with ${firstLine}`)
+  return found
+}
 
 /** The code block of docs/outgoing-webhooks.md whose first line ends with `firstLine`, as written. */
 export function docsBlock (firstLine: string): string {

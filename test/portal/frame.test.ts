@@ -2,7 +2,8 @@
  * The portal page in a product's own settings page: `anvilAdmin({ portal: { frameAncestors } })` lets those
  * origins frame `<prefix>/portal/` (CSP `frame-ancestors`, and no X-Frame-Options), none by default, and never the
  * console. Checked on the headers, and in a real Chromium: a page on another origin frames the portal, opened
- * with a tenant's link, when allowed, and is refused when not.
+ * with a tenant's link, when allowed, and is refused when not. A link minted with `embed: true` drops the portal's
+ * top bar and tells the host its height: the host page is docs/portal.md's snippet, as written.
  */
 import t from 'tap'
 import Fastify from 'fastify'
@@ -13,6 +14,7 @@ import { consoleErrors, openBrowser, screenshot } from '../helpers/browser.js'
 import { waitFor } from '../helpers/console.js'
 import { outboundFixture } from '../helpers/outbound.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
+import { docsSnippet } from '../helpers/portal.js'
 
 t.setTimeout(120_000)
 const TOKEN = 'portal-frame-admin-token-0123456789'
@@ -25,15 +27,21 @@ beforeStep(t, async () => {
   await outbound.endpoints.create({ url: 'https://hooks.globex.example/in', tenant: 'globex' })
 })
 
-// The product's settings page, on another origin (localhost, where Anvil is 127.0.0.1): it frames `?src=`.
+// The product's settings page, on another origin (localhost, where Anvil is 127.0.0.1): it frames `?src=`, with
+// docs/portal.md's host snippet (`?embed`) or a fixed-height frame.
+const SNIPPET = docsSnippet('<!-- Your settings page: the portal in a frame as tall as its content. -->')
 const host = createServer((req, res) => {
-  const src = new URL(req.url ?? '/', 'http://localhost').searchParams.get('src') ?? ''
+  const query = new URL(req.url ?? '/', 'http://localhost').searchParams
+  const src = (query.get('src') ?? '').replace(/"/g, '&quot;')
   res.setHeader('content-type', 'text/html; charset=utf-8')
+  const frame = query.has('embed')
+    ? SNIPPET.replace('{PORTAL_URL}', src)
+    : `<iframe src="${src}" title="Webhooks portal" style="width:100%;height:900px;border:1px solid #d1d5db;border-radius:8px;background:#fff"></iframe>`
   res.end(`<!doctype html><html lang="en"><head><title>Acme settings</title></head>
 <body style="margin:0;font-family:system-ui,sans-serif;background:#f3f4f6">
 <header style="padding:12px 24px;background:#4c1d95;color:#fff"><strong>Acme</strong> · Settings › Webhooks</header>
 <main style="padding:24px"><h1 style="font-size:20px;margin:0 0 12px">Webhooks</h1>
-<iframe src="${src.replace(/"/g, '&quot;')}" title="Webhooks portal" style="width:100%;height:900px;border:1px solid #d1d5db;border-radius:8px;background:#fff"></iframe>
+${frame}
 </main></body></html>`)
 })
 let hostOrigin: string
@@ -87,9 +95,9 @@ t.test('an origin that is not one is refused with one line', async (t) => {
 
 t.test('a page on an allowed origin frames the portal, opened with a tenant\'s link; another app refuses it', async (t) => {
   const context = await openBrowser(t)
-  const mint = async (base: string): Promise<{ url: string }> => {
+  const mint = async (base: string, extra: object = {}): Promise<{ url: string }> => {
     const res = await fetch(`${base}/admin/portal/tokens`, {
-      method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ tenant: 'acme' })
+      method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ tenant: 'acme', ...extra })
     })
     return await res.json() as { url: string }
   }
@@ -97,11 +105,34 @@ t.test('a page on an allowed origin frames the portal, opened with a tenant\'s l
   const errors = consoleErrors(page)
   await page.goto(`${hostOrigin}/?src=${encodeURIComponent((await mint(framable)).url)}`)
   const frame = page.frameLocator('iframe')
-  await frame.getByRole('heading', { level: 2, name: '1 endpoint', exact: true }).waitFor()
-  t.equal(await frame.getByTestId('endpoint').locator('h3').innerText(), 'https://hooks.acme.example/orders', 'acme\'s endpoint, framed')
+  await frame.getByTestId('endpoint').first().waitFor()
+  t.equal(await frame.getByTestId('endpoint').locator('.endpoint-url').innerText(), 'https://hooks.acme.example/orders', 'acme\'s endpoint, framed')
   t.notMatch(await frame.locator('main').innerText(), /globex/, 'nothing of globex')
-  await screenshot(page, 'portal-embedded')
+  t.equal(await frame.getByRole('banner').count(), 1, 'a plain link keeps its top bar')
   t.same(errors, [])
+
+  // Embedded: no bar of its own, and the host's frame takes the portal's height from its messages.
+  const embedded = await context.newPage()
+  const embedErrors = consoleErrors(embedded)
+  await embedded.goto(`${hostOrigin}/?embed&src=${encodeURIComponent((await mint(framable, { embed: true, theme: { primaryColor: '#4c1d95' } })).url)}`)
+  const inner = embedded.frameLocator('iframe')
+  await inner.getByTestId('endpoint').first().waitFor()
+  t.equal(await inner.getByRole('banner').count(), 0, 'no top bar when embedded')
+  t.equal(await inner.getByRole('navigation', { name: 'Sections' }).count(), 1, 'its sections stay, as tabs')
+  const heights = async (): Promise<{ frame: number, content: number }> => ({
+    frame: await embedded.locator('iframe').evaluate((el) => el.getBoundingClientRect().height),
+    content: await inner.locator('html').evaluate((el) => Math.ceil(el.getBoundingClientRect().height))
+  })
+  await waitFor(async () => { const h = await heights(); return Math.abs(h.frame - h.content) <= 1 })
+  const first = await heights()
+  await inner.getByRole('link', { name: 'Event types' }).click()
+  await inner.getByTestId('event-type').first().waitFor()
+  await waitFor(async () => { const h = await heights(); return h.content !== first.content && Math.abs(h.frame - h.content) <= 1 })
+  t.pass(`the frame follows the portal's height (${first.frame} px, then ${(await heights()).frame} px)`)
+  t.equal(await inner.locator('html').evaluate((el) => el.scrollHeight > el.clientHeight + 1), false, 'so the frame has no scrollbar of its own')
+  await screenshot(embedded, 'portal-embedded')
+  t.same(embedErrors, [])
+  await embedded.close()
 
   const refused = await context.newPage()
   const refusals = consoleErrors(refused)

@@ -1,17 +1,18 @@
 import { useState } from 'preact/hooks'
 import { api, query, type Page } from '../api'
-import { ErrorNote, Field, Loading, plural } from '../components'
+import { ErrorNote, Field, Loading, Time, Url, plural } from '../components'
 import { href, type Route } from '../router'
 import { useCanWrite, useScope } from '../scope'
 import { useApi } from '../use-api'
-import { EndpointRow, SecretOnce, typesOf, type Endpoint } from './endpoint-row'
-import type { EventTypeItem } from '../catalog'
+import { useEventTypes, type EventTypeItem } from '../catalog'
 import { EventTypePicker } from './event-type-picker'
+import { SecretOnce } from './endpoint-secret'
+import { percent, stateOf, type Endpoint, type EndpointSummary } from './endpoint-types'
 
-/** A new endpoint: its types typed by the operator, or picked from the `catalog` (the portal, whose tenant is the token's). */
-function CreateForm ({ catalog, onCreated }: { catalog?: EventTypeItem[], onCreated: (endpoint: Endpoint & { secret: string }) => void }) {
+/** A new endpoint, its types picked from the catalog; an operator may name its tenant (the portal's is the token's). */
+function CreateForm ({ catalog, onCreated, onCancel }: { catalog: EventTypeItem[], onCreated: (endpoint: Endpoint & { secret: string }) => void, onCancel: () => void }) {
+  const operator = useScope() === 'operator'
   const [url, setUrl] = useState('')
-  const [types, setTypes] = useState('')
   const [picked, setPicked] = useState<string[]>([])
   const [tenant, setTenant] = useState('')
   const [description, setDescription] = useState('')
@@ -19,57 +20,92 @@ function CreateForm ({ catalog, onCreated }: { catalog?: EventTypeItem[], onCrea
   const submit = (e: Event): void => {
     e.preventDefault()
     setError(null)
-    const eventTypes = catalog === undefined ? typesOf(types) : picked
-    const body = { url, eventTypes, ...(tenant.trim() === '' ? {} : { tenant: tenant.trim() }), ...(description === '' ? {} : { description }) }
-    api<Endpoint & { secret: string }>('POST', '/endpoints', body).then((created) => {
-      setUrl(''); setTypes(''); setPicked([]); setTenant(''); setDescription(''); onCreated(created)
-    }, setError)
+    const body = { url, eventTypes: picked, ...(tenant.trim() === '' ? {} : { tenant: tenant.trim() }), ...(description === '' ? {} : { description }) }
+    api<Endpoint & { secret: string }>('POST', '/endpoints', body).then(onCreated, setError)
   }
   return (
-    <form class='filters' aria-label='New endpoint' onSubmit={submit}>
-      <Field label='URL'><input name='url' type='url' required value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} /></Field>
-      {catalog === undefined && <Field label='Event types (comma-separated; empty: all)'><input name='eventTypes' value={types} onInput={(e) => setTypes((e.target as HTMLInputElement).value)} /></Field>}
-      {catalog === undefined && <Field label='Tenant (optional)'><input name='tenant' value={tenant} onInput={(e) => setTenant((e.target as HTMLInputElement).value)} /></Field>}
-      <Field label='Description'><input name='description' value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} /></Field>
-      {catalog !== undefined && <EventTypePicker catalog={catalog} value={picked} onChange={setPicked} legend='Event types' />}
-      <button type='submit' class='primary'>Create endpoint</button>
+    <form class='panel' aria-label='New endpoint' onSubmit={submit}>
+      <h2>New endpoint</h2>
+      <div class='filters'>
+        <Field label='URL'><input name='url' type='url' required value={url} placeholder='https://' onInput={(e) => setUrl((e.target as HTMLInputElement).value)} /></Field>
+        <Field label='Description'><input name='description' value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} /></Field>
+        {operator && <Field label='Tenant (optional)'><input name='tenant' value={tenant} onInput={(e) => setTenant((e.target as HTMLInputElement).value)} /></Field>}
+      </div>
+      <EventTypePicker catalog={catalog} value={picked} onChange={setPicked} legend='Event types' />
+      <div class='actions'>
+        <button type='submit' class='primary'>Create endpoint</button>
+        <button type='button' onClick={onCancel}>Cancel</button>
+      </div>
       {error !== null && <ErrorNote error={error} />}
     </form>
   )
 }
 
-/**
- * The endpoints (of one tenant, when the URL names it, or the portal's token does); a secret made here shows once,
- * beside its endpoint. In the portal, event types come from the catalog.
- */
+/** An endpoint's tenant, a link to its endpoints (an operator's view). */
+export function TenantLink ({ tenant }: { tenant: string | null }) {
+  return tenant === null ? <>none</> : <a href={href('/endpoints', { tenant })}>{tenant}</a>
+}
+
+export function StateBadge ({ endpoint }: { endpoint: Endpoint }) {
+  const state = stateOf(endpoint)
+  const tone = state === 'enabled' ? 'ok' : state === 'failing' ? 'busy' : 'bad'
+  return <span class={`status tone-${tone}`} data-testid='state'>{state}</span>
+}
+
+/** One endpoint in the list: where it sends, its state, a day's success rate and its last delivery. */
+function EndpointCard ({ endpoint, summary, loading }: { endpoint: Endpoint, summary: EndpointSummary | undefined, loading: boolean }) {
+  const operator = useScope() === 'operator'
+  return (
+    <li class='endpoint-card' data-testid='endpoint'>
+      <div class='endpoint-head'>
+        <a class='endpoint-url' href={href(`/endpoints/${encodeURIComponent(endpoint.id)}`)} title={endpoint.url}><Url value={endpoint.url} /></a>
+        <StateBadge endpoint={endpoint} />
+      </div>
+      {endpoint.description !== '' && <p class='description'>{endpoint.description}</p>}
+      <dl class='stats-line'>
+        <div><dt>Success, 24 h</dt><dd data-testid='success-rate' aria-busy={loading && summary === undefined ? 'true' : undefined}>{percent(summary?.successRate ?? null)}</dd></div>
+        <div><dt>Last delivery</dt><dd data-testid='last-delivery'>{summary?.lastAttemptAt != null ? <Time value={summary.lastAttemptAt} /> : endpoint.lastDeliveryAt !== null ? <Time value={endpoint.lastDeliveryAt} /> : 'none yet'}</dd></div>
+        {operator && <div><dt>Tenant</dt><dd data-testid='tenant'><TenantLink tenant={endpoint.tenant} /></dd></div>}
+      </dl>
+    </li>
+  )
+}
+
+/** The endpoints (of one tenant, when the URL names it, or the portal's token does): each opens its own page. */
 export function Endpoints ({ route }: { route: Route }) {
   const portal = useScope() === 'tenant'
   const canWrite = useCanWrite()
   const tenant = portal ? undefined : route.params.get('tenant') ?? undefined
   const endpoints = useApi<Page<Endpoint>>(`/endpoints${query({ tenant, limit: '200' })}`)
-  const types = useApi<{ items: EventTypeItem[] }>(portal ? '/event-types' : null)
-  const catalog = portal ? types.data?.items ?? [] : undefined
+  const ids = endpoints.data?.items.map((e) => e.id).join(',') ?? ''
+  const summaries = useApi<{ items: EndpointSummary[] }>(ids === '' ? null : `/endpoint-stats${query({ ids })}`)
+  const catalog = useEventTypes()
+  const [adding, setAdding] = useState(false)
   const [secret, setSecret] = useState<{ endpointId: string, value: string } | null>(null)
-  const secretFor = (id: string): string | null => secret?.endpointId === id ? secret.value : null
+  const summaryOf = (id: string): EndpointSummary | undefined => summaries.data?.items.find((s) => s.endpointId === id)
   return (
     <>
-      <h1>Endpoints</h1>
+      <div class='title-row'>
+        <h1>Endpoints</h1>
+        {canWrite && !adding && <button type='button' class='primary' onClick={() => setAdding(true)}>Add endpoint</button>}
+      </div>
       <Loading loaded={endpoints} feature='outbound'>{(page) => (
         <>
-          {canWrite && <>
-            <h2>New endpoint</h2>
-            <CreateForm catalog={catalog} onCreated={(created) => { setSecret({ endpointId: created.id, value: created.secret }); endpoints.reload() }} />
-          </>}
-          {/* A new endpoint past the listed page still has its secret shown. */}
-          {secret !== null && page.next !== null && !page.items.some((e) => e.id === secret.endpointId) && <SecretOnce secret={secret.value} onClose={() => setSecret(null)} />}
-          <h2>{plural(page.items.length, 'endpoint')}{page.next !== null ? ' (the first page)' : ''}{tenant !== undefined ? ` of tenant ${tenant}` : ''}</h2>
-          {tenant !== undefined && <p><a href={href('/endpoints')}>Every tenant</a></p>}
-          <ul class='endpoints'>{page.items.map((e) => (
-            <EndpointRow key={e.id} endpoint={e} secret={secretFor(e.id)} catalog={catalog} onChanged={endpoints.reload}
-              onSecret={(value) => setSecret(value === null ? null : { endpointId: e.id, value })} />
-          ))}</ul>
+          {adding && <CreateForm catalog={catalog.data?.items ?? []} onCancel={() => setAdding(false)}
+            onCreated={(created) => { setAdding(false); setSecret({ endpointId: created.id, value: created.secret }); endpoints.reload() }} />}
+          {secret !== null && (
+            <SecretOnce secret={secret.value} onClose={() => setSecret(null)}>
+              <a href={href(`/endpoints/${encodeURIComponent(secret.endpointId)}`)}>Open the new endpoint</a>
+            </SecretOnce>
+          )}
+          <p class='muted' data-testid='endpoint-count'>{plural(page.items.length, 'endpoint')}{page.next !== null ? ' (the first page)' : ''}{tenant !== undefined ? ` of tenant ${tenant}` : ''}
+            {tenant !== undefined && <> · <a href={href('/endpoints')}>every tenant</a></>}</p>
+          {page.items.length === 0
+            ? <p class='empty'>No endpoint yet.{canWrite ? ' Add one: its URL receives the events you pick.' : ''}</p>
+            : <ul class='endpoint-list'>{page.items.map((e) => <EndpointCard key={e.id} endpoint={e} summary={summaryOf(e.id)} loading={summaries.loading} />)}</ul>}
         </>
       )}</Loading>
     </>
   )
 }
+

@@ -14,7 +14,7 @@ const sample = (catalog: EventTypeItem[], type: string): string =>
  * A test event to this endpoint only: a type it subscribes to, with data made from the type's schema, which can be
  * edited before it goes (`POST /endpoints/:id/test`).
  */
-export function TestEventForm ({ endpoint, catalog, onSent, onCancel }: { endpoint: { id: string, url: string, eventTypes: string[] }, catalog: EventTypeItem[], onSent: (messageId: string) => void, onCancel: () => void }) {
+export function TestEventForm ({ endpoint, catalog, onSent, onCancel }: { endpoint: { id: string, url: string, eventTypes: string[] }, catalog: EventTypeItem[], onSent: (messageId: string) => void, onCancel?: () => void }) {
   const choices = catalog.filter((t) => !t.deprecated && (endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(t.name)))
   const [type, setType] = useState(choices[0]?.name ?? PLAIN)
   const [data, setData] = useState(() => sample(catalog, type))
@@ -29,7 +29,7 @@ export function TestEventForm ({ endpoint, catalog, onSent, onCancel }: { endpoi
     api<{ messageId: string }>('POST', `/endpoints/${encodeURIComponent(endpoint.id)}/test`, body).then(({ messageId }) => onSent(messageId), setError)
   }
   return (
-    <form class='confirm' aria-label={`Test event to ${endpoint.url}`} onSubmit={send}>
+    <form class='test-form' aria-label={`Test event to ${endpoint.url}`} onSubmit={send}>
       <Field label='Event type'>
         <select name='type' value={type} onChange={(e) => pick((e.target as HTMLSelectElement).value)}>
           {choices.map((t) => <option key={t.name} value={t.name}>{t.name}</option>)}
@@ -37,12 +37,12 @@ export function TestEventForm ({ endpoint, catalog, onSent, onCancel }: { endpoi
         </select>
       </Field>
       <Field label='Data (JSON, made from the type’s schema)'>
-        <textarea name='data' rows={Math.min(16, data.split('\n').length + 1)} cols={60} spellcheck={false} value={data}
+        <textarea name='data' rows={Math.min(16, data.split('\n').length + 1)} spellcheck={false} value={data}
           onInput={(e) => setData((e.target as HTMLTextAreaElement).value)} />
       </Field>
       <div class='actions'>
         <button type='submit' class='primary'>Send test event</button>
-        <button type='button' onClick={onCancel}>Cancel</button>
+        {onCancel !== undefined && <button type='button' onClick={onCancel}>Cancel</button>}
       </div>
       {error !== null && <ErrorNote error={error} />}
     </form>

@@ -4,6 +4,9 @@ import { onLoggedOut, setBearer } from '../api'
 import { href, useRoute, type Route } from '../router'
 import { ScopeContext, WriteContext } from '../scope'
 import { Endpoints } from '../pages/endpoints'
+import { EndpointPage } from '../pages/endpoint-page'
+import { applyTheme, type PortalTheme } from '../theme'
+import { postHeight } from '../embed'
 import { Deliveries } from '../pages/deliveries'
 import { MessagePage } from '../pages/message'
 import { VerifyPage } from '../pages/verify-snippets'
@@ -33,6 +36,8 @@ function EventTypes () {
 function Page ({ route }: { route: Route }) {
   const message = /^\/messages\/(.+)$/.exec(route.path)
   if (message !== null) return <MessagePage id={decodeURIComponent(message[1] as string)} />
+  const endpoint = /^\/endpoints\/(.+)$/.exec(route.path)
+  if (endpoint !== null) return <EndpointPage key={endpoint[1]} id={decodeURIComponent(endpoint[1] as string)} />
   switch (route.path) {
     case '/deliveries': return <Deliveries route={route} />
     case '/event-types': return <EventTypes />
@@ -55,7 +60,7 @@ function NoAccess ({ expired }: { expired: boolean }) {
   )
 }
 
-interface Session { tenant: string | null, scopes: string[], expiresAt: string | null }
+interface Session { tenant: string | null, scopes: string[], expiresAt: string | null, theme: PortalTheme, embed: boolean, frameAncestors: string[] }
 
 /** Whose page this is, and until when, as the server reads the token (`GET <prefix>/portal/session`). */
 function Who ({ session }: { session: Session | undefined }) {
@@ -69,20 +74,34 @@ function Portal () {
   const session = useApi<Session>(token === null ? null : '/portal/session')
   const [expired, setExpired] = useState(false)
   useEffect(() => onLoggedOut(() => { forgetToken(); setBearer(null); setExpired(true) }), [])
+  const theme = session.data?.theme
+  useEffect(() => applyTheme(theme), [theme])
+  const embed = session.data?.embed === true
+  useEffect(() => embed ? postHeight(session.data?.frameAncestors ?? []) : undefined, [embed])
   if (token === null || expired) return <NoAccess expired={expired} />
-  // A message is reached from the delivery log: its section is Deliveries.
-  const section = route.path.startsWith('/messages/') ? '/deliveries' : '/' + (route.path.split('/')[1] ?? '')
+  if (session.data === undefined) return <p aria-busy='true' class='loading'>Loading…</p>
+  // A message is reached from the delivery log: its section is Deliveries; an endpoint's page is under Endpoints.
+  const section = route.path.startsWith('/messages/') ? '/deliveries' : route.path.startsWith('/endpoints') ? '/' : '/' + (route.path.split('/')[1] ?? '')
+  const nav = (
+    <nav aria-label='Sections'>
+      {NAV.map(([path, label]) => <a key={path} href={href(path)} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
+    </nav>
+  )
   return (
     <ScopeContext.Provider value='tenant'><WriteContext.Provider value={session.data?.scopes.includes('write') !== false}>
-      <header>
-        <a class='skip' href='#main'>Skip to content</a>
-        <strong class='brand'>Webhooks</strong>
-        <nav aria-label='Sections'>
-          {NAV.map(([path, label]) => <a key={path} href={href(path)} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
-        </nav>
-        <Who session={session.data} />
-      </header>
-      <main id='main' tabIndex={-1}><Page route={route} /></main>
+      {embed
+        // In the product's own frame: no bar of its own, only the sections as tabs.
+        ? <div class='tabs'>{nav}<Who session={session.data} /></div>
+        : (
+          <header>
+            <a class='skip' href='#main'>Skip to content</a>
+            {theme?.logoUrl !== undefined ? <img class='logo' src={theme.logoUrl} alt='' /> : null}
+            <strong class='brand'>Webhooks</strong>
+            {nav}
+            <Who session={session.data} />
+          </header>
+          )}
+      <main id='main' tabIndex={-1} class={embed ? 'embedded' : undefined}><Page route={route} /></main>
     </WriteContext.Provider></ScopeContext.Provider>
   )
 }

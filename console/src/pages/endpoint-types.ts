@@ -1,0 +1,16 @@
+// An endpoint as the pages use it, and its one-word state: the list's badge and the endpoint page's.
+export interface Endpoint {
+  id: string, url: string, tenant: string | null, eventTypes: string[], description: string, enabled: boolean,
+  disabledReason: string | null, lastDeliveryAt: string | null, lastDeliveryStatus: string | null, failingSince: string | null
+}
+
+export interface EndpointSummary { endpointId: string, success: number, failed: number, successRate: number | null, lastAttemptAt: string | null }
+
+export type EndpointState = 'enabled' | 'failing' | 'disabled'
+
+export const stateOf = (e: Endpoint): EndpointState => !e.enabled ? 'disabled' : e.failingSince !== null ? 'failing' : 'enabled'
+
+/** "97.5 %", or a dash with no attempt. */
+export const percent = (rate: number | null): string => rate === null ? '—' : `${(Math.floor(rate * 1000) / 10).toString()} %`
+
+export const typesOf = (value: string): string[] => value.split(/[\s,]+/).filter((t) => t !== '')
