@@ -138,7 +138,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
   let started = false
   return {
     worker,
-    get running () { return started && closing === undefined && worker.isRunning() && clock.ok },
+    get running () { return started && closing === undefined && clock.ok && (!looping || worker.isRunning()) },
     async start () {
       // A database's store names its deployment: the queue is claimed for it before any job is taken.
       if (options.store.deployment !== undefined) {

@@ -217,7 +217,8 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   return {
     worker,
     journal,
-    get running () { return running && worker.isRunning() && clock.ok },
+    // Running from start() on, as before the clock check: false once that check (or a later one) finds the clock off.
+    get running () { return running && clock.ok && (!looping || worker.isRunning()) },
     async start () {
       if (running) return
       // With a journal the queue is its database's deployment's: another deployment's worker on this Redis and prefix is refused here.
