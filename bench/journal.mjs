@@ -66,10 +66,15 @@ async function fill (side) {
   }
 }
 
-/** CPU seconds so far of the three processes a drain uses: this one (the worker), redis-server and PostgreSQL. */
+/**
+ * CPU seconds so far of the three processes a drain uses: this one (the worker), redis-server and PostgreSQL;
+ * and the WAL the server has written, in MB (so that per job it reads in bytes): the whole server's, so only
+ * the bench's own on a server of its own (ANVIL_BENCH_PG_URL).
+ */
 async function cpuNow () {
   const usage = process.cpuUsage()
-  return { node: (usage.user + usage.system) / 1e6, redis: await redisCpuSeconds(redis.client), ...await postgresCpuSeconds(pool, dbName) }
+  const { rows: [wal] } = await pool.query("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS bytes")
+  return { node: (usage.user + usage.system) / 1e6, redis: await redisCpuSeconds(redis.client), ...await postgresCpuSeconds(pool, dbName), wal: Number(wal.bytes) / 1e6 }
 }
 
 async function drain (side, concurrency) {
@@ -161,9 +166,9 @@ const SIDE_NOTES = {
   off: 'the journal off, a no-op handler',
   effect: 'the journal off, a handler that writes its effect row itself (one INSERT, autocommitted: one durable commit per event, at least once)',
   rows: 'the journal on, a no-op handler (the two batched row writes only)',
-  journal: 'the journal on, a handler that calls `event.once(\'record\', …)` (the row written, batched; a transaction per event with the effect and the mark done)',
+  journal: 'the journal on, a handler that calls `event.once(\'record\', …)` (a transaction per event: the claim, the row written once with its outcome `done`, the result, one commit)',
   async: 'journal + once with `synchronousCommit: false` (the journal\'s own batched row writes commit without waiting for the disk; the handler\'s transaction still does)',
-  group: `journal + once with group commit (\`groupCommit: { maxEvents: min(${groupEvents}, concurrency / 2), maxWaitMs: ${groupWaitMs} }\`)`,
+  group: `journal + once with group commit (\`groupCommit: { maxEvents: min(${groupEvents}, concurrency / 2), maxWaitMs: ${groupWaitMs} }\`: a group\'s rows and effects in one statement with its commit)`,
   graphile: 'graphile-worker 0.17.3, its task writing the same effect row (autocommitted), a commit per job\'s completion',
   'graphile-batched': 'the same with its batching: `localQueue: { size: 2 × concurrency }`, `completeJobBatchDelay: 0`'
 }
@@ -191,7 +196,7 @@ try {
         rate: spread(rates[side]),
         // Per run, against the same run's off (and, for journal + once, its effect side): paired.
         ratio: rates.off === undefined ? undefined : spread(rates[side].map((r, i) => r / rates.off[i])),
-        cpu: { node: spread(cpu[side].map((c) => c.node)), redis: spread(cpu[side].map((c) => c.redis)), pg: spread(cpu[side].map((c) => c.pg)), total: spread(cpu[side].map(total)) },
+        cpu: { node: spread(cpu[side].map((c) => c.node)), redis: spread(cpu[side].map((c) => c.redis)), pg: spread(cpu[side].map((c) => c.pg)), total: spread(cpu[side].map(total)), wal: spread(cpu[side].map((c) => c.wal)) },
         cpuRatio: cpu.off === undefined ? undefined : spread(cpu[side].map((c, i) => total(cpu.off[i]) / total(c)))
       }
     }
@@ -222,11 +227,11 @@ const markdown = [
   `Jobs/s from the first completion to the last; ${runs} run(s), order alternated, median [min–max]; ratios per run, against`,
   'the same run\'s off. CPU: µs per job of the worker process, redis-server and the bench database\'s PostgreSQL backends, summed;',
   '"CPU off / side" is off\'s total over the side\'s (per run). Target: journal + once ≥ 0.7 × off.', '',
-  '| concurrency | side | jobs/s | / off | worker CPU µs | redis CPU µs | postgres CPU µs | total CPU µs | CPU off / side |',
-  '|---|---|---|---|---|---|---|---|---|',
+  '| concurrency | side | jobs/s | / off | worker CPU µs | redis CPU µs | postgres CPU µs | total CPU µs | CPU off / side | WAL bytes |',
+  '|---|---|---|---|---|---|---|---|---|---|',
   ...rows.flatMap((r) => sides.map((side) => {
     const x = r.sides[side]
-    return `| ${r.concurrency} | ${side} | ${show(x.rate)} | ${show(x.ratio, 2)} | ${show(x.cpu.node)} | ${show(x.cpu.redis)} | ${show(x.cpu.pg)} | ${show(x.cpu.total)} | ${show(x.cpuRatio, 2)} |`
+    return `| ${r.concurrency} | ${side} | ${show(x.rate)} | ${show(x.ratio, 2)} | ${show(x.cpu.node)} | ${show(x.cpu.redis)} | ${show(x.cpu.pg)} | ${show(x.cpu.total)} | ${show(x.cpuRatio, 2)} | ${show(x.cpu.wal)} |`
   })),
   '', 'Paired ratios (per run, median [min–max]): jobs/s of the first over the second, and CPU per job (all three processes) of the',
   'second over the first (above 1: the first costs less).', '',

@@ -6,7 +6,7 @@
 import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
-import { REFUSED } from '../sql/webhook_event_outcome.js'
+import { claimAll, prepared, recordChecked, recordValues, REFUSED, type EffectRow, type OutcomeRow } from '../sql/webhook_event_outcome.js'
 import * as webhookEffects from '../sql/webhook_effects.js'
 
 /** The handler's PostgreSQL client: `query` runs in the event's transaction (promise style). */
@@ -33,10 +33,16 @@ export interface EffectFields {
  */
 export type CommitOutcome = 'committed' | 'no-transaction' | 'refused'
 
+/** An outcome known once a group commits (src/journal/group-commit.ts): the event's row went in its statement. */
+export interface LaterOutcome { later: Promise<CommitOutcome> }
+
 export interface EffectScope {
   fields: EffectFields
-  /** Writes the event's row (`record`, a prepared statement that raises when refused), then commits, when a transaction was begun. */
-  commitDone: (record: pg.QueryConfig) => Promise<CommitOutcome>
+  /**
+   * Writes the event's row (a statement that raises when refused) and commits, when a transaction was begun; in
+   * a group, an event that began none hands its row and effects to the group's statement.
+   */
+  commitDone: (row: OutcomeRow) => Promise<CommitOutcome | LaterOutcome>
   /** Rolls back whatever the handler did through `db` and `once`. */
   rollback: () => Promise<void>
 }
@@ -53,6 +59,11 @@ export interface TransactionHost {
   release: (err?: Error) => void
   /** The row goes in this transaction even when the handler began none (a group's: its commit is shared). */
   always: boolean
+  /**
+   * A group's: an event that began no transaction writes its row and its `once` effects in the group's one
+   * statement, at its commit; `once` runs `fn` and claims its key then.
+   */
+  defer?: (row: OutcomeRow, effects: EffectRow[]) => Promise<CommitOutcome>
 }
 
 /** A transaction of the event's own, on a client from the pool. */
@@ -83,6 +94,8 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
   let savepoints = 0
   /** Statements that need no answer (an effect's result), sent ahead of the transaction's next ones. */
   let pending: string[] = []
+  /** Effects run before any transaction, in a group: claimed at its commit (or when a transaction opens). */
+  const deferred = new Map<string, EffectRow>()
 
   /** `statements` after what is pending, in one round trip. */
   async function send<R extends pg.QueryResultRow> (c: pg.PoolClient, statements: string[]): Promise<pg.QueryResult<R>> {
@@ -112,7 +125,20 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
       return c
     })()
     const c = await opening
+    await claimDeferred(c)
     return { client: c, result }
+  }
+
+  /**
+   * The effects run before the transaction opened, claimed in it: a key another run recorded first means `fn`'s
+   * result here is not the stored one, so the attempt fails and its retry returns the stored one.
+   */
+  async function claimDeferred (c: pg.PoolClient): Promise<void> {
+    if (deferred.size === 0) return
+    const effects = [...deferred.values()]
+    deferred.clear()
+    const { rowCount } = await send(c, [claimAll(db.schema, effects)])
+    if (rowCount !== effects.length) throw new errors.ONCE_TAKEN(eventId)
   }
 
   function effectKey (action: string): string {
@@ -122,6 +148,15 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
 
   async function once<T> (action: string, fn: () => T | Promise<T>): Promise<T> {
     const key = effectKey(action)
+    if (host.defer !== undefined && opening === undefined) {
+      const earlier = deferred.get(key)
+      if (earlier !== undefined) return JSON.parse(earlier.result) as T
+      const result = await fn()
+      deferred.set(key, { key, event_id: eventId, action, result: JSON.stringify(result ?? null) })
+      // `fn` began the transaction (through `db`): the claim goes in it now.
+      if (opening !== undefined) await claimDeferred(await opening)
+      return result
+    }
     // A savepoint, so a failed effect that the handler catches leaves no claim behind. A concurrent run of the
     // same event waits on the key's insert until this transaction ends, then finds the stored result.
     const savepoint = `anvil_once_${++savepoints}`
@@ -153,6 +188,7 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
 
   /** Undoes the transaction, if one is open. A client whose undo failed is broken: destroyed, not reused. */
   async function undo (): Promise<void> {
+    deferred.clear()
     if (opening === undefined || released) return
     const c = await opening.catch(() => undefined)
     if (c === undefined || released) return
@@ -162,13 +198,20 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
 
   return {
     fields: { db: { query }, once, effectKey },
-    async commitDone (record) {
+    async commitDone (row) {
+      if (opening === undefined && host.defer !== undefined) {
+        const later = host.defer(row, [...deferred.values()])
+        deferred.clear()
+        // Awaited after the group's commit; a rejection must not surface before.
+        later.catch(() => {})
+        return { later }
+      }
       if (opening === undefined && !host.always) return 'no-transaction'
       // The event's row goes with its writes, then the end with what is pending (an effect's result): a row
       // that refuses this job raises, and the end is not reached.
       try {
         const { client: c } = await transaction()
-        await c.query(record)
+        await c.query({ name: prepared('record_one', db.schema), text: recordChecked(db.schema), values: recordValues([row]) })
         await send(c, [host.end])
       } catch (err) {
         await undo()

@@ -1,17 +1,32 @@
 /**
- * Group commit (`journal.groupCommit`): the handlers of several events run one after another on one client,
- * in one transaction, each in a savepoint of its own; one commit carries them all. A handler that throws rolls
- * back to its savepoint alone. A group commits when it has `maxEvents`, `maxWaitMs` after it opened, or at
- * once when no other event is on its way to it (every job running is in it: none can come before it commits).
+ * Group commit (`journal.groupCommit`): the events of a group commit together, once. An event whose handler
+ * began no transaction (it used `once`, or nothing) hands its row and its effects to the group: one statement
+ * writes them all, in one round trip with the COMMIT. A handler that writes through `event.db` runs on the
+ * group's client in a savepoint of its own, one after another, its row written in it; a handler that throws
+ * rolls back to its savepoint alone. When the group's statement is refused (a row another job holds, an effect
+ * another run recorded first), the group writes its events one at a time, each in a savepoint, so a failing
+ * member never takes the others down. A group commits when it has `maxEvents`, `maxWaitMs` after it opened, or
+ * at once when no other event is on its way to it (every job running is in it: none can come before it commits).
  */
 import type pg from 'pg'
-import type { TransactionHost } from './effect-scope.js'
+import type { Database } from '../db/database.js'
+import { errors } from '../shared/errors.js'
+import { claimAll, prepared, recordChecked, recordGroup, recordValues, REFUSED, type EffectRow, type OutcomeRow } from '../sql/webhook_event_outcome.js'
+import type { CommitOutcome, LaterOutcome, TransactionHost } from './effect-scope.js'
 import type { GroupCommitOptions } from './journal-options.js'
 
-/** An event on its way to a group (its row being written): the open group waits for it. */
+/** An event on its way to a group (it may yet be refused before its handler runs): the open group waits for it. */
 export interface GroupTicket {
   /** The event will not join (the handler does not run). */
   leave: () => void
+}
+
+/** An event whose row (and effects) the group's statement writes. */
+interface Handed {
+  row: OutcomeRow
+  effects: EffectRow[]
+  outcome?: PromiseSettledResult<CommitOutcome>
+  settle: (outcome: PromiseSettledResult<CommitOutcome>) => void
 }
 
 interface Group {
@@ -26,19 +41,24 @@ interface Group {
   timer?: NodeJS.Timeout
   /** A member's client broke (an undo failed): the group rolls back. */
   broken?: Error
+  handed: Handed[]
   committed: Promise<void>
   settle: (err?: unknown) => void
 }
 
 /** The savepoint each member runs in; members run one at a time, so one name serves them all. */
 const SAVEPOINT = 'anvil_event'
+/** The savepoint around the group's statement, and around each event written alone after it was refused. */
+const ROWS = 'anvil_rows'
+
+const isLater = (outcome: CommitOutcome | LaterOutcome): outcome is LaterOutcome => typeof outcome === 'object'
 
 export class GroupCommitter {
   private open: Group | undefined
   /** Events entered and not yet joined or gone. */
   private coming = 0
 
-  constructor (private readonly pool: pg.Pool, private readonly options: GroupCommitOptions) {}
+  constructor (private readonly db: Database, private readonly options: GroupCommitOptions) {}
 
   enter (): GroupTicket {
     this.coming++
@@ -54,10 +74,10 @@ export class GroupCommitter {
   }
 
   /**
-   * Runs `work` in the open group, after its earlier members, in a savepoint on the group's client; resolves
-   * with its result once the group has committed. A member that throws does not wait for the commit.
+   * Runs `work` in the open group, after its earlier members; resolves with its outcome once the group has
+   * committed. A member that throws does not wait for the commit.
    */
-  async run<T> (ticket: GroupTicket, work: (host: TransactionHost) => Promise<T>): Promise<T> {
+  async run (ticket: GroupTicket, work: (host: TransactionHost) => Promise<CommitOutcome | LaterOutcome>): Promise<CommitOutcome> {
     const group = this.open ?? this.start()
     group.members++
     group.running++
@@ -66,7 +86,7 @@ export class GroupCommitter {
     // After its turn is on the chain: the commit waits for the chain as it is when the group closes.
     ticket.leave()
     if (group.members >= this.options.maxEvents) this.close(group)
-    let result: T
+    let result: CommitOutcome | LaterOutcome
     try {
       result = await turn
     } finally {
@@ -74,7 +94,7 @@ export class GroupCommitter {
       this.closeIfIdle()
     }
     await group.committed
-    return result
+    return isLater(result) ? await result.later : result
   }
 
   private start (): Group {
@@ -82,7 +102,7 @@ export class GroupCommitter {
     const committed = new Promise<void>((resolve, reject) => { settle = (err) => err === undefined ? resolve() : reject(err) })
     // Members that fail never wait for it: an unawaited rejection must not surface.
     committed.catch(() => {})
-    const group: Group = { begun: false, members: 0, running: 0, chain: Promise.resolve(), closed: false, committed, settle }
+    const group: Group = { begun: false, members: 0, running: 0, chain: Promise.resolve(), closed: false, handed: [], committed, settle }
     group.timer = setTimeout(() => this.close(group), this.options.maxWaitMs)
     this.open = group
     return group
@@ -91,7 +111,7 @@ export class GroupCommitter {
   private host (group: Group): TransactionHost {
     return {
       open: async () => {
-        group.client ??= this.pool.connect()
+        group.client ??= this.db.pool.connect()
         const begin = group.begun ? `SAVEPOINT ${SAVEPOINT}` : `BEGIN; SAVEPOINT ${SAVEPOINT}`
         group.begun = true
         return { client: await group.client, begin }
@@ -99,7 +119,10 @@ export class GroupCommitter {
       end: `RELEASE SAVEPOINT ${SAVEPOINT}`,
       undo: `ROLLBACK TO SAVEPOINT ${SAVEPOINT}; RELEASE SAVEPOINT ${SAVEPOINT}`,
       release: (err) => { group.broken ??= err },
-      always: true
+      always: true,
+      defer: async (row, effects) => await new Promise<CommitOutcome>((resolve, reject) => {
+        group.handed.push({ row, effects, settle: (outcome) => outcome.status === 'fulfilled' ? resolve(outcome.value) : reject(outcome.reason) })
+      })
     }
   }
 
@@ -116,19 +139,58 @@ export class GroupCommitter {
     void group.chain.then(async () => await this.commit(group))
   }
 
+  /** The handed events written one at a time, each in a savepoint: a refused row is `refused`, a taken effect fails its event. */
+  private async alone (client: pg.PoolClient, handed: Handed): Promise<void> {
+    await client.query(`SAVEPOINT ${ROWS}`)
+    try {
+      if (handed.effects.length > 0 && (await client.query(claimAll(this.db.schema, handed.effects))).rowCount !== handed.effects.length) {
+        throw new errors.ONCE_TAKEN(handed.row.id)
+      }
+      await client.query({ name: prepared('record_one', this.db.schema), text: recordChecked(this.db.schema), values: recordValues([handed.row]) })
+      await client.query(`RELEASE SAVEPOINT ${ROWS}`)
+      handed.outcome = { status: 'fulfilled', value: 'committed' }
+    } catch (err) {
+      await client.query(`ROLLBACK TO SAVEPOINT ${ROWS}; RELEASE SAVEPOINT ${ROWS}`)
+      handed.outcome = (err as { code?: string }).code === REFUSED ? { status: 'fulfilled', value: 'refused' } : { status: 'rejected', reason: err }
+    }
+  }
+
   private async commit (group: Group): Promise<void> {
-    if (group.client === undefined) return group.settle()
-    const client = await group.client.catch((err: unknown) => { group.settle(err) })
+    const { handed } = group
+    if (group.client === undefined && handed.length === 0) return group.settle()
+    const client = await (group.client ??= this.db.pool.connect()).catch((err: unknown) => {
+      for (const h of handed) h.settle({ status: 'rejected', reason: err })
+      group.settle(err)
+    })
     if (client === undefined) return
     try {
       if (group.broken !== undefined) throw group.broken
+      const begin = group.begun ? [] : ['BEGIN']
+      group.begun = true
+      let command: string | undefined
+      if (handed.length === 0) {
+        command = (await client.query([...begin, 'COMMIT'].join('; ')) as unknown as pg.QueryResult).command
+      } else {
+        // The group's one round trip: its rows and effects, and the commit. Refused, it stops before the COMMIT.
+        const statement = recordGroup(this.db.schema, handed.map((h) => h.row), handed.flatMap((h) => h.effects))
+        try {
+          const results = await client.query([...begin, `SAVEPOINT ${ROWS}`, statement, `RELEASE SAVEPOINT ${ROWS}`, 'COMMIT'].join('; ')) as unknown as pg.QueryResult[]
+          command = results.at(-1)?.command
+          for (const h of handed) h.outcome = { status: 'fulfilled', value: 'committed' }
+        } catch {
+          await client.query(`ROLLBACK TO SAVEPOINT ${ROWS}; RELEASE SAVEPOINT ${ROWS}`)
+          for (const h of handed) await this.alone(client, h)
+          command = (await client.query('COMMIT')).command
+        }
+      }
       // In a transaction PostgreSQL has aborted, COMMIT answers ROLLBACK rather than an error.
-      const { command } = await client.query('COMMIT')
       if (command !== 'COMMIT') throw new Error('anvil journal: the group\'s transaction was rolled back')
       client.release()
+      for (const h of handed) h.settle(h.outcome ?? { status: 'rejected', reason: new Error('anvil journal: no outcome') })
       group.settle()
     } catch (err) {
       client.release(await client.query('ROLLBACK').then(() => err as Error, () => err as Error))
+      for (const h of handed) h.settle({ status: 'rejected', reason: err })
       group.settle(err)
     }
   }

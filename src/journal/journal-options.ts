@@ -38,8 +38,9 @@ export const JournalOptionsSchema = Type.Object({
    */
   synchronousCommit: Type.Optional(Type.Boolean()),
   /**
-   * Group commit: the handlers of up to `maxEvents` events run one after another in one transaction, each in a
-   * savepoint, with one commit for the group (docs/journal.md says what it trades). @defaultValue off
+   * Group commit: up to `maxEvents` events commit together, their rows and effects in one statement (handlers
+   * that write through `event.db` one after another, each in a savepoint); docs/journal.md says what it trades.
+   * @defaultValue off
    */
   groupCommit: Type.Optional(GroupCommitSchema)
 }, { additionalProperties: false })

@@ -38,7 +38,7 @@ export function openJournal (options: JournalOptions): Journal {
     ...writer,
     db,
     scope: (eventId, host) => effectScope(db, eventId, host),
-    ...(options.groupCommit === undefined ? {} : { groups: new GroupCommitter(db.pool, options.groupCommit) }),
+    ...(options.groupCommit === undefined ? {} : { groups: new GroupCommitter(db, options.groupCommit) }),
     prune: async () => await pruneJournal(db, days),
     retentionIntervalMs: options.retentionIntervalMs ?? DEFAULT_JOURNAL_RETENTION_INTERVAL_MS,
     close: async () => await db.close()

@@ -1,10 +1,9 @@
 import type { WebhookJobData } from '../queue/job-data.js'
 import type { WebhookEvent } from '../worker/webhook-event.js'
-import { prepared, recordChecked, recordValues } from '../sql/webhook_event_outcome.js'
 import { errorClassOf } from '../shared/error-class-of.js'
 import { errorMessageOf } from '../shared/error-message-of.js'
 import { journalIdOf } from './journal-id-of.js'
-import type { CommitOutcome, EffectScope } from './effect-scope.js'
+import type { CommitOutcome, EffectScope, LaterOutcome } from './effect-scope.js'
 import type { Journal } from './journal.js'
 import { outcomeRow } from './journal-writer.js'
 
@@ -49,12 +48,11 @@ export async function runJournaled (journal: Journal, handler: (event: WebhookEv
   if (start !== 'run') return start as JournaledOutcome
   const done = { id, jobId, attempt, status: 'done', startedAt, data } as const
 
-  async function run (scope: EffectScope): Promise<CommitOutcome> {
+  async function run (scope: EffectScope): Promise<CommitOutcome | LaterOutcome> {
     Object.assign(event, scope.fields)
     try {
       await handler(event)
-      const { schema } = journal.db
-      return await scope.commitDone({ name: prepared('record_one', schema), text: recordChecked(schema), values: recordValues([outcomeRow(done)]) })
+      return await scope.commitDone(outcomeRow(done))
     } catch (err) {
       await scope.rollback()
       throw err
@@ -63,8 +61,9 @@ export async function runJournaled (journal: Journal, handler: (event: WebhookEv
   let committed: CommitOutcome
   try {
     committed = journal.groups === undefined || ticket === undefined
-      ? await run(journal.scope(id))
-      : await journal.groups.run(ticket, async (host) => await run(journal.scope(id, host)))
+      ? await run(journal.scope(id)) as CommitOutcome
+      // A job that may have run before claims its effects first, so that it finds a stored result.
+      : await journal.groups.run(ticket, async (host) => await run(journal.scope(id, attempt > 1 || job.restarted === true ? { ...host, defer: undefined } : host)))
   } catch (err) {
     const status = attempt >= maxAttempts || gaveUp(err) ? 'dead' : 'failed'
     // The attempt fails either way; a journal that cannot record it now has no row for it yet (or the last one).

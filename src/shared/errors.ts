@@ -39,6 +39,7 @@ export const errors = {
   SCHEMA_TOO_SLOW: createError('ANVIL_ERR_SCHEMA_TOO_SLOW', 'Checking against the schema of %s took over %s ms: simplify the schema (uniqueItems over objects or arrays, anyOf or oneOf that recurse through $ref) or the data', 400, Error, NO_STACK),
   PAYLOAD_TOO_LARGE: createError('ANVIL_ERR_PAYLOAD_TOO_LARGE', 'Message data is %s bytes, over the %s-byte limit', 413),
   INVALID_FILTER: createError('ANVIL_ERR_INVALID_FILTER', 'Invalid filter: %s', 400, Error, NO_STACK),
+  ONCE_TAKEN: createError('ANVIL_ERR_ONCE_TAKEN', 'Another run of event %s recorded a once() effect first (group commit claims them at its commit); this attempt fails and its retry returns the stored result', 500),
   EVENT_NOT_FOUND: createError('ANVIL_ERR_EVENT_NOT_FOUND', 'No event with id %s in the journal', 404, Error, NO_STACK),
   REPLAY_RUN_NOT_FOUND: createError('ANVIL_ERR_REPLAY_RUN_NOT_FOUND', 'No replay run with id %s', 404, Error, NO_STACK),
   FOREIGN_QUEUE: createError('ANVIL_ERR_FOREIGN_QUEUE', 'Queue %s belongs to deployment %s, %s', 500),

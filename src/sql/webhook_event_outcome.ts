@@ -7,6 +7,7 @@
  * Both run as prepared statements, planned once per connection: inlined, the statement cost about 300 µs more
  * of PostgreSQL's CPU per event (bench/journal-statements.mjs).
  */
+import pg from 'pg'
 import { DEAD_JOB_PREFIX, REPLAY_JOB_PREFIX } from '../shared/constants.js'
 import { qualify } from './qualify.js'
 
@@ -84,6 +85,42 @@ export function recordValues (rows: readonly OutcomeRow[]): unknown[] {
 export const recordChecked = (schema: string): string =>
   `WITH ${recording(schema, `unnest(${COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')}) AS v(${NAMES})`)}
   SELECT ${qualify(schema, 'journal_refused')}() FROM (SELECT count(*) AS n FROM written) AS c WHERE c.n = 0`
+
+/** An effect of `once()` recorded at a group's commit: its claim and its result (JSON text) together. */
+export interface EffectRow { key: string, event_id: string, action: string, result: string }
+
+/** A column's values as an array literal, cast (values inlined: the group's statement is planned once per group). */
+function arrayOf (values: readonly unknown[], type: string): string {
+  const items = values.map((value) => value === null || value === undefined
+    ? 'NULL'
+    : Buffer.isBuffer(value) ? `'\\x${value.toString('hex')}'` : pg.escapeLiteral(value instanceof Date ? value.toISOString() : String(value)))
+  return `ARRAY[${items.join(', ')}]::${type}[]`
+}
+
+/**
+ * A group's one statement: its events' rows (as `record`) and their effects' claims with their results, values
+ * inlined, so that it goes in one round trip with the group's COMMIT. Raises `REFUSED` when a row is refused or
+ * an effect's key is taken (another run recorded it first): the group then writes its events one at a time.
+ */
+export function recordGroup (schema: string, rows: readonly OutcomeRow[], effects: readonly EffectRow[]): string {
+  const values = recordValues(rows) as unknown[][]
+  const source = `unnest(${COLUMNS.map(([, type], i) => arrayOf(values[i] ?? [], type)).join(', ')}) AS v(${NAMES})`
+  const claims = `fx AS (INSERT INTO ${qualify(schema, 'webhook_effects')} (key, event_id, action, result)
+    SELECT key, event_id, action, result::jsonb FROM unnest(${arrayOf(effects.map((e) => e.key), 'text')}, ${arrayOf(effects.map((e) => e.event_id), 'text')},
+      ${arrayOf(effects.map((e) => e.action), 'text')}, ${arrayOf(effects.map((e) => e.result), 'text')}) AS f(key, event_id, action, result)
+    ON CONFLICT (key) DO NOTHING RETURNING 1)`
+  return `WITH ${claims}, ${recording(schema, source)}
+  SELECT ${qualify(schema, 'journal_refused')}() FROM (SELECT (SELECT count(*) FROM fx) AS e, (SELECT count(*) FROM written) AS w) AS c
+    WHERE c.e < ${effects.length} OR c.w < ${rows.length}`
+}
+
+/** Claims `effects` with their results; the keys taken come back (one missing: another run recorded it first). */
+export function claimAll (schema: string, effects: readonly EffectRow[]): string {
+  return `INSERT INTO ${qualify(schema, 'webhook_effects')} (key, event_id, action, result)
+    SELECT key, event_id, action, result::jsonb FROM unnest(${arrayOf(effects.map((e) => e.key), 'text')}, ${arrayOf(effects.map((e) => e.event_id), 'text')},
+      ${arrayOf(effects.map((e) => e.action), 'text')}, ${arrayOf(effects.map((e) => e.result), 'text')}) AS f(key, event_id, action, result)
+    ON CONFLICT (key) DO NOTHING RETURNING key`
+}
 
 /** Before a job that may have run already (a retry, a restart) runs its handler: `$1` id, `$2` received at, `$3` job. */
 export const admits = (schema: string): string =>

@@ -1,6 +1,8 @@
 /**
- * Group commit (`journal.groupCommit`): several events' handlers in one transaction, each in a savepoint, one
- * commit for the group; a handler that throws rolls back alone and retries; the option is validated.
+ * Group commit (`journal.groupCommit`): several events in one transaction, one commit for the group. Events
+ * whose handlers only use `once` have their rows and effects written by the group's one statement; handlers
+ * that write through `event.db` run each in a savepoint; a handler that throws rolls back alone and retries; a
+ * refused row or a taken effect is written alone, never taking the group down; the option is validated.
  */
 import t from 'tap'
 import { waitFor } from '../helpers/chain.js'
@@ -63,6 +65,44 @@ t.test('a handler that throws rolls back to its savepoint alone: its event retri
   const log = await db.query<{ attempt: number, status: string, error: string | null }>(
     "SELECT attempt, status, error FROM anvil.webhook_event_attempts WHERE event_id = 'evt_throw_3' ORDER BY attempt")
   t.same(log, [{ attempt: 1, status: 'failed', error: 'declined' }, { attempt: 2, status: 'done', error: null }])
+})
+
+t.test('once-only handlers: the group\'s rows and effects are one statement, one transaction (no savepoint each)', async (t) => {
+  const { worker, queue } = start('group-once', async (event) => { await event.once?.('receipt', () => ({ sent: event.eventId })) })
+  for (let i = 0; i < EVENTS; i++) await addJob(queue, jobData({ eventId: `evt_once_${i}` }))
+  await worker.start()
+  await waitFor('all done', async () => await doneCount('evt_once_') === EVENTS)
+  // A row written in a savepoint carries the savepoint's own transaction id: one id for many rows is one statement's.
+  const [rows] = await db.query<{ n: string, txs: string }>("SELECT count(*) AS n, count(DISTINCT xmin::text) AS txs FROM anvil.webhook_events WHERE id LIKE 'evt_once_%'")
+  t.equal(Number(rows?.n), EVENTS)
+  t.ok(Number(rows?.txs) <= EVENTS / 2, `${EVENTS} rows in ${rows?.txs} transactions`)
+  const [effects] = await db.query<{ n: string, apart: string }>(`SELECT count(*) AS n, count(*) FILTER (WHERE f.xmin::text <> e.xmin::text) AS apart
+    FROM anvil.webhook_effects f JOIN anvil.webhook_events e ON e.id = f.event_id WHERE f.key LIKE 'evt_once_%' AND f.result = jsonb_build_object('sent', f.event_id)`)
+  t.same({ n: Number(effects?.n), apart: Number(effects?.apart) }, { n: EVENTS, apart: 0 }, 'each effect, with its result, committed with its row')
+})
+
+t.test('a taken effect and a refused row are written alone: the rest of their group commits', async (t) => {
+  const seen = new Map<string, unknown[]>()
+  const { worker, queue } = start('group-alone', async (event) => {
+    const result = await event.once?.('receipt', () => ({ sent: 'now' }))
+    seen.set(event.eventId ?? '', [...seen.get(event.eventId ?? '') ?? [], result])
+  })
+  // Another delivery recorded evt_alone_2's effect; another job holds evt_alone_4's row (the same delivery).
+  await db.query("INSERT INTO anvil.webhook_effects (key, event_id, action, result) VALUES ('evt_alone_2:receipt', 'evt_alone_2', 'receipt', '{\"sent\": \"earlier\"}')")
+  const held = jobData({ eventId: 'evt_alone_4' })
+  await db.query(`INSERT INTO anvil.webhook_events (id, received_at, source, dedupe_key, payload, status, attempts, job_id)
+    VALUES ('evt_alone_4', $1, 'stripe', $2, '\\x7b7d', 'done', 1, 'e_other')`, [new Date(held.receivedAt), held.key])
+  for (let i = 0; i < 6; i++) await addJob(queue, i === 4 ? held : jobData({ eventId: `evt_alone_${i}`, retry: [50] }))
+  await worker.start()
+  await waitFor('the others done, and the taken one on its retry', async () => await doneCount('evt_alone_') === 6)
+  t.same(seen.get('evt_alone_2'), [{ sent: 'now' }, { sent: 'earlier' }], 'its first attempt failed (ANVIL_ERR_ONCE_TAKEN); the retry returned the stored result')
+  const log = await db.query<{ attempt: number, status: string, error_class: string | null }>(
+    "SELECT attempt, status, error_class FROM anvil.webhook_event_attempts WHERE event_id = 'evt_alone_2' ORDER BY attempt")
+  t.same(log, [{ attempt: 1, status: 'failed', error_class: 'ANVIL_ERR_ONCE_TAKEN' }, { attempt: 2, status: 'done', error_class: null }])
+  t.same(await db.query("SELECT job_id FROM anvil.webhook_events WHERE id = 'evt_alone_4'"), [{ job_id: 'e_other' }], 'the held row keeps its job')
+  t.same(await db.query("SELECT 1 FROM anvil.webhook_effects WHERE key = 'evt_alone_4:receipt'"), [], 'and the refused event\'s effect was rolled back with it')
+  const [others] = await db.query<{ n: string }>("SELECT count(*) AS n FROM anvil.webhook_effects WHERE key ~ '^evt_alone_[0135]:' AND result = '{\"sent\": \"now\"}'")
+  t.equal(Number(others?.n), 4, 'the others\' effects committed')
 })
 
 t.test('the option is validated, and ANVIL_JOURNAL_GROUP_COMMIT sets it', async (t) => {
