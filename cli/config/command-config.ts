@@ -2,6 +2,7 @@
 import type { PortalTheme } from '../../src/portal/portal-theme.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
+import type { PortalLimits } from '../../src/portal/portal-limits.js'
 import type { GroupCommitOptions, JournalOptions } from '../../src/journal/journal-options.js'
 import type { Retention } from '../../src/queue/queue-settings.js'
 import type { LogLevel, TracingMode, WorkerRole } from './settings.js'
@@ -91,8 +92,8 @@ export interface AdminConfig {
   dbSchema?: string
   /** ANVIL_OUTBOUND_RETRY_SCHEDULE: the attempts of the delivery jobs a re-send makes. */
   outboundRetrySchedule?: number[]
-  /** ANVIL_PORTAL_PUBLIC_URL, ANVIL_PORTAL_FRAME_ANCESTORS and ANVIL_PORTAL_THEME: `anvilAdmin`'s `portal` options. */
-  portal?: { publicUrl?: string, frameAncestors?: string[], theme?: PortalTheme }
+  /** ANVIL_PORTAL_PUBLIC_URL, ANVIL_PORTAL_FRAME_ANCESTORS, ANVIL_PORTAL_THEME and ANVIL_PORTAL_LIMITS: `anvilAdmin`'s `portal` options. */
+  portal?: { publicUrl?: string, frameAncestors?: string[], theme?: PortalTheme, limits?: PortalLimits }
 }
 
 /** The outgoing side's schedules; undefined: the core's defaults. */

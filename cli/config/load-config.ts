@@ -144,7 +144,8 @@ function admin (env: Env, flags: Flags, port: number): AdminConfig {
   const portal = {
     ...optional('publicUrl', read(SETTINGS.portalPublicUrl, env, flags)),
     ...optional('frameAncestors', read(SETTINGS.portalFrameAncestors, env, flags)),
-    ...optional('theme', read(SETTINGS.portalTheme, env, flags))
+    ...optional('theme', read(SETTINGS.portalTheme, env, flags)),
+    ...optional('limits', read(SETTINGS.portalLimits, env, flags))
   }
   return {
     admin: token === undefined ? undefined : { token, port: adminPort },

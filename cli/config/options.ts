@@ -33,7 +33,7 @@ export const SETTING_GROUPS = {
   /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
   forward: ['config', 'allowShortSecrets', 'outboundAllowNets', 'forwardAllowNets'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
-  admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema', 'outboundRetrySchedule', 'portalPublicUrl', 'portalFrameAncestors', 'portalTheme'],
+  admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema', 'outboundRetrySchedule', 'portalPublicUrl', 'portalFrameAncestors', 'portalTheme', 'portalLimits'],
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
   journal: ['adminUrl', 'databaseUrl', 'dbSchema'],
   /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal, and the outbox dispatched and outgoing webhooks delivered. */

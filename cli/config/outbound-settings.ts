@@ -15,6 +15,7 @@ import { define, toInteger, toSchedule, whole } from './setting.js'
 import { PortalThemeSchema } from '../../src/portal/portal-theme.js'
 import { NO_RETRIES } from './cli-constants.js'
 import { FrameAncestors, PortalPublicUrl } from '../../src/portal/portal-options.js'
+import { DEFAULT_PORTAL_LIMITS, PortalLimitsSchema } from '../../src/portal/portal-limits.js'
 
 /** How a list of networks for the SSRF guard is read (ANVIL_OUTBOUND_ALLOW_NETS, ANVIL_FORWARD_ALLOW_NETS). */
 const allowNets = {
@@ -116,6 +117,17 @@ export const OUTBOUND_SETTINGS = {
     description: 'origins that may embed the tenant portal page in a frame, e.g. https://app.example.com; unset: none',
     expected: "comma-separated origins such as https://app.example (a leading *. allowed) or 'self'", schema: FrameAncestors(),
     parse: (raw) => raw.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
+  }),
+  portalLimits: define({
+    env: 'ANVIL_PORTAL_LIMITS', key: 'portalLimits', flag: '--portal-limits', value: '<limit=n,…>',
+    description: 'what one tenant\'s portal tokens may make, e.g. endpointsPerTenant=100,testEventsPerMinute=20; unset: each limit\'s default',
+    default: Object.entries(DEFAULT_PORTAL_LIMITS).map(([name, value]) => `${name}=${value}`).join(','),
+    expected: `comma-separated limit=number pairs, the limits being ${Object.keys(PortalLimitsSchema.properties).join(', ')}`,
+    schema: PortalLimitsSchema,
+    parse: (raw) => Object.fromEntries(raw.split(',').map((pair) => pair.trim()).filter((pair) => pair !== '').map((pair) => {
+      const [name = '', value = ''] = pair.split('=')
+      return [name.trim(), toInteger(value)]
+    }))
   }),
   portalTheme: define({
     env: 'ANVIL_PORTAL_THEME', key: 'portalTheme', flag: '--portal-theme', value: '<json>',

@@ -24,6 +24,7 @@ import { isPool, openDatabase, type Database } from '../../src/db/database.js'
 import { requireMigratedAtStart } from '../../src/db/require-migrated.js'
 import { createPortalRevocations } from '../../src/portal/portal-revocations.js'
 import { PortalOptionsSchema } from '../../src/portal/portal-options.js'
+import { createPortalQuotas } from '../../src/portal/portal-limits.js'
 import { portalKey } from '../../src/portal/portal-token.js'
 import { portalRoutes } from './portal-routes.js'
 import { adminErrorHandler } from './error-handler.js'
@@ -95,11 +96,12 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
   }
   const portal: PortalGuard | undefined = portalDb === undefined
     ? undefined
-    : { key: portalKey(options.token, portalOptions.secret), revocations: createPortalRevocations(portalDb) }
+    : { key: portalKey(options.token, portalOptions.secret), revocations: createPortalRevocations(portalDb), quotas: createPortalQuotas(portalDb, portalOptions.limits) }
   await app.register(async function adminRoutes (admin: FastifyInstance) {
     admin.addHook('onClose', async () => await store.close())
     if (portalDb !== undefined && portalDb !== outboundDb) admin.addHook('onClose', async () => await portalDb.close())
     admin.decorateRequest('anvilPortal', null)
+    admin.decorateRequest('anvilQuotas', null)
     admin.setValidatorCompiler(typeboxValidatorCompiler)
     admin.setErrorHandler(adminErrorHandler)
     await admin.register(cookie, { secret: sessions.cookieSecret })

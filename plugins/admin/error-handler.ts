@@ -29,6 +29,9 @@ export async function adminErrorHandler (raised: FastifyError, request: FastifyR
     request.log.error({ err: error }, 'anvil admin: request failed')
     if (!isAnvilError(error)) return await reply.code(500).send(errorReply(error, 500, 'ANVIL_ERR_INTERNAL'))
   }
+  // A limit that lifts by itself (a tenant's per-minute counts) says when.
+  const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds
+  if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter))
   const body = errorReply(error, statusCode, statusCode === 404 ? 'ANVIL_ERR_NOT_FOUND' : 'ANVIL_ERR_BAD_REQUEST')
   return await reply.code(statusCode).send({ ...body, error: firstLine(body.error) })
 }

@@ -6,7 +6,7 @@ import {
 } from '../../src/endpoints/endpoint-schemas.js'
 import { requireOwnTenant, tenantView } from '../../src/portal/tenant-view.js'
 import { emptyBodyIsObject, IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
-import { PORTAL_READ, PORTAL_WRITE, portalTenant } from './portal-access.js'
+import { countForTenant, PORTAL_READ, PORTAL_WRITE, portalTenant } from './portal-access.js'
 
 const tags = ['endpoints']
 
@@ -25,7 +25,11 @@ export async function outboundEndpointRoutes (admin: FastifyInstance, { outbound
   }, async (request, reply) => {
     const tenant = portalTenant(request)
     requireOwnTenant(request.body.tenant, tenant)
-    return await reply.code(201).send(await outbound.endpoints.create(tenant === undefined ? request.body : { ...request.body, tenant }))
+    // A portal token creates within its tenant's endpointsPerTenant; an operator is never refused.
+    const created = tenant === undefined
+      ? await outbound.endpoints.create(request.body)
+      : await outbound.endpoints.create({ ...request.body, tenant }, { maxPerTenant: request.anvilQuotas?.limits.endpointsPerTenant })
+    return await reply.code(201).send(created)
   })
 
   admin.get<{ Querystring: { tenant?: string, limit?: number, cursor?: string } }>('/endpoints', {
@@ -98,7 +102,9 @@ export async function outboundEndpointRoutes (admin: FastifyInstance, { outbound
     }
   }, async (request, reply) => {
     await own(request)
-    return await reply.code(202).send(await outbound.resend.sendTest(request.params.id, request.body))
+    await countForTenant(request, 'testEventsPerMinute')
+    const maxBytes = request.anvilQuotas?.limits.testEventBytes
+    return await reply.code(202).send(await outbound.resend.sendTest(request.params.id, request.body, maxBytes === undefined ? {} : { maxBytes }))
   })
 
   admin.post<{ Params: { id: string }, Body: { since: string } }>('/endpoints/:id/recover', {
@@ -111,6 +117,7 @@ export async function outboundEndpointRoutes (admin: FastifyInstance, { outbound
     }
   }, async (request, reply) => {
     await own(request)
+    await countForTenant(request, 'retriesPerMinute')
     return await reply.code(202).send(await outbound.resend.recover(request.params.id, isoTime(request.body.since, 'since')))
   })
 }

@@ -6,7 +6,7 @@ import { MessageResendSchema, ResendFilterSchema, type ResendFilter } from '../.
 import { MessageInputSchema, type MessageInput } from '../../src/outbox/publish.js'
 import { tenantView } from '../../src/portal/tenant-view.js'
 import { emptyBodyIsObject, IdParams, isoTime, PageOf, PageQuery } from './outbound-schemas.js'
-import { PORTAL_READ, PORTAL_WRITE, portalTenant } from './portal-access.js'
+import { countForTenant, PORTAL_READ, PORTAL_WRITE, portalTenant } from './portal-access.js'
 
 const DryRun = { /** Say what it would do, and do nothing. @defaultValue false */ dryRun: Type.Optional(Type.Boolean()) }
 const HandRetrySchema = Type.Object({
@@ -94,6 +94,7 @@ export async function outboundMessageRoutes (admin: FastifyInstance, { outbound 
       response: { 200: HandRetrySchema, 202: HandRetrySchema }
     }
   }, async (request, reply) => {
+    await countForTenant(request, 'retriesPerMinute')
     const delivery = await view.delivery(request.params.id, portalTenant(request))
     const retry = await outbound.resend.retry(request.params.id, delivery)
     // 200: the pair's hand retry already queued is the answer, and nothing new was queued.

@@ -93,8 +93,8 @@ export interface EventTypeCatalog {
    * or `ANVIL_ERR_INVALID_SCHEMA` for a type stored before its schema was checked.
    */
   check (type: string, data: unknown, client?: Queryable): Promise<void>
-  /** `check` with the data as JSON text already. */
-  checkJson (type: string, json: string, client?: Queryable): Promise<void>
+  /** `check` with the data as JSON text already; `strict` overrides the catalog's for this check. */
+  checkJson (type: string, json: string, client?: Queryable, strict?: boolean): Promise<void>
   /** Ends the worker thread that checks data. */
   close (): Promise<void>
 }
@@ -133,10 +133,10 @@ export function createEventTypeCatalog (db: Database, options: EventTypeCatalogO
     cache.set(name, { text, until: Date.now() + EVENT_TYPE_CACHE_MS })
     return text
   }
-  async function checkJson (type: string, json: string, client: Queryable = db.pool): Promise<void> {
+  async function checkJson (type: string, json: string, client: Queryable = db.pool, strict = options.strict): Promise<void> {
     const text = codeTexts.get(type) ?? await stored(type, client)
     if (text === undefined) {
-      if (options.strict === true) throw new errors.INVALID_MESSAGE(`type ${type} is not in the event-type catalog (strict)`)
+      if (strict === true) throw new errors.INVALID_MESSAGE(`type ${type} is not in the event-type catalog (strict)`)
       return
     }
     // Fits anything: no need to ask the worker.

@@ -34,11 +34,16 @@ interface Pending { task: SchemaTask, schema: string, label: string, resolve: (v
 
 /**
  * The compiled worker beside this file, with none of the process's flags (a test runner's `--import` has no
- * business in it); run from the TypeScript sources (tap on a `.ts` test), its `.ts` twin through tsx.
+ * business in it); run from the TypeScript sources (tap on a `.ts` test), its `.ts` twin, loaded through tsx.
  */
-function workerFile (): { url: URL, execArgv: string[] } {
+function newWorker (): Worker {
+  const resourceLimits = { maxOldGenerationSizeMb: WORKER_HEAP_MB }
   const compiled = new URL('./schema-worker.js', import.meta.url)
-  return existsSync(fileURLToPath(compiled)) ? { url: compiled, execArgv: [] } : { url: new URL('./schema-worker.ts', import.meta.url), execArgv: ['--import=tsx'] }
+  if (existsSync(fileURLToPath(compiled))) return new Worker(compiled, { execArgv: [], resourceLimits })
+  /* c8 ignore next 3 -- only from the sources, with the dev dependencies */
+  const source = new URL('./schema-worker.ts', import.meta.url).href
+  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}) })`
+  return new Worker(boot, { eval: true, execArgv: [], resourceLimits })
 }
 
 /** One worker thread and what it was sent, in the order it answers. */
@@ -56,9 +61,7 @@ export function createSchemaChecker ({ timeoutMs = DEFAULT_SCHEMA_CHECK_TIMEOUT_
   let closed = false
 
   function start (): Thread {
-    const { url, execArgv } = workerFile()
-    const worker = new Worker(url, { execArgv, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } })
-    const started: Thread = { worker, ready: false, known: new Set(), pending: [] }
+    const started: Thread = { worker: newWorker(), ready: false, known: new Set(), pending: [] }
     started.worker.on('message', (answer: SchemaAnswer | 'ready') => {
       if (started !== thread) return
       if (answer === 'ready') started.ready = true

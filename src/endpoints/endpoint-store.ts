@@ -37,8 +37,11 @@ const checkPatch = compileCheck(EndpointPatchSchema)
 /** Endpoints and their secrets. Secrets leave the store only from `create`, `rotateSecret` and `currentSecret` (a reveal asked for). */
 export interface EndpointStore {
   get (id: string, client?: pg.ClientBase | pg.Pool): Promise<Endpoint>
-  /** `operational`: an endpoint for Anvil's operational events (src/endpoints/operational-endpoints.ts checked its input). */
-  create (input: EndpointInput, options?: { operational?: boolean }): Promise<EndpointWithSecret>
+  /**
+   * `operational`: an endpoint for Anvil's operational events (src/endpoints/operational-endpoints.ts checked its
+   * input). `maxPerTenant`: refused with ENDPOINT_QUOTA when the tenant has that many already (a portal token's create).
+   */
+  create (input: EndpointInput, options?: { operational?: boolean, maxPerTenant?: number }): Promise<EndpointWithSecret>
   list (query?: EndpointListQuery): Promise<Page<Endpoint>>
   update (id: string, patch: EndpointPatch): Promise<Endpoint>
   remove (id: string): Promise<void>
@@ -71,12 +74,17 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
   return {
     get,
 
-    async create (input: EndpointInput, { operational = false } = {}): Promise<EndpointWithSecret> {
+    async create (input, { operational = false, maxPerTenant } = {}) {
       if (operational) check(undefined, { url: input.url })
       else check(checkInput(input), input)
       const id = newId('ep')
       const secret = newSecret()
       return await inTransaction(db.pool, async (client) => {
+        if (maxPerTenant !== undefined && input.tenant !== undefined) {
+          await client.query(sql.lockTenant(), [`anvil endpoints ${db.schema} ${input.tenant}`])
+          const { rows } = await client.query<{ count: number }>(sql.countTenant(db.schema), [input.tenant])
+          if ((rows[0]?.count ?? 0) >= maxPerTenant) throw new errors.ENDPOINT_QUOTA(input.tenant, maxPerTenant)
+        }
         const { rows } = await client.query<EndpointRow>(sql.insert(db.schema),
           [id, input.url, input.tenant ?? null, input.eventTypes ?? [], input.description ?? '', input.enabled ?? true,
             input.scheme ?? 'standard-webhooks', input.rateLimit ?? null, operational])

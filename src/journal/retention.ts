@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js'
 import { DEFAULT_DELETE_BATCH, deleteInBatches } from '../db/batched-delete.js'
-import { maintainDays, type DayPartitioned } from '../db/day-partitions.js'
+import { aloneOnSchema, maintainDays, type DayPartitioned } from '../db/day-partitions.js'
 import * as replayRuns from '../sql/replay_runs.js'
 import * as webhookEffects from '../sql/webhook_effects.js'
 
@@ -26,6 +26,11 @@ export interface RetentionResult {
  * (effects are not partitioned: their key must hold across deliveries). `days` 0 keeps everything.
  */
 export async function pruneJournal (db: Database, days: number, now = new Date(), batch = DEFAULT_DELETE_BATCH): Promise<RetentionResult> {
+  // One pass at a time per schema: every worker prunes, and two would race to make the same day.
+  return await aloneOnSchema(db, 'anvil-journal-retention', async () => await prunePass(db, days, now, batch), { dropped: [], deleted: 0 })
+}
+
+async function prunePass (db: Database, days: number, now: Date, batch: number): Promise<RetentionResult> {
   const result: RetentionResult = { dropped: [], deleted: 0 }
   for (const table of JOURNAL_DAY_TABLES) {
     const pass = await maintainDays(db, table, { now, retentionDays: days, daysAhead: JOURNAL_DAYS_AHEAD })

@@ -170,7 +170,9 @@ export function createOutbound (options: OutboundOptions): Outbound {
     operationalEndpoints: createOperationalEndpoints(database, endpoints),
     deliveries,
     dispatcher,
-    resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, client: connection.client, maxPayloadBytes }),
+    resend: createResender({ db: database, queue, fanOut, log: deliveries, endpoints, redis: gate, client: connection.client, maxPayloadBytes,
+      checkData: async (type, json, strict) => await eventTypes.checkJson(type, json, database.pool, strict)
+    }),
     eventTypes,
     publish: createPublisher(database, {
       maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import { Opaque, SchemaName } from '../shared/schemas.js'
+import { PortalLimitsSchema } from './portal-limits.js'
 import { PortalThemeSchema } from './portal-theme.js'
 
 /** An origin as CSP's `frame-ancestors` takes it (`https://app.example`, `https://*.example:8443`) or `'self'`. */
@@ -42,7 +43,12 @@ export const PortalOptionsSchema = Type.Object({
    */
   database: Type.Optional(Opaque<DatabaseInput>()),
   /** The schema of `database`. @defaultValue `'anvil'` */
-  schema: Type.Optional(SchemaName())
+  schema: Type.Optional(SchemaName()),
+  /**
+   * What one tenant's portal tokens may make (docs/operations.md, Tenant isolation): endpoints per tenant, test
+   * events, hand retries and (per token) writes per minute, and a test event's size. @defaultValue every limit's default
+   */
+  limits: Type.Optional(PortalLimitsSchema)
 }, { additionalProperties: false })
 
 export type PortalOptions = Static<typeof PortalOptionsSchema>

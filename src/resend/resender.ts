@@ -14,6 +14,7 @@ import { handDedupeId, handJobs } from './hand-jobs.js'
 import { newId } from '../outbox/ids.js'
 import { createMessageResend, type MessageResend, type ResendFilter, type ResendPage } from './message-resend.js'
 import { serializeData } from '../outbox/publish.js'
+import { OPERATIONAL_EVENT_TYPES } from '../endpoints/operational-types.js'
 
 export const TEST_EVENT_TYPE = 'anvil.test'
 
@@ -41,8 +42,12 @@ export interface Resender {
   retry (deliveryId: string, known?: { messageId: string, endpointId: string }): Promise<ResendResult>
   /** What an endpoint failed since a time and has not succeeded with since, sent again. */
   recover (endpointId: string, since: string): Promise<{ messageIds: string[] }>
-  /** A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. */
-  sendTest (endpointId: string, input?: { type?: string, data?: unknown }): Promise<{ messageId: string }>
+  /**
+   * A message of its own (kept in the outbox, so its deliveries can be looked up), sent to one endpoint. It obeys a
+   * publish's rules: a type the endpoint takes, in a strict catalog (or one of Anvil's own), data that fits the
+   * type's schema; and at most `maxBytes` of JSON (a tenant's cap, under `maxPayloadBytes`).
+   */
+  sendTest (endpointId: string, input?: TestEventInput, options?: { maxBytes?: number }): Promise<{ messageId: string }>
 }
 
 /** A fresh job id for an operator's re-send: each one is a new delivery, never deduplicated against the first. */
@@ -58,9 +63,21 @@ export interface ResenderDeps {
   /** The queue's Redis connection, for the hand jobs' index (src/resend/hand-jobs.ts). */
   client: RedisClient
   maxPayloadBytes: number
+  /** The catalog's check of a message's data (src/catalog/event-types.ts); `strict` false lets a type it lacks pass. */
+  checkData: (type: string, json: string, strict?: boolean) => Promise<void>
 }
 
-export function createResender ({ db, queue, fanOut, log, endpoints, redis, client: redisClient, maxPayloadBytes }: ResenderDeps): Resender {
+/** Anvil's own types, which a strict catalog need not hold: a test event may be of them. */
+const OWN_TYPES: ReadonlySet<string> = new Set([TEST_EVENT_TYPE, ...OPERATIONAL_EVENT_TYPES])
+
+export interface TestEventInput {
+  /** @defaultValue `'anvil.test'` */
+  type?: string
+  /** @defaultValue `{ "test": true }` */
+  data?: unknown
+}
+
+export function createResender ({ db, queue, fanOut, log, endpoints, redis, client: redisClient, maxPayloadBytes, checkData }: ResenderDeps): Resender {
   const hand = handJobs(redisClient, queue)
   const { resendMessage, resendMatching } = createMessageResend(db, queue, fanOut, redis, hand)
 
@@ -102,10 +119,14 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, clie
       return { messageIds }
     },
 
-    async sendTest (endpointId: string, input: { type?: string, data?: unknown } = {}): Promise<{ messageId: string }> {
+    async sendTest (endpointId, input = {}, { maxBytes = maxPayloadBytes } = {}) {
       const endpoint = await endpoints.get(endpointId)
       const type = input.type ?? TEST_EVENT_TYPE
-      const data = serializeData(input.data ?? { test: true }, maxPayloadBytes)
+      const data = serializeData(input.data ?? { test: true }, Math.min(maxBytes, maxPayloadBytes))
+      if (type !== TEST_EVENT_TYPE && endpoint.eventTypes.length > 0 && !endpoint.eventTypes.includes(type)) {
+        throw new errors.INVALID_MESSAGE(`endpoint ${endpointId} does not take type ${type} (it subscribes to ${endpoint.eventTypes.join(', ')})`)
+      }
+      await checkData(type, data, OWN_TYPES.has(type) ? false : undefined)
       const id = newId('msg')
       const { rows } = await db.pool.query<{ created_at: Date }>(sql.insertTest(db.schema), [id, type, endpoint.tenant, data])
       await fanOut({ id, publicType: type, tenant: endpoint.tenant, data, createdAt: rows[0]?.created_at ?? new Date() }, { endpointId })

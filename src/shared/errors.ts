@@ -37,6 +37,8 @@ export const errors = {
   INVALID_SCHEMA: createError('ANVIL_ERR_INVALID_SCHEMA', 'The schema of event type %s is not a valid JSON Schema (draft-07): %s', 400),
   SCHEMA_TOO_LARGE: createError('ANVIL_ERR_SCHEMA_TOO_LARGE', 'Schema of %s is too large: %s', 400),
   SCHEMA_TOO_SLOW: createError('ANVIL_ERR_SCHEMA_TOO_SLOW', 'Checking against the schema of %s took over %s ms: simplify the schema (uniqueItems over objects or arrays, anyOf or oneOf that recurse through $ref) or the data', 400, Error, NO_STACK),
+  ENDPOINT_QUOTA: createError('ANVIL_ERR_ENDPOINT_QUOTA', 'Tenant %s has its %s endpoints (portal.limits.endpointsPerTenant): delete one, or ask the operator for more', 403, Error, NO_STACK),
+  TENANT_RATE_LIMITED: createError('ANVIL_ERR_TENANT_RATE_LIMITED', 'Too many %s: at most %s a minute (portal.limits.%s); retry when the minute ends (Retry-After)', 429, Error, NO_STACK),
   PAYLOAD_TOO_LARGE: createError('ANVIL_ERR_PAYLOAD_TOO_LARGE', 'Message data is %s bytes, over the %s-byte limit', 413),
   INVALID_FILTER: createError('ANVIL_ERR_INVALID_FILTER', 'Invalid filter: %s', 400, Error, NO_STACK),
   ONCE_TAKEN: createError('ANVIL_ERR_ONCE_TAKEN', 'Another run of event %s recorded a once() effect first (group commit claims them at its commit); this attempt fails and its retry returns the stored result', 500),

@@ -57,3 +57,7 @@ export const deleteDefaultBefore = (schema: string, table: string, key: string):
   const fallback = qualify(schema, defaultPartition(table))
   return `DELETE FROM ${fallback} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${fallback} WHERE ${key} < $1 LIMIT $2 FOR UPDATE SKIP LOCKED))`
 }
+
+/** A session advisory lock on `$1` (a name), taken only if free; `unlock` gives it back. */
+export const tryLock = (): string => 'SELECT pg_try_advisory_lock(hashtext($1)) AS locked'
+export const unlock = (): string => 'SELECT pg_advisory_unlock(hashtext($1))'

@@ -37,6 +37,16 @@ export const insert = (schema: string): string =>
   `INSERT INTO ${qualify(schema, 'endpoints')} (id, url, tenant, event_types, description, enabled, scheme, rate_limit, operational)
    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`
 
+/**
+ * `$1` a tenant's lock key: held until the transaction ends, so that creates racing on every replica count one
+ * after another (the count is a statement of its own, whose snapshot then sees the inserts committed before).
+ */
+export const lockTenant = (): string => 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))'
+
+/** `$1` tenant: its endpoints, the operator's ones too. */
+export const countTenant = (schema: string): string =>
+  `SELECT count(*)::integer AS count FROM ${qualify(schema, 'endpoints')} WHERE tenant = $1 AND NOT operational`
+
 /** In id order, operational endpoints aside: `$1` tenant or null for all, `$2` after this id or null, `$3` limit. */
 export const list = (schema: string): string =>
   `SELECT * FROM ${qualify(schema, 'endpoints')} WHERE NOT operational AND ($1::text IS NULL OR tenant = $1) AND ($2::text IS NULL OR id > $2)

@@ -68,3 +68,24 @@ t.test('rows of a day made late wait in the DEFAULT partition and move into thei
   t.same(await db.query(`SELECT event_id FROM anvil.webhook_event_failures_${stamp(later.getTime())}`), [{ event_id: 'evt_early' }], 'its attempt log too')
   t.same(await db.query("SELECT id, status FROM anvil.webhook_events WHERE id = 'evt_early'"), [{ id: 'evt_early', status: 'failed' }], 'and read as before')
 })
+
+t.test('workers prune at once: each day is made once, without an error; a day a long transaction holds waits for the next pass', async (t) => {
+  const databases = Array.from({ length: 4 }, () => openDatabase(db.url))
+  t.teardown(async () => { for (const database of databases) await database.close() })
+  const now = new Date(START.getTime() + 200 * DAY)
+  await Promise.all(databases.map(async (database) => await pruneJournal(database, RETENTION, now)))
+  const made = (await days('webhook_events')).filter((name) => /_\d{8}$/.test(name) && name >= `webhook_events_${stamp(now.getTime())}`)
+  t.same(made, Array.from({ length: JOURNAL_DAYS_AHEAD + 1 }, (_, k) => `webhook_events_${stamp(now.getTime() + k * DAY)}`), 'the days ahead, once each')
+
+  // A reader holds the table: the drop of an expired day gives up after its lock timeout, and is not an error.
+  const later = new Date(now.getTime() + (RETENTION + 2) * DAY)
+  const reader = databases[0] as ReturnType<typeof openDatabase>
+  const client = await reader.pool.connect()
+  await client.query('BEGIN; LOCK TABLE anvil.webhook_events IN ACCESS SHARE MODE')
+  const held = await pruneJournal(databases[1] as ReturnType<typeof openDatabase>, RETENTION, later)
+  t.notOk(held.dropped.includes(`webhook_events_${stamp(now.getTime())}`), 'not dropped while held')
+  await client.query('COMMIT')
+  client.release()
+  const next = await pruneJournal(databases[1] as ReturnType<typeof openDatabase>, RETENTION, later)
+  t.ok(next.dropped.includes(`webhook_events_${stamp(now.getTime())}`), 'dropped by the next pass')
+})

@@ -399,6 +399,8 @@ t.test('database and admin API from existing Secrets: the admin port on the Serv
   }
   t.same(envOf(server).ANVIL_ADMIN_TOKEN.valueFrom, { secretKeyRef: { name: 'anvil-admin', key: 'admin-token' } })
   t.equal(envOf(server).ANVIL_ADMIN_PORT.value, '3002')
+  t.equal(envOf(server).ANVIL_PORTAL_LIMITS.value, 'endpointsPerTenant=100,testEventsPerMinute=20', 'admin.portalLimits as the CLI takes them')
+  t.match((await import('../../cli/config/load-config.js')).loadServeConfig({ WEBHOOK_SECRET: 'whsec_chart_env_0123456', ANVIL_PORTAL_LIMITS: envOf(server).ANVIL_PORTAL_LIMITS.value }).portal, { limits: { endpointsPerTenant: 100, testEventsPerMinute: 20 } })
   t.equal(envOf(worker).ANVIL_ADMIN_TOKEN, undefined, 'the worker serves no admin API')
   t.match(containerOf(server).ports, [{ name: 'http' }, { name: 'admin', containerPort: 3002 }])
   t.match(named(manifests, 'Service', '-server').spec.ports, [{ name: 'http', port: 80 }, { name: 'admin', port: 8080, targetPort: 'admin' }])

@@ -53,7 +53,9 @@ async function receiver (t: Test) {
 
 t.test('300 concurrent hand retries of one delivery: one retry queued, no deadlock, a log that says what the receiver answered', async (t) => {
   const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }
-  const serve = startCli(t, ['serve'], { env: { ...env, WEBHOOK_SECRET: 'whsec_hand_retry_storm_0123456789', ANVIL_ADMIN_TOKEN: ADMIN_TOKEN } })
+  // The tenant's per-minute limits raised past the storm: this test holds what each retry does (test/tenants/quotas.test.ts holds the limits).
+  const limits = `retriesPerMinute=${STORM},writesPerMinute=${STORM}`
+  const serve = startCli(t, ['serve'], { env: { ...env, WEBHOOK_SECRET: 'whsec_hand_retry_storm_0123456789', ANVIL_ADMIN_TOKEN: ADMIN_TOKEN, ANVIL_PORTAL_LIMITS: limits } })
   const worker = startCli(t, ['worker'], { env: { ...env, WORKER_CONCURRENCY: '10', ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8' } })
   const base = `http://127.0.0.1:${await serve.listeningPort('anvil serve: listening')}/admin`
   await worker.log('anvil worker: dispatching and delivering outgoing webhooks')

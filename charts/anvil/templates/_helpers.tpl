@@ -363,5 +363,18 @@ limit, so the fork of an AOF rewrite has room under the limit (values.yaml says 
 {{- include "anvil.secretEnv" (dict "where" "admin" "env" (dict "ANVIL_ADMIN_TOKEN" (dict "name" . "key" $.Values.admin.key))) }}
 - name: ANVIL_ADMIN_PORT
   value: {{ $.Values.admin.port | quote }}
+{{- with $.Values.admin.portalLimits }}
+- name: ANVIL_PORTAL_LIMITS
+  value: {{ include "anvil.portalLimits" . | quote }}
 {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* admin.portalLimits as ANVIL_PORTAL_LIMITS takes it: name=value pairs, comma-separated, in name order. */}}
+{{- define "anvil.portalLimits" -}}
+{{- $pairs := list }}
+{{- range $name, $value := . }}
+{{- $pairs = append $pairs (printf "%s=%v" $name (int64 $value)) }}
+{{- end }}
+{{- join "," $pairs }}
 {{- end -}}
