@@ -56,6 +56,14 @@ t.test('bench/outbound-hostile.mjs runs alone and prints the healthy tenant alon
   t.match(stdout, /^p99 beside \/ p99 alone: [\d.]+\. Load average/m)
 })
 
+t.test('bench/outbound-fairness.mjs runs alone and prints the quiet tenant alone and beside the noisy one, with the deadlocks', { timeout: GIVE_UP_MS }, async (t) => {
+  const { stdout } = await run(process.execPath, ['bench/outbound-fairness.mjs', '--quick'], { timeout: GIVE_UP_MS })
+  t.match(stdout, /^## Outbound fairness between tenants/m)
+  t.match(stdout, /^\| alone \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|$/m)
+  t.match(stdout, /^\| beside the noisy tenant \(\d+ × \d+ deliveries, \d+ retries\) \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|$/m)
+  t.match(stdout, /^p99 beside \/ p99 alone per round: [\d.]+\. Deadlocks: \d+ in pg_stat_database, \d+ `deadlock detected` lines\./m)
+})
+
 t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with every section', { timeout: GIVE_UP_MS }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'anvil-bench-smoke-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))

@@ -54,11 +54,17 @@ export interface Dispatcher {
  * jobs' deterministic ids make that second fan-out add nothing. While the delivery queue's Redis is away
  * nothing is claimed, and a fan-out that Redis failed gives its attempt back: an outage is not the message's failure.
  */
+/**
+ * Passes at once in one process: a message published while a pass fans out another tenant's burst (hundreds of
+ * jobs a message) is claimed by a second pass at once, not after the burst. Claims never overlap (SKIP LOCKED).
+ */
+const CONCURRENT_PASSES = 2
+
 export function createDispatcher (db: Database, fanOut: FanOut, settings: DispatcherSettings, log: AnvilLogger, redis: RedisGate): Dispatcher {
   const owner = randomUUID()
   let closed = false
   let redisAway = false
-  let running: Promise<void> | undefined
+  const running = new Set<Promise<void>>()
   let again = false
   let timer: NodeJS.Timeout | undefined
   let followUp: NodeJS.Timeout | undefined
@@ -113,12 +119,12 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
 
   function wake (): void {
     if (closed) return
-    if (running !== undefined) {
+    if (running.size >= CONCURRENT_PASSES) {
       again = true
       return
     }
     clearTimeout(followUp)
-    running = (async () => {
+    const pass: Promise<void> = (async () => {
       let found = 0
       do {
         again = false
@@ -134,7 +140,8 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
         // Busy: more is likely on its way, and its publisher may not NOTIFY (one per interval).
         if (found > 0 && !closed) followUp = setTimeout(wake, settings.busyPollMs).unref()
       }, (err: Error) => log.warn({ err: err.message }, 'anvil outbound: dispatch pass failed; the next poll tries again'))
-      .finally(() => { running = undefined })
+      .finally(() => { running.delete(pass) })
+    running.add(pass)
   }
 
   async function listen (): Promise<void> {
@@ -186,7 +193,7 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
       closed = true
       clearInterval(timer)
       clearTimeout(followUp)
-      await running
+      await Promise.all(running)
       await stopListening()
     }
   }

@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js'
 import * as sql from '../sql/endpoints.js'
 import { OUTBOUND_JOB_NAME, outboundJobId, type OutboundJobData } from '../delivery/delivery-job.js'
 import type { OutboundScheme } from '../send/sign-outbound.js'
+import type { FairOrder } from '../delivery/fair-order.js'
 import { TENANT_OPERATIONAL_TYPES } from '../endpoints/operational-events.js'
 
 /** What fan-out needs of an outbox row. */
@@ -47,7 +48,7 @@ export type FanOut = (message: OutboxMessage, target?: FanOutTarget) => Promise<
  * One job per subscribed, enabled endpoint of the message's tenant (or the one endpoint asked for). Job ids
  * are deterministic, and BullMQ keeps the first of an id, so running this twice adds nothing.
  */
-export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOptions: JobsOptions, schedule: readonly number[]): FanOut {
+export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOptions: JobsOptions, schedule: readonly number[], fair?: FairOrder): FanOut {
   // Each job carries its retry delays, so the delivery worker retries it as this publisher's setting says.
   const retry = [...schedule]
   return async (message, target = {}) => {
@@ -63,7 +64,10 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
         : await client.query<Target>(sql.subscribed(db.schema), [message.tenant, type])
     if (rows.length === 0) return []
     const body = envelope(message, type)
-    const jobs = rows.map((endpoint) => ({
+    // Taken in fair order between tenants (src/delivery/fair-order.ts): a tenant's burst does not hold back another's jobs.
+    // A priority the deployment set itself in its job options is kept.
+    const priorities = fair === undefined || jobOptions.priority !== undefined ? undefined : await fair.priorities(message.tenant, rows.length)
+    const jobs = rows.map((endpoint, i) => ({
       name: OUTBOUND_JOB_NAME,
       // Whatever happens to an operational event, or to anything sent to an operational endpoint (a test), reports nothing.
       data: {
@@ -72,6 +76,7 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
       },
       opts: {
         ...jobOptions,
+        ...(priorities === undefined ? {} : { priority: priorities[i] }),
         jobId: outboundJobId(message.id, endpoint.id, target.suffix),
         ...(target.deduplicationId === undefined ? {} : { deduplication: { id: target.deduplicationId } })
       }

@@ -10,6 +10,7 @@ import { createDeliveryLog, type DeliveryLog } from '../delivery-log/delivery-lo
 import { createDeliveryStore, type DatabaseDeliveryStore } from '../delivery-log/delivery-store.js'
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import { createEndpointStore, type EndpointStore } from '../endpoints/endpoint-store.js'
+import { createFairOrder } from '../delivery/fair-order.js'
 import { createFanOut, type FanOut } from './fan-out.js'
 import { claimOrRefuse, deploymentIdOf, redisLabel } from '../queue/deployment.js'
 import { deliveryJobOptionsProblem, dispatchWindowSeconds } from './delivery-job-options.js'
@@ -122,7 +123,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     ...deliveryJobOptions(schedule),
     ...DEFAULT_DELIVERY_RETENTION,
     ...options.deliveryJobOptions
-  }, schedule)
+  }, schedule, createFairOrder(connection.client, queue))
   const fanOut: FanOut = async (message, target) => {
     await claimQueue()
     return await addJobs(message, target)

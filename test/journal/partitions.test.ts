@@ -11,6 +11,8 @@ import { openDatabase } from '../../src/db/database.js'
 import { pruneJournal, JOURNAL_DAYS_AHEAD } from '../../src/journal/retention.js'
 
 const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
+/** One pool for the file's own statements (the helper's query opens a connection each time). */
+const pool = beforeAll(t, async () => db.pool(2), async () => {})
 const DAY = 86_400_000
 const RETENTION = 7
 /** The simulated month starts well after today, so the migration's own days are all in the past by then. */
@@ -22,8 +24,8 @@ const days = async (table: string): Promise<string[]> => (await db.query<{ name:
 const stamp = (time: number): string => new Date(time).toISOString().slice(0, 10).replaceAll('-', '')
 
 async function receive (id: string, at: Date): Promise<void> {
-  await db.query(`INSERT INTO anvil.webhook_events (id, source, dedupe_key, payload, received_at, status, job_id) VALUES ($1, 'stripe', $1, '\\x7b7d', $2, 'failed', 'e_' || $1)`, [id, at])
-  await db.query(`INSERT INTO anvil.webhook_event_failures (event_id, event_received_at, attempt, status, error) VALUES ($1, $2, 1, 'failed', 'boom')`, [id, at])
+  await pool.query(`INSERT INTO anvil.webhook_events (id, source, dedupe_key, payload, received_at, status, job_id) VALUES ($1, 'stripe', $1, '\\x7b7d', $2, 'failed', 'e_' || $1)`, [id, at])
+  await pool.query(`INSERT INTO anvil.webhook_event_failures (event_id, event_received_at, attempt, status, error) VALUES ($1, $2, 1, 'failed', 'boom')`, [id, at])
 }
 
 t.test('a month of days: made ahead, dropped past retention, rows and logs kept exactly for the retention', async (t) => {
@@ -36,7 +38,7 @@ t.test('a month of days: made ahead, dropped past retention, rows and logs kept 
     t.equal(pass.deleted, 0, `day ${n}: nothing deleted row by row`)
     // The partitions that follow are there before the rows: none falls into the DEFAULT partition.
     for (let hour = 0; hour < 24; hour += 8) await receive(`evt_${n}_${hour}`, new Date(now.getTime() + hour * 3_600_000 - 9 * 3_600_000))
-    const [fallback] = await db.query<{ n: string }>('SELECT count(*) AS n FROM anvil.webhook_events_default')
+    const { rows: [fallback] } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM anvil.webhook_events_default')
     t.equal(Number(fallback?.n), 0, `day ${n}: every row in its day`)
     if (n < 31 - 1) continue
     const events = (await days('webhook_events')).filter((name) => /_\d{8}$/.test(name))
@@ -78,7 +80,7 @@ t.test('workers prune at once: each day is made once, without an error; a day a 
   t.same(made, Array.from({ length: JOURNAL_DAYS_AHEAD + 1 }, (_, k) => `webhook_events_${stamp(now.getTime() + k * DAY)}`), 'the days ahead, once each')
 
   // A reader holds the table: the drop of an expired day gives up after its lock timeout, and is not an error.
-  const later = new Date(now.getTime() + (RETENTION + 2) * DAY)
+  const later = new Date(now.getTime() + (RETENTION + 1) * DAY)
   const reader = databases[0] as ReturnType<typeof openDatabase>
   const client = await reader.pool.connect()
   await client.query('BEGIN; LOCK TABLE anvil.webhook_events IN ACCESS SHARE MODE')
