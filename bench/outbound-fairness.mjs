@@ -82,7 +82,8 @@ await new Promise((resolve) => quietServer.listen(0, '127.0.0.1', resolve))
 const quietUrl = `http://127.0.0.1:${quietServer.address().port}/quiet`
 
 const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' }
-const serve = startCli(['serve'], { ...env, WEBHOOK_SECRET: 'whsec_fairness_bench_0123456789', ANVIL_ADMIN_TOKEN: ADMIN_TOKEN })
+// The noisy tenant's storm is the point: its portal token's per-minute limits are raised past it.
+const serve = startCli(['serve'], { ...env, WEBHOOK_SECRET: 'whsec_fairness_bench_0123456789', ANVIL_ADMIN_TOKEN: ADMIN_TOKEN, ANVIL_PORTAL_LIMITS: 'retriesPerMinute=100000,writesPerMinute=100000' })
 const workers = Array.from({ length: Number(values.workers) }, () =>
   startCli(['worker'], { ...env, WORKER_CONCURRENCY: values.concurrency, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8' }))
 const admin = `http://127.0.0.1:${(await serve.line('anvil serve: listening')).port}/admin`

@@ -13,6 +13,8 @@ import { resolveIngressOptions } from '../src/inbound/ingress-options.js'
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/shared/constants.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue/queue-settings.js'
 import { join } from 'node:path'
+import { SETTINGS, readGroup } from '../cli/config/settings.js'
+import { SETTING_GROUPS } from '../cli/config/options.js'
 import { ROOT } from './helpers/root.js'
 
 const SECRET = 'whsec_config_test'
@@ -134,6 +136,19 @@ t.test('every environment variable is read and typed', async (t) => {
     ...ingress
   } = serve
   t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))
+})
+
+t.test('a group read whole is its settings, each by its key, its fallback when unset and its mapping when set: nothing else states them', async (t) => {
+  const empty = readGroup([...SETTING_GROUPS.shared, ...SETTING_GROUPS.observability, ...SETTING_GROUPS.stall, ...SETTING_GROUPS.worker], {}, {})
+  t.same(empty, {
+    redisUrl: undefined, queueName: undefined, prefix: undefined, logLevel: 'info',
+    metricsPath: '/metrics', metricsPort: undefined, tracing: 'off', logPayloads: false,
+    lockDurationMs: undefined, stalledIntervalMs: undefined, concurrency: DEFAULT_CONCURRENCY, shutdownTimeoutMs: DEFAULT_SHUTDOWN_TIMEOUT_MS
+  })
+  const set = readGroup(SETTING_GROUPS.observability, { ANVIL_METRICS_PATH: 'off', ANVIL_LOG_PAYLOADS: 'true', ANVIL_TRACING: 'otlp' }, {})
+  t.same(set, { metricsPath: false, metricsPort: undefined, tracing: 'otlp', logPayloads: true }, 'mapped by the row\'s `to`')
+  t.match(loadWorkerConfig({ WORKER_CONCURRENCY: '3', ANVIL_LOCK_DURATION_MS: '900' }), { concurrency: 3, lockDurationMs: 900, logLevel: 'info', metricsPath: '/metrics' }, 'as the loaders give it')
+  t.equal(SETTINGS.concurrency.default, String(DEFAULT_CONCURRENCY), '--help shows the fallback')
 })
 
 t.test('ANVIL_TRUST_PROXY: true, false, a hop count or networks; anything else one line', async (t) => {

@@ -5,27 +5,20 @@ import type { SourceOptions } from '../../src/inbound/ingress-options.js'
 import type { PortalLimits } from '../../src/portal/portal-limits.js'
 import type { GroupCommitOptions, JournalOptions } from '../../src/journal/journal-options.js'
 import type { Retention } from '../../src/queue/queue-settings.js'
-import type { LogLevel, TracingMode, WorkerRole } from './settings.js'
+import type { Loaded, WorkerRole } from './settings.js'
+import type { SETTING_GROUPS } from './options.js'
 
-export interface CommonConfig {
-  /** Undefined when neither REDIS_URL nor --redis-url is set: `dev` probes, the others use the default URL. */
-  redisUrl?: string
-  queueName?: string
-  prefix?: string
-  logLevel: LogLevel
-}
+/**
+ * The groups read whole are typed by their rows (cli/config/settings.ts `Loaded`): a setting added to the table
+ * and its group is in the configuration, typed, with nothing else to write.
+ */
+type Group<G extends keyof typeof SETTING_GROUPS> = Loaded<(typeof SETTING_GROUPS)[G][number]>
 
-/** For the long-running commands (serve, worker, dev). */
-export interface ObservabilityConfig {
-  /** Where Prometheus metrics are served; false (`off`) for nowhere. */
-  metricsPath: string | false
-  /** A separate port for metrics; undefined serves them on the main port. */
-  metricsPort?: number
-  /** Log payload bodies (`ANVIL_LOG_PAYLOADS=true`); redacted by default. */
-  logPayloads: boolean
-  /** `otlp`: OpenTelemetry spans over OTLP/HTTP (cli/tracing.ts); `off` (default) loads nothing of it. */
-  tracing: TracingMode
-}
+/** `redisUrl` is undefined when neither REDIS_URL nor --redis-url is set: `dev` probes, the others use the default URL. */
+export type CommonConfig = Group<'shared'>
+
+/** For the long-running commands (serve, worker, dev): where metrics are served (false: nowhere), logs, tracing. */
+export type ObservabilityConfig = Group<'observability'>
 
 /** Unset optional fields fall back to the core's defaults (src/shared/constants.ts), so they live in one place. */
 export interface IngressConfig {
@@ -48,9 +41,7 @@ export interface IngressConfig {
   idempotency?: IdempotencyStrategy
 }
 
-export interface WorkerConfig {
-  concurrency: number
-  shutdownTimeoutMs: number
+export type WorkerConfig = Group<'worker'> & {
   /** The event journal: on when ANVIL_DATABASE_URL is set. */
   journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number, groupCommit?: GroupCommitOptions }
   /** ANVIL_CONSOLE_URL: the console's address, for the links of operational events (with a database). */
@@ -69,10 +60,7 @@ export function journalOptionsOf (journal: NonNullable<WorkerConfig['journal']>)
  * `anvil worker`: how soon a job whose worker died or was forced to stop is taken back (its lock expires
  * after lockDurationMs; a check every stalledIntervalMs finds it). Undefined keeps BullMQ's 30 s each.
  */
-export interface StallConfig {
-  lockDurationMs?: number
-  stalledIntervalMs?: number
-}
+export type StallConfig = Group<'stall'>
 
 /**
  * How long finished jobs and dead letters stay in Redis: only what was set (the core fills in

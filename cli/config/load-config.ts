@@ -3,11 +3,11 @@
  * is in cli/config/settings.ts), and a bad value becomes one INVALID_CONFIG error. Framework-free, so it
  * can be tested without starting anything.
  */
-import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../../src/shared/constants.js'
+import { DEFAULT_RETENTION } from '../../src/shared/constants.js'
 import {
-  DEFAULT_DEV_HOST, DEFAULT_LOG_LEVEL, DEFAULT_METRICS_PATH, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SERVE_HOST, DEV_SECRET, METRICS_OFF,
-  SETTINGS, nameOf, read, type Env, type Flags
+  DEFAULT_DEV_HOST, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SERVE_HOST, DEV_SECRET, SETTINGS, nameOf, read, readGroup, type Env, type Flags
 } from './settings.js'
+import { SETTING_GROUPS } from './options.js'
 import { errors } from '../../src/shared/errors.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
@@ -42,24 +42,9 @@ function readSecret (env: Env, allowShort: boolean): string | undefined {
   return secret
 }
 
-export function common (env: Env, flags: Flags): CommonConfig {
-  return {
-    redisUrl: read(SETTINGS.redisUrl, env, flags),
-    queueName: read(SETTINGS.queueName, env, flags),
-    prefix: read(SETTINGS.prefix, env, flags),
-    logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL
-  }
-}
+export const common = (env: Env, flags: Flags): CommonConfig => readGroup(SETTING_GROUPS.shared, env, flags)
 
-function observability (env: Env, flags: Flags): ObservabilityConfig {
-  const metricsPath = read(SETTINGS.metricsPath, env, flags) ?? DEFAULT_METRICS_PATH
-  return {
-    metricsPath: metricsPath === METRICS_OFF ? false : metricsPath,
-    metricsPort: read(SETTINGS.metricsPort, env, flags),
-    logPayloads: read(SETTINGS.logPayloads, env, flags) === 'true',
-    tracing: read(SETTINGS.tracing, env, flags) ?? 'off'
-  }
-}
+const observability = (env: Env, flags: Flags): ObservabilityConfig => readGroup(SETTING_GROUPS.observability, env, flags)
 
 /** The sources file, when one is named; it replaces the single-source settings, so they may not be set too. */
 function sourcesFile (env: Env, flags: Flags, allowShort: boolean, use: SourcesUse = 'all'): SourceOptions[] | undefined {
@@ -100,8 +85,7 @@ function worker (env: Env, flags: Flags): WorkerConfig {
     ...(groupCommit === undefined ? {} : { groupCommit })
   }
   return {
-    concurrency: read(SETTINGS.concurrency, env, flags) ?? DEFAULT_CONCURRENCY,
-    shutdownTimeoutMs: read(SETTINGS.shutdownTimeoutMs, env, flags) ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
+    ...readGroup(SETTING_GROUPS.worker, env, flags),
     // Without a database there is no journal, and its retention has nothing to delete.
     journal: databaseUrl === undefined ? undefined : { databaseUrl, ...journal },
     ...optional('consoleUrl', read(SETTINGS.consoleUrl, env, flags))
@@ -181,8 +165,7 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
   return {
     ...common(env, flags),
     ...worker(env, flags),
-    lockDurationMs: read(SETTINGS.lockDurationMs, env, flags),
-    stalledIntervalMs: read(SETTINGS.stalledIntervalMs, env, flags),
+    ...readGroup(SETTING_GROUPS.stall, env, flags),
     ...retention(env, flags, DEAD_LETTER_RETENTION),
     ...observability(env, flags),
     host: read(SETTINGS.host, env, flags) ?? DEFAULT_SERVE_HOST,

@@ -4,7 +4,7 @@
  */
 import { DEFAULT_ADMIN_PREFIX } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
-import { DEFAULT_LOG_LEVEL, SETTINGS, nameOf, read, type Env, type Flags, type LogLevel } from './settings.js'
+import { SETTINGS, nameOf, read, valueOf, type Env, type Flags, type LogLevel } from './settings.js'
 import { common, type CommonConfig } from './load-config.js'
 
 /** `anvil migrate`, and every command that uses PostgreSQL: the database is required there. */
@@ -18,7 +18,7 @@ export function loadMigrateConfig (env: Env, flags: Flags = {}): DatabaseConfig 
   if (databaseUrl === undefined) {
     throw new errors.INVALID_CONFIG(`${SETTINGS.databaseUrl.env} (or ${SETTINGS.databaseUrl.flag}) is required: the PostgreSQL URL, e.g. postgres://user@host:5432/db`)
   }
-  return { databaseUrl, dbSchema: read(SETTINGS.dbSchema, env, flags), logLevel: read(SETTINGS.logLevel, env, flags) ?? DEFAULT_LOG_LEVEL }
+  return { databaseUrl, dbSchema: read(SETTINGS.dbSchema, env, flags), logLevel: valueOf(SETTINGS.logLevel, env, flags) }
 }
 
 /** `anvil replay`: by id or --all on the dead letters, or --filter through the journal's settings. */

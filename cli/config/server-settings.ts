@@ -37,7 +37,7 @@ export const SERVER_SETTINGS = {
     breaks: (prefix) => new RegExp(PREFIX_PATTERN).test(prefix) ? undefined : `must be a key prefix ${PREFIX_RULE}`
   }),
   logLevel: define({
-    env: 'LOG_LEVEL', key: 'logLevel', flag: '--log-level', value: '<level>', default: DEFAULT_LOG_LEVEL,
+    env: 'LOG_LEVEL', key: 'logLevel', flag: '--log-level', value: '<level>', fallback: DEFAULT_LOG_LEVEL,
     description: LOG_LEVELS.join(', '), expected: `one of ${LOG_LEVELS.join(', ')}`,
     schema: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)))
   }),
@@ -91,9 +91,11 @@ export const SERVER_SETTINGS = {
     schema: Type.String({ pattern: "^(signature|payload|header:[A-Za-z0-9!#$%&'*+.^_`|~-]+|body:[^\\s.]+(\\.[^\\s.]+)*)$" })
   }),
   metricsPath: define({
-    env: 'ANVIL_METRICS_PATH', key: 'metricsPath', flag: '--metrics-path', value: '<path>', default: DEFAULT_METRICS_PATH,
+    env: 'ANVIL_METRICS_PATH', key: 'metricsPath', flag: '--metrics-path', value: '<path>', fallback: DEFAULT_METRICS_PATH,
     description: `Prometheus metrics route, or ${METRICS_OFF}`, expected: `a URL path starting with "/", or "${METRICS_OFF}"`,
-    schema: Type.String({ pattern: `^(${METRICS_OFF}|/\\S*)$` })
+    schema: Type.String({ pattern: `^(${METRICS_OFF}|/\\S*)$` }),
+    // false: served nowhere.
+    to: (path: string): string | false => path === METRICS_OFF ? false : path
   }),
   metricsPort: define({
     env: 'ANVIL_METRICS_PORT', key: 'metricsPort', flag: '--metrics-port', value: '<port>',
@@ -112,12 +114,12 @@ export const SERVER_SETTINGS = {
     }
   }),
   logPayloads: define({
-    env: 'ANVIL_LOG_PAYLOADS', key: 'logPayloads', flag: '--log-payloads', value: '<bool>', default: 'false',
+    env: 'ANVIL_LOG_PAYLOADS', key: 'logPayloads', flag: '--log-payloads', value: '<bool>', fallback: false,
     description: 'true: log payloads instead of redacting them', expected: 'true or false',
-    schema: Type.Union([Type.Literal('true'), Type.Literal('false')])
+    schema: Type.Union([Type.Literal('true'), Type.Literal('false')]), to: (flag: string): boolean => flag === 'true'
   }),
   tracing: define({
-    env: 'ANVIL_TRACING', key: 'tracing', flag: '--tracing', value: '<mode>', default: 'off',
+    env: 'ANVIL_TRACING', key: 'tracing', flag: '--tracing', value: '<mode>', fallback: 'off',
     description: 'off, or otlp: OpenTelemetry spans to OTEL_EXPORTER_OTLP_ENDPOINT', expected: TRACING_MODES.join(' or '),
     schema: Type.Union(TRACING_MODES.map((mode) => Type.Literal(mode)))
   }),

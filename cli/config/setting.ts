@@ -14,7 +14,7 @@ export type Env = Record<string, string | undefined>
 /** Flag values as commander hands them over: strings, keyed by the camel-cased flag name. */
 export type Flags = Record<string, unknown>
 
-export interface Setting<S extends TSchema> {
+export interface Setting<S extends TSchema, T = Static<S>, F extends T | undefined = T | undefined> {
   /** The environment variable, if the setting has one. */
   env?: string
   /** The commander key (camel case), the flag as typed, and its value's name in `--help`; no flag for a secret. */
@@ -36,13 +36,27 @@ export interface Setting<S extends TSchema> {
   /** How the raw value is quoted back in a message (a URL may hold a password). */
   show?: (raw: string) => string
   schema: S
+  /** What the configuration holds for the value read (`'true'` → true). @defaultValue the value as read */
+  to?: (value: Static<S>) => T
+  /** The configuration's value when the setting is unset; `--help` shows it as the default unless `default` says otherwise. */
+  fallback?: F
 }
 
-export function define<S extends TSchema> (
-  setting: Omit<Setting<S>, 'check' | 'parse'> & { parse?: (raw: string) => unknown }
-): Setting<S> {
-  return { parse: (raw) => raw, ...setting, check: compileCheck(setting.schema) }
+type SettingInput<S extends TSchema, T> = Omit<Setting<S, T>, 'check' | 'parse' | 'fallback'> & { parse?: (raw: string) => unknown }
+
+/**
+ * A row of the table: the one place a setting is stated. Its value's type in a command's configuration is
+ * derived from it (`Value`: the schema's, or what `to` maps it to; never undefined with a `fallback`).
+ */
+export function define<S extends TSchema, T = Static<S>> (setting: SettingInput<S, T> & { fallback: NoInfer<T> }): Setting<S, T, T>
+export function define<S extends TSchema, T = Static<S>> (setting: SettingInput<S, T> & { fallback?: undefined }): Setting<S, T, undefined>
+export function define<S extends TSchema, T> (setting: SettingInput<S, T> & { fallback?: T }): Setting<S, T, T | undefined> {
+  const shown = setting.default ?? (setting.fallback === undefined ? undefined : String(setting.fallback))
+  return { parse: (raw) => raw, ...setting, ...(shown === undefined ? {} : { default: shown }), check: compileCheck(setting.schema) }
 }
+
+/** What a setting gives a command's configuration. */
+export type Value<X> = X extends Setting<infer _S, infer T, infer F> ? ([F] extends [undefined] ? T | undefined : T) : never
 
 /** Digits stay numbers for TypeBox to judge; anything else stays a string, which fails an Integer check. */
 export function toInteger (raw: string): unknown {
@@ -75,12 +89,12 @@ function quote (text: string): string {
 }
 
 /** How a message names a setting: by its flag when the flag was given, else by its environment variable. */
-export function nameOf<S extends TSchema> (setting: Setting<S>, flags: Flags): string {
+export function nameOf<S extends TSchema, T, F extends T | undefined> (setting: Setting<S, T, F>, flags: Flags): string {
   return (typeof flags[setting.key] === 'string' ? setting.flag : undefined) ?? setting.env ?? setting.flag ?? setting.key
 }
 
 /** A setting's value, from its flag, else its environment variable (empty counts as unset), else undefined. */
-export function read<S extends TSchema> (setting: Setting<S>, env: Env, flags: Flags): Static<S> | undefined {
+export function read<S extends TSchema, T, F extends T | undefined> (setting: Setting<S, T, F>, env: Env, flags: Flags): Static<S> | undefined {
   const flagged = setting.flag === undefined ? undefined : flags[setting.key]
   const fromFlag = typeof flagged === 'string'
   const envValue = setting.env === undefined ? undefined : env[setting.env]
@@ -90,4 +104,11 @@ export function read<S extends TSchema> (setting: Setting<S>, env: Env, flags: F
   const problem = setting.check(value) === undefined ? setting.breaks?.(value as Static<S>) : `must be ${setting.expected}`
   if (problem !== undefined) throw new errors.INVALID_CONFIG(`${nameOf(setting, flags)} ${problem} (got ${quote(setting.show?.(raw) ?? raw)})`)
   return value as Static<S>
+}
+
+/** A setting as the configuration holds it: read, mapped by `to`, else its `fallback`. */
+export function valueOf<S extends TSchema, T, F extends T | undefined> (setting: Setting<S, T, F>, env: Env, flags: Flags): Value<Setting<S, T, F>> {
+  const value = read(setting, env, flags)
+  if (value === undefined) return setting.fallback as Value<Setting<S, T, F>>
+  return (setting.to === undefined ? value : setting.to(value)) as Value<Setting<S, T, F>>
 }

@@ -5,7 +5,7 @@ import { journalOptionsOf, type CommonConfig, type RetentionConfig, type StallCo
 
 /** Everything but the logger, which each command brings (its own, or the app's through the plugin). */
 export function workerOptions (
-  config: CommonConfig & WorkerConfig & RetentionConfig & StallConfig, redis: string, telemetry: Telemetry | undefined
+  config: CommonConfig & WorkerConfig & RetentionConfig & Partial<StallConfig>, redis: string, telemetry: Telemetry | undefined
 ): Omit<WorkerOptions, 'logger'> {
   return {
     redis,

@@ -19,12 +19,12 @@ function retentionSetting (
 
 export const WORKER_SETTINGS = {
   concurrency: define({
-    env: 'WORKER_CONCURRENCY', key: 'concurrency', flag: '--concurrency', value: '<n>', default: String(DEFAULT_CONCURRENCY),
+    env: 'WORKER_CONCURRENCY', key: 'concurrency', flag: '--concurrency', value: '<n>', fallback: DEFAULT_CONCURRENCY,
     description: 'jobs processed at once', ...whole(workerSettings.concurrency)
   }),
   shutdownTimeoutMs: define({
     env: 'ANVIL_SHUTDOWN_TIMEOUT_MS', key: 'shutdownTimeoutMs', flag: '--shutdown-timeout-ms', value: '<ms>',
-    default: String(DEFAULT_SHUTDOWN_TIMEOUT_MS), description: 'how long shutdown waits for active jobs',
+    fallback: DEFAULT_SHUTDOWN_TIMEOUT_MS, description: 'how long shutdown waits for active jobs',
     ...whole(workerSettings.shutdownTimeoutMs, 'milliseconds')
   }),
   // BullMQ's stalled-job detection (worker only); unset keeps BullMQ's defaults.

@@ -2,6 +2,7 @@
 // its session cookie, and the CSRF token on anything that changes state; the portal sends its token as Bearer,
 // and no cookie (so it needs no CSRF token). Both call only the documented API.
 import type { Features } from '../../plugins/admin/session-state'
+import { familyOf } from '../../plugins/admin/route-families'
 
 export type { Page } from '../../src/paging/page-type'
 
@@ -28,6 +29,13 @@ export function serves (feature: keyof Features): boolean {
   return features?.[feature] !== false
 }
 
+/** A route of a family the server does not have: never asked for (it would only answer 404). */
+export class NotServed extends Error {
+  constructor (readonly feature: keyof Features) {
+    super(`not configured on this server: ${feature}`)
+  }
+}
+
 const listeners = new Set<() => void>()
 
 /** The portal's token: sent as `Authorization: Bearer`, with no cookie. */
@@ -46,6 +54,8 @@ export function onLoggedOut (listener: () => void): () => void {
 }
 
 export async function api<T = unknown> (method: string, path: string, body?: unknown): Promise<T> {
+  const family = familyOf(path)
+  if (family !== undefined && !serves(family)) throw new NotServed(family)
   const headers: Record<string, string> = {}
   if (body !== undefined) headers['content-type'] = 'application/json'
   if (bearer !== null) headers.authorization = `Bearer ${bearer}`

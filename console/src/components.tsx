@@ -5,7 +5,7 @@ import type { Loaded } from './use-api'
 
 /** What a page says when its feature has no routes on this server. */
 export const FEATURES = {
-  journal: 'The event journal is not configured on this server: give anvil serve and anvil worker ANVIL_DATABASE_URL (and run anvil migrate) to record events.',
+  journal: 'The event journal\'s routes are not served here: anvil serve always has them; an app of your own passes journalAdminRoutes to anvilAdmin\'s routes (docs/journal.md).',
   outbound: 'Outgoing webhooks are not configured on this server: give anvil serve and anvil worker ANVIL_DATABASE_URL (and run anvil migrate) to manage endpoints.'
 } as const
 

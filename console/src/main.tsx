@@ -1,22 +1,30 @@
 import { render } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { api, onLoggedOut, setCsrf, setFeatures } from './api'
-import type { SessionState } from '../../plugins/admin/session-state'
+import { api, onLoggedOut, serves, setCsrf, setFeatures } from './api'
+import type { Features, SessionState } from '../../plugins/admin/session-state'
 import { href, useRoute, type Route } from './router'
 import { Login } from './pages/login'
 import { Overview } from './pages/overview'
 import { Events } from './pages/events'
 import { EventPage } from './pages/event'
 import { DeadLetters } from './pages/dead-letters'
-import { Endpoints } from './pages/endpoints'
+import { Endpoints, OperationalEndpoints } from './pages/endpoints'
 import { Deliveries } from './pages/deliveries'
 import { UndeliveredPage } from './pages/undelivered'
 import { MessagePage } from './pages/message'
 import { EndpointPage } from './pages/endpoint-page'
 import { EventTypesPage } from './pages/event-types'
+
 import './style.css'
 
-const NAV = [['/', 'Overview'], ['/events', 'Events'], ['/dead-letters', 'Dead letters'], ['/endpoints', 'Endpoints'], ['/deliveries', 'Deliveries'], ['/undelivered', 'Undelivered'], ['/event-types', 'Event types']] as const
+type Feature = keyof Features
+
+/** The sections, each shown only when the server has its feature (the overview says what it lacks). */
+const NAV: ReadonlyArray<readonly [string, string, Feature?]> = [
+  ['/', 'Overview'], ['/events', 'Events', 'journal'], ['/dead-letters', 'Dead letters', 'journal'], ['/endpoints', 'Endpoints', 'outbound'],
+  ['/operational-endpoints', 'Operational', 'outbound'], ['/deliveries', 'Deliveries', 'outbound'], ['/undelivered', 'Undelivered', 'outbound'],
+  ['/event-types', 'Event types', 'outbound']
+]
 
 function Page ({ route }: { route: Route }) {
   const event = /^\/events\/(.+)$/.exec(route.path)
@@ -29,6 +37,7 @@ function Page ({ route }: { route: Route }) {
     case '/events': return <Events route={route} />
     case '/dead-letters': return <DeadLetters route={route} />
     case '/endpoints': return <Endpoints route={route} />
+    case '/operational-endpoints': return <OperationalEndpoints />
     case '/deliveries': return <Deliveries route={route} />
     case '/undelivered': return <UndeliveredPage />
     case '/event-types': return <EventTypesPage />
@@ -62,7 +71,8 @@ function App () {
         <a class='skip' href='#main'>Skip to content</a>
         <strong class='brand'>Anvil</strong>
         <nav aria-label='Sections'>
-          {NAV.map(([path, label]) => <a key={path} href={href(path)} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
+          {NAV.filter(([, , feature]) => feature === undefined || serves(feature)).map(([path, label]) =>
+            <a key={path} href={href(path)} aria-current={section === path ? 'page' : undefined}>{label}</a>)}
         </nav>
         <button type='button' onClick={() => logout('/session')}>Log out</button>
         <button type='button' onClick={() => logout('/sessions')}>Log out everywhere</button>

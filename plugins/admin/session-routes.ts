@@ -4,6 +4,7 @@ import { errors, WRONG_ADMIN_TOKEN } from '../../src/shared/errors.js'
 import { tokenMatcher } from '../../src/signing/crypto.js'
 import type { SessionKeys } from './session.js'
 import { SessionAnswerSchema, SessionStateSchema, type Features } from './session-state.js'
+import { ROUTE_FAMILIES } from './route-families.js'
 /** The window failed logins are counted in, from a client's first failure. */
 export const LOGIN_WINDOW_MS = 60_000
 
@@ -25,8 +26,8 @@ const STATE_PATH = '/session/state'
 /** The route families registered beside the probe, under the admin prefix it is served at. */
 function featuresOf (admin: FastifyInstance, request: FastifyRequest): Features {
   const base = (request.routeOptions.url ?? STATE_PATH).slice(0, -STATE_PATH.length)
-  const has = (path: string): boolean => admin.hasRoute({ method: 'GET', url: base + path })
-  return { journal: has('/events'), outbound: has('/endpoints') }
+  const has = (method: 'GET' | 'POST', path: string): boolean => admin.hasRoute({ method, url: base + path })
+  return { journal: has('GET', ROUTE_FAMILIES.journal[0]), outbound: has('GET', ROUTE_FAMILIES.outbound[0]), portal: has('POST', ROUTE_FAMILIES.portal[0]) }
 }
 
 export function sessionRoutes (token: string, sessions: SessionKeys, cookiePath: string, failedLoginsPerMinute: number) {

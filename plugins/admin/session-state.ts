@@ -9,10 +9,12 @@ export type SessionAnswer = Static<typeof SessionAnswerSchema>
 
 /** Which route families this admin API serves; the console says "not configured" for the others. */
 export const FeaturesSchema = Type.Object({
-  /** The journal's routes (`/events`, `/stats`, `/dead-letters`). */
+  /** The journal's routes (`/events`, `/stats`, `/dead-letters`): route-families.ts lists each family's. */
   journal: Type.Boolean(),
-  /** The outgoing webhooks' routes (`/endpoints`, `/deliveries`, `/messages`). */
-  outbound: Type.Boolean()
+  /** The outgoing webhooks' routes (`/endpoints`, `/deliveries`, `/messages`, …). */
+  outbound: Type.Boolean(),
+  /** Portal links (`POST /portal/tokens`). */
+  portal: Type.Boolean()
 })
 export type Features = Static<typeof FeaturesSchema>
 

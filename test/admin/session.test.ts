@@ -117,13 +117,13 @@ t.test('the probe tells a session, and only a session, which route families the 
   const app = await adminApp()
   t.notOk('features' in (await app.inject({ url: '/admin/session/state' })).json(), 'logged out: nothing of the set-up')
   const { cookie } = await login(app)
-  t.same((await app.inject({ url: '/admin/session/state', headers: { cookie } })).json().features, { journal: false, outbound: false })
+  t.same((await app.inject({ url: '/admin/session/state', headers: { cookie } })).json().features, { journal: false, outbound: false, portal: false })
   const journal = Fastify()
   t.teardown(async () => await journal.close())
   await journal.register(anvilAdmin, { token: TOKEN, prefix: '/ops', routes: [async (admin) => { admin.get('/events', async () => ({ items: [], next: null })) }] })
   const res = await journal.inject({ method: 'POST', url: '/ops/session', payload: { token: TOKEN } })
   const opened = String(res.headers['set-cookie']).split(';')[0] as string
-  t.same((await journal.inject({ url: '/ops/session/state', headers: { cookie: opened } })).json().features, { journal: true, outbound: false }, 'under any prefix')
+  t.same((await journal.inject({ url: '/ops/session/state', headers: { cookie: opened } })).json().features, { journal: true, outbound: false, portal: false }, 'under any prefix')
 })
 
 t.test('log out everywhere: DELETE /admin/sessions ends every session, on every replica sharing Redis', async (t) => {

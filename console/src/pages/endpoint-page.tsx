@@ -2,11 +2,12 @@ import type { FunctionComponent } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { api, query, type Page } from '../api'
 import { ErrorNote, Field, Id, Loading, Url, plural } from '../components'
-import { href } from '../router'
+import { href, navigate } from '../router'
 import { useCanWrite, useScope } from '../scope'
 import { REFRESH_MS, useApi } from '../use-api'
 import { useEventTypes, type EventTypeItem } from '../catalog'
-import { EventTypePicker } from './event-type-picker'
+import { EventTypePicker, aboutTenant } from './event-type-picker'
+import { PortalLink } from './portal-link'
 import { DeliveryTable, type Delivery } from './delivery-table'
 import { EndpointOverview } from './endpoint-overview'
 import { SecretSection } from './endpoint-secret'
@@ -24,6 +25,8 @@ export interface SectionProps {
   onSent: () => void
   /** Bumped on each refresh of the attempts. */
   version: number
+  /** An operator's operational endpoint: it takes Anvil's operational events only. */
+  operational: boolean
 }
 
 /** A section's own feedback, beside the control that acted. */
@@ -39,8 +42,9 @@ function useAction () {
   return { run, busy, feedback }
 }
 
-function Subscriptions ({ endpoint, catalog, onChanged }: SectionProps) {
+function Subscriptions ({ endpoint, catalog, onChanged, operational }: SectionProps) {
   const canWrite = useCanWrite()
+  const scope = useScope()
   const [picked, setPicked] = useState(endpoint.eventTypes)
   const { run, busy, feedback } = useAction()
   const save = (e: Event): void => {
@@ -54,7 +58,8 @@ function Subscriptions ({ endpoint, catalog, onChanged }: SectionProps) {
         ? <p data-testid='types'>{endpoint.eventTypes.length === 0 ? 'Every event type.' : endpoint.eventTypes.join(', ')}</p>
         : (
           <form aria-label='Subscriptions' onSubmit={save}>
-            <EventTypePicker catalog={catalog} value={picked} onChange={setPicked} legend='Event types this endpoint receives' />
+            <EventTypePicker catalog={catalog} value={picked} onChange={setPicked} legend='Event types this endpoint receives'
+              operational={operational} about={aboutTenant(scope, endpoint.tenant)} />
             <div class='actions'><button type='submit' disabled={busy}>Save subscriptions</button>{feedback}</div>
           </form>
           )}
@@ -136,9 +141,25 @@ export const ENDPOINT_SECTIONS: Array<{ key: string, Section: FunctionComponent<
   { key: 'recover', Section: Recover, write: true }
 ]
 
+/** Removes an operational endpoint, after a confirmation; then back to their list. */
+function RemoveOperational ({ endpoint }: { endpoint: Endpoint }) {
+  const [confirming, setConfirming] = useState(false)
+  const { run, busy, feedback } = useAction()
+  if (!confirming) return <button type='button' onClick={() => setConfirming(true)}>Remove…</button>
+  return (
+    <span role='group' aria-label='Confirm removing this endpoint' class='actions'>
+      <span>Remove this operational endpoint? It receives nothing more.</span>
+      <button type='button' class='primary' disabled={busy} onClick={() => run(async () => await api('DELETE', `/operational-endpoints/${encodeURIComponent(endpoint.id)}`),
+        () => { navigate('/operational-endpoints'); return 'Removed' })}>Remove</button>
+      <button type='button' onClick={() => setConfirming(false)}>Cancel</button>
+      {feedback}
+    </span>
+  )
+}
+
 /** Enable or disable, and (for an operator) the tenant: the endpoint's settings, each with its feedback. */
-function Settings ({ endpoint, onChanged }: { endpoint: Endpoint, onChanged: () => void }) {
-  const operator = useScope() === 'operator'
+function Settings ({ endpoint, onChanged, operational }: { endpoint: Endpoint, onChanged: () => void, operational: boolean }) {
+  const operator = useScope() === 'operator' && !operational
   const canWrite = useCanWrite()
   const [tenant, setTenant] = useState(endpoint.tenant ?? '')
   const toggle = useAction()
@@ -150,6 +171,7 @@ function Settings ({ endpoint, onChanged }: { endpoint: Endpoint, onChanged: () 
       <button type='button' disabled={toggle.busy} onClick={() => toggle.run(async () => await api('PATCH', path, { enabled: !endpoint.enabled }),
         () => { onChanged(); return endpoint.enabled ? 'Disabled: nothing is sent to it' : 'Enabled' })}>{endpoint.enabled ? 'Disable' : 'Enable'}</button>
       {toggle.feedback}
+      {operational && <RemoveOperational endpoint={endpoint} />}
       {operator && (
         <form class='inline' aria-label='Tenant' onSubmit={(e) => {
           e.preventDefault()
@@ -170,9 +192,12 @@ const WATCH_ROUNDS = 40
 export function EndpointPage ({ id }: { id: string }) {
   const canWrite = useCanWrite()
   const operator = useScope() === 'operator'
-  const list = operator ? '/endpoints' : '/'
   const endpoint = useApi<Endpoint>(`/endpoints/${encodeURIComponent(id)}`)
+  // The API's endpoint does not say whether it is operational: their list does (an operator's only).
+  const operationals = useApi<Page<{ id: string }>>(operator ? '/operational-endpoints?limit=200' : null)
+  const operational = operationals.data?.items.some((o) => o.id === id) === true
   const catalog = useEventTypes()
+  const list = operational ? '/operational-endpoints' : operator ? '/endpoints' : '/'
   const [version, setVersion] = useState(0)
   const [watching, setWatching] = useState(0)
   // After a send, the attempts and the overview are read again for a while (a busy worker may take its time), and
@@ -185,7 +210,7 @@ export function EndpointPage ({ id }: { id: string }) {
   }, [watching])
   return (
     <>
-      <p><a href={href(list)}>← Endpoints</a></p>
+      <p><a href={href(list)}>← {operational ? 'Operational endpoints' : 'Endpoints'}</a></p>
       <Loading loaded={endpoint} feature='outbound'>{(e) => (
         <>
           <div class='title-row'>
@@ -193,15 +218,20 @@ export function EndpointPage ({ id }: { id: string }) {
             <StateBadge endpoint={e} />
           </div>
           {e.description !== '' && <p>{e.description}</p>}
-          <p class='meta'><Id value={e.id} />{operator && <> · tenant <span data-testid='tenant'><TenantLink tenant={e.tenant} /></span></>}{!e.enabled && <> · disabled: {e.disabledReason ?? 'by hand'}</>}</p>
-          <Settings endpoint={e} onChanged={endpoint.reload} />
-          {/* The sections start from the catalog (the picker, the test event's type and sample): they wait for it. */}
-          {catalog.data === undefined && catalog.error === undefined
+          <p class='meta'>
+            <Id value={e.id} />{operational ? ' · operational: Anvil\'s own events, of every tenant' : operator && <> · tenant <span data-testid='tenant'><TenantLink tenant={e.tenant} /></span></>}
+            {!e.enabled && <> · disabled: {e.disabledReason ?? 'by hand'}</>}
+          </p>
+          <Settings endpoint={e} onChanged={endpoint.reload} operational={operational} />
+          {operator && e.tenant !== null && <PortalLink key={e.tenant} tenant={e.tenant} />}
+          {/* The sections start from the catalog (the picker, the test event's type and sample) and the kind of endpoint: they wait for both. */}
+          {(catalog.data === undefined && catalog.error === undefined) || operationals.loading
             ? <p aria-busy='true'>Loading…</p>
             : (
               <div class='sections'>
                 {ENDPOINT_SECTIONS.filter((s) => canWrite || s.write !== true).map(({ key, Section }) => (
-                  <Section key={key} endpoint={e} catalog={catalog.data?.items ?? []} onChanged={endpoint.reload} onSent={onSent} version={version} />
+                  <Section key={key} endpoint={e} catalog={operational ? [] : catalog.data?.items ?? []} onChanged={endpoint.reload} onSent={onSent}
+                    version={version} operational={operational} />
                 ))}
               </div>
               )}
