@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
+import { createDeliveryWorker, type DeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { createOutbound, outboundInternals, type Outbound } from '../src/outbox/outbound.js'
 import type { OutboundSchedules } from './config/load-config.js'
 import type { Lifecycle } from './lifecycle.js'
@@ -25,7 +25,7 @@ export interface OutboundConfig extends OutboundSchedules {
  * The service is returned for the metrics (the outbox gauges read it); `start` begins dispatching and delivering,
  * once the caller has claimed the outbound queue (cli/deployment.ts).
  */
-export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecycle): { outbound: Outbound, start: () => void } {
+export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecycle): { outbound: Outbound, delivery: DeliveryWorker, start: () => void } {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
   // On the jobs this process's dispatcher makes, which carry it to whichever delivery worker takes them.
   const schedule = config.outboundRetrySchedule === undefined ? {} : { retrySchedule: config.outboundRetrySchedule }
@@ -56,5 +56,5 @@ export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecy
       .then(() => log.info({ queue: queue.name }, 'anvil worker: dispatching and delivering outgoing webhooks'))
       .catch((err: Error) => log.error({ err: err.message }, 'anvil worker: the outgoing side did not start'))
   }
-  return { outbound, start }
+  return { outbound, delivery, start }
 }

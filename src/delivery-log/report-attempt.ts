@@ -9,7 +9,7 @@ import type pg from 'pg'
 import type { AttemptReport, DeliveryAttempt, ResumedJob } from '../delivery/delivery-job.js'
 import * as sql from '../sql/endpoints.js'
 import type { EndpointOutcome, EndpointRow } from '../sql/endpoints.js'
-import { consoleLink, endpointEvent, publishOperational, type OperationalEvent } from '../endpoints/operational-events.js'
+import { consoleLink, endpointEvent, operationalId, publishOperational, type OperationalEvent } from '../endpoints/operational-events.js'
 
 const iso = (date: Date | null): string | null => date === null ? null : date.toISOString()
 
@@ -28,22 +28,29 @@ export async function reportAttempt (
   }
   if (report.exhausted && !attempt.success) {
     await publishOperational(client, schema, exhaustedEvent(consoleUrl, { messageId, endpointId, tenant: row.tenant, eventType: report.eventType, attempts: attempt.attempt },
-      { httpStatus: last.httpStatus, errorClass: last.errorClass, error: attempt.errorMessage ?? null }))
+      { httpStatus: last.httpStatus, errorClass: last.errorClass, error: attempt.errorMessage ?? null }, report.jobId))
   }
 }
 
-/** A job whose last attempt stalled (its worker died mid-delivery): `message.exhausted`, with the endpoint's tenant. */
-export async function reportStalledOut (client: pg.ClientBase, schema: string, consoleUrl: string | undefined, job: ResumedJob, eventType: string): Promise<void> {
+/**
+ * A job whose last attempt stalled (its worker died mid-delivery), or that BullMQ failed for its stalls: `message.exhausted`,
+ * with the endpoint's tenant; `last`, when the attempt had logged its outcome before the stall.
+ */
+export async function reportStalledOut (
+  client: pg.ClientBase, schema: string, consoleUrl: string | undefined, job: ResumedJob, eventType: string, last?: { httpStatus: number | null, errorClass: string | null }
+): Promise<void> {
   const { rows } = await client.query<EndpointRow>(sql.byId(schema), [job.endpointId])
   await publishOperational(client, schema, exhaustedEvent(consoleUrl, { messageId: job.messageId, endpointId: job.endpointId, tenant: rows[0]?.tenant ?? null, eventType, attempts: job.attempt },
-    { httpStatus: null, errorClass: 'stalled', error: 'the worker stopped during this attempt' }))
+    last === undefined ? { httpStatus: null, errorClass: 'stalled', error: 'the worker stopped during this attempt' } : { ...last, error: null }, job.jobId))
 }
 
+/** Its id is its job's: whichever run reports a job's exhaustion, and however often, it is one message. */
 function exhaustedEvent (
   consoleUrl: string | undefined, what: { messageId: string, endpointId: string, tenant: string | null, eventType: string, attempts: number },
-  lastAttempt: { httpStatus: number | null, errorClass: string | null, error: string | null }
+  lastAttempt: { httpStatus: number | null, errorClass: string | null, error: string | null }, jobId: string | undefined
 ): OperationalEvent {
   return {
+    ...(jobId === undefined ? {} : { id: operationalId('exhausted', jobId) }),
     type: 'message.exhausted',
     tenant: what.tenant,
     data: { ...what, lastAttempt, link: consoleLink(consoleUrl, `/messages/${encodeURIComponent(what.messageId)}`) }

@@ -84,6 +84,16 @@ export async function runAttempt (job: Job<OutboundJobData>, token: string | und
       deps.log.info({ jobId: job.id, endpointId }, 'anvil delivery: delivered since by another job (a hand retry or recover); not sent again')
       return
     }
+    if (resumed.decided !== undefined) {
+      // The attempt had logged its outcome when its worker stopped: that outcome counts, and nothing is sent again.
+      const { httpStatus, errorClass } = resumed.decided
+      deps.log.warn({ jobId: job.id, endpointId, attempt: job.attemptsMade + 1 }, 'anvil delivery: the last run stopped after logging its outcome; that outcome counts')
+      if (httpStatus === 410) {
+        await disable(deps, endpointId, 'the endpoint answered 410 Gone', data.operational === true)
+        throw new UnrecoverableError('HTTP 410: the endpoint is gone and was disabled')
+      }
+      throw new DeliveryFailure(`${errorClass ?? 'failed'}: logged before the worker stopped`)
+    }
     if (resumed.stalled) {
       deps.log.warn({ jobId: job.id, endpointId, attempt: job.attemptsMade + 1 }, 'anvil delivery: the last run stalled; counted as a failed attempt')
       publishOutbound('delivered', () => ({ endpointId, eventType: data.eventType, outcome: 'stalled', durationMs: 0 }))
@@ -150,7 +160,7 @@ export async function runAttempt (job: Job<OutboundJobData>, token: string | und
   }
   const operational = data.operational === true
   const exhausted = !result.success && result.httpStatus !== 410 && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
-  const recorded = await recordOutcome(job, token, deps, result, deliveryId, loggedHeaders(sent), { eventType: data.eventType, operational, circuitOpened, exhausted })
+  const recorded = await recordOutcome(job, token, deps, result, deliveryId, loggedHeaders(sent), { eventType: data.eventType, operational, circuitOpened, exhausted, jobId: job.id as string })
   return await decide(job, deps, result, recorded)
 }
 
