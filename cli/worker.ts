@@ -8,7 +8,7 @@ import { errors } from '../src/shared/errors.js'
 import { createForwarder } from '../src/forward/create-forwarder.js'
 import anvilHealth from '../plugins/health.js'
 import { loadHandler } from './handler-module.js'
-import { startOutgoing } from './outbound-worker.js'
+import { startOutbound } from './outbound-worker.js'
 import type { Outbound } from '../src/outbox/outbound.js'
 import { Lifecycle } from './lifecycle.js'
 import { bindQueues, type Binding } from './deployment.js'
@@ -59,7 +59,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     const tracing = await setUpTracing(config, 'anvil-worker', log, life)
     const sending = config.databaseUrl === undefined || config.role === 'inbound'
       ? undefined
-      : startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+      : startOutbound({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
     const outgoing = sending?.outbound
     // With a database, the queues this process consumes are claimed for its deployment before any job is taken.
     const binding: Binding = {

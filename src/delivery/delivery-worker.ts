@@ -21,7 +21,7 @@ import {
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, scheduleOf } from './delivery-schedule.js'
 import { MAX_RETRIES } from '../shared/schemas.js'
 import { createGuardedDispatcher } from '../send/guarded-dispatcher.js'
-import { attemptOf, deliverJob, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
+import { attemptOf, runAttempt, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface DeliveryWorker {
@@ -81,12 +81,12 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
 
   const queueName = options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME
   const worker = new Worker<OutboundJobData>(queueName,
-    async (job: Job<OutboundJobData>, token?: string) => await deliverJob(job, token, deps), {
+    async (job: Job<OutboundJobData>, token?: string) => await runAttempt(job, token, deps), {
       connection: connection.client,
       prefix,
       autorun: false,
       concurrency,
-      // A stall is a failed attempt of its own (deliverJob counts it), so a job may stall as often as any job may be tried.
+      // A stall is a failed attempt of its own (runAttempt counts it), so a job may stall as often as any job may be tried.
       maxStalledCount: MAX_RETRIES + 1,
       ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
       ...(options.stalledIntervalMs === undefined ? {} : { stalledInterval: options.stalledIntervalMs }),

@@ -13,7 +13,7 @@ import type { EndpointGate } from './endpoint-gate.js'
 import type { EndpointRateLimit } from './endpoint-rate-limit.js'
 import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
 import type { EndpointDisabledEvent } from './delivery-options.js'
-import { publishOutbound } from './delivery-channels.js'
+import { publishOutbound } from './outbound-channels.js'
 import { endpointUrlProblem } from '../endpoints/endpoint-url.js'
 import { sendWebhook, type SendOptions, type SendResult } from '../send/send-webhook.js'
 import { signatureHeaders } from '../send/sign-outbound.js'
@@ -64,7 +64,7 @@ export function attemptOf (job: Job<OutboundJobData>): AttemptStart {
   return { messageId, endpointId, jobId: job.id as string, attempt: job.attemptsMade + 1, payloadSha256: sha256Hex(body) }
 }
 
-export async function deliverJob (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<void> {
+export async function runAttempt (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<void> {
   const data = job.data
   const { endpointId } = data
   const { store } = deps

@@ -11,11 +11,12 @@ import { join } from 'node:path'
 import { deliveryJobOptions } from '../../src/delivery/delivery-schedule.js'
 import { outboundJobId } from '../../src/delivery/delivery-job.js'
 import { ROOT, startCli } from '../helpers/cli.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { outboundFixture } from '../helpers/outbound.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -55,14 +56,14 @@ t.test('a delivery worker 10 min ahead takes no job, not even a delayed one due 
   await worker.log('anvil worker: dispatching and delivering outgoing webhooks')
   t.same(await ready(), { status: 503, body: { status: 'not ready', redis: 'up', worker: 'stopped' } }, 'not ready while its clock is off')
   t.equal(await delayed.getState(), 'delayed', 'the retry due in a minute was not promoted')
-  await waitFor('the fresh message to be fanned out', async () => await outboundInternals(outbound).queue.getJobState(outboundJobId(now, endpoint.id)) === 'waiting', 30_000)
+  await eventually('the fresh message to be fanned out', async () => await outboundInternals(outbound).queue.getJobState(outboundJobId(now, endpoint.id)) === 'waiting', 30_000)
   t.equal(receiver.received.length, 0, 'nothing was sent')
 
   // The host's clock is set right: the next check finds it, and the worker takes jobs again.
   writeFileSync(offsetFile, '0')
   worker.child.kill('SIGWINCH')
   await worker.log(BACK)
-  await waitFor('ready again', async () => (await ready()).status === 200, 30_000)
+  await eventually('ready again', async () => (await ready()).status === 200, 30_000)
   await receiver.waitFor(1)
   t.same(receiver.received.map((one) => one.headers['webhook-id']), [now], 'the fresh message went out')
   t.equal(await delayed.getState(), 'delayed', 'the retry still waits for its minute')

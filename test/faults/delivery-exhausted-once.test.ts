@@ -12,10 +12,11 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Queue } from 'bullmq'
-import { waitFor } from '../helpers/chain.js'
+
 import { outboundFixture } from '../helpers/outbound.js'
 import { startScript, type Script } from '../fixtures/script.js'
 import { STOPPED_BEFORE_POST, STOPPED_MID_POST } from '../../src/delivery-log/delivery-store.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -58,7 +59,7 @@ t.test('delivery workers SIGKILLed after commits: one message.exhausted per pair
     script.log('fixture delivery worker: started').then(() => up.add(script), () => {})
   }
   for (let i = 0; i < 2; i++) spawn()
-  await waitFor('the workers to start', () => up.size === 2, 30_000)
+  await eventually('the workers to start', () => up.size === 2, 30_000)
   await outbound.dispatcher.start()
   const messageIds: string[] = []
   for (let i = 0; i < MESSAGES; i++) messageIds.push((await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'down' })).messageId)
@@ -70,7 +71,7 @@ t.test('delivery workers SIGKILLed after commits: one message.exhausted per pair
   let kills = 0
   while (!await ended() && kills < 25) {
     await sleep(700 + Math.floor(Math.random() * 1300))
-    await waitFor('a worker up', () => up.size > 0, 30_000)
+    await eventually('a worker up', () => up.size > 0, 30_000)
     const victim = [...up][Math.floor(Math.random() * up.size)] as Script
     up.delete(victim)
     process.kill(victim.pid, 'SIGKILL')
@@ -78,9 +79,9 @@ t.test('delivery workers SIGKILLed after commits: one message.exhausted per pair
     await victim.exited
     spawn()
   }
-  await waitFor('every pair to fail for good', ended, 60_000)
+  await eventually('every pair to fail for good', ended, 60_000)
   // Each pair ends with one (its last attempt's row, or its stall's): wait for as many as there are pairs.
-  await waitFor('the operational events to be written', async () =>
+  await eventually('the operational events to be written', async () =>
     (await db.query("SELECT 1 FROM anvil.outbox WHERE type = 'message.exhausted'")).length >= MESSAGES, 30_000).catch(() => {})
 
   const rows = await db.query<Row>('SELECT message_id, attempt, status, http_status, error_class, error FROM anvil.deliveries WHERE message_id = ANY($1) ORDER BY id', [messageIds])

@@ -13,9 +13,10 @@ import { dispatchWindowSeconds } from '../../src/outbox/delivery-job-options.js'
 import { DEFAULT_DISPATCH_LEASE_MS, DEFAULT_DISPATCH_RETRY } from '../../src/outbox/outbound-options.js'
 import { errors } from '../../src/shared/errors.js'
 import { outboundFixture } from '../helpers/outbound.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -57,7 +58,7 @@ t.test('options at the bound: 100 messages × 3 endpoints fanned out twice are d
   for (let i = 0; i < 3; i++) await outbound.endpoints.create({ url: `${receiver.url}/ep${i}`, tenant: 'dedupe' })
   for (let i = 0; i < 100; i++) await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'dedupe' })
   while (await outbound.dispatcher.dispatchOnce() > 0);
-  await waitFor('300 deliveries', () => receiver.received.length >= 300, 60_000)
+  await eventually('300 deliveries', () => receiver.received.length >= 300, 60_000)
   // A dispatcher that died after its fan-out, before marking the messages: their lease ends, and another fans them out again.
   await db.query("UPDATE anvil.outbox SET status = 'pending', dispatched_at = NULL, next_attempt_at = now() WHERE tenant = 'dedupe'")
   let again = 0
@@ -69,7 +70,7 @@ t.test('options at the bound: 100 messages × 3 endpoints fanned out twice are d
     seen.set(key, (seen.get(key) ?? 0) + 1)
   }
   // A job the second fan-out added would wait, run, or end completed beside the first 300.
-  await waitFor('the queue to drain', async () => Object.values(await outboundInternals(outbound).queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed')).every((n) => n === 0))
+  await eventually('the queue to drain', async () => Object.values(await outboundInternals(outbound).queue.getJobCounts('waiting', 'active', 'prioritized', 'delayed')).every((n) => n === 0))
   t.same(await outboundInternals(outbound).queue.getJobCounts('completed', 'failed'), { completed: 300, failed: 0 }, 'the second fan-out added no job')
   t.equal(receiver.received.length, 300)
   t.equal([...seen.values()].filter((n) => n > 1).length, 0, 'no message reached an endpoint twice')

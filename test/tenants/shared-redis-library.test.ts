@@ -14,8 +14,9 @@ import { resolveIngressOptions } from '../../src/inbound/ingress-options.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const dbA = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
@@ -64,8 +65,8 @@ t.test('library deployments on one Redis and prefix: the second refuses at start
   t.teardown(async () => await ingress.close())
   for (let i = 0; i < 100; i++) await ingress.enqueue({ id: `evt_${i}`, type: 'test.ping' }, { eventId: `evt_${i}` })
 
-  await waitFor('A\'s 40 deliveries', async () => (await dbA.query("SELECT 1 FROM anvil.deliveries WHERE status = 'success'")).length === 40, 30_000)
-  await waitFor('A\'s 100 events handled', () => a.handled.length === 100, 30_000)
+  await eventually('A\'s 40 deliveries', async () => (await dbA.query("SELECT 1 FROM anvil.deliveries WHERE status = 'success'")).length === 40, 30_000)
+  await eventually('A\'s 100 events handled', () => a.handled.length === 100, 30_000)
   const delivered = receiver.received.filter((one) => one.url === '/a').map((one) => String(one.headers['webhook-id'])).sort()
   t.same(delivered, [...published].sort(), 'every one of A\'s messages reached A\'s endpoint')
   t.same(await dbB.query('SELECT message_id FROM anvil.deliveries'), [], 'B\'s log holds none of them')
