@@ -3,6 +3,7 @@ import { dispatchDelay } from '../../src/outbox/dispatcher.js'
 import { DEFAULT_DISPATCH_RETRY } from '../../src/outbox/outbound-options.js'
 import { outboundFixture } from '../helpers/outbound.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
+import { resolveSchedule } from '../../src/delivery/delivery-schedule.js'
 import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
@@ -32,7 +33,9 @@ t.test('fan-out: one job per subscribed, enabled endpoint of the tenant, with th
     eventType: 'order.paid',
     url: 'https://b.example/hook',
     body: JSON.stringify({ id: messageId, type: 'order.paid', timestamp: row?.created_at.toISOString(), data: { amount: 5 } }),
-    scheme: 'stripe'
+    scheme: 'stripe',
+    // The publisher's retry schedule (the default here) rides with the job, so whichever worker takes it retries on it.
+    retry: [...resolveSchedule()]
   })
   t.notMatch(JSON.stringify(job?.data), /whsec_/)
   t.notMatch(String(job?.id), /:/)
