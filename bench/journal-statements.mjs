@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { migrate } from '../dist/src/db/migrate.js'
-import * as effects from '../dist/src/sql/webhook_effects.js'
-import { record, recordChecked, recordValues } from '../dist/src/sql/webhook_event_outcome.js'
+import * as effects from '../dist/src/sql/webhook-effects.js'
+import { record, recordChecked, recordValues } from '../dist/src/sql/webhook-event-outcome.js'
 import { outcomeRow } from '../dist/src/journal/journal-writer.js'
 import { benchArgs, benchDatabase, emitSection, showSpread, spread } from './lib.mjs'
 

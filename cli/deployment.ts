@@ -10,7 +10,7 @@ import type { Logger } from 'pino'
 import { openDatabase } from '../src/db/database.js'
 import { requireMigrated } from '../src/db/require-migrated.js'
 import { newId } from '../src/outbox/ids.js'
-import { claimQueues, deploymentIdOf } from '../src/queue/deployment.js'
+import { claimOrRefuse, claimQueues, deploymentIdOf, foreignQueue } from '../src/queue/deployment.js'
 import { connect, disconnect, redactUrl } from '../src/redis/connect.js'
 import { DEFAULT_PREFIX } from '../src/shared/constants.js'
 import { errors } from '../src/shared/errors.js'
@@ -61,22 +61,21 @@ async function claimOnce (binding: Binding): Promise<string> {
   const database = binding.database === undefined ? undefined : openDatabase(binding.database.url, { schema: binding.database.schema, max: 1 })
   const redis = connect(binding.redisUrl, 'control')
   try {
-    let deployment: string
-    let adopt: string[] = []
+    const redisLabel = redactUrl(binding.redisUrl)
     if (database !== undefined) {
       await requireMigrated(database)
-      deployment = await deploymentIdOf(database)
-      if (binding.projectDir !== undefined) adopt = takeOverProject(binding.projectDir, deployment)
-    } else {
-      deployment = projectId(binding.projectDir as string)
+      const deployment = await deploymentIdOf(database)
+      const adopt = binding.projectDir === undefined ? [] : takeOverProject(binding.projectDir, deployment)
+      await claimOrRefuse(redis.client, {
+        prefix, queues: binding.queues, deployment, redisLabel, adopt,
+        fix: 'give each deployment its own ANVIL_PREFIX, or set ANVIL_DATABASE_URL to the database that owns it'
+      })
+      return deployment
     }
-    const foreign = await claimQueues(redis.client, { prefix, queues: binding.queues, deployment, adopt })
+    const deployment = projectId(binding.projectDir as string)
+    const foreign = await claimQueues(redis.client, { prefix, queues: binding.queues, deployment })
     if (foreign === undefined) return deployment
-    const fix = database !== undefined
-      ? 'give each deployment its own ANVIL_PREFIX, or set ANVIL_DATABASE_URL to the database that owns it'
-      : 'give each project its own ANVIL_PREFIX, or its own Redis (REDIS_URL)'
-    const ours = `not to this ${database !== undefined ? 'database' : 'project'}'s (${deployment}): none of its jobs is taken here; ${fix}`
-    throw new errors.FOREIGN_QUEUE(`${foreign.queue} on ${redactUrl(binding.redisUrl)}`, foreign.owner, ours)
+    throw foreignQueue(foreign, redisLabel, `not to this project's (${deployment}): none of its jobs is taken here; give each project its own ANVIL_PREFIX, or its own Redis (REDIS_URL)`)
   } finally {
     await disconnect(redis)
     await database?.close()

@@ -11,7 +11,7 @@ import { redactUrl, redisUrlProblem } from '../src/redis/connect.js'
 import type { WebhookHandler } from '../src/worker/worker.js'
 import { Lifecycle } from './lifecycle.js'
 import { migrate } from '../src/db/migrate.js'
-import { startOutgoing } from './outbound-worker.js'
+import { startOutbound } from './outbound-worker.js'
 import { bindQueues } from './deployment.js'
 import { DEFAULT_OUTBOUND_QUEUE_NAME } from '../src/delivery/delivery-job.js'
 import { loadHandler } from './handler-module.js'
@@ -125,7 +125,7 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
       if (config.outboundAllowNets === undefined) {
         log.info({ allowNets: outboundAllowNets }, 'anvil dev: outgoing webhooks may reach loopback, for receivers on this machine (ANVIL_OUTBOUND_ALLOW_NETS sets otherwise)')
       }
-      const sending = startOutgoing({ ...config, outboundAllowNets, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+      const sending = startOutbound({ ...config, outboundAllowNets, databaseUrl: config.databaseUrl, redisUrl }, log, life)
       app.decorate('anvilOutbound', sending.outbound)
       sending.start()
     }

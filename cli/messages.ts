@@ -1,12 +1,12 @@
 /**
- * `anvil messages resend`: outbox messages that ended failed, sent again (src/resend/message-resend.ts), by id
+ * `anvil messages resend`: outbox messages that ended failed, sent again (src/resend/), by id
  * or by --filter, through the admin API (--url, ANVIL_ADMIN_TOKEN) or straight to PostgreSQL and Redis.
  */
 import type { MessagesCliConfig } from './config/load-database-config.js'
 import { adminCall } from './admin-client.js'
 import { parseFilterFlags } from './events.js'
-import { OUTBOX_MAX_PAGE } from '../src/paging/outbox-page.js'
-import type { MessageResend, ResendFilter, ResendPage } from '../src/resend/message-resend.js'
+import { OUTBOUND_MAX_PAGE } from '../src/paging/outbound-page-size.js'
+import type { MessageResend, ResendFilter, ResendPage } from '../src/resend/resender.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { patientlyFor } from './redis-patience.js'
 
@@ -69,7 +69,7 @@ export async function resendMessages (config: MessagesCliConfig, target: { id: s
       let left = config.limit ?? Infinity
       let cursor: string | undefined
       do {
-        const page = await resender.page(filter, { dryRun, limit: Math.min(left, OUTBOX_MAX_PAGE), ...(cursor === undefined ? {} : { cursor }) })
+        const page = await resender.page(filter, { dryRun, limit: Math.min(left, OUTBOUND_MAX_PAGE), ...(cursor === undefined ? {} : { cursor }) })
         page.items.forEach(print)
         left -= page.items.length
         cursor = page.next ?? undefined

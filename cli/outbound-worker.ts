@@ -1,10 +1,10 @@
 import type { Logger } from 'pino'
-import { createDeliveryWorker } from '../src/delivery/delivery-worker.js'
+import { createDeliveryWorker, type DeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { createOutbound, outboundInternals, type Outbound } from '../src/outbox/outbound.js'
-import type { OutgoingSchedules } from './config/load-config.js'
+import type { OutboundSchedules } from './config/load-config.js'
 import type { Lifecycle } from './lifecycle.js'
 
-export interface OutgoingConfig extends OutgoingSchedules {
+export interface OutboundConfig extends OutboundSchedules {
   databaseUrl: string
   dbSchema?: string
   redisUrl: string
@@ -27,7 +27,7 @@ export interface OutgoingConfig extends OutgoingSchedules {
  * The service is returned for the metrics (the outbox gauges read it); `start` begins dispatching and delivering,
  * once the caller has claimed the outbound queue (cli/deployment.ts).
  */
-export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecycle): { outbound: Outbound, start: () => void } {
+export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecycle): { outbound: Outbound, delivery: DeliveryWorker, start: () => void } {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
   // On the jobs this process's dispatcher makes, which carry it to whichever delivery worker takes them.
   const schedule = config.outboundRetrySchedule === undefined ? {} : { retrySchedule: config.outboundRetrySchedule }
@@ -59,5 +59,5 @@ export function startOutgoing (config: OutgoingConfig, log: Logger, life: Lifecy
       .then(() => log.info({ queue: queue.name }, 'anvil worker: dispatching and delivering outgoing webhooks'))
       .catch((err: Error) => log.error({ err: err.message }, 'anvil worker: the outgoing side did not start'))
   }
-  return { outbound, start }
+  return { outbound, delivery, start }
 }

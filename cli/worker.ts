@@ -3,12 +3,12 @@ import type { WorkerCommandConfig } from './config/load-config.js'
 import { workerOptions } from './config/worker-options.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
 import { patientlyFor } from './redis-patience.js'
-import { createWorker, type AnvilWorker, type WebhookHandler } from '../src/worker/worker.js'
+import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { errors } from '../src/shared/errors.js'
 import { createForwarder } from '../src/forward/create-forwarder.js'
 import anvilHealth from '../plugins/health.js'
 import { loadHandler } from './handler-module.js'
-import { startOutgoing } from './outbound-worker.js'
+import { startOutbound } from './outbound-worker.js'
 import type { Outbound } from '../src/outbox/outbound.js'
 import { Lifecycle } from './lifecycle.js'
 import { bindQueues, type Binding } from './deployment.js'
@@ -59,7 +59,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     const tracing = await setUpTracing(config, 'anvil-worker', log, life)
     const sending = config.databaseUrl === undefined || config.role === 'inbound'
       ? undefined
-      : startOutgoing({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+      : startOutbound({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
     const outgoing = sending?.outbound
     // With a database, the queues this process consumes are claimed for its deployment before any job is taken.
     const binding: Binding = {
@@ -73,11 +73,14 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
       sending?.start()
       return true
     }
-    if (handler === undefined) return await serveProbes(config, redisUrl, log, life, outgoing, bound)
+    if (handler === undefined) return await serveProbes(config, redisUrl, log, life, outgoing, bound, sending?.delivery)
     const worker = createWorker(handler, { ...workerOptions(config, redisUrl, tracing?.telemetry), logger: throttleRepeats(log) })
     if (closeForwarder !== undefined) life.add('forwarder', closeForwarder)
+    // Ready while each worker of the process takes jobs (a host clock off from Redis's stops both).
+    const delivery = sending?.delivery
+    const workers = delivery === undefined ? worker : { get running () { return worker.running && delivery.running } }
     // Closed in reverse: the worker first (active jobs get the grace period) while probes still answer.
-    const app = await startProbes(config, redisUrl, log, life, outgoing, worker)
+    const app = await startProbes(config, redisUrl, log, life, outgoing, workers)
     // Never connected: no job is active, so there is nothing to wait for (BullMQ's close would wait for Redis).
     let started = false
     life.add('worker', async () => {
@@ -108,7 +111,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
  * closed by `life`. The metrics plugin reads the outbox gauges from `anvilOutbound`.
  */
 async function startProbes (
-  config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle, outgoing: Outbound | undefined, worker?: AnvilWorker
+  config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle, outgoing: Outbound | undefined, worker?: { readonly running: boolean }
 ): Promise<ReturnType<typeof createApp>> {
   const app = createApp(log)
   if (outgoing !== undefined) app.decorate('anvilOutbound', outgoing)
@@ -123,11 +126,12 @@ async function startProbes (
   return app
 }
 
-/** The outgoing-only worker: health (Redis) and metrics, no inbound queue. */
+/** The outgoing-only worker: health (Redis, and the delivery worker taking jobs) and metrics, no inbound queue. */
 async function serveProbes (
-  config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle, outgoing: Outbound | undefined, bound: () => Promise<boolean>
+  config: WorkerCommandConfig, redisUrl: string, log: ReturnType<typeof createLogger>, life: Lifecycle, outgoing: Outbound | undefined, bound: () => Promise<boolean>,
+  delivery?: { readonly running: boolean }
 ): Promise<void> {
-  const app = await startProbes(config, redisUrl, log, life, outgoing)
+  const app = await startProbes(config, redisUrl, log, life, outgoing, delivery)
   const port = await listen(app, config.host, config.port)
   log.info({ host: config.host, port }, 'anvil worker: health and metrics listening')
   if (!await bound()) return

@@ -85,3 +85,13 @@ t.test(`no folder of src/ holds more than ${MAX_FILES_PER_FOLDER} files`, async 
   t.ok(folders.length > 10, `${folders.length} folders read`)
   t.same(crowded, [])
 })
+
+/** Folders with one entry: the rest of the folder is theirs, and nothing outside imports it. */
+const ENTRIES: Record<string, string> = { 'src/resend/': 'src/resend/resender.ts' }
+
+t.test('a folder with one entry is imported through it alone', async (t) => {
+  const around = Object.entries(ENTRIES).flatMap(([folder, entry]) => [...imports]
+    .filter(([file]) => !file.startsWith(folder))
+    .flatMap(([file, { relative: targets }]) => targets.filter((target) => target.startsWith(folder) && target !== entry).map((target) => `${file} → ${target}`)))
+  t.same(around, [], `import ${Object.values(ENTRIES).join(', ')} instead`)
+})

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream'
 import { ROOT } from './helpers/root.js'
 import { TestRedis } from './helpers/redis.js'
 import { beforeAll } from './helpers/before-all.js'
-import { waitFor } from './helpers/chain.js'
+
 import Fastify from 'fastify'
 import { UnrecoverableError } from 'bullmq'
 import anvil from '../plugins/ingress.js'
@@ -33,7 +33,7 @@ import { DEFAULT_TOLERANCE_SECONDS, PROVIDER_NAMES, PUBLIC_KEY_PROVIDERS, SIGNAT
 import { generateKeyPair } from '../src/testing/generate-key-pair.js'
 import { createLogger } from '../cli/logging.js'
 import { DEFAULT_PAGE_SIZE, pageSize, toPage } from '../src/paging/page.js'
-import { OUTBOX_MAX_PAGE, outboxPageSize } from '../src/paging/outbox-page.js'
+import { OUTBOUND_MAX_PAGE, outboundPageSize } from '../src/paging/outbound-page-size.js'
 import { JOURNAL_MAX_PAGE, journalPageSize } from '../src/event-log/event-queries.js'
 import { PageQuery } from '../plugins/admin/outbound-schemas.js'
 import { parseDuration } from '../src/time/duration.js'
@@ -49,6 +49,7 @@ import { DeliveryRowSchema } from '../src/sql/deliveries.js'
 import { OutboxRowSchema } from '../src/sql/outbox.js'
 import { EndpointSchema, EndpointShape } from '../src/endpoints/endpoint-schemas.js'
 import { DeliveryDetailSchema, DeliverySchema, DeliveryShape, MessageSchema, MessageShape, toDeliveryDetail } from '../src/delivery-log/delivery-schemas.js'
+import { eventually } from './helpers/eventually.js'
 
 /** Every TypeScript file of the core, the plugins and the CLI, with its text. */
 // The behavioural checks below start the workers, the replayer and the event log on a Redis of this file's own.
@@ -192,12 +193,12 @@ t.test('one paging rule: the outbound lists and the event lists size and cut the
   const defining = SOURCES.filter(({ text }) => /DEFAULT_PAGE_SIZE\s*=|rows\.slice\(0, limit\)|\?\? DEFAULT_PAGE_SIZE/.test(text)).map(({ file }) => file)
   t.same(defining, ['src/paging/page.ts'], 'only the paging helper picks a default size or cuts the extra row')
   for (const limit of [undefined, -1, 0, 1, 2, DEFAULT_PAGE_SIZE, 199, 200, 201, 499, 500, 501, 10_000]) {
-    t.equal(outboxPageSize(limit), pageSize(limit, OUTBOX_MAX_PAGE), `outbound: ${String(limit)}`)
+    t.equal(outboundPageSize(limit), pageSize(limit, OUTBOUND_MAX_PAGE), `outbound: ${String(limit)}`)
     t.equal(journalPageSize(limit), pageSize(limit, JOURNAL_MAX_PAGE), `events: ${String(limit)}`)
-    if (limit === undefined || limit <= OUTBOX_MAX_PAGE) t.equal(outboxPageSize(limit), journalPageSize(limit), `below both bounds they agree: ${String(limit)}`)
+    if (limit === undefined || limit <= OUTBOUND_MAX_PAGE) t.equal(outboundPageSize(limit), journalPageSize(limit), `below both bounds they agree: ${String(limit)}`)
   }
   t.equal(pageSize(undefined, 10), 10, 'the default never passes the bound')
-  t.equal(PageQuery.limit.maximum, OUTBOX_MAX_PAGE, 'the outbound routes take the outbound bound')
+  t.equal(PageQuery.limit.maximum, OUTBOUND_MAX_PAGE, 'the outbound routes take the outbound bound')
   t.same(toPage([1, 2, 3], 2, (n) => [n], String), { items: ['1', '2'], next: Buffer.from('[2]').toString('base64url') })
   t.same(toPage([1, 2], 2, (n) => [n], String), { items: ['1', '2'], next: null })
 })
@@ -255,7 +256,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const answered = (row: { properties: object }, left: string[], rename: Record<string, string> = {}): string[] =>
     Object.keys(row.properties).filter((column) => !left.includes(column)).map((column) => rename[column] ?? camel(column)).sort()
   t.same(Object.keys(EndpointSchema.properties).sort(), answered(EndpointRowSchema, ['operational', 'circuit_opened_at']), 'an endpoint: all but its operational bookkeeping')
-  t.same(Object.keys(DeliveryDetailSchema.properties).sort(), [...answered(DeliveryRowSchema, ['job_id', 'resolved']), 'deliveredLater', 'trigger'].sort(),
+  t.same(Object.keys(DeliveryDetailSchema.properties).sort(), [...answered(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls']), 'deliveredLater', 'trigger'].sort(),
     'a delivery: all but the worker\'s bookkeeping, which it answers as what made it and whether it was delivered later')
   t.same(Object.keys(DeliverySchema.properties).sort(), Object.keys(DeliveryDetailSchema.properties).filter((key) => !key.endsWith('Headers')).sort(),
     'in a list, without its headers')
@@ -282,7 +283,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const delivery = {
     id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,
     error: null, response_head: 'ok', request_headers: { 'webhook-id': 'msg_1' }, response_headers: null, payload_sha256: 'ab', created_at: at,
-    job_id: 'j', resolved: true
+    job_id: 'j', resolved: true, job_stalls: 1
   }
   t.ok(Value.Check(DeliveryRowSchema, delivery), 'the sample is a row')
   t.same(DeliveryShape.from(delivery), {
@@ -334,10 +335,10 @@ t.test('one rule for where the ingress\'s queue is: the worker, replay and the e
   await worker.start()
   await app.anvil.enqueue({ n: 1 }, { eventId: 'evt_rules_once' })
   let letters: Awaited<ReturnType<typeof log.deadLetters>> = { items: [], next: null }
-  await waitFor('the event log lists the worker\'s dead letter', async () => (letters = await log.deadLetters()).items.length === 1)
+  await eventually('the event log lists the worker\'s dead letter', async () => (letters = await log.deadLetters()).items.length === 1)
   const letter = (letters.items[0] as { id: string }).id
   t.equal((await replayer.replayDeadLetter(letter)).replayedNow, true, 'the replayer finds it')
-  await waitFor('the worker runs the replay', () => runs.length === 2)
+  await eventually('the worker runs the replay', () => runs.length === 2)
   t.same(runs, ['enqueued', letter], 'on the queue the worker reads')
 })
 

@@ -58,6 +58,12 @@ t.test(`test files lie in their area's folder: at most ${MAX_TOP} at the top of 
   t.same(tests.filter((file) => file.split('/').length > 2 && !AREAS.includes(file.split('/')[1] ?? '')), [], `the areas: ${AREAS.join(', ')}`)
 })
 
+t.test('one wait on a state: eventually(what, check, ms) of test/helpers/eventually.ts, and no other polling helper', async (t) => {
+  const others = files.filter((file) => file !== join('test', 'helpers', 'eventually.ts'))
+    .filter((file) => /\b(function|const)\s+(waitFor|eventually|waitUntil|until|poll)\b/.test(readFileSync(join(ROOT, file), 'utf8')))
+  t.same(others, [], 'import { eventually } from test/helpers/eventually.ts instead')
+})
+
 t.test('the check sees a top-level await, and lets one inside a function, and await import(), be', async (t) => {
   t.equal(topLevelAwaits('probe.ts', 'const redis = await TestRedis.start()').length, 1)
   t.equal(topLevelAwaits('probe.ts', 'for await (const line of lines) {}').length, 1)

@@ -87,7 +87,7 @@ export interface AdminConfig {
 }
 
 /** The outgoing side's schedules; undefined: the core's defaults. */
-export interface OutgoingSchedules {
+export interface OutboundSchedules {
   /** ANVIL_OUTBOX_MAX_ATTEMPTS */
   outboxMaxAttempts?: number
   /** ANVIL_OUTBOX_RETRY_BASE_MS */
@@ -101,7 +101,7 @@ export type ServeConfig = CommonConfig & IngressConfig & RetentionConfig & Obser
   allowShortSecrets?: boolean
 }
 /** The worker serves health and metrics on HOST:PORT, so a probe can reach it. */
-export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & OutgoingSchedules & {
+export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & RetentionConfig & ObservabilityConfig & OutboundSchedules & {
   host: string
   port: number
   /** ANVIL_WORKER_ROLE: which side this process runs; `all` runs whichever is configured. */
@@ -117,7 +117,7 @@ export type WorkerCommandConfig = CommonConfig & WorkerConfig & StallConfig & Re
   dbSchema?: string
   outboundRetentionDays?: number
 }
-export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & OutgoingSchedules & {
+export type DevConfig = CommonConfig & IngressConfig & WorkerConfig & RetentionConfig & ObservabilityConfig & OutboundSchedules & {
   secret: string
   /** With ANVIL_DATABASE_URL, dev migrates it and sends outgoing webhooks too. */
   databaseUrl?: string

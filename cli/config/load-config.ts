@@ -23,7 +23,7 @@ export {
 } from './settings.js'
 
 export * from './command-config.js'
-import type { CommonConfig, ObservabilityConfig, IngressConfig, WorkerConfig, RetentionConfig, AdminConfig, OutgoingSchedules, ServeConfig, WorkerCommandConfig, DevConfig } from './command-config.js'
+import type { CommonConfig, ObservabilityConfig, IngressConfig, WorkerConfig, RetentionConfig, AdminConfig, OutboundSchedules, ServeConfig, WorkerCommandConfig, DevConfig } from './command-config.js'
 
 function toStrategy (value: string): IdempotencyStrategy {
   if (value.startsWith('header:')) return { header: value.slice('header:'.length) }
@@ -180,12 +180,12 @@ export function loadWorkerConfig (env: Env, flags: Flags = {}): WorkerCommandCon
     ...optional('sources', sourcesFile(env, flags, read(SETTINGS.allowShortSecrets, env, flags) === 'true', 'forward')),
     ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags)),
     ...optional('forwardAllowNets', read(SETTINGS.forwardAllowNets, env, flags)),
-    ...outgoing(env, flags)
+    ...outboundConfig(env, flags)
   }
 }
 
 /** The database of the outgoing side (`worker`, `dev`); its schema and the outbox's retention only with it. */
-function outgoing (env: Env, flags: Flags): OutgoingSchedules & { databaseUrl?: string, dbSchema?: string, outboundRetentionDays?: number } {
+function outboundConfig (env: Env, flags: Flags): OutboundSchedules & { databaseUrl?: string, dbSchema?: string, outboundRetentionDays?: number } {
   const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
   // Read (so checked) either way, like the journal's: a bad value is refused before the database is added.
   const retentionDays = read(SETTINGS.outboundRetentionDays, env, flags)
@@ -213,7 +213,7 @@ export function loadDevConfig (env: Env, flags: Flags = {}): DevConfig {
     ...observability(env, flags),
     secret: secret ?? DEV_SECRET,
     devSecret: secret === undefined,
-    ...outgoing(env, flags),
+    ...outboundConfig(env, flags),
     ...optional('outboundAllowNets', read(SETTINGS.outboundAllowNets, env, flags))
   }
 }

@@ -3,13 +3,13 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { errors } from '../../src/shared/errors.js'
 import { isTimeInRange, TIME_RANGE_RULE } from '../../src/time/time-range.js'
-import { OUTBOX_MAX_PAGE } from '../../src/paging/outbox-page.js'
+import { OUTBOUND_MAX_PAGE } from '../../src/paging/outbound-page-size.js'
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
 
 export const PageQuery = {
   /** @defaultValue 50 */
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTBOX_MAX_PAGE })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: OUTBOUND_MAX_PAGE })),
   /** The `next` of the page before. */
   cursor: Type.Optional(Type.String({ maxLength: 500 }))
 }

@@ -14,8 +14,7 @@ import { createQueueSampler, SAMPLED_STATES, type QueueSample, type QueueSampler
 import { compileCheck, throwInvalid } from '../../src/shared/validate.js'
 import { clockSkewSeconds } from '../../src/redis/clock-skew.js'
 import { TalliedCounter, TalliedHistogram, type LabelsOf } from './metric-tally.js'
-import { instrumentOutbound } from './outbound-metrics.js'
-import { instrumentOutbox, watchOutbox } from './outbox-metrics.js'
+import { instrumentOutbound, watchOutbound } from './outbound-metrics.js'
 import { Type, type Static } from '@sinclair/typebox'
 import { Opaque } from '../../src/shared/schemas.js'
 
@@ -151,11 +150,9 @@ export function instrument (registry: Registry): () => void {
   ]
   for (const [name, handler] of handlers) subscribe(channels[name].name, handler as (message: unknown) => void)
   const stopOutbound = instrumentOutbound(registry)
-  const stopOutbox = instrumentOutbox(registry)
   return () => {
     for (const [name, handler] of handlers) unsubscribe(channels[name].name, handler as (message: unknown) => void)
     stopOutbound()
-    stopOutbox()
   }
 }
 
@@ -218,7 +215,7 @@ const anvilMetrics: FastifyPluginAsync<AnvilMetricsOptions> = async (app, option
   if (options.processMetrics ?? options.registry === undefined) collectDefaultMetrics({ register: registry, prefix: 'anvil_' })
   const sampler = samplerFor(app, options.queue)
   const stop = instrumentShared(registry, sampler)
-  const stopOutbox = app.hasDecorator('anvilOutbound') ? watchOutbox(registry, app.anvilOutbound.outboxStats) : undefined
+  const stopOutbox = app.hasDecorator('anvilOutbound') ? watchOutbound(registry, app.anvilOutbound.outboxStats) : undefined
   app.decorate('anvilMetrics', { registry })
   app.addHook('onClose', async () => {
     stop()

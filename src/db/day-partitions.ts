@@ -1,5 +1,5 @@
 /**
- * Keeps a table partitioned by day (src/sql/day_partitions.ts) small: the days ahead exist before rows come,
+ * Keeps a table partitioned by day (src/sql/day-partitions.ts) small: the days ahead exist before rows come,
  * and retention drops a day once all of it is past, instead of deleting rows. The clock is given, so a test
  * can run a month in a moment.
  */
@@ -8,7 +8,7 @@ import type { Database } from './database.js'
 import { inTransaction } from './database.js'
 import { inBatches, DEFAULT_DELETE_BATCH } from './batched-delete.js'
 import { qualify } from '../sql/qualify.js'
-import * as sql from '../sql/day_partitions.js'
+import * as sql from '../sql/day-partitions.js'
 
 /** A table partitioned by day: its name and its partition key's column. */
 export interface DayPartitioned { table: string, key: string }

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { errors } from '../shared/errors.js'
-import * as record from '../sql/schema_migrations.js'
+import * as record from '../sql/schema-migrations.js'
 import { inTransaction, isPool, openDatabase, type Database, type DatabaseInput, type DatabaseOptions } from './database.js'
 
 /** `0001_outbound.sql`: a four-digit version, then a name. Applied in version order, each once. */

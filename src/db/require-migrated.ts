@@ -1,6 +1,6 @@
 import type { AnvilLogger } from '../shared/logger.js'
 import { errors } from '../shared/errors.js'
-import * as record from '../sql/schema_migrations.js'
+import * as record from '../sql/schema-migrations.js'
 import type { Database } from './database.js'
 import { databaseErrorKind } from './database-errors.js'
 import { loadMigrations } from './migrate.js'

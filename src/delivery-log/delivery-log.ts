@@ -7,7 +7,7 @@ import * as outboxSql from '../sql/outbox.js'
 import type { OutboxRow } from '../sql/outbox.js'
 import { MessageShape, toDelivery, toDeliveryDetail, type Delivery, type MessageWithDeliveries, type Undelivered } from './delivery-schemas.js'
 import { toPage, type Page } from '../paging/page.js'
-import { outboxPageSize } from '../paging/outbox-page.js'
+import { outboundPageSize } from '../paging/outbound-page-size.js'
 
 export interface DeliveryQuery {
   endpoint?: string
@@ -45,7 +45,7 @@ export interface DeliveryLog {
 export function createDeliveryLog (db: Database): DeliveryLog {
   return {
     async list (query: DeliveryQuery = {}): Promise<Page<Delivery>> {
-      const limit = outboxPageSize(query.limit)
+      const limit = outboundPageSize(query.limit)
       const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ['number'])[0]
       const params = [query.endpoint ?? null, query.status ?? null, query.since ?? null, before ?? null, limit + 1]
       const { rows } = query.tenant === undefined
@@ -69,7 +69,7 @@ export function createDeliveryLog (db: Database): DeliveryLog {
     },
 
     async undelivered (query: UndeliveredQuery = {}): Promise<Page<Undelivered>> {
-      const limit = outboxPageSize(query.limit)
+      const limit = outboundPageSize(query.limit)
       const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ['number'])[0]
       const { rows } = await db.pool.query<{
         last_id: string, message_id: string, endpoint_id: string, type: string | null, attempts: number,

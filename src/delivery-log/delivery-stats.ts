@@ -1,12 +1,12 @@
 /**
- * Endpoints' outcomes over a time window (src/sql/delivery_stats.ts): the portal's endpoint list (each endpoint's
+ * Endpoints' outcomes over a time window (src/sql/delivery-stats.ts): the portal's endpoint list (each endpoint's
  * success rate and last attempt over a day) and an endpoint's overview (attempts by outcome over time, p50
  * latency). `started` attempts (in flight, or their outcome unknown) count in neither outcome.
  */
 import { Type, type Static } from '@sinclair/typebox'
 import type { Database } from '../db/database.js'
 import { Nullable } from '../shared/schemas.js'
-import * as sql from '../sql/delivery_stats.js'
+import * as sql from '../sql/delivery-stats.js'
 
 /** How far back the stats look. @defaultValue 24 (hours) */
 export const DEFAULT_STATS_HOURS = 24

@@ -1,9 +1,10 @@
 import { inTransaction, type Database } from '../db/database.js'
+import { deploymentIdOf } from '../queue/deployment.js'
 import { storableText } from '../db/storable-text.js'
 import * as sql from '../sql/deliveries.js'
 import * as endpointsSql from '../sql/endpoints.js'
 import type { EndpointOutcome } from '../sql/endpoints.js'
-import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, EndpointState, ResumedJob } from '../delivery/delivery-job.js'
+import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, EndpointState, ResumedAttempt, ResumedJob } from '../delivery/delivery-job.js'
 import { DEFAULT_RESPONSE_CAP_BYTES } from '../delivery/delivery-options.js'
 import type { OutboundScheme } from '../send/sign-outbound.js'
 import { endpointEvent, publishOperational } from '../endpoints/operational-events.js'
@@ -31,14 +32,18 @@ export interface DatabaseDeliveryStore extends DeliveryStore {
    */
   recordAttempt (attempt: DeliveryAttempt, report?: AttemptReport): Promise<RecordedAttempt>
   startAttempt (start: AttemptStart): Promise<string>
-  resumeAttempt (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }>
+  resumeAttempt (job: ResumedJob): Promise<ResumedAttempt>
   /** True when this call disabled it (false: already disabled, or gone); `endpoint.disabled` is written with it, unless `operational`. */
   disableEndpoint (endpointId: string, reason: string, operational?: boolean): Promise<boolean>
   /** Drops what the cache holds for an endpoint (after a rotation or an edit in this process). */
   forget (endpointId: string): void
+  deployment (): Promise<string>
 }
 
 export const DEFAULT_SECRET_CACHE_MS = 5000
+
+/** What a resumed job reads of its own rows. */
+interface JobRow { id: string, attempt: number, status: string, http_status: number | null, error_class: string | null, job_stalls: number | null }
 
 export interface DeliveryStoreOptions {
   /** How long a process reuses an endpoint's secrets before reading them again. @defaultValue 5000 */
@@ -132,23 +137,34 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
         return { deliveryId: String(inserted[0]?.id), failingSince: row?.failing_since ?? null, ...recovered }
       })
     },
-    async resumeAttempt (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }> {
+    async resumeAttempt (job: ResumedJob): Promise<ResumedAttempt> {
       return await inTransaction(db.pool, async (client) => {
-        const counted = await client.query<{ n: number }>(sql.countStalls(db.schema), [job.jobId])
+        const { rows } = await client.query<JobRow>(sql.ofJob(db.schema), [job.messageId, job.endpointId, job.jobId])
+        // Stalls a row accounts for: a stalled row one at least, and a row settled or written after a stall says how many.
+        const seen = Math.max(rows.filter((row) => row.error_class === 'stalled').length, ...rows.map((row) => row.job_stalls ?? 0))
+        // This attempt's outcome, if a run of it logged one before its worker stopped.
+        const decided = rows.filter((row) => row.attempt === job.attempt && row.status !== 'started').pop()
         // Attempts of this job left started are over: no run of it is left to complete them (a stall, or a lost write).
-        const settled = await client.query(sql.settleStarted(db.schema), [job.jobId, STOPPED_MID_POST])
-        const stalls = job.stalls - (counted.rows[0]?.n ?? 0)
-        // One row per stall: a stall before the POST left none.
-        const missing = stalls - (settled.rowCount ?? 0)
-        if (missing > 0) {
-          await client.query(sql.insertStalls(db.schema), [job.messageId, job.endpointId, job.jobId, job.attempt, STOPPED_BEFORE_POST, job.payloadSha256, missing])
+        const settled = await client.query<{ attempt: number }>(sql.settleStarted(db.schema), [job.jobId, STOPPED_MID_POST, job.stalls])
+        const delivered = (await client.query(sql.deliveredSince(db.schema), [job.messageId, job.endpointId, job.since])).rows.length > 0
+        if (job.stalls <= seen) return { stalled: false, delivered }
+        const exhausted = job.exhausted !== undefined && !job.exhausted.operational && !delivered ? job.exhausted : undefined
+        if (decided !== undefined) {
+          // The stall came after this attempt's outcome was logged: that outcome is the attempt's, and no row is added.
+          await client.query(sql.accountStalls(db.schema), [decided.id, job.stalls])
+          const outcome = { status: decided.status as 'success' | 'failed', httpStatus: decided.http_status, errorClass: decided.error_class }
+          if (exhausted !== undefined && outcome.status === 'failed') {
+            await reportStalledOut(client, db.schema, links, job, exhausted.eventType, { httpStatus: outcome.httpStatus, errorClass: outcome.errorClass })
+          }
+          return { stalled: false, delivered, decided: outcome }
         }
-        const delivered = await client.query(sql.deliveredSince(db.schema), [job.messageId, job.endpointId, job.since])
-        // A stall that was the job's last attempt: its attempts ran out, reported with the stall's rows.
-        if (stalls > 0 && delivered.rows.length === 0 && job.exhausted !== undefined && !job.exhausted.operational) {
-          await reportStalledOut(client, db.schema, links, job, job.exhausted.eventType)
+        // A stall before the POST left no row: one for the attempt, whatever number of stalls it took.
+        if (!settled.rows.some((row) => row.attempt === job.attempt)) {
+          await client.query(sql.insertStall(db.schema), [job.messageId, job.endpointId, job.jobId, job.attempt, STOPPED_BEFORE_POST, job.payloadSha256, job.stalls])
         }
-        return { stalled: stalls > 0, delivered: delivered.rows.length > 0 }
+        // A stall that was the job's last attempt: its attempts ran out, reported with the stall's row.
+        if (exhausted !== undefined) await reportStalledOut(client, db.schema, links, job, exhausted.eventType)
+        return { stalled: true, delivered }
       })
     },
     async disableEndpoint (endpointId, reason, operational = false) {
@@ -168,6 +184,9 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
     },
     forget (endpointId) {
       cache.delete(endpointId)
+    },
+    async deployment () {
+      return await deploymentIdOf(db)
     }
   }
 }

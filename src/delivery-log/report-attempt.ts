@@ -9,7 +9,9 @@ import type pg from 'pg'
 import type { AttemptReport, DeliveryAttempt, ResumedJob } from '../delivery/delivery-job.js'
 import * as sql from '../sql/endpoints.js'
 import type { EndpointOutcome, EndpointRow } from '../sql/endpoints.js'
-import { consoleLink, endpointEvent, endpointFields, publishOperational, type EndpointFacts, type OperationalEvent, type OperationalLinks } from '../endpoints/operational-events.js'
+import {
+  consoleLink, endpointEvent, endpointFields, operationalId, publishOperational, type EndpointFacts, type OperationalEvent, type OperationalLinks
+} from '../endpoints/operational-events.js'
 
 const iso = (date: Date | null): string | null => date === null ? null : date.toISOString()
 
@@ -29,27 +31,39 @@ export async function reportAttempt (
   }
   if (report.exhausted && !attempt.success) {
     await publishOperational(client, schema, exhaustedEvent(links, endpoint, { messageId, eventType: report.eventType, attempts: attempt.attempt },
-      { httpStatus: last.httpStatus, errorClass: last.errorClass, error: attempt.errorMessage ?? null }))
+      { httpStatus: last.httpStatus, errorClass: last.errorClass, error: attempt.errorMessage ?? null }, report.jobId))
   }
 }
 
-/** A job whose last attempt stalled (its worker died mid-delivery): `message.exhausted`, with the endpoint's tenant. */
-export async function reportStalledOut (client: pg.ClientBase, schema: string, links: OperationalLinks, job: ResumedJob, eventType: string): Promise<void> {
+/**
+ * A job whose last attempt stalled (its worker died mid-delivery), or that BullMQ failed for its stalls: `message.exhausted`,
+ * with the endpoint's tenant; `last`, when the attempt had logged its outcome before the stall.
+ */
+export async function reportStalledOut (
+  client: pg.ClientBase, schema: string, links: OperationalLinks, job: ResumedJob, eventType: string, last?: { httpStatus: number | null, errorClass: string | null }
+): Promise<void> {
   const { rows } = await client.query<EndpointRow>(sql.byId(schema), [job.endpointId])
   const row = rows[0]
   const endpoint: EndpointFacts = { id: job.endpointId, url: row?.url ?? '', description: row?.description ?? '', tenant: row?.tenant ?? null }
   await publishOperational(client, schema, exhaustedEvent(links, endpoint, { messageId: job.messageId, eventType, attempts: job.attempt },
-    { httpStatus: null, errorClass: 'stalled', error: 'the worker stopped during this attempt' }))
+    last === undefined ? { httpStatus: null, errorClass: 'stalled', error: 'the worker stopped during this attempt' } : { ...last, error: null }, job.jobId))
 }
 
-/** `message.exhausted`: the message, the endpoint it did not reach, and a link to the message in the console (it goes to operators only). */
+/**
+ * `message.exhausted`: the message, the endpoint it did not reach, and a link to the message in the console (it goes
+ * to operators only). Its id is its job's: whichever run reports a job's exhaustion, and however often, it is one message.
+ */
 function exhaustedEvent (
   links: OperationalLinks, endpoint: EndpointFacts, what: { messageId: string, eventType: string, attempts: number },
-  lastAttempt: { httpStatus: number | null, errorClass: string | null, error: string | null }
+  lastAttempt: { httpStatus: number | null, errorClass: string | null, error: string | null }, jobId: string | undefined
 ): OperationalEvent {
   return {
+    ...(jobId === undefined ? {} : { id: operationalId('exhausted', jobId) }),
     type: 'message.exhausted',
     tenant: endpoint.tenant,
-    data: { messageId: what.messageId, ...endpointFields(endpoint), eventType: what.eventType, attempts: what.attempts, lastAttempt, link: consoleLink(links, `/messages/${encodeURIComponent(what.messageId)}`) }
+    data: {
+      messageId: what.messageId, ...endpointFields(endpoint), eventType: what.eventType, attempts: what.attempts, lastAttempt,
+      link: consoleLink(links, `/messages/${encodeURIComponent(what.messageId)}`)
+    }
   }
 }

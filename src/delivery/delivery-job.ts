@@ -83,6 +83,17 @@ export interface ResumedJob extends AttemptStart {
   exhausted?: { eventType: string, operational: boolean }
 }
 
+/** What a resumed job finds: see `DeliveryStore.resumeAttempt`. */
+export interface ResumedAttempt {
+  stalled: boolean
+  delivered: boolean
+  /**
+   * Set when this attempt had logged its outcome before its worker stopped: the stall came after it, so that outcome
+   * is the attempt's (nothing is sent again, no stall is counted).
+   */
+  decided?: { status: 'success' | 'failed', httpStatus: number | null, errorClass: string | null }
+}
+
 export interface EndpointState {
   enabled: boolean
   /** Deliveries per second, or null for no limit. */
@@ -99,6 +110,8 @@ export interface AttemptReport {
   circuitOpened: boolean
   /** The job's last attempt failed: the message's attempts to the endpoint ran out. */
   exhausted: boolean
+  /** The job: its exhaustion is reported once, whichever run reports it. */
+  jobId?: string
 }
 
 /** Where secrets come from and attempts go. Without `recordAttempt` (no database) attempts go to the job's log. */
@@ -119,8 +132,14 @@ export interface DeliveryStore {
   startAttempt? (start: AttemptStart): Promise<string>
   /**
    * Before a retry or a run after a stall: the job's attempts left started become failed attempts (`stalled`),
-   * a stall that left none gets a row too; `stalled` is true when the job stalled since its last counted stall,
-   * `delivered` when its message reached the endpoint since the job was made.
+   * a stall before the POST gets a row too; `stalled` is true when the job stalled since the stalls its rows account
+   * for, `decided` when that stall came after this attempt's outcome was logged, `delivered` when its message
+   * reached the endpoint since the job was made.
    */
-  resumeAttempt? (job: ResumedJob): Promise<{ stalled: boolean, delivered: boolean }>
+  resumeAttempt? (job: ResumedJob): Promise<ResumedAttempt>
+  /**
+   * The deployment whose jobs this store records (its database's id): the delivery worker claims its queue for
+   * it before taking a job, and refuses to start on another deployment's (src/queue/deployment.ts).
+   */
+  deployment? (): Promise<string>
 }

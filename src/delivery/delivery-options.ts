@@ -3,7 +3,7 @@ import type { lookup } from 'node:dns'
 import { Type, type Static } from '@sinclair/typebox'
 import type { RedisInput } from '../redis/connect.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
-import { Concurrency, LockDurationMs, MAX_RETRY_STEP_MS, Opaque, Prefix, QueueName, StalledIntervalMs, Whole } from '../shared/schemas.js'
+import { Concurrency, LockDurationMs, MAX_RETRY_STEP_MS, MaxClockSkewMs, Opaque, Prefix, QueueName, StalledIntervalMs, Whole } from '../shared/schemas.js'
 import { MAX_JITTER } from './delivery-schedule.js'
 import type { DeliveryAttempt, DeliveryStore } from './delivery-job.js'
 import { netsProblem } from '../send/cidr.js'
@@ -75,6 +75,11 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   lockDurationMs: Type.Optional(LockDurationMs()),
   /** How often deliveries whose lock expired are looked for (at least 100). @defaultValue 30000 (BullMQ's) */
   stalledIntervalMs: Type.Optional(StalledIntervalMs()),
+  /**
+   * A delivery worker whose host clock is off from Redis's by more than this takes no jobs and is not ready until it
+   * agrees again (its retries would fire early or late); checked at start and every minute; 0 turns it off. @defaultValue 5000
+   */
+  maxClockSkewMs: Type.Optional(MaxClockSkewMs()),
   /** How long `close` waits for deliveries in flight. @defaultValue 10000 */
   shutdownTimeoutMs: Type.Optional(Whole(0)),
   /** Name resolution for endpoints (the guard checks what it returns). @defaultValue `dns.lookup` */

@@ -8,6 +8,8 @@ import { within } from '../time/within.js'
 import { connect, disconnect } from '../redis/connect.js'
 import { checkedPrefix } from '../redis/checked-prefix.js'
 import { watchClock } from '../redis/clock-skew.js'
+import { claimOrRefuse, redisLabel } from '../queue/deployment.js'
+import { DEFAULT_MAX_CLOCK_SKEW_MS, guardClock } from '../redis/clock-guard.js'
 import { createCircuitBreaker } from './circuit-breaker.js'
 import { createEndpointRateLimit } from './endpoint-rate-limit.js'
 import { createEndpointGate } from './endpoint-gate.js'
@@ -19,7 +21,7 @@ import {
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, scheduleOf } from './delivery-schedule.js'
 import { MAX_RETRIES } from '../shared/schemas.js'
 import { createGuardedDispatcher } from '../send/guarded-dispatcher.js'
-import { attemptOf, deliverJob, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
+import { attemptOf, runAttempt, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface DeliveryWorker {
@@ -28,6 +30,8 @@ export interface DeliveryWorker {
   /** Waits for deliveries in flight up to the shutdown timeout; closes what it created. */
   close (): Promise<void>
   readonly worker: Worker<OutboundJobData>
+  /** Taking jobs: started, not closed, and its host clock within `maxClockSkewMs` of Redis's (a readiness probe reads it). */
+  readonly running: boolean
 }
 
 /**
@@ -75,13 +79,14 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     log
   }
 
-  const worker = new Worker<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME,
-    async (job: Job<OutboundJobData>, token?: string) => await deliverJob(job, token, deps), {
+  const queueName = options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME
+  const worker = new Worker<OutboundJobData>(queueName,
+    async (job: Job<OutboundJobData>, token?: string) => await runAttempt(job, token, deps), {
       connection: connection.client,
       prefix,
       autorun: false,
       concurrency,
-      // A stall is a failed attempt of its own (deliverJob counts it), so a job may stall as often as any job may be tried.
+      // A stall is a failed attempt of its own (runAttempt counts it), so a job may stall as often as any job may be tried.
       maxStalledCount: MAX_RETRIES + 1,
       ...(options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs }),
       ...(options.stalledIntervalMs === undefined ? {} : { stalledInterval: options.stalledIntervalMs }),
@@ -114,16 +119,41 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
 
   let closing: Promise<void> | undefined
   let stopClock: (() => void) | undefined
+  // Paused while this host's clock is off from Redis's: its retries and the delayed jobs it promotes would fire early or late.
+  let looping = false
+  const runJobs = (): void => {
+    if (looping) { void worker.resume(); return }
+    looping = true
+    worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil delivery: stopped'))
+  }
+  const clock = guardClock(connection.client, log, {
+    maxSkewMs: options.maxClockSkewMs ?? DEFAULT_MAX_CLOCK_SKEW_MS,
+    name: 'anvil delivery',
+    onChange: (ok) => {
+      if (closing !== undefined || !started) return
+      if (ok) runJobs()
+      else void worker.pause(true)
+    }
+  })
+  let started = false
   return {
     worker,
+    get running () { return started && closing === undefined && clock.ok && (!looping || worker.isRunning()) },
     async start () {
-      worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil delivery: stopped'))
+      // A database's store names its deployment: the queue is claimed for it before any job is taken.
+      if (options.store.deployment !== undefined) {
+        await claimOrRefuse(connection.client, { prefix, queues: [queueName], deployment: await options.store.deployment(), redisLabel: redisLabel(options.redis) })
+      }
+      if (closing !== undefined) return
+      started = true
       await worker.waitUntilReady()
+      if (await clock.first() && closing === undefined) runJobs()
       if (closing === undefined) stopClock ??= watchClock(connection.client, log)
     },
     close () {
       closing ??= (async () => {
         stopClock?.()
+        clock.stop()
         const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS
         const graceful = worker.close().then(() => true, () => true)
         if (!await within(graceful, shutdownTimeoutMs, () => false, { ref: true })) {

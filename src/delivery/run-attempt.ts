@@ -13,7 +13,7 @@ import type { EndpointGate } from './endpoint-gate.js'
 import type { EndpointRateLimit } from './endpoint-rate-limit.js'
 import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, OutboundJobData } from './delivery-job.js'
 import type { EndpointDisabledEvent } from './delivery-options.js'
-import { publishOutbound } from './delivery-channels.js'
+import { publishOutbound } from './outbound-channels.js'
 import { endpointUrlProblem } from '../endpoints/endpoint-url.js'
 import { sendWebhook, type SendOptions, type SendResult } from '../send/send-webhook.js'
 import { signatureHeaders } from '../send/sign-outbound.js'
@@ -64,7 +64,7 @@ export function attemptOf (job: Job<OutboundJobData>): AttemptStart {
   return { messageId, endpointId, jobId: job.id as string, attempt: job.attemptsMade + 1, payloadSha256: sha256Hex(body) }
 }
 
-export async function deliverJob (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<void> {
+export async function runAttempt (job: Job<OutboundJobData>, token: string | undefined, deps: DeliverDeps): Promise<void> {
   const data = job.data
   const { endpointId } = data
   const { store } = deps
@@ -83,6 +83,16 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
     if (resumed.delivered) {
       deps.log.info({ jobId: job.id, endpointId }, 'anvil delivery: delivered since by another job (a hand retry or recover); not sent again')
       return
+    }
+    if (resumed.decided !== undefined) {
+      // The attempt had logged its outcome when its worker stopped: that outcome counts, and nothing is sent again.
+      const { httpStatus, errorClass } = resumed.decided
+      deps.log.warn({ jobId: job.id, endpointId, attempt: job.attemptsMade + 1 }, 'anvil delivery: the last run stopped after logging its outcome; that outcome counts')
+      if (httpStatus === 410) {
+        await disable(deps, endpointId, 'the endpoint answered 410 Gone', data.operational === true)
+        throw new UnrecoverableError('HTTP 410: the endpoint is gone and was disabled')
+      }
+      throw new DeliveryFailure(`${errorClass ?? 'failed'}: logged before the worker stopped`)
     }
     if (resumed.stalled) {
       deps.log.warn({ jobId: job.id, endpointId, attempt: job.attemptsMade + 1 }, 'anvil delivery: the last run stalled; counted as a failed attempt')
@@ -150,7 +160,7 @@ export async function deliverJob (job: Job<OutboundJobData>, token: string | und
   }
   const operational = data.operational === true
   const exhausted = !result.success && result.httpStatus !== 410 && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)
-  const recorded = await recordOutcome(job, token, deps, result, deliveryId, loggedHeaders(sent), { eventType: data.eventType, operational, circuitOpened, exhausted })
+  const recorded = await recordOutcome(job, token, deps, result, deliveryId, loggedHeaders(sent), { eventType: data.eventType, operational, circuitOpened, exhausted, jobId: job.id as string })
   return await decide(job, deps, result, recorded)
 }
 

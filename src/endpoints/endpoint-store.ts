@@ -13,7 +13,7 @@ import { endpointUrlProblem } from './endpoint-url.js'
 import { newId, newSecret } from '../outbox/ids.js'
 import { TENANT_OPERATIONAL_TYPES } from './operational-events.js'
 import { toPage, type Page } from '../paging/page.js'
-import { outboxPageSize } from '../paging/outbox-page.js'
+import { outboundPageSize } from '../paging/outbound-page-size.js'
 
 export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 60 * 60
 
@@ -94,7 +94,7 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
     },
 
     async list (query: EndpointListQuery = {}): Promise<Page<Endpoint>> {
-      const limit = outboxPageSize(query.limit)
+      const limit = outboundPageSize(query.limit)
       const after = query.cursor === undefined ? null : decodeCursor(query.cursor, ['string'])[0]
       const { rows } = await db.pool.query<EndpointRow>(sql.list(db.schema), [query.tenant ?? null, after, limit + 1])
       return toPage(rows, limit, (row) => [row.id], toEndpoint)

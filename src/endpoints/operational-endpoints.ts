@@ -14,7 +14,7 @@ import { MAX_ENDPOINT_URL_LENGTH } from './endpoint-url.js'
 import type { Endpoint, EndpointWithSecret } from './endpoint-schemas.js'
 import { toEndpoint, type EndpointStore } from './endpoint-store.js'
 import { OPERATIONAL_EVENT_TYPES } from './operational-events.js'
-import { outboxPageSize } from '../paging/outbox-page.js'
+import { outboundPageSize } from '../paging/outbound-page-size.js'
 
 export const OperationalEndpointInputSchema = Type.Object({
   url: Type.String({ minLength: 1, maxLength: MAX_ENDPOINT_URL_LENGTH }),
@@ -45,7 +45,7 @@ export function createOperationalEndpoints (db: Database, endpoints: Pick<Endpoi
     },
 
     async list (query: { limit?: number, cursor?: string } = {}): Promise<Page<Endpoint>> {
-      const limit = outboxPageSize(query.limit)
+      const limit = outboundPageSize(query.limit)
       const after = query.cursor === undefined ? null : decodeCursor(query.cursor, ['string'])[0]
       const { rows } = await db.pool.query<EndpointRow>(sql.listOperational(db.schema), [after, limit + 1])
       return toPage(rows, limit, (row) => [row.id], toEndpoint)

@@ -1,6 +1,6 @@
 /**
  * Which events a list, a count or a replay takes: the same filter for the journal (its statements' plans in
- * src/sql/webhook_events.ts) and for the dead letters in Redis (as a predicate), from the admin API, the CLI or
+ * src/sql/webhook-events.ts) and for the dead letters in Redis (as a predicate), from the admin API, the CLI or
  * code. A bad filter is ANVIL_ERR_INVALID_FILTER.
  */
 import { Type, type Static } from '@sinclair/typebox'

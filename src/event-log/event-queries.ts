@@ -11,12 +11,12 @@ import type { EventDetail } from './event-detail.js'
 export type { EventItem }
 export type { EventAttempt, EventDetail, EventEffect } from './event-detail.js'
 import { deliveryDiff, previousDelivery } from './delivery-diff.js'
-import * as webhookEffects from '../sql/webhook_effects.js'
-import * as webhookEventFailures from '../sql/webhook_event_failures.js'
-import * as webhookEvents from '../sql/webhook_events.js'
-import type { DetailRow, ItemRow } from '../sql/webhook_events.js'
-import type { WebhookEffectRow } from '../sql/webhook_effects.js'
-import type { AttemptLogRow } from '../sql/webhook_event_failures.js'
+import * as webhookEffects from '../sql/webhook-effects.js'
+import * as webhookEventAttempts from '../sql/webhook-event-attempts.js'
+import * as webhookEvents from '../sql/webhook-events.js'
+import type { DetailRow, ItemRow } from '../sql/webhook-events.js'
+import type { WebhookEffectRow } from '../sql/webhook-effects.js'
+import type { AttemptLogRow } from '../sql/webhook-event-attempts.js'
 
 /** An event item is a few short columns read by one index range scan; the console asks for 500 at once. */
 export const JOURNAL_MAX_PAGE = 500
@@ -68,7 +68,7 @@ export async function getEvent (db: Database, id: string): Promise<EventDetail> 
   const [row, before] = rows
   if (row === undefined) throw new errors.EVENT_NOT_FOUND(id)
   const effects = await db.pool.query<Omit<WebhookEffectRow, 'event_id'>>(webhookEffects.ofEvent(db.schema), [id])
-  const attempts = await db.pool.query<AttemptLogRow>(webhookEventFailures.attemptLog(db.schema), [id])
+  const attempts = await db.pool.query<AttemptLogRow>(webhookEventAttempts.attemptLog(db.schema), [id])
   const text = row.payload.toString('utf8')
   const utf8 = Buffer.from(text, 'utf8').equals(row.payload)
   const detail: EventDetail = {

@@ -15,8 +15,8 @@ import { errors } from '../shared/errors.js'
 import type { WebhookJobData } from '../queue/job-data.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions, type Retention } from '../queue/queue-settings.js'
 import type { ResolvedFilter } from './event-filter.js'
-import * as webhookEvents from '../sql/webhook_events.js'
-import type { ReplayedRow } from '../sql/webhook_events.js'
+import * as webhookEvents from '../sql/webhook-events.js'
+import type { ReplayedRow } from '../sql/webhook-events.js'
 
 export interface ReplayTarget {
   db: Database
@@ -62,7 +62,7 @@ const MARK_SECONDS = 365 * 24 * 60 * 60
 
 const markTtlMs = (retention: Retention): number => 1000 * (retention.deadAgeSeconds > 0 ? retention.deadAgeSeconds : MARK_SECONDS)
 
-/** The job's id is the dead letter's replay id: the event was dead (src/sql/webhook_events.ts, `replay`). */
+/** The job's id is the dead letter's replay id: the event was dead (src/sql/webhook-events.ts, `replay`). */
 const replaysDeadLetter = (row: ReplayedRow): boolean => row.job_id.startsWith(REPLAY_JOB_PREFIX + DEAD_JOB_PREFIX)
 
 async function addJobs (target: ReplayTarget, rows: ReplayedRow[]): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq'
 import type { Database } from '../db/database.js'
-import * as webhookEvents from '../sql/webhook_events.js'
+import * as webhookEvents from '../sql/webhook-events.js'
 
 export interface Count { key: string | null, count: number }
 

@@ -11,7 +11,7 @@ import { countEvents } from './event-queries.js'
 import { resolveFilter, type EventFilter, type ResolvedFilter } from './event-filter.js'
 import { replayPage, type ReplayCursor, type ReplayTarget } from './event-replay.js'
 import { pgText } from '../db/pg-text.js'
-import * as replayRuns from '../sql/replay_runs.js'
+import * as replayRuns from '../sql/replay-runs.js'
 
 /** Events per page without a rate; with one, a tenth of a second's worth. */
 export const MAX_REPLAY_PAGE = 200

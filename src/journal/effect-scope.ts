@@ -6,8 +6,8 @@
 import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
-import { claimAll, prepared, recordChecked, recordValues, REFUSED, type EffectRow, type OutcomeRow } from '../sql/webhook_event_outcome.js'
-import * as webhookEffects from '../sql/webhook_effects.js'
+import { claimAll, prepared, recordChecked, recordValues, REFUSED, type EffectRow, type OutcomeRow } from '../sql/webhook-event-outcome.js'
+import * as webhookEffects from '../sql/webhook-effects.js'
 
 /** The handler's PostgreSQL client: `query` runs in the event's transaction (promise style). */
 export interface JournalDb {

@@ -11,7 +11,7 @@
 import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
-import { claimAll, prepared, recordChecked, recordGroup, recordValues, REFUSED, type EffectRow, type OutcomeRow } from '../sql/webhook_event_outcome.js'
+import { claimAll, prepared, recordChecked, recordGroup, recordValues, REFUSED, type EffectRow, type OutcomeRow } from '../sql/webhook-event-outcome.js'
 import type { CommitOutcome, LaterOutcome, TransactionHost } from './effect-scope.js'
 import type { GroupCommitOptions } from './journal-options.js'
 

@@ -10,7 +10,7 @@ import { headersJson } from '../db/headers-json.js'
 import { pgText } from '../db/pg-text.js'
 import type { EventStatus } from '../event-log/event-item.js'
 import { WriteBatcher } from './write-batcher.js'
-import { admits, prepared, record, recordValues, type OutcomeRow } from '../sql/webhook_event_outcome.js'
+import { admits, prepared, record, recordValues, type OutcomeRow } from '../sql/webhook-event-outcome.js'
 
 export interface FinishedEvent {
   id: string

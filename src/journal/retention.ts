@@ -1,8 +1,8 @@
 import type { Database } from '../db/database.js'
 import { DEFAULT_DELETE_BATCH, deleteInBatches } from '../db/batched-delete.js'
 import { aloneOnSchema, maintainDays, type DayPartitioned } from '../db/day-partitions.js'
-import * as replayRuns from '../sql/replay_runs.js'
-import * as webhookEffects from '../sql/webhook_effects.js'
+import * as replayRuns from '../sql/replay-runs.js'
+import * as webhookEffects from '../sql/webhook-effects.js'
 
 /** The journal's tables partitioned by day (migration 0013), each by its event's received_at. */
 export const JOURNAL_DAY_TABLES: readonly DayPartitioned[] = [

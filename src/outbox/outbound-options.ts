@@ -103,7 +103,12 @@ export const OutboundOptionsSchema = Type.Object({
    * Each delivery job carries them, and the delivery worker retries it on them. @defaultValue `'standard-webhooks'`
    */
   retrySchedule: Type.Optional(RetryScheduleSettingSchema),
-  /** More BullMQ options for each delivery job, over the schedule's and the retention. @defaultValue none */
+  /**
+   * More BullMQ options for each delivery job, over the schedule's and the retention. Options that would break the
+   * dedupe of delivery jobs are refused at start (src/outbox/delivery-job-options.ts): `jobId`, `deduplication`,
+   * `parent`, `repeat`, and a `removeOnComplete` or `removeOnFail` that keeps finished jobs shorter than the dispatch
+   * window or fewer than 100,000. @defaultValue none
+   */
   deliveryJobOptions: Type.Optional(Opaque<JobsOptions>()),
   /**
    * The console's address (`https://anvil.example.com/admin/console/`): operational events link into it for the

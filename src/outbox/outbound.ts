@@ -11,7 +11,9 @@ import { createDeliveryStore, type DatabaseDeliveryStore } from '../delivery-log
 import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import { createEndpointStore, type EndpointStore } from '../endpoints/endpoint-store.js'
 import { createFairOrder } from '../delivery/fair-order.js'
-import { createFanOut } from './fan-out.js'
+import { createFanOut, type FanOut } from './fan-out.js'
+import { claimOrRefuse, deploymentIdOf, redisLabel } from '../queue/deployment.js'
+import { deliveryJobOptionsProblem, dispatchWindowSeconds } from './delivery-job-options.js'
 import { createOperationalEndpoints, type OperationalEndpoints } from '../endpoints/operational-endpoints.js'
 import { DEFAULT_OUTBOUND_QUEUE_NAME, type OutboundJobData } from '../delivery/delivery-job.js'
 import { deliveryJobOptions, resolveSchedule } from '../delivery/delivery-schedule.js'
@@ -74,14 +76,25 @@ export function outboundInternals (outbound: Outbound): OutboundInternals {
 }
 
 const checkOptions = compileCheck(OutboundOptionsSchema)
+/** How long the dispatcher's start waits for Redis to claim the delivery queue before it goes on without. */
+const CLAIM_WAIT_MS = 5000
 
 /** Outgoing webhooks' database side: endpoints, publish, dispatch, the delivery log, operators' re-sends. */
 export function createOutbound (options: OutboundOptions): Outbound {
   throwInvalid(checkOptions(options), 'outbound ')
+  const dispatch = options.dispatch ?? {}
+  const leaseMs = dispatch.leaseMs ?? DEFAULT_DISPATCH_LEASE_MS
+  const retry = {
+    baseMs: dispatch.retryBaseMs ?? DEFAULT_DISPATCH_RETRY.baseMs,
+    maxMs: dispatch.retryMaxMs ?? DEFAULT_DISPATCH_RETRY.maxMs,
+    attempts: dispatch.attempts ?? DEFAULT_DISPATCH_RETRY.attempts
+  }
+  throwInvalid(deliveryJobOptionsProblem(options.deliveryJobOptions, dispatchWindowSeconds(leaseMs, retry)), 'outbound ')
   const database = openDatabase(options.database, options.schema === undefined ? {} : { schema: options.schema })
   const logger = options.logger ?? silentLogger
   const connection = connect(options.redis ?? DEFAULT_REDIS_URL, 'producer', (err) => logger.warn({ err: err.message }, 'anvil outbound: Redis error'))
-  const queue = new Queue<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME, { connection: connection.client, prefix: options.prefix ?? DEFAULT_PREFIX })
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const queue = new Queue<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME, { connection: connection.client, prefix })
   queue.on('error', (err) => logger.warn({ err: err.message }, 'anvil outbound: queue error'))
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
   const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs, consoleUrl: options.consoleUrl, portalUrl: options.portalUrl })
@@ -96,25 +109,44 @@ export function createOutbound (options: OutboundOptions): Outbound {
     async remove (id) { store.forget(id); await rawEndpoints.remove(id) },
     async rotateSecret (id, grace = options.secretGraceSeconds) { store.forget(id); return await rawEndpoints.rotateSecret(id, grace) }
   }
+  // The delivery queue is this database's deployment's: nothing is added to another deployment's (src/queue/deployment.ts).
+  let claim: Promise<void> | undefined
+  async function claimQueue (): Promise<void> {
+    claim ??= (async () => await claimOrRefuse(connection.client, {
+      prefix, queues: [queue.name], deployment: await deploymentIdOf(database), redisLabel: redisLabel(options.redis ?? DEFAULT_REDIS_URL)
+    }))()
+    // Only a claim that held is kept: a refusal or an outage is asked again next time.
+    await claim.catch((err: unknown) => { claim = undefined; throw err })
+  }
   const schedule = resolveSchedule(options.retrySchedule)
-  const fanOut = createFanOut(database, queue, {
+  const addJobs = createFanOut(database, queue, {
     ...deliveryJobOptions(schedule),
     ...DEFAULT_DELIVERY_RETENTION,
     ...options.deliveryJobOptions
   }, schedule, createFairOrder(connection.client, queue))
+  const fanOut: FanOut = async (message, target) => {
+    await claimQueue()
+    return await addJobs(message, target)
+  }
   const gate = redisGate(connection.client)
-  const dispatch = options.dispatch ?? {}
-  const dispatcher = createDispatcher(database, fanOut, {
+  const dispatching = createDispatcher(database, fanOut, {
     pollIntervalMs: dispatch.pollIntervalMs ?? DEFAULT_DISPATCH_POLL_MS,
     busyPollMs: dispatch.busyPollMs ?? DEFAULT_DISPATCH_BUSY_POLL_MS,
-    leaseMs: dispatch.leaseMs ?? DEFAULT_DISPATCH_LEASE_MS,
+    leaseMs,
     batchSize: dispatch.batchSize ?? DEFAULT_DISPATCH_BATCH,
-    retry: {
-      baseMs: dispatch.retryBaseMs ?? DEFAULT_DISPATCH_RETRY.baseMs,
-      maxMs: dispatch.retryMaxMs ?? DEFAULT_DISPATCH_RETRY.maxMs,
-      attempts: dispatch.attempts ?? DEFAULT_DISPATCH_RETRY.attempts
-    }
+    retry
   }, logger, gate)
+  // Refused at start, as the CLI refuses, when another deployment owns the queue.
+  // A connection still opening is waited for a while; with Redis away the start goes on, and the first fan-out claims.
+  const claimUnlessAway = async (): Promise<void> => {
+    if (!await gate.untilReady(CLAIM_WAIT_MS)) return
+    await claimQueue().catch((err: unknown) => { if (!gate.outage(err)) throw err })
+  }
+  const dispatcher: Dispatcher = {
+    ...dispatching,
+    async start () { await claimUnlessAway(); await dispatching.start() },
+    async dispatchOnce () { await claimUnlessAway(); return await dispatching.dispatchOnce() }
+  }
   const deliveries = createDeliveryLog(database)
   const eventTypes = createEventTypeCatalog(database, {
     code: options.eventTypes?.schemas ?? {},

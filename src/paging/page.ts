@@ -1,6 +1,6 @@
 /**
  * Paging, for every list a route or the CLI reads: a page of items and the cursor of the next one. Each route
- * family states its own largest page (src/paging/outbox-page.ts, src/event-log/event-queries.ts); the rule is here.
+ * family states its own largest page (src/paging/outbound-page-size.ts, src/event-log/event-queries.ts); the rule is here.
  */
 import { encodeCursor, type CursorValue } from './cursor.js'
 import type { Page } from './page-type.js'

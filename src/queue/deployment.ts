@@ -1,11 +1,13 @@
 /**
  * Which deployment a queue belongs to. A deployment's id lives in its database (migration 0004) or, for
  * `anvil dev` without one, in the project's `.anvil/` folder; each queue it consumes names that id in Redis.
- * A process checks the claim before it takes a job, so two deployments on one Redis and one prefix never
- * take each other's jobs: the second one consumes nothing and says whose the queue is.
+ * A process checks the claim before it takes (or adds) a job, so two deployments on one Redis and one prefix
+ * never take each other's jobs: the second one consumes nothing and says whose the queue is. The CLI
+ * (cli/deployment.ts) and the library (`createWorker` with a journal, `createDeliveryWorker` on a database's
+ * store, `createOutbound`) claim through `claimForDatabase`, with the same error.
  */
 import type { Database } from '../db/database.js'
-import type { RedisClient } from '../redis/connect.js'
+import { redactUrl, type RedisClient, type RedisInput } from '../redis/connect.js'
 import { errors } from '../shared/errors.js'
 import * as sql from '../sql/deployment.js'
 
@@ -45,6 +47,37 @@ export interface QueueClaim {
 export interface ForeignQueue {
   queue: string
   owner: string
+}
+
+/** The remedy the library's error names; the CLI names its variables instead. */
+export const LIBRARY_FIX = 'give each deployment its own `prefix` (or Redis), or open it on the database that owns the queue'
+
+export interface DeploymentClaim extends QueueClaim {
+  /** Where Redis is, as the error shows it (a URL without its password). */
+  redisLabel: string
+  /** What to do about it, as the error says. @defaultValue LIBRARY_FIX */
+  fix?: string
+}
+
+/**
+ * Claims the queues for a database's deployment (its id, `deploymentIdOf`); throws FOREIGN_QUEUE when another
+ * deployment owns one, before anything was taken or added.
+ */
+export async function claimOrRefuse (redis: RedisClient, claim: DeploymentClaim): Promise<void> {
+  const foreign = await claimQueues(redis, claim)
+  if (foreign === undefined) return
+  throw foreignQueue(foreign, claim.redisLabel, `not to this database's (${claim.deployment}): none of its jobs is taken here; ${claim.fix ?? LIBRARY_FIX}`)
+}
+
+export function foreignQueue (foreign: ForeignQueue, redisLabel: string, ours: string): Error {
+  return new errors.FOREIGN_QUEUE(`${foreign.queue} on ${redisLabel}`, foreign.owner, ours)
+}
+
+/** How an error names a Redis: its URL without the password, or a client's host and port. */
+export function redisLabel (redis: RedisInput): string {
+  if (typeof redis === 'string') return redactUrl(redis)
+  const options = (redis as { options?: { host?: string, port?: number } }).options
+  return options?.host === undefined ? 'the Redis client given' : `redis://${options.host}:${String(options.port ?? 6379)}`
 }
 
 /** Claims each queue for the deployment; the first queue another deployment owns, else undefined. */

@@ -32,6 +32,8 @@ export async function measureClockSkew (client: RedisClient): Promise<number> {
 interface Watcher { client: RedisClient, log: ClockLogger }
 
 const watchers: Watcher[] = []
+/** Told each measured skew (src/redis/clock-guard.ts). */
+const listeners = new Set<(skewSeconds: number) => void>()
 let timer: NodeJS.Timeout | undefined
 let lastSkew: number | undefined
 let warned = false
@@ -39,6 +41,17 @@ let warned = false
 /** The last measured skew in seconds, undefined before the first check. */
 export function clockSkewSeconds (): number | undefined {
   return lastSkew
+}
+
+/** Each skew the minute check measures, until the returned stop is called. */
+export function onClockChecked (listener: (skewSeconds: number) => void): () => void {
+  listeners.add(listener)
+  return () => { listeners.delete(listener) }
+}
+
+/** The minute check, now (a test that moves a process's clock asks for it rather than wait the minute). */
+export async function checkClockNow (): Promise<void> {
+  await check()
 }
 
 async function check (): Promise<void> {
@@ -57,6 +70,7 @@ async function check (): Promise<void> {
   if (off && !warned) watcher.log.warn(fields, 'anvil: this host\'s clock is off from Redis\'s; delayed jobs and retries fire early or late')
   else if (!off && warned) watcher.log.info(fields, 'anvil: this host\'s clock agrees with Redis\'s again')
   warned = off
+  for (const listener of listeners) listener(skew)
 }
 
 /**

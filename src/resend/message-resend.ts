@@ -22,7 +22,7 @@ import { EventType, Tenant } from '../endpoints/endpoint-schemas.js'
 import type { HandJobs } from './hand-jobs.js'
 import type { FanOut, OutboxMessage } from '../outbox/fan-out.js'
 import { toPage, type Page } from '../paging/page.js'
-import { outboxPageSize } from '../paging/outbox-page.js'
+import { outboundPageSize } from '../paging/outbound-page-size.js'
 
 export const RESEND_SUFFIX = 'resend'
 /** Job states in which a delivery may still happen. */
@@ -121,7 +121,7 @@ export function createMessageResend (db: Database, queue: Queue<OutboundJobData>
   /** One page of the failed messages a filter matches, oldest first, each re-sent (or, in a dry run, planned) in turn. */
   async function resendMatching (filter: ResendFilter, options: { dryRun?: boolean, limit?: number, cursor?: string } = {}): Promise<ResendPage> {
     const dryRun = options.dryRun ?? false
-    const limit = outboxPageSize(options.limit)
+    const limit = outboundPageSize(options.limit)
     const after = options.cursor === undefined ? [null, null] : decodeCursor(options.cursor, ['string', 'string'])
     const { rows } = await db.pool.query<{ id: string, at: string }>(outboxSql.failedPage(db.schema),
       [filter.type ?? null, filter.tenant ?? null, filter.since ?? null, filter.until ?? null, after[0], after[1], filter.failure ?? null, limit + 1])

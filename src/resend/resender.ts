@@ -16,6 +16,9 @@ import { createMessageResend, type MessageResend, type ResendFilter, type Resend
 import { serializeData } from '../outbox/publish.js'
 import { OPERATIONAL_EVENT_TYPES } from '../endpoints/operational-types.js'
 
+/** The one entry of src/resend/: its schemas and types are taken from here. */
+export { MessageResendSchema, ResendFilterSchema, type MessageResend, type ResendFilter, type ResendPage } from './message-resend.js'
+
 export const TEST_EVENT_TYPE = 'anvil.test'
 
 export interface ResendResult {

@@ -46,7 +46,7 @@ export const JOB_NAME = 'webhook'
 export const EVENT_JOB_PREFIX = 'e_'
 export const DEAD_JOB_PREFIX = 'd_'
 export const REPLAY_JOB_PREFIX = 'r_'
-/** A journal replay's jobs: `r_j<generation>_<md5 of the event id>` (src/sql/webhook_events.ts). */
+/** A journal replay's jobs: `r_j<generation>_<md5 of the event id>` (src/sql/webhook-events.ts). */
 export const JOURNAL_REPLAY_JOB_PREFIX = `${REPLAY_JOB_PREFIX}j`
 export const STALLED_MESSAGE = 'job stalled more than allowable limit'
 

@@ -32,6 +32,8 @@ export const Concurrency = (): TInteger => Whole(1, 10_000)
 export const LockDurationMs = (): TInteger => Whole(500)
 /** How often a worker looks for stalled jobs: under 100 ms the checks crowd Redis. */
 export const StalledIntervalMs = (): TInteger => Whole(100)
+/** How far a worker's clock may be from Redis's before it takes no jobs (src/redis/clock-guard.ts); 0: no bound; an hour at most. */
+export const MaxClockSkewMs = (): TInteger => Whole(0, 3_600_000)
 
 /** Days of history a retention pass keeps (the journal's, the outbox's); 0 keeps everything, 100 years at most. */
 export const RetentionDays = (): TInteger => Whole(0, 36_500)

@@ -25,7 +25,9 @@ export const DeliveryRowSchema = Type.Object({
   payload_sha256: Type.String(),
   created_at: Type.Date(),
   job_id: Nullable(Type.String()),
-  resolved: Type.Boolean()
+  resolved: Type.Boolean(),
+  /** How many of its job's stalls the row accounts for (migration 0013); null on older rows and rows of no job. */
+  job_stalls: Nullable(Type.Integer())
 })
 export type DeliveryRow = Static<typeof DeliveryRowSchema>
 
@@ -75,18 +77,24 @@ export const insertOutcome = (schema: string): string =>
   `INSERT INTO ${qualify(schema, 'deliveries')} (status, http_status, duration_ms, error_class, error, response_head, request_headers, response_headers,
      message_id, endpoint_id, attempt, payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`
 
-/** The stalls a job's rows already count: `$1` job. */
-export const countStalls = (schema: string): string =>
-  `SELECT count(*)::int AS n FROM ${qualify(schema, 'deliveries')} WHERE job_id = $1 AND error_class = 'stalled'`
+/** A job's rows, first first: `$1` message, `$2` endpoint, `$3` job (read through the pair's index). */
+export const ofJob = (schema: string): string =>
+  `SELECT id, attempt, status, http_status, error_class, job_stalls FROM ${qualify(schema, 'deliveries')}
+   WHERE message_id = $1 AND endpoint_id = $2 AND job_id = $3 ORDER BY id`
 
-/** A job's attempts left started become stalled failures: `$1` job, `$2` the error. */
+/** A job's attempts left started become stalled failures, accounting for `$3` stalls: `$1` job, `$2` the error. */
 export const settleStarted = (schema: string): string =>
-  `UPDATE ${qualify(schema, 'deliveries')} SET status = 'failed', error_class = 'stalled', error = $2 WHERE job_id = $1 AND status = 'started'`
+  `UPDATE ${qualify(schema, 'deliveries')} SET status = 'failed', error_class = 'stalled', error = $2, job_stalls = $3
+   WHERE job_id = $1 AND status = 'started' RETURNING attempt`
 
-/** `$7` stalled rows for stalls that left none: `$1` message, `$2` endpoint, `$3` job, `$4` attempt, `$5` error, `$6` payload hash. */
-export const insertStalls = (schema: string): string =>
-  `INSERT INTO ${qualify(schema, 'deliveries')} (message_id, endpoint_id, job_id, attempt, status, duration_ms, error_class, error, payload_sha256)
-   SELECT $1, $2, $3, $4, 'failed', 0, 'stalled', $5, $6 FROM generate_series(1, $7)`
+/** A row now accounts for `$2` stalls of its job: `$1` its id. */
+export const accountStalls = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'deliveries')} SET job_stalls = $2 WHERE id = $1`
+
+/** A stall that left no row: `$1` message, `$2` endpoint, `$3` job, `$4` attempt, `$5` error, `$6` payload hash, `$7` the stalls it accounts for. */
+export const insertStall = (schema: string): string =>
+  `INSERT INTO ${qualify(schema, 'deliveries')} (message_id, endpoint_id, job_id, attempt, status, duration_ms, error_class, error, payload_sha256, job_stalls)
+   VALUES ($1, $2, $3, $4, 'failed', 0, 'stalled', $5, $6, $7)`
 
 /** A success of `$1` message to `$2` endpoint since `$3`. */
 export const deliveredSince = (schema: string): string =>

@@ -3,7 +3,7 @@ import { Type, type Static, type TObject } from '@sinclair/typebox'
 import type { RedisInput } from '../redis/connect.js'
 import type { Telemetry } from '../queue/telemetry.js'
 import { compileCheck, hasMethods } from '../shared/validate.js'
-import { Concurrency, ConsoleUrl, InboundQueue, LockDurationMs, Opaque, StalledIntervalMs, Whole } from '../shared/schemas.js'
+import { Concurrency, ConsoleUrl, InboundQueue, LockDurationMs, MaxClockSkewMs, Opaque, StalledIntervalMs, Whole } from '../shared/schemas.js'
 import { JournalOptionsSchema } from '../journal/journal-options.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
@@ -24,6 +24,12 @@ export const workerSettings = {
   stalledIntervalMs: Type.Optional(StalledIntervalMs()),
   /** How often a job may stall before it fails. @defaultValue 1 (BullMQ's) */
   maxStalledCount: Type.Optional(Whole(0)),
+  /**
+   * A worker whose host clock is off from Redis's by more than this takes no jobs and is not ready until it agrees
+   * again (BullMQ schedules retries with each process's clock); checked at start and every minute; 0 turns it off.
+   * @defaultValue 5000
+   */
+  maxClockSkewMs: Type.Optional(MaxClockSkewMs()),
   /**
    * BullMQ telemetry (e.g. `new BullMQOtel()`): a `process` span per attempt, the child of the span that
    * enqueued the job (the webhook's request, when the ingress is traced too). @defaultValue off

@@ -12,7 +12,9 @@ import { type WebhookJobData } from '../queue/job-data.js'
 import { toEvent, type WebhookEvent } from './webhook-event.js'
 import { checkedPrefix } from '../redis/checked-prefix.js'
 import { watchClock } from '../redis/clock-skew.js'
+import { DEFAULT_MAX_CLOCK_SKEW_MS, guardClock } from '../redis/clock-guard.js'
 import { openQueues } from '../queue/open-queues.js'
+import { claimOrRefuse, deploymentIdOf, redisLabel } from '../queue/deployment.js'
 import { BACKOFF_TYPE, delayAfter } from '../queue/retry.js'
 import { DEFAULT_KEEP_JOBS } from '../queue/queue-settings.js'
 import { checkTelemetry } from '../queue/telemetry.js'
@@ -176,6 +178,23 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     }
   }
 
+  // Paused while this host's clock is off from Redis's: its retries and the delayed jobs it promotes would fire early or late.
+  let looping = false
+  const runJobs = (): void => {
+    if (looping) { void worker.resume(); return }
+    looping = true
+    worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil worker: stopped'))
+  }
+  const clock = guardClock(connection.client, log, {
+    maxSkewMs: options.maxClockSkewMs ?? DEFAULT_MAX_CLOCK_SKEW_MS,
+    name: 'anvil worker',
+    onChange: (ok) => {
+      if (closing !== undefined || !running) return
+      if (ok) runJobs()
+      else void worker.pause(true)
+    }
+  })
+
   let sweeper: Repeating | undefined
   let pruner: Repeating | undefined
   let running = false
@@ -198,14 +217,20 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   return {
     worker,
     journal,
-    get running () { return running && worker.isRunning() },
+    // Running from start() on, as before the clock check: false once that check (or a later one) finds the clock off.
+    get running () { return running && clock.ok && (!looping || worker.isRunning()) },
     async start () {
       if (running) return
+      // With a journal the queue is its database's deployment's: another deployment's worker on this Redis and prefix is refused here.
+      if (journal !== undefined) {
+        await claimOrRefuse(connection.client, { prefix, queues: [queueName], deployment: await deploymentIdOf(journal.db), redisLabel: redisLabel(options.redis) })
+      }
+      if (running || closing !== undefined) return
       running = true
       // A router refuses new handlers from here on (a handler added to a running worker would miss events).
       startHandler(handler, log)
-      worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil worker: stopped'))
       await worker.waitUntilReady()
+      if (await clock.first() && closing === undefined) runJobs()
       if (closing === undefined) stopClock ??= watchClock(connection.client, log)
       if (sweepIntervalMs > 0) {
         await sweep().catch(sweepTrouble)
@@ -220,6 +245,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
     close () {
       closing ??= (async () => {
         stopClock?.()
+        clock.stop()
         // Not waited for: a retention pass in flight may take longer than the shutdown allows.
         void sweeper?.stop()
         void pruner?.stop()

@@ -8,10 +8,11 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { signAnvil } from '../../src/providers/anvil.js'
 import { DEV_SECRET } from '../../cli/config/settings.js'
-import { eventually, outcome, parseJson, startCli, tempDir, type Cli } from '../helpers/cli.js'
+import { outcome, parseJson, startCli, tempDir, type Cli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
@@ -44,7 +45,7 @@ t.test('two anvil dev in two projects on the Redis that answers: neither takes t
   const statuses = await Promise.all([...ids('a').map(async (id) => await send(portA, id)), ...ids('b').map(async (id) => await send(portB, id))])
   t.ok(statuses.every((status) => status === 202))
   const events = (cli: Cli): string[] => cli.lines.map(parseJson).filter((entry) => entry?.msg === 'anvil dev: event').map((entry) => String(entry?.eventId)).sort()
-  await eventually(() => [devA, devB, devB2].flatMap(events).length >= 30 ? true : undefined)
+  await eventually('[devA, devB, devB2].flatMap(events).length >= 30', () => [devA, devB, devB2].flatMap(events).length >= 30 ? true : undefined)
   t.same(events(devA), ids('a').sort(), 'project A handled its own events only')
   t.same(events(devB2), ids('b').sort(), 'project B handled its own events only')
   t.same(events(devB), [], 'the refused run handled none')

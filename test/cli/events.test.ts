@@ -5,12 +5,13 @@
  */
 import t from 'tap'
 import Fastify from 'fastify'
-import { waitFor } from '../helpers/chain.js'
+
 import { deadLetters, runCli, startCli } from '../helpers/cli.js'
 import { addJob, jobData, openQueue, journalFixture } from '../helpers/journal.js'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../../plugins/journal/admin-routes.js'
 import { openEventLog } from '../../src/event-log/open-event-log.js'
+import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-0123456789'
 const { redis, db } = journalFixture(t)
@@ -70,7 +71,7 @@ t.test('Ctrl-C stops a bulk replay cleanly and says how many were replayed', asy
   await seedFailed('int_', 400, 'github')
   const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_QUEUE: 'cli-replay-interrupt' }
   const cli = startCli(t, ['replay', '--filter', 'provider=github', '--rate', '50'], { env })
-  await waitFor('some progress', async () => (await db.query<{ replayed: number }>('SELECT replayed FROM anvil.replay_runs WHERE matched = 400 AND replayed > 0')).length > 0, 30_000)
+  await eventually('some progress', async () => (await db.query<{ replayed: number }>('SELECT replayed FROM anvil.replay_runs WHERE matched = 400 AND replayed > 0')).length > 0, 30_000)
   t.equal(await cli.stop('SIGINT'), 0, cli.output)
   const last = JSON.parse(cli.lines.filter((l) => l !== '').at(-1) ?? '{}') as { replayed: number, matched: number, state: string }
   t.equal(last.state, 'cancelled')
@@ -126,7 +127,7 @@ t.test('anvil worker journals its events when ANVIL_DATABASE_URL is set', async 
   t.teardown(() => queue.close())
   await addJob(queue, jobData({ eventId: 'evt_cli_ok', body: { id: 'evt_cli_ok', n: 1 } }))
   await addJob(queue, jobData({ eventId: 'evt_cli_dead', body: { id: 'evt_cli_dead', n: 10 } }))
-  await waitFor('both rows', async () => (await db.query(
+  await eventually('both rows', async () => (await db.query(
     "SELECT 1 FROM anvil.webhook_events WHERE (id = 'evt_cli_ok' AND status = 'done') OR (id = 'evt_cli_dead' AND status = 'dead')")).length === 2, 30_000)
   t.equal(await cli.stop(), 0)
 })

@@ -5,12 +5,13 @@
  */
 import t from 'tap'
 import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
-import { eventually } from '../helpers/outbound.js'
+
 import { runCli, startCli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
+import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-for-cli-messages'
 // DEBUG SLEEP slows it (Redis 7 refuses DEBUG unless enabled): a Redis that is there but slow to answer.
@@ -44,8 +45,8 @@ const lines = (stdout: string): unknown[] => stdout.split('\n').filter((line) =>
 
 t.test('by id, straight to the database: a message whose one delivery attempt failed, after a dry run', async (t) => {
   const { messageId } = await outbound.publish({ type: 'order.paid', data: { n: 1 } })
-  await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'failed'", [messageId])).length === 1)
-  await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
+  await eventually('(db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND s…', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'failed'", [messageId])).length === 1)
+  await eventually('outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoin…', async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
   const dry = await runCli(['messages', 'resend', messageId, '--dry-run'], { env })
   t.equal(dry.code, 0, dry.stderr)
   t.same(lines(dry.stdout), [{ messageId, status: 'dispatched', endpointIds: [endpoint.id], inFlight: [], delivered: [] }])
@@ -55,7 +56,7 @@ t.test('by id, straight to the database: a message whose one delivery attempt fa
   const real = await runCli(['messages', 'resend', messageId], { env })
   t.equal(real.code, 0, real.stderr)
   t.equal(real.stderr, 're-sent 1 message, 1 delivery in all\n')
-  await eventually(async () => await successes(messageId) === 1)
+  await eventually('successes(messageId) === 1', async () => await successes(messageId) === 1)
   t.same(receiver.received.slice(got).map((r) => r.headers['webhook-id']), [messageId], 'delivered once, same webhook-id')
   failing = true
 })
@@ -76,7 +77,7 @@ t.test('by filter, through the admin API: messages whose dispatch failed, a dry 
   t.same(lines(real.stdout).map((item) => (item as { messageId: string }).messageId), ids.slice(0, 2), '--limit: at most that many')
   const rest = await runCli(['messages', 'resend', '--url', url, '--all'], { env: api })
   t.same(lines(rest.stdout).map((item) => (item as { messageId: string }).messageId), ids.slice(2), 'then the rest')
-  for (const id of ids) await eventually(async () => await successes(id) === 1)
+  for (const id of ids) await eventually('successes(id) === 1', async () => await successes(id) === 1)
   t.same(receiver.received.filter((r) => ids.includes(String(r.headers['webhook-id']))).length, 3, 'each delivered once')
 
   const bad = await runCli(['messages', 'resend', '--url', url, '--filter', 'status=failed'], { env: api })
@@ -90,7 +91,7 @@ t.test('by filter, through the admin API: messages whose dispatch failed, a dry 
 t.test('a dry run waits for a Redis too busy to answer (DEBUG SLEEP), as the worker does, instead of "queue unavailable"', async (t) => {
   failing = true
   const { messageId } = await outbound.publish({ type: 'order.paid', data: { n: 2 } })
-  await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
+  await eventually('outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoin…', async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
   // Redis takes the connection but answers nothing for 5 s: the CLI's handshake and first command wait in that time.
   const asleep = redis.command('DEBUG', 'SLEEP', '5')
   const dry = await runCli(['messages', 'resend', messageId, '--dry-run'], { env })

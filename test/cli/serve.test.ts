@@ -1,9 +1,10 @@
 /** `anvil serve`: the README quickstart verbatim, LOG_LEVEL, SIGTERM. Helpers: test/helpers/cli.ts. */
 import t from 'tap'
-import { QUICKSTART, curlResponse, readmeBlock, eventually, HAS_CURL, inspect, NEVER_PRINTED, parseJson, shell, startCli, holdPort } from '../helpers/cli.js'
+import { QUICKSTART, curlResponse, readmeBlock, HAS_CURL, inspect, NEVER_PRINTED, parseJson, shell, startCli, holdPort } from '../helpers/cli.js'
 import { signAnvil } from '../../src/providers/anvil.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
@@ -57,7 +58,7 @@ t.test('serve honours LOG_LEVEL and exits 0 on SIGTERM', async (t) => {
   })
   // Nothing is logged at warn: the port is read from the kernel's socket table, and readiness is it answering (401: unsigned).
   const port = await cli.boundPort()
-  const status = await eventually(async () => {
+  const status = await eventually('an answer from POST /webhooks', async () => {
     try { return (await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', body: '{}' })).status } catch { return undefined }
   })
   t.equal(status, 401)
@@ -123,6 +124,6 @@ t.test('serve started while Redis is unreachable: stays up and says so, not read
   t.equal(await ready(), 503)
   t.equal(cli.child.exitCode, null, 'still running')
   await late.startProcess()
-  t.equal(await eventually(async () => await ready() === 200 ? 200 : undefined), 200, 'ready without a restart')
+  t.equal(await eventually('ready() === 200 ? 200 : undefined', async () => await ready() === 200 ? 200 : undefined), 200, 'ready without a restart')
   t.equal(await cli.stop('SIGTERM'), 0)
 })

@@ -4,11 +4,12 @@
  */
 import t from 'tap'
 import { createOutbound } from '../../src/outbox/outbound.js'
-import { enqueue, eventually, inspect, parseJson, ROOT, runCli, startCli } from '../helpers/cli.js'
+import { enqueue, inspect, parseJson, ROOT, runCli, startCli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
@@ -43,7 +44,7 @@ t.test('ANVIL_WORKER_ROLE=inbound runs the handler and never dispatches the outb
   t.match(await worker.log('anvil worker: started'), { role: 'inbound' })
   await worker.line((line) => parseJson(line)?.handled === jobId)
   const queue = inspect(t, redis.url, 'role-in')
-  await eventually(async () => await queue.getJobState(jobId) === 'completed' ? true : undefined)
+  await eventually('queue.getJobState(jobId) === \'completed\'', async () => await queue.getJobState(jobId) === 'completed' ? true : undefined)
   t.equal(await worker.stop(), 0)
   t.equal(await outboxStatus(messageId), 'pending', 'published before the worker started, still not dispatched')
   t.notMatch(worker.output, /dispatching and delivering/)

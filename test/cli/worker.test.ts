@@ -2,9 +2,10 @@
 import t from 'tap'
 import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { enqueue, eventually, inspect, parseJson, ROOT, runCli, startCli, tempDir } from '../helpers/cli.js'
+import { enqueue, inspect, parseJson, ROOT, runCli, startCli, tempDir } from '../helpers/cli.js'
 import { freePort, TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 /** The worker's health and metrics server: a free port on loopback, never a fixed one. */
@@ -20,7 +21,7 @@ t.test('worker runs the example handler (default export, path relative to cwd); 
   const handled = parseJson(await cli.line((line) => parseJson(line)?.handled === jobId))
   t.match(handled, { eventId: 'evt_example', type: 'test.ping', attempt: 1 })
   const queue = inspect(t, redis.url, queueName)
-  t.equal(await eventually(async () => await queue.getJobState(jobId) === 'completed' ? 'completed' : undefined), 'completed')
+  t.equal(await eventually('queue.getJobState(jobId) === \'completed\' ? \'completed\' : undefined', async () => await queue.getJobState(jobId) === 'completed' ? 'completed' : undefined), 'completed')
   t.equal(await cli.stop('SIGTERM'), 0)
 })
 
@@ -38,7 +39,7 @@ t.test('worker loads a CommonJS module with a named `handler` export and process
   })
   await cli.log('anvil worker: started')
   const jobId = await enqueue(redis.url, queueName, 'evt_cjs')
-  const written = await eventually(() => existsSync(out) ? readFileSync(out, 'utf8') : undefined)
+  const written = await eventually('existsSync(out) ? readFileSync(out, \'utf8\') : undefined', () => existsSync(out) ? readFileSync(out, 'utf8') : undefined)
   t.same(JSON.parse(written), { id: jobId, body: { id: 'evt_cjs', type: 'test.ping' } })
   t.equal(await cli.stop('SIGTERM'), 0)
 })
@@ -69,7 +70,7 @@ t.test('worker on SIGTERM lets an active job finish, then exits 0', async (t) =>
   })
   await cli.log('anvil worker: started')
   const jobId = await enqueue(redis.url, queueName, 'evt_slow')
-  await eventually(() => existsSync(out) ? true : undefined)
+  await eventually('existsSync(out)', () => existsSync(out) ? true : undefined)
   t.equal(await cli.stop('SIGTERM'), 0)
   t.equal(readFileSync(out, 'utf8'), 'started\ndone\n', 'the job ran to its end before the exit')
   t.equal(await inspect(t, redis.url, queueName).getJobState(jobId), 'completed')
@@ -90,7 +91,7 @@ t.test('worker on SIGTERM forces after ANVIL_SHUTDOWN_TIMEOUT_MS when a job hang
   })
   await cli.log('anvil worker: started')
   const jobId = await enqueue(redis.url, queueName, 'evt_stuck')
-  await eventually(() => existsSync(out) ? true : undefined)
+  await eventually('existsSync(out)', () => existsSync(out) ? true : undefined)
   t.equal(await cli.stop('SIGTERM'), 0)
   t.ok(cli.lines.some((line) => /shutdown timeout, forcing/.test(String(parseJson(line)?.msg))), 'logged the forced close')
   t.equal(await inspect(t, redis.url, queueName).getJobState(jobId), 'active', 'the job is left to stall recovery')
@@ -117,7 +118,7 @@ t.test('a job a forced shutdown left active is taken back as stalled by another 
   })
   await first.log('anvil worker: started')
   const jobId = await enqueue(redis.url, queueName, 'evt_stalled')
-  await eventually(() => existsSync(out) ? true : undefined)
+  await eventually('existsSync(out)', () => existsSync(out) ? true : undefined)
   t.equal(await first.stop('SIGTERM'), 0)
   const queue = inspect(t, redis.url, queueName)
   t.equal(await queue.getJobState(jobId), 'active', 'left active, its lock no longer renewed')
@@ -147,7 +148,7 @@ t.test('worker serves health and metrics on PORT; ready counts Redis and the wor
   t.same([ready.status, await ready.json()], [200, { status: 'ready', redis: 'up', worker: 'running' }])
   const jobId = await enqueue(redis.url, queueName, 'evt_worker_ops')
   await cli.line((line) => parseJson(line)?.handled === jobId)
-  const metrics = await eventually(async () => {
+  const metrics = await eventually('/anvil_jobs_processed_total\\{[^}]*\\} 1/.test(text) ? text : undefined', async () => {
     const text = await (await fetch(`${base}/metrics`)).text()
     return /anvil_jobs_processed_total\{[^}]*\} 1/.test(text) ? text : undefined
   })
@@ -184,7 +185,7 @@ t.test('worker started while Redis is unreachable: retries with one clear line, 
   t.ok(errorsLogged <= 2, `reconnect errors are not logged per attempt (${errorsLogged} lines)`)
   await late.startProcess()
   await cli.log('anvil worker: started')
-  t.equal(await eventually(async () => {
+  t.equal(await eventually('status === 200 ? status : undefined', async () => {
     const status = (await fetch(`http://127.0.0.1:${String(port)}/health/ready`)).status
     return status === 200 ? status : undefined
   }), 200)

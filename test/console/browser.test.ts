@@ -10,13 +10,14 @@ import type { AddressInfo } from 'node:net'
 import { signRequest } from '../../src/testing/sign-request.js'
 import { pageErrors, settled, startConsole, STRIPE_SECRET, TOKEN, type ConsoleHarness } from '../helpers/console.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 import { portalAdmin } from '../helpers/portal.js'
 
 /** Markup in a payload, which must show as characters and never run. */
 const XSS = ['<script>window.__xss = 1</script>', '"><img src=x onerror="window.__xss = 2">']
 
-let { base, context, failSwitch, sendStripe, sendGithub, adminGet, waitFor, newPage, loggedIn, checkAccessible } = {} as ConsoleHarness
-beforeStep(t, async () => { ({ base, context, failSwitch, sendStripe, sendGithub, adminGet, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)) })
+let { base, context, failSwitch, sendStripe, sendGithub, adminGet, newPage, loggedIn, checkAccessible } = {} as ConsoleHarness
+beforeStep(t, async () => { ({ base, context, failSwitch, sendStripe, sendGithub, adminGet, newPage, loggedIn, checkAccessible } = await startConsole(t)) })
 
 // The receiver of the outgoing webhooks: it records what it gets and answers 200.
 const received: Array<{ headers: Record<string, unknown>, body: string }> = []
@@ -79,7 +80,7 @@ t.test('events arrive; filter by provider and status; the XSS payloads render as
     const signed = signRequest('stripe', { body: { id, object: 'event', type, [flag as string]: true }, secret: STRIPE_SECRET })
     t.equal((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: signed.headers, body: signed.body })).status, 202)
   }
-  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done,failed,dead')).items.length >= 5)
+  await eventually('(adminGet<{ items: unknown[] }>(\'/events?status=done,failed,dead\')).i…', async () => (await adminGet<{ items: unknown[] }>('/events?status=done,failed,dead')).items.length >= 5)
 
   const { page, errors } = await loggedIn(t, 'events-xss-as-text')
   let dialogs = 0
@@ -95,7 +96,7 @@ t.test('events arrive; filter by provider and status; the XSS payloads render as
   await page.getByRole('button', { name: 'Apply filter' }).click()
   await page.waitForURL(/#\/events\?provider=stripe&status=failed/)
   // The unfiltered rows stay until the filtered answer replaces them.
-  await waitFor(async () => (await page.locator('table.events tbody tr').count()) === 1)
+  await eventually('(page.locator(\'table.events tbody tr\').count()) === 1', async () => (await page.locator('table.events tbody tr').count()) === 1)
   const rows = await page.locator('table.events tbody tr').allInnerTexts()
   t.equal(rows.length, 1, 'one failed Stripe event')
   t.match(rows[0], /failed\s+stripe\s+stripe\s+charge\.failed/)
@@ -131,7 +132,7 @@ t.test('open a failed event, replay it, and watch it turn done', async (t) => {
 t.test('bulk replay a filtered set of 200 and see the progress reach the end', async (t) => {
   const sends = Array.from({ length: 200 }, (_, i) => async () => await sendStripe(`evt_bulk_${i}`, 'payout.paid', { n: i }))
   for (let i = 0; i < sends.length; i += 25) await Promise.all(sends.slice(i, i + 25).map(async (send) => await send()))
-  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?type=payout.paid&status=done&limit=500')).items.length === 200)
+  await eventually('(adminGet<{ items: unknown[] }>(\'/events?type=payout.paid&status=done…', async () => (await adminGet<{ items: unknown[] }>('/events?type=payout.paid&status=done&limit=500')).items.length === 200)
   const { page } = await loggedIn(t, 'bulk-replay')
   await page.goto(`${base}/admin/console/#/events?type=payout.paid`)
   await page.getByRole('button', { name: 'Replay all matching…' }).click()
@@ -150,7 +151,7 @@ t.test('dead letters: shown with their failure, replayed one at a time', async (
   t.match(await row.textContent(), /handler gave up on it: the fail switch is on/, 'with its failure')
   await row.getByRole('button', { name: /^Replay / }).click()
   await row.getByText('replayed').waitFor()
-  await waitFor(async () => (await adminGet<{ status: string }>(`/events/${encodeURIComponent('evt_console_dead')}`)).status === 'done')
+  await eventually('(adminGet<{ status: string }>(`/events/${encodeURIComponent(\'evt_cons…', async () => (await adminGet<{ status: string }>(`/events/${encodeURIComponent('evt_console_dead')}`)).status === 'done')
   t.pass('the replay ran and the event is done')
   t.same(pageErrors(errors), [])
 })
@@ -224,7 +225,7 @@ t.test('outgoing: create an endpoint (its types from the catalog, its secret sho
   await delivery.getByRole('button', { name: /^Send again/ }).click()
   await page.getByRole('group', { name: /^Confirm sending delivery / }).getByRole('button', { name: 'Send', exact: true }).click()
   await page.getByText('Retry queued').waitFor()
-  await waitFor(async () => received.length === 2)
+  await eventually('received.length === 2', async () => received.length === 2)
   t.equal(received[1]?.headers['webhook-id'], received[0]?.headers['webhook-id'], 'the same message again, by its id')
   t.same(pageErrors(errors), [])
 })

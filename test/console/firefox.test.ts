@@ -10,12 +10,13 @@ import { signRequest } from '../../src/testing/sign-request.js'
 import { pageErrors, startConsoleServer, STRIPE_SECRET, TOKEN, type ConsoleServer } from '../helpers/console.js'
 import { newFirefoxPage, openFirefox } from '../helpers/firefox.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 /** Markup in a payload, which must show as characters and never run. */
 const XSS = ['<script>window.__xss=1</script>', '"><img src=x onerror=window.__xss=1>']
 
-let { base, failSwitch, sendStripe, sendGithub, adminGet, waitFor } = {} as ConsoleServer
-beforeStep(t, async () => { ({ base, failSwitch, sendStripe, sendGithub, adminGet, waitFor } = await startConsoleServer(t)) })
+let { base, failSwitch, sendStripe, sendGithub, adminGet } = {} as ConsoleServer
+beforeStep(t, async () => { ({ base, failSwitch, sendStripe, sendGithub, adminGet } = await startConsoleServer(t)) })
 let browser: Browser
 beforeStep(t, async () => { browser = await openFirefox(t) })
 const rows = 'table.events tbody tr'
@@ -59,7 +60,7 @@ t.test('log in: a wrong token is refused, the right one opens a HttpOnly SameSit
 t.test('events sent through the ingress are listed; a provider filter in the URL opens filtered', async (t) => {
   await sendStripe('evt_firefox_ok', 'invoice.paid', { amount: 4200 })
   await sendGithub('opened')
-  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done')).items.length >= 2)
+  await eventually('(adminGet<{ items: unknown[] }>(\'/events?status=done\')).items.length …', async () => (await adminGet<{ items: unknown[] }>('/events?status=done')).items.length >= 2)
 
   const { page, errors } = await loggedIn(t, 'firefox-events')
   await page.locator('nav[aria-label="Sections"] ::-p-text(Events)').click()
@@ -85,7 +86,7 @@ t.test('an event holding markup shows it as text and runs none of it; its replay
     secret: STRIPE_SECRET
   })
   t.equal((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: signed.headers, body: signed.body })).status, 202)
-  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=failed&type=customer.updated')).items.length === 1)
+  await eventually('(adminGet<{ items: unknown[] }>(\'/events?status=failed&type=customer.…', async () => (await adminGet<{ items: unknown[] }>('/events?status=failed&type=customer.updated')).items.length === 1)
   const [event] = (await adminGet<{ items: Array<{ id: string }> }>('/events?type=customer.updated')).items
 
   const { page, errors } = await loggedIn(t, 'firefox-event-xss-replayed', `#/events/${encodeURIComponent(event?.id ?? '')}`)

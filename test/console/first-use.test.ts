@@ -12,10 +12,11 @@ import { signRequest } from '../../src/testing/sign-request.js'
 import { settled, startConsole, STRIPE_SECRET, TOKEN, type ConsoleHarness } from '../helpers/console.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.setTimeout(300_000)
-let { base, context, sendStripe, sendPlain, adminGet, adminPost, waitFor, newPage, loggedIn, checkAccessible } = {} as ConsoleHarness
-beforeStep(t, async () => { ({ base, context, sendStripe, sendPlain, adminGet, adminPost, waitFor, newPage, loggedIn, checkAccessible } = await startConsole(t)) })
+let { base, context, sendStripe, sendPlain, adminGet, adminPost, newPage, loggedIn, checkAccessible } = {} as ConsoleHarness
+beforeStep(t, async () => { ({ base, context, sendStripe, sendPlain, adminGet, adminPost, newPage, loggedIn, checkAccessible } = await startConsole(t)) })
 beforeStep(t, async () => await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base }))
 
 /** Paths the receiver answers 500 on, until a test takes them out. */
@@ -39,7 +40,7 @@ beforeStep(t, async () => {
   // Flagged for the handler to dead-letter while its fail switch is on (test/fixtures/console-handler.mjs).
   const dead = signRequest('stripe', { body: { id: 'evt_first_use_dead', object: 'event', type: 'charge.dispute.created', dead: true }, secret: STRIPE_SECRET })
   if ((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: dead.headers, body: dead.body })).status !== 202) throw new Error('the dead letter was refused')
-  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?status=done,dead')).items.length === 3)
+  await eventually('(adminGet<{ items: unknown[] }>(\'/events?status=done,dead\')).items.le…', async () => (await adminGet<{ items: unknown[] }>('/events?status=done,dead')).items.length === 3)
   failing = await adminPost<Endpoint>('/endpoints', { url: `${receiver.url}/undelivered`, description: 'fails until fixed' })
   failingMessage = (await adminPost<{ messageId: string }>(`/endpoints/${failing.id}/test`)).messageId
 })
@@ -97,7 +98,7 @@ t.test('plurals: one of a thing is singular', async (t) => {
   // One test message to an endpoint that takes it: one delivery.
   const taking = await adminPost<Endpoint>('/endpoints', { url: `${receiver.url}/plural` })
   await adminPost(`/endpoints/${taking.id}/test`)
-  await waitFor(async () => (await deliveries(taking.id)).some((d) => d.status === 'success'))
+  await eventually('(deliveries(taking.id)).some((d) => d.status === \'success\')', async () => (await deliveries(taking.id)).some((d) => d.status === 'success'))
   await page.goto(`${base}/admin/console/#/deliveries?endpoint=${taking.id}`)
   await page.locator('caption', { hasText: /^1 delivery$/ }).waitFor()
   t.pass('1 dead letter, 1 event, 1 endpoint, 1 delivery')
@@ -189,7 +190,7 @@ t.test('an endpoint\'s tenant is set when it is made, shown, changed and taken a
 })
 
 t.test('a delivery\'s message is a link to the message, its data and its deliveries', async (t) => {
-  await waitFor(async () => (await deliveries(failing.id)).length >= 1)
+  await eventually('(deliveries(failing.id)).length >= 1', async () => (await deliveries(failing.id)).length >= 1)
   const { page, errors } = await loggedIn(t, 'first-use-message')
   await page.goto(`${base}/admin/console/#/deliveries?endpoint=${failing.id}`)
   await page.getByTestId('delivery').first().getByRole('link', { name: failingMessage }).click()
@@ -205,7 +206,7 @@ t.test('a delivery\'s message is a link to the message, its data and its deliver
 
 t.test('undelivered: a row\'s Retry sends the message to its endpoint again, which now takes it', async (t) => {
   // Both attempts failed (at once and 5 s later): nothing more is tried for minutes, so a success is the retry's.
-  await waitFor(async () => (await deliveries(failing.id)).filter((d) => d.status === 'failed').length === 2, 120)
+  await eventually('(deliveries(failing.id)).filter((d) => d.status === \'failed\').length …', async () => (await deliveries(failing.id)).filter((d) => d.status === 'failed').length === 2, 120000)
   broken.delete('/undelivered')
   const got = receiver.received.length
   const { page, errors } = await loggedIn(t, 'first-use-undelivered-retry')
@@ -213,7 +214,7 @@ t.test('undelivered: a row\'s Retry sends the message to its endpoint again, whi
   await settled(page)
   await page.getByRole('button', { name: `Retry message ${failingMessage} to endpoint ${failing.id}` }).click()
   await page.getByText('retry queued').waitFor()
-  await waitFor(async () => (await deliveries(failing.id)).some((d) => d.status === 'success'))
+  await eventually('(deliveries(failing.id)).some((d) => d.status === \'success\')', async () => (await deliveries(failing.id)).some((d) => d.status === 'success'))
   t.ok(receiver.received.slice(got).some((r) => r.url === '/undelivered' && r.headers['webhook-id'] === failingMessage), 'the receiver got the message again')
   await page.reload()
   await page.getByText('0 messages not yet delivered').waitFor()

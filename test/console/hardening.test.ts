@@ -6,16 +6,17 @@ import t from 'tap'
 import { signRequest } from '../../src/testing/sign-request.js'
 import { pageErrors, startConsole, STRIPE_SECRET, TOKEN, type ConsoleHarness } from '../helpers/console.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
-let { base, context, adminGet, waitFor, loggedIn } = {} as ConsoleHarness
-beforeStep(t, async () => { ({ base, context, adminGet, waitFor, loggedIn } = await startConsole(t)) })
+let { base, context, adminGet, loggedIn } = {} as ConsoleHarness
+beforeStep(t, async () => { ({ base, context, adminGet, loggedIn } = await startConsole(t)) })
 
 t.test('an event whose payload nests 5,000 deep opens as text: no 500, no error in the page', async (t) => {
   // Written as text: JSON.stringify of the value would itself run out of stack in this process.
   const body = `{"id":"evt_console_deep","object":"event","type":"invoice.deep","data":{"object":${'['.repeat(5000)}${']'.repeat(5000)}}}`
   const signed = signRequest('stripe', { body, secret: STRIPE_SECRET })
   t.equal((await fetch(`${base}/webhooks/stripe`, { method: 'POST', headers: signed.headers, body: signed.body })).status, 202)
-  await waitFor(async () => (await adminGet<{ items: unknown[] }>('/events?type=invoice.deep&status=done')).items.length === 1)
+  await eventually('(adminGet<{ items: unknown[] }>(\'/events?type=invoice.deep&status=don…', async () => (await adminGet<{ items: unknown[] }>('/events?type=invoice.deep&status=done')).items.length === 1)
   const { page, errors } = await loggedIn(t, 'event-deep-payload')
   const answers: number[] = []
   page.on('response', (response) => { if (response.url().includes('/admin/events/evt_console_deep')) answers.push(response.status()) })

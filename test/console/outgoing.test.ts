@@ -12,9 +12,10 @@ import t from 'tap'
 import { pageErrors, settled, startConsole, type ConsoleHarness } from '../helpers/console.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
-let { base, sendStripe, adminGet, adminPost, waitFor, loggedIn, checkAccessible } = {} as ConsoleHarness
-beforeStep(t, async () => { ({ base, sendStripe, adminGet, adminPost, waitFor, loggedIn, checkAccessible } = await startConsole(t)) })
+let { base, sendStripe, adminGet, adminPost, loggedIn, checkAccessible } = {} as ConsoleHarness
+beforeStep(t, async () => { ({ base, sendStripe, adminGet, adminPost, loggedIn, checkAccessible } = await startConsole(t)) })
 
 /** Paths the receiver answers 500 on, until a test takes them out. */
 const broken = new Set(['/retry', '/recover'])
@@ -42,15 +43,15 @@ beforeStep(t, async () => {
   for (let i = 0; i < 2; i++) await adminPost(`/endpoints/${recoverEndpoint.id}/test`)
 })
 /** Both attempts of every message failed: nothing more is tried for minutes. */
-const failuresSettled = async (): Promise<void> => await waitFor(async () =>
+const failuresSettled = async (): Promise<void> => { await eventually('both attempts of every message failed', async () =>
   (await deliveries(retryEndpoint.id)).filter((d) => d.status === 'failed').length === 2 &&
-  (await deliveries(recoverEndpoint.id)).filter((d) => d.status === 'failed').length === 4)
+  (await deliveries(recoverEndpoint.id)).filter((d) => d.status === 'failed').length === 4) }
 
 t.test('one event: a redelivery of its id with another payload shows what changed, credentials redacted', async (t) => {
   await sendStripe('evt_redelivered', 'invoice.updated', { amount: 100, currency: 'eur' }, 'stripe-resent')
-  await waitFor(async () => (await adminGet<{ status?: string }>('/events/evt_redelivered')).status === 'done')
+  await eventually('(adminGet<{ status?: string }>(\'/events/evt_redelivered\')).status ===…', async () => (await adminGet<{ status?: string }>('/events/evt_redelivered')).status === 'done')
   await sendStripe('evt_redelivered', 'invoice.updated', { amount: 250, currency: 'eur' }, 'stripe-resent')
-  await waitFor(async () => {
+  await eventually('event.status === \'done\' && event.deliveries === 2', async () => {
     const event = await adminGet<{ status?: string, deliveries?: number }>('/events/evt_redelivered')
     return event.status === 'done' && event.deliveries === 2
   })
@@ -112,7 +113,7 @@ t.test('deliveries: a failed delivery retried from the log succeeds once its rec
   await failed.first().getByRole('button', { name: /^Retry: delivery / }).click()
   await failed.first().getByText('retry queued').waitFor()
 
-  await waitFor(async () => (await deliveries(retryEndpoint.id)).some((d) => d.status === 'success'))
+  await eventually('(deliveries(retryEndpoint.id)).some((d) => d.status === \'success\')', async () => (await deliveries(retryEndpoint.id)).some((d) => d.status === 'success'))
   t.ok(receiver.received.slice(got).some((r) => r.url === '/retry'), 'the receiver got it again')
   await page.getByLabel('Status').selectOption('success')
   await page.getByRole('button', { name: 'Apply filter' }).click()
@@ -145,7 +146,7 @@ t.test('endpoints: an endpoint that failed, once fixed, is recovered since a tim
   await page.getByText('Re-sending 2 messages: they show below as they go').waitFor()
   await checkAccessible(t, page, 'an endpoint, after a recovery')
 
-  await waitFor(async () => (await deliveries(recoverEndpoint.id)).filter((d) => d.status === 'success').length === 2)
+  await eventually('(deliveries(recoverEndpoint.id)).filter((d) => d.status === \'success\'…', async () => (await deliveries(recoverEndpoint.id)).filter((d) => d.status === 'success').length === 2)
   // No reload: the attempts are read again until the re-sent ones are in.
   const attempts = page.getByRole('region', { name: 'Delivery attempts' })
   await attempts.locator('caption', { hasText: /^6 deliveries$/ }).waitFor()

@@ -8,11 +8,12 @@ import t from 'tap'
 import { pageErrors, settled, startConsole, type ConsoleHarness } from '../helpers/console.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 // A browser, serve and worker on a loaded 2-core machine: more than tap's 120 s default.
 t.setTimeout(240_000)
-let { adminPost, adminGet, waitFor, loggedIn, checkAccessible } = {} as ConsoleHarness
-beforeStep(t, async () => { ({ adminPost, adminGet, waitFor, loggedIn, checkAccessible } = await startConsole(t)) })
+let { adminPost, adminGet, loggedIn, checkAccessible } = {} as ConsoleHarness
+beforeStep(t, async () => { ({ adminPost, adminGet, loggedIn, checkAccessible } = await startConsole(t)) })
 const broken = new Set(['/resend'])
 const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   res.statusCode = broken.has(req.url) ? 500 : 200
@@ -32,8 +33,8 @@ t.test('undelivered: a message that failed for good is re-sent from its row, the
   interface Plan { items: Array<{ messageId: string, endpointIds: string[] }> }
   // Both attempts of each failed and its job is finished: a dry run would send each again. The circuit breaker may
   // hold the second attempts back a while on a loaded machine, hence the longer guard.
-  await waitFor(async () => (await adminPost<Plan>('/messages/resend', { dryRun: true })).items
-    .filter((item) => ids.includes(item.messageId) && item.endpointIds.length === 1).length === 3, 120)
+  await eventually('(adminPost<Plan>(\'/messages/resend\', { dryRun: true })).items .filter…', async () => (await adminPost<Plan>('/messages/resend', { dryRun: true })).items
+    .filter((item) => ids.includes(item.messageId) && item.endpointIds.length === 1).length === 3, 120000)
   broken.delete('/resend')
   const [first, ...rest] = ids as [string, ...string[]]
   const { page, errors } = await loggedIn(t, 'messages-resent')
@@ -41,7 +42,7 @@ t.test('undelivered: a message that failed for good is re-sent from its row, the
   await settled(page)
   await page.getByRole('button', { name: `Re-send message ${first}` }).click()
   await page.getByText('re-sent to 1 endpoint').waitFor()
-  await waitFor(async () => (await deliveries(endpoint.id)).some((d) => d.messageId === first && d.status === 'success'))
+  await eventually('(deliveries(endpoint.id)).some((d) => d.messageId === first && d.stat…', async () => (await deliveries(endpoint.id)).some((d) => d.messageId === first && d.status === 'success'))
 
   const bulk = page.getByRole('region', { name: 'Failed messages' })
   await bulk.getByRole('button', { name: 'Re-send failed messages…' }).click()
@@ -52,7 +53,7 @@ t.test('undelivered: a message that failed for good is re-sent from its row, the
   await checkAccessible(t, page, 'undelivered, a re-send to confirm')
   await confirm.getByRole('button', { name: 'Re-send 2 messages' }).click()
   await bulk.getByText('Re-sent 2 messages, 2 deliveries in all').waitFor()
-  await waitFor(async () => (await deliveries(endpoint.id)).filter((d) => d.status === 'success').length === 3)
+  await eventually('(deliveries(endpoint.id)).filter((d) => d.status === \'success\').lengt…', async () => (await deliveries(endpoint.id)).filter((d) => d.status === 'success').length === 3)
   const got = receiver.received.filter((r) => r.url === '/resend')
   for (const id of ids) t.equal(got.filter((r) => r.headers['webhook-id'] === id).length, 3, `${id}: two failures, then delivered once`)
   t.same(await undelivered(endpoint.id), [], 'nothing undelivered is left')

@@ -9,9 +9,10 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Queue } from 'bullmq'
-import { waitFor } from '../helpers/chain.js'
+
 import { outboundFixture } from '../helpers/outbound.js'
 import { startScript, type Script } from '../fixtures/script.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -65,16 +66,16 @@ t.test('delivery workers SIGKILLed at random points: every message delivered, ev
     script.log('fixture delivery worker: started').then(() => up.add(script), () => {})
   }
   for (let i = 0; i < 2; i++) spawn()
-  await waitFor('the workers to start', () => up.size === 2, 30_000)
+  await eventually('the workers to start', () => up.size === 2, 30_000)
   await outbound.dispatcher.start()
   const messageIds: string[] = []
   // A batch before each kill, so every kill lands while deliveries are in flight, at a random point of one.
   for (let kill = 0; kill < KILLS; kill++) {
     for (let i = 0; i < MESSAGES / KILLS; i++) messageIds.push((await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'kills' })).messageId)
     const before = receiver.arrived()
-    await waitFor('POSTs of the batch', () => receiver.arrived() > before, 30_000)
+    await eventually('POSTs of the batch', () => receiver.arrived() > before, 30_000)
     await sleep(Math.floor(Math.random() * 400))
-    await waitFor('a worker up', () => up.size > 0, 30_000)
+    await eventually('a worker up', () => up.size > 0, 30_000)
     const victim = [...up][Math.floor(Math.random() * up.size)] as Script
     up.delete(victim)
     process.kill(victim.pid, 'SIGKILL')
@@ -83,7 +84,7 @@ t.test('delivery workers SIGKILLed at random points: every message delivered, ev
   }
   const jobs = new Queue(queueName, { connection: { url: redis.url }, prefix: '{anvil}' })
   t.teardown(() => jobs.close())
-  await waitFor('every job to end', async () => {
+  await eventually('every job to end', async () => {
     const { completed = 0, failed = 0 } = await jobs.getJobCounts('completed', 'failed')
     return completed + failed === MESSAGES
   }, 40_000)

@@ -11,10 +11,11 @@
 import t from 'tap'
 import { JOB_NAME, STALLED_MESSAGE } from '../../src/shared/constants.js'
 import { BACKOFF_TYPE } from '../../src/queue/retry.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { startCli, type Cli } from '../helpers/cli.js'
 import { jobData, journalFixture, openQueue } from '../helpers/journal.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const EVENTS = 400
 const KILLS = 4
@@ -54,7 +55,7 @@ for (const groupCommit of [undefined, '8,20']) t.test(`${EVENTS} events, ${KILLS
     // A random point in this kill's share of the drain (whatever the machine's speed), inside handlers,
     // commits or completions.
     const target = Math.floor(EVENTS * (kill + 0.3 + 0.5 * Math.random()) / (KILLS + 1))
-    await waitFor('the drain to go on', async () => await doneRows() >= target, 30_000)
+    await eventually('the drain to go on', async () => await doneRows() >= target, 30_000)
     worker.child.kill('SIGKILL')
     await worker.exited
     const active = (await queue.getActive()).length
@@ -64,7 +65,7 @@ for (const groupCommit of [undefined, '8,20']) t.test(`${EVENTS} events, ${KILLS
   t.ok(killedActive.every((n) => n > 0), `every kill left jobs active (${killedActive.join(', ')})`)
 
   const last = start()
-  await waitFor('the queue to drain', async () => {
+  await eventually('the queue to drain', async () => {
     const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
     return Object.values(counts).every((n) => n === 0)
   }, 40_000)

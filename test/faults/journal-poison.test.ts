@@ -7,13 +7,14 @@
  * an error message) is stored too.
  */
 import t from 'tap'
-import { waitFor } from '../helpers/chain.js'
+
 import { buildApp, signed } from '../helpers/app.js'
 import { addJob, jobData, journalFixture, openQueue } from '../helpers/journal.js'
 import { createWorker, type WebhookHandler } from '../../src/worker/worker.js'
 import { openEventLog } from '../../src/event-log/open-event-log.js'
 import { deadLetterQueueName } from '../../src/queue/open-queues.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const NORMAL = 200
 const DEPTH = 50_000
@@ -35,7 +36,7 @@ function start (queueName: string, handler: WebhookHandler) {
 
 /** Every job completed or failed for good (they were all queued before the worker started). */
 async function settled (queue: ReturnType<typeof openQueue>): Promise<void> {
-  await waitFor('every job to settle', async () => {
+  await eventually('every job to settle', async () => {
     const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
     return Object.values(counts).every((n) => n === 0)
   }, 40_000)

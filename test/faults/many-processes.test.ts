@@ -13,10 +13,11 @@ import { deadLetterQueueName } from '../../src/queue/open-queues.js'
 import { signAnvil } from '../../src/providers/anvil.js'
 import { SECRET } from '../helpers/app.js'
 import { inspect, startCli, tempDir, type Cli } from '../helpers/cli.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { TestRedis } from '../helpers/redis.js'
 import { handled } from '../fixtures/script.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const EVENTS = 5000
 const CONCURRENCY = 32
@@ -40,7 +41,6 @@ async function deliver (url: string, n: number): Promise<Answer> {
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
-
 
 t.test('2 ingress + 2 worker processes, 5,000 events, 30 % redelivered to the other ingress: each ends exactly once', async (t) => {
   const dir = tempDir(t)
@@ -94,8 +94,8 @@ t.test('2 ingress + 2 worker processes, 5,000 events, 30 % redelivered to the ot
 
   const dead = inspect(t, redis.url, deadLetterQueueName(queueName))
   const settled = (): number => completed.length + failed.length
-  await waitFor('every job to be completed or failed', () => settled() >= EVENTS, 60_000)
-  await waitFor('every failed job to be dead-lettered', async () => await dead.count() >= failed.length, 30_000)
+  await eventually('every job to be completed or failed', () => settled() >= EVENTS, 60_000)
+  await eventually('every failed job to be dead-lettered', async () => await dead.count() >= failed.length, 30_000)
   const settledMs = Date.now() - started
 
   const main = inspect(t, redis.url, queueName)

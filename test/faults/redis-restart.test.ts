@@ -10,10 +10,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { signAnvil } from '../../src/providers/anvil.js'
 import { SECRET } from '../helpers/app.js'
 import { inspect, startCli, tempDir, type Cli } from '../helpers/cli.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { TestRedis } from '../helpers/redis.js'
 import { handled } from '../fixtures/script.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(['--appendonly', 'yes', '--appendfsync', 'always']), async (redis) => await redis.stop())
 const queueName = 'faults-redis-restart'
@@ -30,7 +31,6 @@ async function deliver (url: string, id: string, phase: Phase): Promise<Answer> 
   const json = await response.json() as { jobId?: string, replayed?: boolean }
   return { id, status: response.status, jobId: json.jobId, replayed: json.replayed, retryAfter: response.headers.get('retry-after'), phase }
 }
-
 
 t.test('Redis SIGKILLed and restarted under load: no acknowledged event lost, 503 meanwhile, both processes recover alone', async (t) => {
   const dir = tempDir(t)
@@ -84,7 +84,7 @@ t.test('Redis SIGKILLed and restarted under load: no acknowledged event lost, 50
     }
   })
   // The outage lasts until the ingress has answered at least 20 requests with 503 after the kill.
-  await waitFor('503s during the outage', () => answers.filter((a) => a.phase === 'outage' && a.status === 503).length >= 20, 30_000)
+  await eventually('503s during the outage', () => answers.filter((a) => a.phase === 'outage' && a.status === 503).length >= 20, 30_000)
   phase = 'restarting'
   restartedAt = Date.now()
   await redis.startProcess()
@@ -122,12 +122,12 @@ t.test('Redis SIGKILLed and restarted under load: no acknowledged event lost, 50
 
   // The same worker process, never restarted, runs the events accepted after the restart.
   const afterIds = new Set([...byPhase('after'), ...again].filter((a) => a.status === 202).map((a) => a.jobId as string))
-  await waitFor('the worker to run every event accepted after the restart', () => {
+  await eventually('the worker to run every event accepted after the restart', () => {
     const done = new Set(handled(handlerLog).map((h) => h.jobId))
     return [...afterIds].every((id) => done.has(id))
   }, 30_000)
   t.same(new Set(handled(handlerLog).map((h) => h.pid)), new Set([worker.child.pid]), 'one worker process ran everything')
-  await waitFor('those jobs to be completed', async () => {
+  await eventually('those jobs to be completed', async () => {
     for (const id of afterIds) if (await main.getJobState(id) !== 'completed') return false
     return true
   }, 30_000)

@@ -7,11 +7,12 @@
 import t, { type Test } from 'tap'
 import { migrate } from '../../src/db/migrate.js'
 import { createOutbound, type Outbound } from '../../src/outbox/outbound.js'
-import { enqueue, eventually, outcome, parseJson, startCli, type Cli } from '../helpers/cli.js'
+import { enqueue, outcome, parseJson, startCli, type Cli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { startReceiver, type Receiver } from '../helpers/receiver.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
@@ -73,7 +74,7 @@ t.test('two anvil workers, two databases, one Redis, default prefix: each event 
   for (let i = 0; i < 5; i++) await enqueue(redis.url, 'webhooks', `evt_after_${i}`)
   // Until ten rows are there and none is still being handled (a row is written before its handler runs).
   const settled = (rows: string[]): boolean => rows.every((status) => status !== 'received' && status !== 'processing')
-  await eventually(async () => {
+  await eventually('rowsA.length + rowsB.length >= 10 && settled(rowsA) && settled(rowsB)', async () => {
     const [rowsA, rowsB] = [await journaled(a), await journaled(b)]
     return rowsA.length + rowsB.length >= 10 && settled(rowsA) && settled(rowsB) ? true : undefined
   })
@@ -81,7 +82,7 @@ t.test('two anvil workers, two databases, one Redis, default prefix: each event 
   t.same(await journaled(b), [], 'B journaled none')
   // Until the rows are there and completed (an attempt's row is written `started` before its POST).
   const completed = (rows: Array<{ status: string }>): boolean => rows.every((row) => row.status !== 'started')
-  await eventually(async () => {
+  await eventually('rowsA.length + rowsB.length >= ofA.length && completed(rowsA) && comp…', async () => {
     const [rowsA, rowsB] = [await logged(a), await logged(b)]
     return rowsA.length + rowsB.length >= ofA.length && completed(rowsA) && completed(rowsB) ? true : undefined
   })
@@ -93,7 +94,7 @@ t.test('two anvil workers, two databases, one Redis, default prefix: each event 
   // The fix the line gives: a prefix of B's own. B's waiting messages go out, to B's receiver only.
   const workerB2 = worker(t, b, { ANVIL_PREFIX: '{anvil-b}' })
   await workerB2.log(STARTED)
-  await eventually(async () => {
+  await eventually('rows.length >= ofB.length && completed(rows)', async () => {
     const rows = await logged(b)
     return rows.length >= ofB.length && completed(rows) ? true : undefined
   })

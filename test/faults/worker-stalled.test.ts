@@ -14,10 +14,11 @@ import { Ingress } from '../../src/inbound/ingress.js'
 import { resolveIngressOptions } from '../../src/inbound/ingress-options.js'
 import { SECRET } from '../helpers/app.js'
 import { inspect, parseJson, tempDir } from '../helpers/cli.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { TestRedis } from '../helpers/redis.js'
 import { startScript } from '../fixtures/script.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
@@ -46,7 +47,7 @@ t.test('a worker SIGKILLed mid-handler: stalled-job detection hands its jobs to 
   const firstLog = join(dir, 'first.jsonl')
   const first = startScript(t, 'worker-process.mjs', { ...lock, HANDLER_LOG: firstLog, FIXTURE_MODE: 'hang', WORKER_CONCURRENCY: '5' })
   await first.log('fixture worker: started')
-  await waitFor('the first worker to be inside all three handlers', () => handled(firstLog).length === 3, 30_000)
+  await eventually('the first worker to be inside all three handlers', () => handled(firstLog).length === 3, 30_000)
   t.equal(await first.kill('SIGKILL'), 'SIGKILL')
   const killedAt = Date.now()
 
@@ -56,13 +57,13 @@ t.test('a worker SIGKILLed mid-handler: stalled-job detection hands its jobs to 
   const secondLog = join(dir, 'second.jsonl')
   const second = startScript(t, 'worker-process.mjs', { ...lock, HANDLER_LOG: secondLog, FIXTURE_MODE: 'ok' })
   await second.log('fixture worker: started')
-  await waitFor('every job to complete on the second worker', async () => {
+  await eventually('every job to complete on the second worker', async () => {
     const states = await Promise.all(jobIds.map(async (id) => await main.getJobState(id)))
     return states.every((state) => state === 'completed')
   }, 30_000)
   t.comment(`all ${jobIds.length} jobs completed on the second worker ${Date.now() - killedAt} ms after the kill (lock 1000 ms, stalled check every 500 ms)`)
 
-  await waitFor('the stalled events', () => jobIds.every((id) => stalled.has(id)), 10_000)
+  await eventually('the stalled events', () => jobIds.every((id) => stalled.has(id)), 10_000)
   t.same([...stalled].sort(), [...jobIds].sort(), 'each job was taken back by stalled-job detection')
   const calls = [...handled(firstLog), ...handled(secondLog)]
   for (const jobId of jobIds) {

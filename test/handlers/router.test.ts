@@ -10,9 +10,10 @@ import { UnrecoverableError } from 'bullmq'
 import anvil, { createRouter, createWorker, type Router } from '../../index.js'
 import { fixture, injectWebhook } from '../../testing/index.js'
 import { TestRedis } from '../helpers/redis.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { inspectQueue } from '../helpers/queue.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
@@ -63,7 +64,7 @@ t.test('every matching handler runs once per event, exact (most specific first) 
   router.on('github:issues', () => { calls.push('issues: not this event') })
   const { post } = await rig(t, router)
   await post('github', 'pull_request.opened')
-  await waitFor('the onAny handler', () => calls.length === 5)
+  await eventually('the onAny handler', () => calls.length === 5)
   t.same(calls, ['pull_request.opened', 'both names', 'pull_request (opened)', 'github:*', 'any github:pull_request.opened'])
 })
 
@@ -81,13 +82,13 @@ t.test('failures are gathered in one AggregateError; the job is retried, and eve
   })
   const { post, lines, queueName } = await rig(t, router, [20])
   const jobId = await post('stripe', 'invoice.paid')
-  await waitFor('the second attempt', () => calls.length === 6)
+  await eventually('the second attempt', () => calls.length === 6)
   t.same(calls, ['a1', 'b1', 'c1', 'a2', 'b2', 'c2'], 'the handler that succeeded ran again too')
   const failed = lines.find((line) => line.msg === 'anvil worker: attempt failed')
   t.equal(failed?.obj.err, '2 of 3 handlers failed for stripe:invoice.paid: first failed; third failed')
   const queue = inspectQueue(redis.url, queueName)
   t.teardown(() => queue.close())
-  await waitFor('completed', async () => await (await queue.getJob(jobId))?.isCompleted() === true)
+  await eventually('completed', async () => await (await queue.getJob(jobId))?.isCompleted() === true)
 })
 
 t.test('when every failure is an UnrecoverableError, the job is not retried', async (t) => {
@@ -100,7 +101,7 @@ t.test('when every failure is an UnrecoverableError, the job is not retried', as
   const jobId = await post('stripe', 'charge.refunded')
   const queue = inspectQueue(redis.url, queueName)
   t.teardown(() => queue.close())
-  await waitFor('failed', async () => await (await queue.getJob(jobId))?.isFailed() === true)
+  await eventually('failed', async () => await (await queue.getJob(jobId))?.isFailed() === true)
   const job = await queue.getJob(jobId)
   t.same([runs, job?.attemptsMade], [1, 1])
   t.match(job?.failedReason, /1 of 1 handlers failed for stripe:charge.refunded: refund for an unknown charge/)
@@ -114,7 +115,7 @@ t.test('no on() handler matched: onUnhandled runs (then onAny); without one the 
     .onAny(() => { calls.push('any') })
   const first = await rig(t, withUnhandled)
   await first.post('stripe', 'charge.refunded')
-  await waitFor('onAny', () => calls.length === 2)
+  await eventually('onAny', () => calls.length === 2)
   t.same(calls, ['unhandled stripe:charge.refunded', 'any'])
 
   const bare = createRouter().on('stripe:invoice.paid', () => {})
@@ -122,7 +123,7 @@ t.test('no on() handler matched: onUnhandled runs (then onAny); without one the 
   const jobId = await second.post('stripe', 'payment_intent.succeeded')
   const queue = inspectQueue(redis.url, second.queueName)
   t.teardown(() => queue.close())
-  await waitFor('completed', async () => await (await queue.getJob(jobId))?.isCompleted() === true)
+  await eventually('completed', async () => await (await queue.getJob(jobId))?.isCompleted() === true)
   t.match(second.lines.find((line) => line.level === 'debug' && line.msg === 'anvil router: no handler for this event; completed'),
     { obj: { jobId, source: 'stripe', name: 'stripe:payment_intent.succeeded' } })
 })
@@ -134,9 +135,9 @@ t.test('source(): scoped handlers see only their source; unscoped ones see both'
   router.on('stripe:invoice.paid', (event) => { calls.push(`all ${event.source}`) })
   const { post } = await rig(t, router)
   await post('stripe', 'invoice.paid', 'stripe')
-  await waitFor('the first event', () => calls.length === 1)
+  await eventually('the first event', () => calls.length === 1)
   await post('stripe', 'invoice.paid', 'stripe-eu')
-  await waitFor('the second event', () => calls.length === 3)
+  await eventually('the second event', () => calls.length === 3)
   t.same(calls, ['all stripe', 'eu stripe-eu', 'all stripe-eu'])
 })
 

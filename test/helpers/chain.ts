@@ -35,11 +35,3 @@ export function chainOn (t: Teardown, redis: RedisTarget): {
   }
 }
 
-/** Polls until `check` holds; throws after `timeoutMs` naming what it waited for. */
-export async function waitFor (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
-}

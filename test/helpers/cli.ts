@@ -19,6 +19,7 @@ import { resolveIngressOptions } from '../../src/inbound/ingress-options.js'
 import { createWorker } from '../../src/worker/worker.js'
 import { ROOT } from './root.js'
 import { spawn } from './children.js'
+import { eventually } from './eventually.js'
 
 export { ROOT }
 export const CLI = join(ROOT, 'dist', 'cli', 'anvil.js')
@@ -202,16 +203,6 @@ export function curlResponse (output: string): { status: number, body: unknown }
   return { status, body: JSON.parse(output.slice(output.lastIndexOf('\r\n\r\n') + 4)) }
 }
 
-export async function eventually<T> (read: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + GIVE_UP_MS
-  for (;;) {
-    const value = await read()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error('condition never held')
-    await sleep(25)
-  }
-}
-
 export function inspect (t: Test, redisUrl: string, name: string): Queue {
   const queue = new Queue(name, { connection: { url: redisUrl }, prefix: DEFAULT_PREFIX })
   t.teardown(() => queue.close())
@@ -234,7 +225,7 @@ export async function deadLetters (t: Test, redisUrl: string, queueName: string,
   const worker = createWorker(() => { throw new UnrecoverableError('boom') }, { redis: redisUrl, queueName, sweepIntervalMs: 0 })
   await worker.start()
   const dead = inspect(t, redisUrl, deadLetterQueueName(queueName))
-  await eventually(async () => await dead.count() === count ? true : undefined)
+  await eventually('dead.count() === count', async () => await dead.count() === count ? true : undefined)
   await worker.close()
   return (await dead.getJobs(['wait'], 0, -1, true)).map((job) => job.id as string)
 }

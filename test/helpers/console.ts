@@ -14,6 +14,7 @@ import { startCli } from './cli.js'
 import { consoleErrors, openBrowser, screenshot, seriousViolations } from './browser.js'
 import { TestDatabase } from './pg.js'
 import { TestRedis } from './redis.js'
+import { eventually } from './eventually.js'
 
 export const TOKEN = 'console-admin-token-0123456789'
 export const STRIPE_SECRET = 'whsec_console_stripe_0123456789'
@@ -31,7 +32,6 @@ export interface ConsoleServer {
   sendPlain: (body: object) => Promise<void>
   adminGet: <T>(path: string) => Promise<T>
   adminPost: <T>(path: string, body?: object) => Promise<T>
-  waitFor: (check: () => Promise<boolean>, seconds?: number) => Promise<void>
 }
 
 export interface ConsoleHarness extends ConsoleServer {
@@ -41,15 +41,6 @@ export interface ConsoleHarness extends ConsoleServer {
   /** A page logged in (the session cookie is the context's), with its console errors collected. */
   loggedIn: (t: Test, name: string) => Promise<{ page: Page, errors: string[] }>
   checkAccessible: (t: Test, page: Page, what: string) => Promise<void>
-}
-
-/** Polls a check every 100 ms until it holds; a guard against a hang, not a timing assertion. */
-export async function waitFor (check: () => Promise<boolean>, seconds = 30): Promise<void> {
-  for (let i = 0; i < seconds * 10; i++) {
-    if (await check()) return
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error('gave up waiting')
 }
 
 /** The page's errors but the API's 4xx answers, which the page shows itself (wrong token, a feature not configured). */
@@ -92,7 +83,7 @@ export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
   t.teardown(async () => { await server.stop(); await worker.stop() })
   // LOG_LEVEL=warn logs no listening line: the port is read from the kernel's socket table.
   const base = `http://127.0.0.1:${await server.boundPort()}`
-  await waitFor(async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200)
+  await eventually('the server ready', async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200)
 
   async function send (source: string, signed: { headers: Record<string, string>, body: string }, what: string): Promise<void> {
     const res = await fetch(`${base}/webhooks/${source}`, { method: 'POST', headers: signed.headers, body: signed.body })
@@ -117,8 +108,7 @@ export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
       signRequest('github', { body: { action, zen: 'Keep it logically awesome.' }, secret: GITHUB_SECRET, eventType: 'issues' }), 'github'),
     sendPlain: async (body) => await send('plain', signRequest('anvil', { body, secret: STRIPE_SECRET }), 'plain'),
     adminGet: async <T>(path: string) => await admin<T>('GET', path),
-    adminPost: async <T>(path: string, body?: object) => await admin<T>('POST', path, body ?? {}),
-    waitFor
+    adminPost: async <T>(path: string, body?: object) => await admin<T>('POST', path, body ?? {})
   }
 }
 

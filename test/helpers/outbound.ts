@@ -30,11 +30,3 @@ export function outboundFixture (): OutboundFixture {
   }
 }
 
-/** Waits for a condition, checking every 20 ms, or fails after `ms`. */
-export async function eventually (check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}

@@ -7,26 +7,23 @@ import t from 'tap'
 import { Job, Queue, UnrecoverableError, Worker } from 'bullmq'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from '../helpers/target.js'
-import { chainOn, waitFor } from '../helpers/chain.js'
+import { chainOn } from '../helpers/chain.js'
 import { deadLetter, deadLetterId, type DeadLetterData } from '../../src/worker/dead-letter.js'
 import { deadLetterQueueName } from '../../src/queue/open-queues.js'
 import { createReplayer } from '../../src/worker/replay.js'
 import { STALLED_MESSAGE } from '../../src/shared/constants.js'
 import type { WebhookJobData } from '../../src/queue/job-data.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
 
 const PREFIX = '{anvil}'
 
-
-
-
-
 async function deadLetterOf (dead: Queue<DeadLetterData>, jobId: string): Promise<Job<DeadLetterData>> {
   let letter: Job<DeadLetterData> | undefined
-  await waitFor(`the dead letter of ${jobId}`, async () => {
+  await eventually(`the dead letter of ${jobId}`, async () => {
     letter = await Job.fromId<DeadLetterData>(dead, deadLetterId(jobId))
     return letter !== undefined
   })
@@ -179,7 +176,7 @@ t.test('a finally-failed job that was never dead-lettered is picked up by sweep 
   const numbered = await queue.add('webhook', {
     v: 1, source: 'raw', key: 'k', payload: '', headers: {}, receivedAt: Date.now(), retry: []
   })
-  await waitFor('both jobs to fail', async () => await queue.getFailedCount() === 2)
+  await eventually('both jobs to fail', async () => await queue.getFailedCount() === 2)
   await raw.close()
   t.equal(await dead.count(), 0, 'nothing dead-lettered yet')
 
@@ -233,7 +230,7 @@ t.test('retries that are not final are not dead-lettered', async (t) => {
   await w.start()
   const { jobId } = await ingress.enqueue({ n: 'late success' })
   const queue = queueFor(queueName)
-  await waitFor('completion', async () => await (await Job.fromId(queue, jobId))?.getState() === 'completed')
+  await eventually('completion', async () => await (await Job.fromId(queue, jobId))?.getState() === 'completed')
   await sleep(100)
   t.equal(await queueFor(deadLetterQueueName(queueName)).count(), 0, 'no dead letter for a job that succeeded on a retry')
 })

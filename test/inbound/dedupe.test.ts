@@ -1,11 +1,11 @@
 import t from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from '../helpers/target.js'
 import { buildApp, signed } from '../helpers/app.js'
 import { inspectQueue } from '../helpers/queue.js'
 import { signAnvil } from '../../src/providers/anvil.js'
 import { createWorker } from '../../src/worker/worker.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 
@@ -67,11 +67,12 @@ t.test('the dedupe window outlives the job, and ends when configured', async (t)
   t.equal(first.replayed, false)
   // The job completes and retention removes it at once; the dedupe key must not go with it.
   await worker.start()
-  while (await queue.getJobState(first.jobId) !== 'unknown') await sleep(20)
+  await eventually('the completed job to be removed', async () => await queue.getJobState(first.jobId) === 'unknown')
   const second = (await app.inject(request)).json()
   t.same(second, { jobId: first.jobId, replayed: true }, 'still a duplicate after the job is gone')
   t.equal(await queue.getJobCountByTypes('wait', 'active', 'completed', 'delayed'), 0, 'and no job was made')
-  await sleep(1600)
+  // The window is the dedupe key's TTL in Redis: once Redis has expired it, the window is over.
+  await eventually('the dedupe key to expire', async () => (await redis.command('keys', `${queue.keys.de}:*`) as string[]).length === 0)
   const third = (await app.inject(request)).json()
   t.equal(third.replayed, false, 'after the window a new delivery makes a new job')
   t.not(third.jobId, first.jobId)

@@ -5,7 +5,6 @@
  * the README gives plugin users: 408, the socket closed, counted as `timeout`).
  */
 import t, { type Test } from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Writable } from 'node:stream'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance } from 'fastify'
 import type { Server } from 'node:http'
@@ -15,18 +14,11 @@ import { SECRET, signed } from '../helpers/app.js'
 import { parseMetrics, sample } from '../helpers/metrics.js'
 import { partialPost, statusOf } from '../helpers/raw-socket.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const ROUTE = { source: 'default', provider: 'anvil' }
-
-async function until (check: () => Promise<boolean> | boolean): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (await check()) return
-    await sleep(25)
-  }
-  throw new Error('condition never held')
-}
 
 /** A listening app with the plugin and metrics; its log lines are kept. */
 async function listening (t: Test, options: Partial<AnvilPluginOptions>, fastify: FastifyHttpOptions<Server> = {}): Promise<{ app: FastifyInstance, port: number, lines: Array<Record<string, unknown>> }> {
@@ -49,9 +41,9 @@ t.test('a client that drops the connection mid-body counts as aborted, not malfo
   const { app, port, lines } = await listening(t, { queueName: 'hostile-abort' })
   const client = await partialPost(port, { declared: 1000, sent: 10 })
   // The request is being read once it is counted as received.
-  await until(async () => sample(parseMetrics((await app.inject({ url: '/metrics' })).body), 'anvil_webhooks_received_total', ROUTE) === 1)
+  await eventually('the first request counted as received', async () => sample(parseMetrics((await app.inject({ url: '/metrics' })).body), 'anvil_webhooks_received_total', ROUTE) === 1)
   client.socket.destroy()
-  await until(async () => await rejected(app, 'aborted') === 1)
+  await eventually('rejected(app, \'aborted\') === 1', async () => await rejected(app, 'aborted') === 1)
   t.equal(await rejected(app, 'malformed'), 0, 'not malformed: network trouble is not an attack')
   t.notOk(lines.some((line) => line.msg === 'anvil: request rejected'), 'no "request rejected" line')
   // A body the client did send whole but broken is still malformed.
@@ -63,7 +55,7 @@ t.test('bodies in flight are capped: past maxInFlightBytes, 503 with Retry-After
   const { app, port, lines } = await listening(t, { queueName: 'hostile-budget', maxInFlightBytes: 3000 })
   const held = []
   for (let i = 0; i < 3; i++) held.push(await partialPost(port, { declared: 1000, sent: 100 }))
-  await until(async () => sample(parseMetrics((await app.inject({ url: '/metrics' })).body), 'anvil_webhooks_received_total', ROUTE) === 3)
+  await eventually('three requests counted as received', async () => sample(parseMetrics((await app.inject({ url: '/metrics' })).body), 'anvil_webhooks_received_total', ROUTE) === 3)
   const refused = await partialPost(port, { declared: 1000, sent: 100 })
   await refused.closed
   const answer = refused.received()
@@ -76,7 +68,7 @@ t.test('bodies in flight are capped: past maxInFlightBytes, 503 with Retry-After
   await Promise.all(held.map(async (client) => await client.closed))
   // Their bytes are given back once their responses close: a whole request fits again.
   const { headers, payload } = signed('{"id":"after"}')
-  await until(async () => (await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', headers, body: payload.toString() })).status === 202)
+  await eventually('a 202 from POST /webhooks', async () => (await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', headers, body: payload.toString() })).status === 202)
   t.pass('accepted once the held bodies were gone')
 })
 
@@ -90,7 +82,7 @@ t.test('plugin users: with the README\'s Fastify options, an unfinished body get
   const clients = await Promise.all(Array.from({ length: 5 }, async () => await partialPost(port, { declared: 1000, sent: 10 })))
   await Promise.all(clients.map(async (client) => await client.closed))
   for (const client of clients) t.equal(statusOf(client.received()), 408, 'answered 408, then closed')
-  await until(async () => await rejected(app, 'timeout') === 5)
+  await eventually('rejected(app, \'timeout\') === 5', async () => await rejected(app, 'timeout') === 5)
   t.equal(await rejected(app, 'malformed'), 0)
   t.equal(await rejected(app, 'aborted'), 0)
   t.notOk(lines.some((line) => line.msg === 'anvil: request rejected'))

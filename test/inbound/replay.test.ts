@@ -7,12 +7,13 @@ import { Job, Queue } from 'bullmq'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { startTarget } from '../helpers/target.js'
-import { chainOn, waitFor } from '../helpers/chain.js'
+import { chainOn } from '../helpers/chain.js'
 import { deadLetterId, type DeadLetterData } from '../../src/worker/dead-letter.js'
 import { deadLetterQueueName } from '../../src/queue/open-queues.js'
 import type { WebhookJobData } from '../../src/queue/job-data.js'
 import type * as ReplayModule from '../../src/worker/replay.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
@@ -20,10 +21,6 @@ const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
 const PREFIX = '{anvil}'
 /** Loaded in the first test, to show that importing it connects nothing. */
 let replay: typeof ReplayModule
-
-
-
-
 
 async function clientList (): Promise<string[]> {
   return String(await redis.command('client', 'list')).trim().split('\n')
@@ -46,7 +43,7 @@ async function makeDeadLetters (queueName: string, events: Array<{ eventId: stri
   const ids: string[] = []
   for (const event of events) ids.push(deadLetterId((await ingress.enqueue({ ...event }, event)).jobId))
   const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
-  await waitFor('the dead letters', async () => await dead.count() === events.length)
+  await eventually('the dead letters', async () => await dead.count() === events.length)
   await worker.close()
   return ids
 }
@@ -68,14 +65,14 @@ t.test('importing replay and replaying start no worker', async (t) => {
   // Positive control: a running Anvil worker is visible both ways.
   const worker = workerFor(queueName, () => { throw new Error('down') })
   await worker.start()
-  await waitFor('the worker to be seen', async () =>
+  await eventually('the worker to be seen', async () =>
     (await queue.getWorkers()).length > 0 && (await clientList()).some((c) => c.includes('cmd=bzpopmin')))
   const ingress = ingressFor(queueName, { retrySchedule: [] })
   const { jobId } = await ingress.enqueue({ n: 1 })
   const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
-  await waitFor('the dead letter', async () => await dead.count() === 1)
+  await eventually('the dead letter', async () => await dead.count() === 1)
   await worker.close()
-  await waitFor('the worker to be gone', async () => (await queue.getWorkers()).length === 0)
+  await eventually('the worker to be gone', async () => (await queue.getWorkers()).length === 0)
 
   const replayer = replay.createReplayer({ redis: redis.url, queueName })
   t.teardown(() => replayer.close())
@@ -166,7 +163,7 @@ t.test('a replay bypasses the dedupe key still held by the original, runs with a
   const original = await ingress.enqueue({ id: 'evt_fresh' }, { eventId: 'evt_fresh' })
   const deadId = deadLetterId(original.jobId)
   const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
-  await waitFor('the dead letter', async () => await Job.fromId(dead, deadId) !== undefined)
+  await eventually('the dead letter', async () => await Job.fromId(dead, deadId) !== undefined)
   const letter = await Job.fromId<DeadLetterData>(dead, deadId)
   t.equal(letter?.data.failureContext.attempts, 2, 'the original used its whole budget')
 
@@ -177,7 +174,7 @@ t.test('a replay bypasses the dedupe key still held by the original, runs with a
 
   const result = await replay.replayDeadLetter(deadId, { redis: redis.url, queueName })
   t.match(result, { deadLetterId: deadId, jobId: `r_${deadId}`, replayedNow: true })
-  await waitFor('the replay to complete', async () => await (await Job.fromId(queue, result.jobId))?.getState() === 'completed')
+  await eventually('the replay to complete', async () => await (await Job.fromId(queue, result.jobId))?.getState() === 'completed')
   const replayed = await Job.fromId<WebhookJobData>(queue, result.jobId)
   t.same(replayed?.data, { ...letter?.data.job, replayOf: deadId }, 'the replay carries the original data')
   t.equal(replayed?.opts.attempts, 2, 'and the attempts of its own schedule')

@@ -4,9 +4,8 @@
  */
 import t from 'tap'
 import { Job } from 'bullmq'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from '../helpers/target.js'
-import { chainOn, waitFor } from '../helpers/chain.js'
+import { chainOn } from '../helpers/chain.js'
 import { SECRET } from '../helpers/app.js'
 import { resolveIngressOptions, resolveQueueSettings } from '../../src/inbound/ingress-options.js'
 import type { AnvilWorker } from '../../src/worker/worker.js'
@@ -14,6 +13,7 @@ import { DEFAULT_KEEP_JOBS, DEFAULT_QUEUE_SETTINGS, jobOptions } from '../../src
 import { DEFAULT_RETENTION } from '../../src/shared/constants.js'
 import { deadLetterId, type DeadLetterData } from '../../src/worker/dead-letter.js'
 import { deadLetterQueueName } from '../../src/queue/open-queues.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.test('defaults: completed jobs an hour or 1000, failed a week or 10000, dead letters two weeks', async (t) => {
   t.same(DEFAULT_KEEP_JOBS, {
@@ -63,7 +63,7 @@ t.test('against Redis', async (t) => {
     await worker.start()
     const first = []
     for (let i = 0; i < 30; i++) first.push(await ingress.enqueue({ i }, { eventId: `evt_${i}` }))
-    await waitFor('30 completions', () => finished() === 30)
+    await eventually('30 completions', () => finished() === 30)
     const queue = queueFor(queueName)
     const completed = await queue.getCompletedCount()
     t.ok(completed <= 5, `${completed} completed jobs kept`)
@@ -76,8 +76,10 @@ t.test('against Redis', async (t) => {
 
     const again = await ingress.enqueue({ i: 0 }, { eventId: 'evt_0' })
     t.same(again, { jobId: first[0]?.jobId, replayed: true }, 'a redelivery of an early, removed event is replayed')
-    await sleep(200)
-    t.equal(handled, 30, 'no new job ran')
+    // A new event queued behind it: once that one is handled, a job for the redelivery would have run before it.
+    await ingress.enqueue({ i: 'after' }, { eventId: 'evt_after' })
+    await eventually('the event queued after the redelivery', () => finished() === 31)
+    t.equal(handled, 31, 'no job ran for the redelivery')
     t.equal(await queue.count(), 0, 'nothing waiting')
   })
 
@@ -89,7 +91,7 @@ t.test('against Redis', async (t) => {
     await worker.start()
     const total = DEFAULT_RETENTION.completedCount + 20
     const accepted = await Promise.all(Array.from({ length: total }, async (_, i) => await ingress.enqueue({ i }, { eventId: `d_${i}` })))
-    await waitFor(`${total} completions`, () => finished() === total, 30_000)
+    await eventually(`${total} completions`, () => finished() === total, 30_000)
     const queue = queueFor(queueName)
     t.equal(await queue.getCompletedCount(), DEFAULT_RETENTION.completedCount, 'the default count holds')
     const kept = (await queue.getJobs(['completed'], 0, 0))[0]
@@ -106,12 +108,14 @@ t.test('against Redis', async (t) => {
     await worker.start()
     const old = []
     for (let i = 0; i < 3; i++) old.push(await ingress.enqueue({ i }, { eventId: `old_${i}` }))
-    await waitFor('3 completions', () => finished() === 3)
+    await eventually('3 completions', () => finished() === 3)
     const queue = queueFor(queueName)
     t.equal(await queue.getCompletedCount(), 3, 'kept while young')
-    await sleep(1100)
+    // Older than completedAgeSeconds by their own finishedOn, which BullMQ's retention compares with.
+    await eventually('the three jobs to be older than 1 s', async () =>
+      (await queue.getJobs(['completed'])).every((job) => Date.now() - (job.finishedOn ?? Infinity) > 1000))
     await ingress.enqueue({ i: 'new' }, { eventId: 'new' })
-    await waitFor('the 4th completion', () => finished() === 4)
+    await eventually('the 4th completion', () => finished() === 4)
     t.equal(await queue.getCompletedCount(), 1, 'the old ones were removed by age')
     t.equal(await Job.fromId(queue, old[0]?.jobId as string), undefined)
     t.same(await ingress.enqueue({ i: 0 }, { eventId: 'old_0' }), { jobId: old[0]?.jobId, replayed: true },
@@ -129,7 +133,7 @@ t.test('against Redis', async (t) => {
     const failed = []
     for (let i = 0; i < 4; i++) failed.push(await ingress.enqueue({ i }, { eventId: `f_${i}`, eventType: 'fail' }))
     for (let i = 0; i < 6; i++) await ingress.enqueue({ i }, { eventId: `ok_${i}`, eventType: 'ok' })
-    await waitFor('10 finished jobs', () => finished() === 10)
+    await eventually('10 finished jobs', () => finished() === 10)
     const queue = queueFor(queueName)
     t.ok(await queue.getCompletedCount() <= 2, 'completed: bounded at 2')
     t.equal(await queue.getFailedCount(), 4, 'failed: all kept')
@@ -138,10 +142,12 @@ t.test('against Redis', async (t) => {
       'retention other than the default is on the job, both sides')
 
     const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
-    await waitFor('4 dead letters', async () => await dead.count() === 4)
+    await eventually('4 dead letters', async () => await dead.count() === 4)
     const again = await ingress.enqueue({ i: 0 }, { eventId: 'f_0', eventType: 'fail' })
     t.same(again, { jobId: failed[0]?.jobId, replayed: true }, 'a redelivery after dead-lettering is a duplicate')
-    await sleep(200)
+    // A new event queued behind it: once that one is handled, a job for the redelivery would have run before it.
+    await ingress.enqueue({ i: 'after' }, { eventId: 'ok_after', eventType: 'ok' })
+    await eventually('the event queued after the redelivery', () => finished() === 11)
     t.equal(await queue.count(), 0, 'no new job')
     t.equal(await queue.getFailedCount(), 4)
     t.equal(await dead.count(), 4, 'no new dead letter')
@@ -154,11 +160,15 @@ t.test('against Redis', async (t) => {
     await worker.start()
     const { jobId } = await ingress.enqueue({ n: 1 })
     const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
-    await waitFor('the dead letter', async () => await dead.count() === 1)
+    await eventually('the dead letter', async () => await dead.count() === 1)
     await worker.sweep()
     t.ok(await Job.fromId(dead, deadLetterId(jobId)), 'a young dead letter survives a sweep')
     const keeper = workerFor(queueName, () => {}) // default deadAgeSeconds: 14 days; sweep needs no start
-    await sleep(1100)
+    // Older than deadAgeSeconds by its own timestamp, which the sweep's clean compares with.
+    await eventually('the dead letter to be older than 1 s', async () => {
+      const letter = await Job.fromId(dead, deadLetterId(jobId))
+      return letter !== undefined && Date.now() - letter.timestamp > 1000
+    })
     await keeper.sweep()
     t.ok(await Job.fromId(dead, deadLetterId(jobId)), 'the default retention keeps a 1 s old dead letter')
     await worker.sweep()
@@ -172,9 +182,9 @@ t.test('against Redis', async (t) => {
     await worker.start()
     const dead = queueFor<DeadLetterData>(deadLetterQueueName(queueName))
     const { jobId } = await ingress.enqueue({ n: 1 })
-    await waitFor('the dead letter', async () => await Job.fromId(dead, deadLetterId(jobId)) !== undefined)
+    await eventually('the dead letter', async () => await Job.fromId(dead, deadLetterId(jobId)) !== undefined)
     // Written after start's first sweep: only the periodic sweep can remove it.
-    await waitFor('the periodic sweep to prune it', async () => await dead.count() === 0)
+    await eventually('the periodic sweep to prune it', async () => await dead.count() === 0)
     t.equal(await Job.fromId(dead, deadLetterId(jobId)), undefined, 'pruned while the worker runs')
     t.ok(worker.running, 'the worker is still running')
   })

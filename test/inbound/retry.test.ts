@@ -13,6 +13,7 @@ import { DEFAULT_RETRY_SCHEDULE } from '../../src/shared/constants.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../../src/queue/queue-settings.js'
 import { resolveIngressOptions } from '../../src/inbound/ingress-options.js'
 import type { WebhookJobData } from '../../src/queue/job-data.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.test('delayAfter: the delay after attempt n (1-based), and -1 past the end, never 0', async (t) => {
   const schedule = [200, 400, 800]
@@ -60,15 +61,13 @@ t.test('against Redis', async (t) => {
   t.teardown(() => redis.stop())
   const { ingressFor, workerFor, queueFor } = chainOn(t, redis)
 
-  async function finalState (queue: Queue<WebhookJobData>, id: string, timeoutMs = 15_000): Promise<Job<WebhookJobData>> {
-    const until = Date.now() + timeoutMs
-    for (;;) {
+  async function finalState (queue: Queue<WebhookJobData>, id: string): Promise<Job<WebhookJobData>> {
+    await eventually(`job ${id} to finish`, async () => {
       const job = await Job.fromId<WebhookJobData>(queue, id)
-      // Read again once finished: the first read may predate the move.
-      if (job !== undefined && (await job.isFailed() || await job.isCompleted())) return await Job.fromId(queue, id) as Job<WebhookJobData>
-      if (Date.now() > until) throw new Error(`job ${id} did not finish`)
-      await sleep(50)
-    }
+      return job !== undefined && (await job.isFailed() || await job.isCompleted())
+    })
+    // Read again once finished: the first read may predate the move.
+    return await Job.fromId(queue, id) as Job<WebhookJobData>
   }
 
   t.test('the default schedule is stored on the job, and the worker backs off 1 s, 5 s, 30 s, 300 s, then stops', async (t) => {
@@ -130,7 +129,7 @@ t.test('against Redis', async (t) => {
     // Not made by Anvil: Anvil's backoff type but no `retry` in the data.
     const data = { v: 1, source: 'raw', key: 'k', payload: '', headers: {}, receivedAt: Date.now() } as unknown as WebhookJobData
     await queue.add('webhook', data, { jobId: 'raw_1', attempts: 3, backoff: { type: BACKOFF_TYPE } })
-    const job = await finalState(queue, 'raw_1', 5000)
+    const job = await finalState(queue, 'raw_1')
     t.equal(await job.isFailed(), true)
     t.equal(job.failedReason, 'no schedule', 'failed by its own error, not as stalled')
     t.equal(calls, 1)

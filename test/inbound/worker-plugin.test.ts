@@ -7,11 +7,12 @@ import { Job, Queue } from 'bullmq'
 import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startTarget } from '../helpers/target.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { signed, SECRET } from '../helpers/app.js'
 import anvil, { anvilWorker, type AnvilWorkerPluginOptions } from '../../index.js'
 import type { WebhookEvent } from '../../src/worker/webhook-event.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 
@@ -28,7 +29,6 @@ async function appWith (queueName: string, worker: Omit<AnvilWorkerPluginOptions
   return app
 }
 
-
 t.test('the worker starts when the app is ready, processes webhooks, and stops when the app closes', async (t) => {
   const events: WebhookEvent[] = []
   const app = await appWith('plugin', { handler: (event) => { events.push(event) } })
@@ -39,7 +39,7 @@ t.test('the worker starts when the app is ready, processes webhooks, and stops w
 
   const res = await app.inject(signed(JSON.stringify({ id: 'evt_plugin' })))
   t.equal(res.statusCode, 202, res.body)
-  await waitFor('the event', () => events.length === 1)
+  await eventually('the event', () => events.length === 1)
   t.equal(events[0]?.id, res.json<{ jobId: string }>().jobId)
   t.same(events[0]?.json(), { id: 'evt_plugin' })
 
@@ -77,7 +77,7 @@ t.test('the worker logs through the app logger', async (t) => {
   t.teardown(() => app.close())
   await app.ready()
   await app.anvil.enqueue({ n: 1 })
-  await waitFor('a log line', () => logs.some((line) => line.includes('anvil worker: attempt failed')))
+  await eventually('a log line', () => logs.some((line) => line.includes('anvil worker: attempt failed')))
   const line = JSON.parse(logs.find((l) => l.includes('anvil worker: attempt failed')) ?? '{}') as Record<string, unknown>
   t.match(line, { level: 40, err: 'handler broke', attempt: 1 })
 })

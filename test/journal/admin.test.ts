@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import Fastify from 'fastify'
-import { waitFor } from '../helpers/chain.js'
+
 import { addJob, jobData, openQueue, journalFixture } from '../helpers/journal.js'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../../plugins/journal/admin-routes.js'
@@ -13,6 +13,7 @@ import { createWorker, type WebhookHandler } from '../../src/worker/worker.js'
 import { createReplayer } from '../../src/worker/replay.js'
 import { channels } from '../../src/shared/diagnostics.js'
 import type { EventLogOptions } from '../../src/event-log/event-log.js'
+import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
@@ -44,15 +45,15 @@ async function process (queueName: string): Promise<void> {
     if (event.eventType === 'invoice.payment_failed') throw new TypeError('cannot read amount')
   })
   await addJob(queue, jobData({ eventId: 'evt_ok', body: { amount: 10, currency: 'eur' } }))
-  await waitFor('the first delivery', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_ok' AND status = 'done'")).length === 1)
+  await eventually('the first delivery', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_ok' AND status = 'done'")).length === 1)
   await addJob(queue, jobData({ eventId: 'evt_ok', body: { amount: 12, currency: 'eur' }, headers: { 'content-type': 'application/json', 'stripe-signature': 't=2,v1=def' } }))
   await addJob(queue, jobData({ eventId: 'evt_bad', eventType: 'invoice.payment_failed', provider: 'stripe' }))
-  await waitFor('both processed', async () => (await db.query(
+  await eventually('both processed', async () => (await db.query(
     "SELECT 1 FROM anvil.webhook_events WHERE (id = 'evt_ok' AND status = 'done') OR (id = 'evt_bad' AND status = 'dead')")).length === 3)
   // The dead letter is written by the worker's failed listener, after the row is marked.
   const dead = openQueue(redis.url, `${queueName}.dead`)
   t.teardown(() => dead.close())
-  await waitFor('the dead letter', async () => await dead.count() === 1)
+  await eventually('the dead letter', async () => await dead.count() === 1)
   // Stopped, so that a replay's job stays queued while the test looks at it.
   await worker.close()
 }
@@ -127,7 +128,7 @@ t.test('GET /admin/events/:id: an event failing twice then succeeding shows its 
     if (event.attempt === 2) throw Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' })
   })
   await addJob(queue, jobData({ eventId: 'evt_attempts', retry: [50, 50] }))
-  await waitFor('done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_attempts' AND status = 'done'")).length === 1)
+  await eventually('done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_attempts' AND status = 'done'")).length === 1)
   const app = await adminApp({ database: db.url, queueName })
   const event = (await app.inject({ url: '/admin/events/evt_attempts', headers: auth })).json()
   t.equal(event.attempts, 3, 'the count is kept as it was')
@@ -153,7 +154,7 @@ t.test('a dead event replayed from Redis and then from the journal (its job not 
   const dead = openQueue(redis.url, `${queueName}.dead`)
   t.teardown(() => dead.close())
   await addJob(queue, jobData({ eventId: 'evt_both_replays' }))
-  await waitFor('the dead letter', async () => await dead.count() === 1)
+  await eventually('the dead letter', async () => await dead.count() === 1)
   await first.close()
   failing = false
   runs = 0
@@ -169,7 +170,7 @@ t.test('a dead event replayed from Redis and then from the journal (its job not 
   t.equal(await queue.getWaitingCount(), 1, 'one job waits')
 
   const { worker: second } = await journalWorker(queueName, handler)
-  await waitFor('done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_both_replays' AND status = 'done'")).length === 1)
+  await eventually('done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_both_replays' AND status = 'done'")).length === 1)
   await second.close()
   t.equal(runs, 1, 'the handler ran once')
 })
@@ -231,14 +232,14 @@ t.test('without a database the same routes work on the dead letters in Redis', a
   await addJob(queue, jobData({ eventId: 'evt_r1', provider: 'github', source: 'repos', eventType: 'push' }))
   await addJob(queue, jobData({ eventId: 'evt_r2' }))
   const app = await adminApp({ queueName })
-  await waitFor('two dead letters', async () => (await app.inject({ url: '/admin/dead-letters', headers: auth })).json().items.length === 2)
+  await eventually('two dead letters', async () => (await app.inject({ url: '/admin/dead-letters', headers: auth })).json().items.length === 2)
   const github = (await app.inject({ url: '/admin/events?provider=github', headers: auth })).json()
   t.match(github, { items: [{ source: 'repos', provider: 'github', eventType: 'push', status: 'dead', errorClass: 'exhausted' }], next: null })
   const dry = await app.inject({ method: 'POST', url: '/admin/events/replay', headers: auth, payload: { filter: { provider: 'stripe' }, dryRun: true } })
   t.same(dry.json(), { matched: 1 })
   const run = await app.inject({ method: 'POST', url: '/admin/events/replay', headers: auth, payload: { filter: { provider: 'stripe' } } })
   t.equal(run.statusCode, 202)
-  await waitFor('the run to finish', async () => (await app.inject({ url: `/admin/events/replay/${String(run.json().id)}`, headers: auth })).json().state === 'done')
+  await eventually('the run to finish', async () => (await app.inject({ url: `/admin/events/replay/${String(run.json().id)}`, headers: auth })).json().state === 'done')
   t.match((await app.inject({ url: `/admin/events/replay/${String(run.json().id)}`, headers: auth })).json(), { matched: 1, replayed: 1, state: 'done' })
   const one = (await app.inject({ url: `/admin/events/${String(github.items[0].id)}`, headers: auth })).json()
   t.match(one, { status: 'dead', provider: 'github', payloadEncoding: 'utf8' })

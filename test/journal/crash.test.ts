@@ -5,12 +5,13 @@
  */
 import t from 'tap'
 import { join } from 'node:path'
-import { waitFor } from '../helpers/chain.js'
+
 import { tempDir } from '../helpers/cli.js'
 import { addJob, jobData, openQueue, journalFixture } from '../helpers/journal.js'
 import { startScript } from '../fixtures/script.js'
 import { createWorker } from '../../src/worker/worker.js'
 import { readFileSync } from 'node:fs'
+import { eventually } from '../helpers/eventually.js'
 
 const { redis, db } = journalFixture(t)
 
@@ -28,7 +29,7 @@ t.test('SIGKILL mid-handler leaves no row; the rerun on another worker writes it
     LOCK_DURATION_MS: '1000', STALLED_INTERVAL_MS: '500', SWEEP_INTERVAL_MS: '0'
   })
   await first.log('fixture worker: started')
-  await waitFor('the handler to start', () => readFileSync(log, { flag: 'a+' }).toString().includes(jobId), 30_000)
+  await eventually('the handler to start', () => readFileSync(log, { flag: 'a+' }).toString().includes(jobId), 30_000)
   t.equal(await statusOf('evt_crash'), undefined, 'no row while the handler runs')
   t.equal(await first.kill('SIGKILL'), 'SIGKILL')
   t.equal(await statusOf('evt_crash'), undefined, 'the dead worker leaves none')
@@ -39,6 +40,6 @@ t.test('SIGKILL mid-handler leaves no row; the rerun on another worker writes it
   })
   t.teardown(() => second.close())
   await second.start()
-  await waitFor('the row to be done', async () => await statusOf('evt_crash') === 'done', 30_000)
+  await eventually('the row to be done', async () => await statusOf('evt_crash') === 'done', 30_000)
   t.same(ran, [jobId], 'the second worker ran the same job')
 })

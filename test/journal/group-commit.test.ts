@@ -5,12 +5,13 @@
  * refused row or a taken effect is written alone, never taking the group down; the option is validated.
  */
 import t from 'tap'
-import { waitFor } from '../helpers/chain.js'
+
 import { addJob, jobData, openQueue, journalFixture } from '../helpers/journal.js'
 import { createWorker, type WebhookHandler } from '../../src/worker/worker.js'
 import type { WorkerOptions } from '../../src/worker/worker-options.js'
 import { loadWorkerConfig } from '../../cli/config/load-config.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const { redis, db } = journalFixture(t)
 beforeStep(t, async () => { await db.query('CREATE TABLE public.charges (event_id text, attempt int, tx xid8 NOT NULL DEFAULT pg_current_xact_id())') })
@@ -39,7 +40,7 @@ t.test('events share commits: their writes and rows commit in fewer transactions
   })
   for (let i = 0; i < EVENTS; i++) await addJob(queue, jobData({ eventId: `evt_share_${i}` }))
   await worker.start()
-  await waitFor('all done', async () => await doneCount('evt_share_') === EVENTS)
+  await eventually('all done', async () => await doneCount('evt_share_') === EVENTS)
   const [charges] = await db.query<{ n: string, txs: string }>("SELECT count(*) AS n, count(DISTINCT tx) AS txs FROM public.charges WHERE event_id LIKE 'evt_share_%'")
   t.equal(Number(charges?.n), EVENTS, 'one write per event')
   t.ok(Number(charges?.txs) < EVENTS, `${EVENTS} events in ${charges?.txs} transactions`)
@@ -57,7 +58,7 @@ t.test('a handler that throws rolls back to its savepoint alone: its event retri
   })
   for (let i = 0; i < 6; i++) await addJob(queue, jobData({ eventId: `evt_throw_${i}`, retry: [50] }))
   await worker.start()
-  await waitFor('all done', async () => await doneCount('evt_throw_') === 6)
+  await eventually('all done', async () => await doneCount('evt_throw_') === 6)
   const charges = await db.query<{ event_id: string, attempt: number }>("SELECT event_id, attempt FROM public.charges WHERE event_id LIKE 'evt_throw_%' ORDER BY event_id")
   t.same(charges, [0, 1, 2, 3, 4, 5].map((i) => ({ event_id: `evt_throw_${i}`, attempt: i === 3 ? 2 : 1 })), 'the thrower\'s first write rolled back, every other kept')
   const [effect] = await db.query<{ result: unknown }>("SELECT result FROM anvil.webhook_effects WHERE key = 'evt_throw_3:receipt'")
@@ -71,7 +72,7 @@ t.test('once-only handlers: the group\'s rows and effects are one statement, one
   const { worker, queue } = start('group-once', async (event) => { await event.once?.('receipt', () => ({ sent: event.eventId })) })
   for (let i = 0; i < EVENTS; i++) await addJob(queue, jobData({ eventId: `evt_once_${i}` }))
   await worker.start()
-  await waitFor('all done', async () => await doneCount('evt_once_') === EVENTS)
+  await eventually('all done', async () => await doneCount('evt_once_') === EVENTS)
   // A row written in a savepoint carries the savepoint's own transaction id: one id for many rows is one statement's.
   const [rows] = await db.query<{ n: string, txs: string }>("SELECT count(*) AS n, count(DISTINCT xmin::text) AS txs FROM anvil.webhook_events WHERE id LIKE 'evt_once_%'")
   t.equal(Number(rows?.n), EVENTS)
@@ -94,7 +95,7 @@ t.test('a taken effect and a refused row are written alone: the rest of their gr
     VALUES ('evt_alone_4', $1, 'stripe', $2, '\\x7b7d', 'done', 1, 'e_other')`, [new Date(held.receivedAt), held.key])
   for (let i = 0; i < 6; i++) await addJob(queue, i === 4 ? held : jobData({ eventId: `evt_alone_${i}`, retry: [50] }))
   await worker.start()
-  await waitFor('the others done, and the taken one on its retry', async () => await doneCount('evt_alone_') === 6)
+  await eventually('the others done, and the taken one on its retry', async () => await doneCount('evt_alone_') === 6)
   t.same(seen.get('evt_alone_2'), [{ sent: 'now' }, { sent: 'earlier' }], 'its first attempt failed (ANVIL_ERR_ONCE_TAKEN); the retry returned the stored result')
   const log = await db.query<{ attempt: number, status: string, error_class: string | null }>(
     "SELECT attempt, status, error_class FROM anvil.webhook_event_attempts WHERE event_id = 'evt_alone_2' ORDER BY attempt")

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { loadMigrations, migrate } from '../../src/db/migrate.js'
 import { openDatabase } from '../../src/db/database.js'
 import { getEvent } from '../../src/event-log/event-queries.js'
-import { admits } from '../../src/sql/webhook_event_outcome.js'
+import { admits } from '../../src/sql/webhook-event-outcome.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { beforeAll } from '../helpers/before-all.js'
 

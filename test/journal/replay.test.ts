@@ -3,11 +3,12 @@
  * concurrency), bulk replay paced, cancelled and resumed over 10,000 failed events, dry runs, and retention.
  */
 import t from 'tap'
-import { waitFor } from '../helpers/chain.js'
+
 import { openQueue, journalFixture } from '../helpers/journal.js'
 import { openDatabase } from '../../src/db/database.js'
 import { openEventLog } from '../../src/event-log/open-event-log.js'
 import { pruneJournal } from '../../src/journal/retention.js'
+import { eventually } from '../helpers/eventually.js'
 
 const { redis, db } = journalFixture(t)
 
@@ -102,7 +103,7 @@ t.test('bulk replay of 10,000 failed events at a set rate: cancel, then resume; 
   t.equal(await log.count(filter), 10000, 'the dry run')
   const { id, matched } = await log.startReplay(filter, 2000)
   t.equal(matched, 10000)
-  await waitFor('some progress', async () => (await log.replayStatus(id)).replayed >= 1000, 30_000)
+  await eventually('some progress', async () => (await log.replayStatus(id)).replayed >= 1000, 30_000)
   const cancelled = await log.cancelReplay(id)
   t.equal(cancelled.state, 'cancelled')
   t.ok(cancelled.replayed > 0 && cancelled.replayed < 10000, `cancelled part way (${cancelled.replayed})`)

@@ -5,12 +5,13 @@
  */
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { waitFor } from '../helpers/chain.js'
+
 import { addJob, jobData, openQueue, journalFixture } from '../helpers/journal.js'
 import { createWorker, type WebhookHandler } from '../../src/worker/worker.js'
 import type { WorkerOptions } from '../../src/worker/worker-options.js'
 import { openEventLog } from '../../src/event-log/open-event-log.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const { redis, db } = journalFixture(t)
 beforeStep(t, async () => { await db.query('CREATE TABLE public.charges (event_id text, amount int)') })
@@ -39,7 +40,7 @@ t.test('the row is written once, done, after the handler; bytes, JSON view (buil
   await worker.start()
   const data = jobData({ eventId: 'evt_first', body: { amount: 42 } })
   const jobId = await addJob(queue, data)
-  await waitFor('done', async () => (await row('evt_first'))?.status === 'done')
+  await eventually('done', async () => (await row('evt_first'))?.status === 'done')
   t.same(seen, [undefined], 'the handler ran before any row: until its outcome, the event is its job')
   const done = await row('evt_first')
   t.equal(done?.attempts, 1)
@@ -60,7 +61,7 @@ t.test('an event without an id is journalled under its key; a non-JSON body has 
   await worker.start()
   const data = jobData({ eventId: undefined, body: 'not json \u0000 at all', contentType: 'text/plain' })
   await addJob(queue, data)
-  await waitFor('done', async () => (await row(data.key))?.status === 'done')
+  await eventually('done', async () => (await row(data.key))?.status === 'done')
   t.equal((await log.get(data.key)).json, undefined)
 })
 
@@ -72,7 +73,7 @@ t.test('failed attempts record the attempt, the error and its class; the last on
   })
   await worker.start()
   await addJob(queue, jobData({ eventId: 'evt_fail', retry: [50, 50] }))
-  await waitFor('dead', async () => (await row('evt_fail'))?.status === 'dead')
+  await eventually('dead', async () => (await row('evt_fail'))?.status === 'dead')
   const dead = await row('evt_fail')
   t.equal(dead?.attempts, 3)
   t.equal(dead?.last_error, 'no luck on attempt 3')
@@ -91,7 +92,7 @@ t.test('an event failing twice then succeeding logs three attempts with their er
   })
   await worker.start()
   const jobId = await addJob(queue, jobData({ eventId: 'evt_third_time', retry: [50, 50] }))
-  await waitFor('done', async () => (await row('evt_third_time'))?.status === 'done')
+  await eventually('done', async () => (await row('evt_third_time'))?.status === 'done')
   const log = await db.query<{ attempt: number, status: string, error_class: string | null, error: string | null, job_id: string, started_at: Date, finished_at: Date }>(
     "SELECT attempt, status, error_class, error, job_id, started_at, finished_at FROM anvil.webhook_event_attempts WHERE event_id = 'evt_third_time' ORDER BY attempt")
   t.same(log.map(({ attempt, status, error_class: errorClass, error }) => ({ attempt, status, errorClass, error })), [
@@ -116,7 +117,7 @@ t.test('a rollback undoes the effects, the handler\'s writes and the mark; the r
   })
   await worker.start()
   await addJob(queue, jobData({ eventId: 'evt_rollback', retry: [50] }))
-  await waitFor('done', async () => (await row('evt_rollback'))?.status === 'done')
+  await eventually('done', async () => (await row('evt_rollback'))?.status === 'done')
   t.equal(runs, 2)
   t.same(await db.query('SELECT event_id, amount FROM public.charges'), [{ event_id: 'evt_rollback', amount: 100 }], 'one charge row')
   t.same(await db.query('SELECT key, action, result FROM anvil.webhook_effects'), [{ key: 'evt_rollback:charge', action: 'charge', result: { charged: 2 } }])
@@ -145,10 +146,10 @@ t.test('once() under two concurrent runs of one event (two deliveries): the effe
   await addJob(queue, jobData({ eventId: 'evt_twice', receivedAt: Date.now() - 1000 }))
   await addJob(queue, jobData({ eventId: 'evt_twice' }))
   await worker.start()
-  await waitFor('both runs', () => results.length === 2)
+  await eventually('both runs', () => results.length === 2)
   t.equal(applied, 1, 'the effect ran once')
   t.same(results, [{ chargeId: 'ch_1' }, { chargeId: 'ch_1' }])
-  await waitFor('both done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_twice' AND status = 'done'")).length === 2)
+  await eventually('both done', async () => (await db.query("SELECT 1 FROM anvil.webhook_events WHERE id = 'evt_twice' AND status = 'done'")).length === 2)
   const log = openEventLog({ redis: redis.url, database: db.url, queueName: 'journal-concurrent' })
   t.teardown(async () => { await log.close() })
   t.equal((await log.get('evt_twice')).deliveries, 2, 'the event shows both deliveries')
@@ -166,13 +167,13 @@ t.test('a failed event replayed while its retry waits runs on the replay\'s job;
   await worker.start()
   // The retry is due 1.5 s after the first attempt fails: the replay comes in between.
   const jobId = await addJob(queue, jobData({ eventId: 'evt_overtaken', retry: [1500] }))
-  await waitFor('failed, its retry waiting', async () => (await row('evt_overtaken'))?.status === 'failed')
+  await eventually('failed, its retry waiting', async () => (await row('evt_overtaken'))?.status === 'failed')
   const replay = await log.replay('evt_overtaken')
   t.ok(replay.replayed)
   t.not(replay.jobId, jobId, 'the replay is a job of its own')
-  await waitFor('done on the replay\'s job', async () => (await row('evt_overtaken'))?.status === 'done')
+  await eventually('done on the replay\'s job', async () => (await row('evt_overtaken'))?.status === 'done')
   const old = await queue.getJob(jobId)
-  await waitFor('the old retry ran and completed', async () => (await old?.getState()) === 'completed')
+  await eventually('the old retry ran and completed', async () => (await old?.getState()) === 'completed')
   t.same(runs.map((r) => r.jobId), [jobId, replay.jobId], 'the handler ran for the first attempt and the replay, not for the overtaken retry')
   const done = await row('evt_overtaken')
   t.equal(done?.job_id, replay.jobId, 'the row stays with the replay')
@@ -200,7 +201,7 @@ t.test('a router\'s handlers get db, once and effectKey too', async (t) => {
   const { worker, queue } = start('journal-router', router)
   await worker.start()
   await addJob(queue, jobData({ eventId: 'evt_routed' }))
-  await waitFor('done', async () => (await row('evt_routed'))?.status === 'done')
+  await eventually('done', async () => (await row('evt_routed'))?.status === 'done')
   t.same(seen, ['evt_routed:notify'])
 })
 
@@ -209,7 +210,7 @@ t.test('the worker deletes rows past the retention on its own timer', async (t) 
     VALUES ('evt_ancient', 'stripe', 'k_ancient', '\\x7b7d', now() - interval '3 days', 'done'), ('evt_recent', 'stripe', 'k_recent', '\\x7b7d', now(), 'done')`)
   const { worker } = start('journal-retention', () => {}, { journal: { database: db.url, retentionDays: 2, retentionIntervalMs: 50 } })
   await worker.start()
-  await waitFor('the old row to go', async () => await row('evt_ancient') === undefined)
+  await eventually('the old row to go', async () => await row('evt_ancient') === undefined)
   t.ok(await row('evt_recent'), 'the recent one stays')
 })
 
@@ -218,6 +219,6 @@ t.test('a worker prunes once at start, not only after its first interval', async
     VALUES ('evt_ancient_2', 'stripe', 'k_ancient_2', '\\x7b7d', now() - interval '3 days', 'done')`)
   const { worker } = start('journal-retention-start', () => {}, { journal: { database: db.url, retentionDays: 2, retentionIntervalMs: 3_600_000 } })
   await worker.start()
-  await waitFor('the old row to go', async () => await row('evt_ancient_2') === undefined)
+  await eventually('the old row to go', async () => await row('evt_ancient_2') === undefined)
   t.pass('gone before the first hourly pass')
 })

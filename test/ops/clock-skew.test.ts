@@ -10,10 +10,11 @@ import { Queue } from 'bullmq'
 import { createCircuitBreaker } from '../../src/delivery/circuit-breaker.js'
 import { deliveryJobOptions } from '../../src/delivery/delivery-schedule.js'
 import type { OutboundJobData } from '../../src/delivery/delivery-job.js'
-import { ROOT, eventually, parseJson, startCli } from '../helpers/cli.js'
+import { ROOT, parseJson, startCli } from '../helpers/cli.js'
 import { TestRedis } from '../helpers/redis.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const SKEW = join(ROOT, 'test', 'fixtures', 'clock-offset.mjs')
 const OFFSET_S = 30
@@ -75,7 +76,7 @@ t.test('a delivery worker whose clock runs 10 min ahead does not close a circuit
     messageId: 'msg_1', endpointId: 'ep_1', eventType: 'invoice.paid', url: `${receiver.url}/ep_1`, body: '{}', scheme: 'standard-webhooks'
   }, deliveryJobOptions([60_000]))
   // The worker decided once the job is delayed (put back to wait for the circuit) or done (it probed).
-  const state = await eventually(async () => { const now = await job.getState(); return now === 'delayed' || now === 'completed' || now === 'failed' ? now : undefined })
+  const state = await eventually('now === \'delayed\' || now === \'completed\' || now === \'failed\' ? now : …', async () => { const now = await job.getState(); return now === 'delayed' || now === 'completed' || now === 'failed' ? now : undefined })
   t.equal(state, 'delayed', 'put back to wait for the circuit')
   t.equal(receiver.received.length, 0, 'no probe was sent: the circuit is still open on Redis\'s clock')
   t.equal(await client.exists('{t}:outbound:circuit:ep_1:probe'), 0, 'and no probe lease taken')

@@ -3,7 +3,6 @@
  * every handled job, the queue gauges read BullMQ, and a host registry gets Anvil's metrics with no route.
  */
 import t from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import { Registry } from 'prom-client'
 import { UnrecoverableError, Worker } from 'bullmq'
@@ -17,19 +16,12 @@ import { SECRET, signed } from '../helpers/app.js'
 import { signRequest } from '../../testing/index.js'
 import { parseMetrics, sample } from '../helpers/metrics.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
 const ROUTE = { source: 'default', provider: 'anvil' }
 const EVENT = { ...ROUTE, event_type: 'unknown' }
-
-async function until (check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return
-    await sleep(25)
-  }
-  throw new Error('condition never held')
-}
 
 t.test('ingress counters, latency histogram and queue gauges on GET /metrics', async (t) => {
   const app = Fastify({ logger: false })
@@ -113,7 +105,7 @@ t.test('worker counters: processed, failed attempts, dead-lettered, replayed; re
   const scrape = async (): Promise<Map<string, number>> =>
     parseMetrics((await app.inject({ method: 'GET', url: '/internal/metrics' })).body)
   const labels = { source: 'default', provider: 'app', event_type: 'test.kind' }
-  await until(async () => {
+  await eventually('sample(m, \'anvil_jobs_processed_total\', labels) === 2 && sample(m, \'a…', async () => {
     const m = await scrape()
     return sample(m, 'anvil_jobs_processed_total', labels) === 2 && sample(m, 'anvil_jobs_dead_lettered_total', labels) === 1
   })
@@ -144,7 +136,7 @@ t.test('a dead letter written by the sweep (its worker died before its listener 
   t.teardown(() => ingress.close())
   const { jobId } = await ingress.enqueue({ id: 'evt_swept' }, { eventId: 'evt_swept', eventType: 'test.kind' })
   const plain = new Worker(queueName, async () => { throw new Error('no') }, { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: DEFAULT_PREFIX })
-  await until(async () => await plain.isRunning() && await ingress.queue.queue.getJobState(jobId) === 'failed')
+  await eventually('plain.isRunning() && ingress.queue.queue.getJobState(jobId) === \'fail…', async () => await plain.isRunning() && await ingress.queue.queue.getJobState(jobId) === 'failed')
   await plain.close()
 
   const worker = createWorker(() => {}, { redis: redis.url, queueName, sweepIntervalMs: 0 })

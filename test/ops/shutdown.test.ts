@@ -6,9 +6,10 @@ import t from 'tap'
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { signAnvil } from '../../src/providers/anvil.js'
-import { enqueue, eventually, inspect, startCli, tempDir } from '../helpers/cli.js'
+import { enqueue, inspect, startCli, tempDir } from '../helpers/cli.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const SECRET = 'whsec_shutdown_0123'
@@ -80,7 +81,7 @@ t.test('worker: SIGTERM with jobs active and waiting; active ones finish, none r
   const progress = (): string[] => readFileSync(out, 'utf8').split('\n').filter((line) => line !== '')
 
   const first = startCli(t, ['worker', '--handler', 'slow.mjs'], { cwd: dir, env: { ...env, ANVIL_SHUTDOWN_TIMEOUT_MS: '10000' } })
-  await eventually(() => progress().filter((line) => line.startsWith('done')).length >= 6 ? true : undefined)
+  await eventually('progress().filter((line) => line.startsWith(\'done\')).length >= 6', () => progress().filter((line) => line.startsWith('done')).length >= 6 ? true : undefined)
   t.equal(await first.stop('SIGTERM'), 0)
   appendFileSync(out, 'exit\n')
   const beforeExit = progress().slice(0, progress().indexOf('exit'))
@@ -91,7 +92,7 @@ t.test('worker: SIGTERM with jobs active and waiting; active ones finish, none r
 
   const second = startCli(t, ['worker', '--handler', 'slow.mjs'], { cwd: dir, env: { ...env, WORKER_CONCURRENCY: '10' } })
   const queue = inspect(t, redis.url, queueName)
-  await eventually(async () => await queue.getCompletedCount() === jobIds.length ? true : undefined)
+  await eventually('queue.getCompletedCount() === jobIds.length', async () => await queue.getCompletedCount() === jobIds.length ? true : undefined)
   t.equal(await second.stop('SIGTERM'), 0)
   const allDone = new Set(progress().filter((line) => line.startsWith('done')).map((line) => line.slice(5)))
   t.same([...allDone].sort(), [...jobIds].sort(), 'every job ran to its end')

@@ -12,8 +12,9 @@ import { anvilWorker, createWorker } from '../../index.js'
 import { buildApp, signed } from '../helpers/app.js'
 import { inspectQueue } from '../helpers/queue.js'
 import { TestRedis } from '../helpers/redis.js'
-import { eventually } from '../helpers/cli.js'
+
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
@@ -65,7 +66,7 @@ t.test('ingress plugin: events enqueued together share one addBulk; each job car
   })
   await host.ready()
   t.teardown(() => host.close())
-  const processed = await eventually(() => {
+  const processed = await eventually('spans.length === 2 ? spans : undefined', () => {
     const spans = spansNamed(`process ${queueName}`)
     return spans.length === 2 ? spans : undefined
   })

@@ -9,9 +9,10 @@ import Fastify from 'fastify'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { storableText } from '../../src/db/storable-text.js'
-import { outboundFixture, eventually } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
+import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-0123456789'
 const headers = { authorization: `Bearer ${TOKEN}` }
@@ -73,9 +74,9 @@ t.test('a 200 with a NUL byte and invalid UTF-8 in its body: one delivery, logge
   const { outbound, app } = await service(t, [300, 300])
   const endpoint = await outbound.endpoints.create({ url: receiver.url, tenant: 'nul' })
   const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'nul' })
-  await eventually(async () => (await db.query('SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status <> $2', [messageId, 'started'])).length > 0, 30_000)
+  await eventually('(db.query(\'SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND s…', async () => (await db.query('SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status <> $2', [messageId, 'started'])).length > 0, 30_000)
   const job = await outboundInternals(outbound).queue.getJob(`${messageId}.${endpoint.id}`)
-  await eventually(async () => ['completed', 'failed'].includes(await job?.getState() ?? ''), 30_000)
+  await eventually('[\'completed\', \'failed\'].includes(job?.getState() ?? \'\')', async () => ['completed', 'failed'].includes(await job?.getState() ?? ''), 30_000)
   t.equal(await job?.getState(), 'completed')
   t.equal(receiver.posts(), 1, 'delivered once, not again and again')
   const message = (await app.inject({ url: `/admin/messages/${messageId}`, headers })).json()
@@ -90,9 +91,9 @@ t.test('a NUL byte in a header of the answer: the attempt is logged and shown, w
   const { outbound, app } = await service(t, [])
   const endpoint = await outbound.endpoints.create({ url: receiver.url, tenant: 'nul-header' })
   const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'nul-header' })
-  const job = await eventually(async () => await outboundInternals(outbound).queue.getJob(`${messageId}.${endpoint.id}`) !== undefined, 30_000)
+  const job = await eventually('outboundInternals(outbound).queue.getJob(`${messageId}.${endpoint.id}…', async () => await outboundInternals(outbound).queue.getJob(`${messageId}.${endpoint.id}`) !== undefined, 30_000)
     .then(async () => await outboundInternals(outbound).queue.getJob(`${messageId}.${endpoint.id}`))
-  await eventually(async () => ['completed', 'failed'].includes(await job?.getState() ?? ''), 30_000)
+  await eventually('[\'completed\', \'failed\'].includes(job?.getState() ?? \'\')', async () => ['completed', 'failed'].includes(await job?.getState() ?? ''), 30_000)
   t.equal(receiver.posts(), 1)
   const deliveries = (await app.inject({ url: `/admin/deliveries?endpoint=${endpoint.id}`, headers })).json().items
   t.equal(deliveries.length, 1, 'one row for the one POST')
@@ -117,18 +118,18 @@ t.test('a hand retry while the scheduled retry waits: exactly one more POST, and
   const { outbound, app } = await service(t, [600_000])
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/retry`, tenant: 'hand' })
   const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'hand' })
-  await eventually(async () => receiver.received.length >= 1)
-  const failed = await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'failed'", [messageId])).length === 1)
+  await eventually('receiver.received.length >= 1', async () => receiver.received.length >= 1)
+  const failed = await eventually('(db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND s…', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'failed'", [messageId])).length === 1)
     .then(async () => (await app.inject({ url: `/admin/deliveries?endpoint=${endpoint.id}&status=failed`, headers })).json().items[0])
   const scheduled = await outboundInternals(outbound).queue.getJob(`${messageId}.${endpoint.id}`)
   t.equal(await scheduled?.getState(), 'delayed', 'its own retry waits')
   failing = false
   const retried = await app.inject({ method: 'POST', url: `/admin/deliveries/${String(failed.id)}/retry`, headers })
   t.equal(retried.statusCode, 202)
-  await eventually(async () => receiver.received.length >= 2)
-  await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [messageId])).length === 1)
+  await eventually('receiver.received.length >= 2', async () => receiver.received.length >= 2)
+  await eventually('(db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND s…', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [messageId])).length === 1)
   await scheduled?.promote()
-  await eventually(async () => ['completed', 'failed'].includes(await scheduled?.getState() ?? ''), 20_000)
+  await eventually('[\'completed\', \'failed\'].includes(scheduled?.getState() ?? \'\')', async () => ['completed', 'failed'].includes(await scheduled?.getState() ?? ''), 20_000)
   t.equal(await scheduled?.getState(), 'completed', 'the scheduled retry ends: its message was delivered')
   t.equal(receiver.received.length, 2, 'the first try and the hand retry; the scheduled retry did not POST again')
   const statuses = (await app.inject({ url: `/admin/messages/${messageId}`, headers })).json().deliveries.map((d: { status: string }) => d.status)

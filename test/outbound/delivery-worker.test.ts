@@ -5,7 +5,7 @@ import { Queue, QueueEvents, type Job } from 'bullmq'
 import { Webhook } from 'standardwebhooks'
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { deliveryJobOptions, scheduleOf, STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-schedule.js'
-import { waitFor } from '../helpers/chain.js'
+
 import type { DeliveryWorkerOptions } from '../../src/delivery/delivery-options.js'
 import type { OutboundJobData } from '../../src/delivery/delivery-job.js'
 import { sha256Hex } from '../../src/signing/crypto.js'
@@ -15,6 +15,7 @@ import { TestDatabase } from '../helpers/pg.js'
 import { PgDeliveryStore } from '../helpers/pg-delivery-store.js'
 import type { DeliveryStore } from '../../src/delivery/delivery-job.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const database = beforeAll(t, async () => await TestDatabase.create(), async (database) => await database.drop())
@@ -105,7 +106,7 @@ t.test('each job carries its schedule: one worker retries each job on its own de
   await s.store.add('ep_a', [newSecret()])
   const jobs = [await deliver(s, receiver, 'msg_short', 'ep_a', [1234]), await deliver(s, receiver, 'msg_long', 'ep_a', [3_600_000, 60_000])]
   const delayed = async (): Promise<Array<Job<OutboundJobData> | undefined>> => await Promise.all(jobs.map(async (job) => await s.queue.getJob(job.id as string)))
-  await waitFor('both jobs wait for their retry', async () => (await delayed()).every((job) => job?.attemptsMade === 1 && job.delay > 0))
+  await eventually('both jobs wait for their retry', async () => (await delayed()).every((job) => job?.attemptsMade === 1 && job.delay > 0))
   t.same((await delayed()).map((job) => job?.delay), [1234, 3_600_000], 'the delay each job carries (no jitter in this worker)')
 })
 
@@ -119,7 +120,7 @@ t.test('a job made before jobs carried a schedule is retried on Standard Webhook
   const job = await s.queue.add('deliver', {
     messageId: 'msg_old', endpointId: 'ep_old', eventType: 'invoice.paid', url: `${receiver.url}/hook`, body: envelope('msg_old'), scheme: 'standard-webhooks'
   }, { jobId: 'msg_old.ep_old', ...deliveryJobOptions([0, 0, 0]) })
-  await waitFor('the first attempt failed and the job waits', async () => (await s.queue.getJob('msg_old.ep_old'))?.delay === 5000)
+  await eventually('the first attempt failed and the job waits', async () => (await s.queue.getJob('msg_old.ep_old'))?.delay === 5000)
   await (await s.queue.getJob('msg_old.ep_old'))?.promote()
   t.equal(await finished(s, job), 'completed', 'delivered by its retry')
   t.same((await s.store.attempts('ep_old')).map((a) => [a.attempt, a.success]), [[1, false], [2, true]])

@@ -1,8 +1,10 @@
 import t from 'tap'
 import { dispatchDelay } from '../../src/outbox/dispatcher.js'
 import { DEFAULT_DISPATCH_RETRY } from '../../src/outbox/outbound-options.js'
-import { outboundFixture, eventually } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
+import { resolveSchedule } from '../../src/delivery/delivery-schedule.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
 const { db } = fixture
@@ -31,7 +33,9 @@ t.test('fan-out: one job per subscribed, enabled endpoint of the tenant, with th
     eventType: 'order.paid',
     url: 'https://b.example/hook',
     body: JSON.stringify({ id: messageId, type: 'order.paid', timestamp: row?.created_at.toISOString(), data: { amount: 5 } }),
-    scheme: 'stripe'
+    scheme: 'stripe',
+    // The publisher's retry schedule (the default here) rides with the job, so whichever worker takes it retries on it.
+    retry: [...resolveSchedule()]
   })
   t.notMatch(JSON.stringify(job?.data), /whsec_/)
   t.notMatch(String(job?.id), /:/)
@@ -43,7 +47,7 @@ t.test('two dispatchers at once: every message claimed once, exactly one job per
   const endpoints = await Promise.all([1, 2, 3].map(async (n) => await a.endpoints.create({ url: `https://r${n}.example/`, tenant: 'race' })))
   await Promise.all([a.dispatcher.start(), b.dispatcher.start()])
   const ids = await Promise.all(Array.from({ length: 60 }, async (_, i) => (await (i % 2 === 0 ? a : b).publish({ type: 'x.y', data: i, tenant: 'race' })).messageId))
-  await eventually(async () => (await db.query("SELECT 1 FROM anvil.outbox WHERE tenant = 'race' AND status <> 'dispatched'")).length === 0, 30_000)
+  await eventually('(db.query("SELECT 1 FROM anvil.outbox WHERE tenant = \'race\' AND statu…', async () => (await db.query("SELECT 1 FROM anvil.outbox WHERE tenant = 'race' AND status <> 'dispatched'")).length === 0, 30_000)
   const attempts = await db.query<{ attempts: number, n: number }>("SELECT attempts, count(*)::int AS n FROM anvil.outbox WHERE tenant = 'race' GROUP BY attempts")
   t.same(attempts, [{ attempts: 1, n: 60 }], 'no message was claimed twice')
   t.same(await jobIds(a), ids.flatMap((id) => endpoints.map((endpoint) => `${id}.${endpoint.id}`)).sort())
@@ -58,7 +62,7 @@ t.test('a crash mid-dispatch loses nothing: the lease ends, another dispatcher t
   const { messageId } = await crashed.publish({ type: 'x.y', data: 1, tenant: 'crash' })
   t.same((await crashed.dispatcher.claim()).map((m) => m.id), [messageId], 'claimed, then the process "dies" before fan-out')
   t.equal(await survivor.dispatcher.dispatchOnce(), 0, 'leased: not taken while the lease holds')
-  await eventually(async () => await survivor.dispatcher.dispatchOnce() === 1)
+  await eventually('survivor.dispatcher.dispatchOnce() === 1', async () => await survivor.dispatcher.dispatchOnce() === 1)
   t.same(await jobIds(survivor), [`${messageId}.${endpoint.id}`])
   t.match((await db.query('SELECT status, attempts, lease_owner FROM anvil.outbox WHERE id = $1', [messageId]))[0], { status: 'dispatched', attempts: 2, lease_owner: null })
   // The crash after the jobs were added but before the row was marked: it is dispatched again, and BullMQ keeps the first job.

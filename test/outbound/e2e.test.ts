@@ -9,10 +9,11 @@ import { inTransaction } from '../../src/db/database.js'
 import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import type { Outbound } from '../../src/outbox/outbound.js'
 import anvilAdmin from '../../plugins/admin/admin.js'
-import { outboundFixture, eventually } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { beforeAll } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -42,7 +43,7 @@ t.test('two dispatchers and two workers: every message reaches every endpoint on
     ids.push(await inTransaction(pool, async (client) => (await (i % 2 === 0 ? a : b).publish({ type: 'order.paid', data: { i }, tenant: 'e2e' }, { client })).messageId))
   }
   await receiver.waitFor(60)
-  await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE status = 'success'")).length >= 60)
+  await eventually('(db.query("SELECT 1 FROM anvil.deliveries WHERE status = \'success\'"))…', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE status = 'success'")).length >= 60)
   const pairs = receiver.received.map((r) => `${String(r.headers['webhook-id'])} ${r.url}`)
   t.equal(new Set(pairs).size, 60, 'no pair delivered twice')
   t.same(new Set(receiver.received.map((r) => r.headers['webhook-id'])), new Set(ids))
@@ -59,7 +60,7 @@ t.test('two dispatchers and two workers: every message reaches every endpoint on
 t.test('a failing endpoint: retried on the schedule, listed as undelivered, recovered through the admin API', async (t) => {
   const flaky = await a.endpoints.create({ url: receiver.url + '/flaky', tenant: 'flaky' })
   const { messageId } = await a.publish({ type: 'order.paid', data: {}, tenant: 'flaky' })
-  await eventually(async () => (await db.query('SELECT 1 FROM anvil.deliveries WHERE message_id = $1', [messageId])).length === 3)
+  await eventually('(db.query(\'SELECT 1 FROM anvil.deliveries WHERE message_id = $1\', [me…', async () => (await db.query('SELECT 1 FROM anvil.deliveries WHERE message_id = $1', [messageId])).length === 3)
   const app = Fastify()
   await app.register(anvilAdmin, { token: 'admin-token-0123456789', outbound: a })
   t.teardown(async () => await app.close())
@@ -72,6 +73,6 @@ t.test('a failing endpoint: retried on the schedule, listed as undelivered, reco
   failing = false
   const recovered = await app.inject({ method: 'POST', url: `/admin/endpoints/${flaky.id}/recover`, headers, payload: { since: new Date(0).toISOString() } })
   t.same(recovered.json(), { messageIds: [messageId] })
-  await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [messageId])).length === 1)
+  await eventually('(db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND s…', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [messageId])).length === 1)
   t.same((await app.inject({ url: '/admin/undelivered', headers })).json(), { items: [], next: null })
 })

@@ -11,8 +11,9 @@ import { deliveryJobOptions } from '../../src/delivery/delivery-schedule.js'
 import type { OutboundJobData } from '../../src/delivery/delivery-job.js'
 import { TestRedis } from '../helpers/redis.js'
 import { startReceiver, type Receiver } from '../helpers/receiver.js'
-import { eventually } from '../helpers/outbound.js'
+
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const CONCURRENCY = 4
 /** The default cap while it binds: half the slots, rounded up. */
@@ -71,10 +72,10 @@ t.test('one endpoint alone gets every slot', async (t) => {
   const r = await holdingReceiver(t, () => holding)
   const { queue, completed } = await setup(t)
   await add(queue, r.receiver.url, Array.from({ length: 12 }, () => 'ep_solo'))
-  await eventually(async () => (r.most.get('/ep_solo') ?? 0) >= CONCURRENCY)
+  await eventually('(r.most.get(\'/ep_solo\') ?? 0) >= CONCURRENCY', async () => (r.most.get('/ep_solo') ?? 0) >= CONCURRENCY)
   holding = false
   r.releaseAll()
-  await eventually(async () => completed.get('ep_solo') === 12)
+  await eventually('completed.get(\'ep_solo\') === 12', async () => completed.get('ep_solo') === 12)
   t.ok((r.most.get('/ep_solo') ?? 0) >= CONCURRENCY, `${CONCURRENCY} deliveries at once, not the cap of ${CAP}`)
   t.equal(await queue.getDelayedCount(), 0, 'no job was put back')
 })
@@ -84,7 +85,7 @@ t.test('two endpoints active: the hanging one holds one slot, the other keeps be
   const { queue, completed } = await setup(t)
   // Alternated, the healthy endpoint first: from the second job on, two endpoints are active.
   await add(queue, r.receiver.url, Array.from({ length: 40 }, (_, i) => i % 2 === 0 ? 'ep_ok' : 'ep_hang'))
-  await eventually(async () => completed.get('ep_ok') === 20 && await queue.getDelayedCount() > 0)
+  await eventually('completed.get(\'ep_ok\') === 20 && queue.getDelayedCount() > 0', async () => completed.get('ep_ok') === 20 && await queue.getDelayedCount() > 0)
   // Held requests never end, so every request the hanging endpoint got is still in flight.
   t.equal(r.held.length, 1, 'the hanging endpoint got one delivery (it never earned a second), the jobs over it were put back')
   t.equal(completed.get('ep_ok'), 20, 'every healthy delivery went through meanwhile')
@@ -94,10 +95,10 @@ t.test('one endpoint alone, once a delivery took longer than 500 ms, is capped a
   const r = await holdingReceiver(t, () => true)
   const { queue, completed } = await setup(t)
   await add(queue, r.receiver.url, Array.from({ length: 12 }, () => 'ep_solo'))
-  await eventually(async () => r.held.length === CONCURRENCY)
+  await eventually('r.held.length === CONCURRENCY', async () => r.held.length === CONCURRENCY)
   // Held past the gate's 500 ms: the endpoint may be starting to hang.
   await new Promise((resolve) => setTimeout(resolve, 700))
   for (const res of r.held.splice(0)) res.end()
-  await eventually(async () => completed.get('ep_solo') === CONCURRENCY && await queue.getDelayedCount() > 0)
+  await eventually('completed.get(\'ep_solo\') === CONCURRENCY && queue.getDelayedCount() >…', async () => completed.get('ep_solo') === CONCURRENCY && await queue.getDelayedCount() > 0)
   t.equal(r.held.length, 1, 'then one at once (held, never ended: its last deliveries were slow), the jobs over it put back')
 })

@@ -12,8 +12,9 @@ import { deliveryJobOptions } from '../../src/delivery/delivery-schedule.js'
 import type { DeliveryAttempt, OutboundJobData } from '../../src/delivery/delivery-job.js'
 import { TestRedis } from '../helpers/redis.js'
 import { startReceiver, type Receiver } from '../helpers/receiver.js'
-import { eventually } from '../helpers/outbound.js'
+
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const SECRET = 'whsec_' + Buffer.alloc(32, 5).toString('base64')
 const TIMEOUT_MS = 60_000
@@ -73,7 +74,7 @@ t.test('a 2xx that trickles its body is delivered on its status line: the socket
   // Two slots, both taken by the trickling endpoints first: the healthy deliveries wait for one to be freed.
   const { queue, attempts, completed } = await setup(t, 2)
   await add(queue, [['ep_trickle_a', trickle.receiver.url], ['ep_trickle_b', trickle.receiver.url], ...Array.from({ length: 10 }, (): [string, string] => ['ep_ok', healthy.url])])
-  await eventually(async () => completed.get('ep_ok') === 10 && attempts.filter((a) => a.endpointId.startsWith('ep_trickle')).length === 2 && trickle.closed === 2, GUARD_MS)
+  await eventually('completed.get(\'ep_ok\') === 10 && attempts.filter((a) => a.endpointId.…', async () => completed.get('ep_ok') === 10 && attempts.filter((a) => a.endpointId.startsWith('ep_trickle')).length === 2 && trickle.closed === 2, GUARD_MS)
   const trickled = attempts.filter((a) => a.endpointId.startsWith('ep_trickle'))
   t.same(trickled.map((a) => [a.success, a.httpStatus]), [[true, 200], [true, 200]], 'each trickling delivery is a success with its status')
   t.ok(trickled.every((a) => a.responseHead.length > 0 && a.responseHead.length < 4096), 'what arrived of the body is kept, far short of the cap')
@@ -91,7 +92,7 @@ t.test('endpoints that never answer hold one slot each; the healthy endpoint\'s 
   const { queue, completed } = await setup(t, 4)
   const hanging = Array.from({ length: 8 }, (_, i): [string, string] => [i % 2 === 0 ? 'ep_hang_a' : 'ep_hang_b', hang.receiver.url])
   await add(queue, [...hanging, ...Array.from({ length: 20 }, (): [string, string] => ['ep_ok', healthy.url])])
-  await eventually(async () => completed.get('ep_ok') === 20, GUARD_MS)
+  await eventually('completed.get(\'ep_ok\') === 20', async () => completed.get('ep_ok') === 20, GUARD_MS)
   const byPath = new Map<string, number>()
   for (const one of hang.receiver.received) byPath.set(one.url, (byPath.get(one.url) ?? 0) + 1)
   t.same(Object.fromEntries(byPath), { '/ep_hang_a': 1, '/ep_hang_b': 1 }, 'each hanging endpoint got one delivery, the rest were put back')

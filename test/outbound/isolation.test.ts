@@ -5,11 +5,12 @@ import { createEndpointRateLimit } from '../../src/delivery/endpoint-rate-limit.
 import { createEndpointGate } from '../../src/delivery/endpoint-gate.js'
 import { OUTBOUND_JOB_NAME, type OutboundJobData } from '../../src/delivery/delivery-job.js'
 import { createGuardedDispatcher } from '../../src/send/guarded-dispatcher.js'
-import { deliverJob } from '../../src/delivery/run-attempt.js'
+import { runAttempt } from '../../src/delivery/run-attempt.js'
 import { silentLogger } from '../../src/shared/logger.js'
-import { eventually } from '../helpers/outbound.js'
+
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const client = beforeAll(t, async () => redis.client(), (client) => client.disconnect())
@@ -138,7 +139,7 @@ t.test('a job put back without a POST (its circuit open) earns its endpoint no s
   const queueClient = redis.client()
   const worker = new Worker<OutboundJobData>('gate-put-back', async (job, token) => {
     try {
-      await deliverJob(job, token, deps)
+      await runAttempt(job, token, deps)
     } catch (err) {
       if (err instanceof DelayedError) putBack++
       throw err
@@ -154,7 +155,7 @@ t.test('a job put back without a POST (its circuit open) earns its endpoint no s
   })
   const data = (i: number): OutboundJobData => ({ messageId: `msg_${i}`, endpointId: 'ep_open', eventType: 'order.paid', url: 'http://127.0.0.1:9/hook', body: '{}', scheme: 'standard-webhooks' })
   await queue.addBulk(Array.from({ length: 4 }, (_, i) => ({ name: OUTBOUND_JOB_NAME, data: data(i) })))
-  await eventually(async () => putBack === 4)
+  await eventually('putBack === 4', async () => putBack === 4)
   t.equal(await queue.getDelayedCount(), 4, 'every job waits out the circuit, none was sent')
   const first = gate.enter('ep_open')
   t.ok('release' in first, 'one in flight')

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Registry } from 'prom-client'
 import { instrument } from '../../plugins/metrics/metrics.js'
-import { publishOutbound } from '../../src/delivery/delivery-channels.js'
+import { publishOutbound } from '../../src/delivery/outbound-channels.js'
 
 t.test('the delivery worker\'s channels feed the outbound metrics, by endpoint and event type', async (t) => {
   const registry = new Registry()

@@ -14,12 +14,13 @@ import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { createWorker } from '../../src/worker/worker.js'
 import { migrate } from '../../src/db/migrate.js'
 import { createOutbound, type Outbound, outboundInternals } from '../../src/outbox/outbound.js'
-import { eventually } from '../helpers/outbound.js'
+
 import { addJob, jobData, openQueue } from '../helpers/journal.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeStep } from '../helpers/before-all.js'
 import { startReceiver, type Receiver } from '../helpers/receiver.js'
+import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
@@ -139,13 +140,13 @@ t.test('a 410: endpoint.disabled once, naming the endpoint, with the reason, the
   secrets.set('/tenant-gone-all', everything.secret)
   secrets.set('/tenant-other', stranger.secret)
   await Promise.all([1, 2, 3, 4].map(async (i) => await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'gone' })))
-  await eventually(async () => received('endpoint.disabled', 'endpointId', gone.id).length === 1, 20_000)
+  await eventually('received(\'endpoint.disabled\', \'endpointId\', gone.id).length === 1', async () => received('endpoint.disabled', 'endpointId', gone.id).length === 1, 20_000)
   t.match(received('endpoint.disabled', 'endpointId', gone.id)[0]?.data, {
     endpointId: gone.id, endpointUrl: `${receiver.url}/gone`, endpointDescription: 'Order sync for the warehouse', tenant: 'gone',
     reason: 'the endpoint answered 410 Gone', disabledAt: String, link: `${CONSOLE}#/endpoints/${gone.id}`
   }, 'the operator\'s: the endpoint named, the link into the console, absolute')
   t.notOk('portalLink' in (received('endpoint.disabled', 'endpointId', gone.id)[0]?.data ?? {}), 'one link')
-  await eventually(async () => received('endpoint.disabled', 'endpointId', gone.id, '/tenant-gone').length === 1, 20_000)
+  await eventually('received(\'endpoint.disabled\', \'endpointId\', gone.id, \'/te…', async () => received('endpoint.disabled', 'endpointId', gone.id, '/tenant-gone').length === 1, 20_000)
   const tenants = received('endpoint.disabled', 'endpointId', gone.id, '/tenant-gone')[0]?.data
   t.match(tenants, { endpointId: gone.id, endpointUrl: `${receiver.url}/gone`, endpointDescription: 'Order sync for the warehouse', link: `${PORTAL}#/endpoints/${gone.id}` },
     'the tenant\'s: the same endpoint, the link into the portal, absolute')
@@ -172,11 +173,11 @@ t.test("a portal user subscribes one of their endpoints to their own tenant's en
   const elsewhere = await outbound.endpoints.create({ url: `${receiver.url}/gone`, tenant: 'portal-other' })
   await outbound.publish({ type: 'order.paid', data: {}, tenant: 'portal-t' })
   await outbound.publish({ type: 'order.paid', data: {}, tenant: 'portal-other' })
-  await eventually(async () => received('endpoint.disabled', 'endpointId', gone.id, '/portal-sub').length === 1, 20_000)
+  await eventually('received(\'endpoint.disabled\', \'endpointId\', gone.id, \'/po…', async () => received('endpoint.disabled', 'endpointId', gone.id, '/portal-sub').length === 1, 20_000)
   t.match(received('endpoint.disabled', 'endpointId', gone.id, '/portal-sub')[0]?.data, {
     tenant: 'portal-t', reason: 'the endpoint answered 410 Gone', endpointUrl: `${receiver.url}/gone`, link: `${PORTAL}#/endpoints/${gone.id}`
   }, 'its link opens the endpoint in the portal')
-  await eventually(async () => received('endpoint.disabled', 'endpointId', elsewhere.id).length === 1, 20_000)
+  await eventually('received(\'endpoint.disabled\', \'endpointId\', elsewhere.id)…', async () => received('endpoint.disabled', 'endpointId', elsewhere.id).length === 1, 20_000)
   t.equal(seen.filter((s) => s.path === '/portal-sub' && s.data.endpointId !== gone.id).length, 0, "nothing of another tenant's, and no order.paid")
   t.same(unverified, [])
 })
@@ -190,7 +191,7 @@ t.test('auto-disable (only failures for disableAfterMs): endpoint.disabled with 
   await worker.start()
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/down`, tenant: 'auto' })
   await auto.resend.sendTest(endpoint.id)
-  await eventually(async () => received('endpoint.disabled', 'endpointId', endpoint.id).length === 1, 20_000)
+  await eventually('received(\'endpoint.disabled\', \'endpointId\', endpoint.id).…', async () => received('endpoint.disabled', 'endpointId', endpoint.id).length === 1, 20_000)
   const data = received('endpoint.disabled', 'endpointId', endpoint.id)[0]?.data ?? {}
   t.match(data, { tenant: 'auto', reason: /^only failures since \d{4}-/, endpointUrl: `${receiver.url}/down` }, 'the reason')
   t.notOk('link' in data || 'portalLink' in data, 'without consoleUrl and portalUrl: no link, never a path alone')
@@ -201,14 +202,14 @@ t.test('a failing receiver: endpoint.failing when its circuit opens, endpoint.re
   flaky = true
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/flaky`, tenant: 'flaky' })
   for (let i = 0; i < 4; i++) await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'flaky' })
-  await eventually(async () => received('endpoint.failing', 'endpointId', endpoint.id).length === 1, 20_000)
+  await eventually('received(\'endpoint.failing\', \'endpointId\', endpoint.id).length === 1', async () => received('endpoint.failing', 'endpointId', endpoint.id).length === 1, 20_000)
   t.match(received('endpoint.failing', 'endpointId', endpoint.id)[0]?.data, {
     endpointId: endpoint.id, endpointUrl: `${receiver.url}/flaky`, endpointDescription: '', tenant: 'flaky', circuitOpenedAt: String, failingSince: String,
     lastAttempt: { httpStatus: 503, errorClass: 'http_5xx' }, link: `${CONSOLE}#/endpoints/${endpoint.id}`
   })
   flaky = false
-  await eventually(async () => await successes(endpoint.id) === 4, 30_000)
-  await eventually(async () => received('endpoint.recovered', 'endpointId', endpoint.id).length === 1, 20_000)
+  await eventually('successes(endpoint.id) === 4', async () => await successes(endpoint.id) === 4, 30_000)
+  await eventually('received(\'endpoint.recovered\', \'endpointId\', endpoint.id)…', async () => received('endpoint.recovered', 'endpointId', endpoint.id).length === 1, 20_000)
   t.match(received('endpoint.recovered', 'endpointId', endpoint.id)[0]?.data, { endpointId: endpoint.id, endpointUrl: `${receiver.url}/flaky`, tenant: 'flaky', circuitOpenedAt: String, recoveredAt: String, link: `${CONSOLE}#/endpoints/${endpoint.id}` })
   t.same(await written('endpointId', endpoint.id), { 'endpoint.failing': 1, 'endpoint.recovered': 1 }, 'one per transition, probes that failed included')
   const [failing, recovered] = [received('endpoint.failing', 'endpointId', endpoint.id)[0], received('endpoint.recovered', 'endpointId', endpoint.id)[0]]
@@ -218,7 +219,7 @@ t.test('a failing receiver: endpoint.failing when its circuit opens, endpoint.re
 t.test("a message's attempts run out: message.exhausted with the message, the endpoint and a link to the message", async (t) => {
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/down`, tenant: 'down' })
   const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'down' })
-  await eventually(async () => received('message.exhausted', 'messageId', messageId).length === 1, 30_000)
+  await eventually('received(\'message.exhausted\', \'messageId\', messageId).length === 1', async () => received('message.exhausted', 'messageId', messageId).length === 1, 30_000)
   t.match(received('message.exhausted', 'messageId', messageId)[0]?.data, {
     messageId, endpointId: endpoint.id, endpointUrl: `${receiver.url}/down`, endpointDescription: '', tenant: 'down', eventType: 'order.paid', attempts: SCHEDULE.length + 1,
     lastAttempt: { httpStatus: 500, errorClass: 'http_5xx' }, link: `${CONSOLE}#/messages/${messageId}`
@@ -234,7 +235,7 @@ t.test('a last attempt that stalled (its worker died): message.exhausted once, w
   t.same(await outboundInternals(outbound).store.resumeAttempt({ ...job, exhausted: { eventType: 'order.paid', operational: false } }), { stalled: true, delivered: false })
   t.same(await outboundInternals(outbound).store.resumeAttempt({ ...job, exhausted: { eventType: 'order.paid', operational: false } }), { stalled: false, delivered: false }, 'the same stall, seen again')
   t.same(await written('endpointId', endpoint.id), { 'message.exhausted': 1 })
-  await eventually(async () => received('message.exhausted', 'messageId', 'msg_stalled').length === 1, 20_000)
+  await eventually('received(\'message.exhausted\', \'messageId\', \'msg_stalled\').length === 1', async () => received('message.exhausted', 'messageId', 'msg_stalled').length === 1, 20_000)
   t.match(received('message.exhausted', 'messageId', 'msg_stalled')[0]?.data, { endpointId: endpoint.id, tenant: 'stalled', attempts: 6, lastAttempt: { errorClass: 'stalled' } })
   const opJob = { ...job, messageId: 'msg_stalled_op', jobId: `msg_stalled_op.${endpoint.id}` }
   await outboundInternals(outbound).store.startAttempt(opJob)
@@ -252,7 +253,7 @@ t.test('an inbound event that fails its attempts: inbound.dead_lettered once, al
   await worker.start()
   const data = jobData({ eventId: 'evt_dead_1', retry: [20, 20] })
   const jobId = await addJob(queue, data)
-  await eventually(async () => received('inbound.dead_lettered', 'eventId', 'evt_dead_1').length === 1, 20_000)
+  await eventually('received(\'inbound.dead_lettered\', \'eventId\', \'evt_dead_1\').length ===…', async () => received('inbound.dead_lettered', 'eventId', 'evt_dead_1').length === 1, 20_000)
   t.match(received('inbound.dead_lettered', 'eventId', 'evt_dead_1')[0]?.data, {
     eventId: 'evt_dead_1', deadLetterId: `d_${jobId}`, jobId, source: 'stripe', provider: 'stripe', eventType: 'invoice.paid', tenant: null,
     reason: 'exhausted', attempts: 3, lastError: 'handler says no', link: `${CONSOLE}#/events/evt_dead_1`
@@ -271,12 +272,12 @@ t.test('an inbound event that fails its attempts: inbound.dead_lettered once, al
   t.teardown(async () => await plain.close())
   await plain.start()
   const other = await addJob(queue, jobData({ eventId: 'evt_dead_2', retry: [] }))
-  await eventually(async () => await dead.getJob(`d_${other}`) !== undefined, 20_000)
+  await eventually('dead.getJob(`d_${other}`) !== undefined', async () => await dead.getJob(`d_${other}`) !== undefined, 20_000)
   t.same(await written('eventId', 'evt_dead_2'), {}, 'no operational event without a database')
 })
 
 t.test('no loop: operational endpoints that fail, exhaust and answer 410 report nothing about themselves', async (t) => {
-  await eventually(async () => {
+  await eventually('gone?.enabled === false && (exhausted?.n ?? 0) >= SCHEDULE.length + 1', async () => {
     const [gone] = await db.query<{ enabled: boolean }>('SELECT enabled FROM anvil.endpoints WHERE id = $1', [opsGoneId])
     const [exhausted] = await db.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM anvil.deliveries WHERE endpoint_id = $1 AND status = 'failed' GROUP BY message_id ORDER BY 1 DESC LIMIT 1", [opsDownId])

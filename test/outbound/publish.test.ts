@@ -2,9 +2,10 @@ import t from 'tap'
 import pg from 'pg'
 import { inTransaction } from '../../src/db/database.js'
 import { outboxChannel } from '../../src/outbox/publish.js'
-import { outboundFixture, eventually } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { beforeAll } from '../helpers/before-all.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
 const { db } = fixture
@@ -41,12 +42,12 @@ t.test('in the caller\'s transaction: a rollback publishes nothing, a commit pub
     client.release()
   }
   t.match(await outboxRow('committed'), { status: 'pending', type: 'order.paid', public_type: 'order.paid', data: '{"n":2}' })
-  await eventually(async () => heard.length > 0)
+  await eventually('heard.length > 0', async () => heard.length > 0)
   // A probe NOTIFY sent after the commit arrives after any the transactions sent: nothing else came before it.
   await db.query("SELECT pg_notify('probe', '')")
   await listener.query('LISTEN probe')
   await db.query("SELECT pg_notify('probe', '')")
-  await eventually(async () => heard.includes('probe'))
+  await eventually('heard.includes(\'probe\')', async () => heard.includes('probe'))
   t.same(heard, [outboxChannel('anvil'), 'probe'], 'one NOTIFY, for the committed message only')
   t.equal(await outbound.dispatcher.dispatchOnce(), 1, 'the committed message is dispatched once')
   t.equal(await outbound.dispatcher.dispatchOnce(), 0)
@@ -98,7 +99,7 @@ t.test('an event map renames internal names; a name it lacks is kept but never d
   t.match(await outboxRow(paid.messageId), { public_type: 'order.paid', status: 'pending' })
   t.match(await outboxRow(hidden.messageId), { public_type: null, status: 'dispatched' })
   t.match(await outboxRow(inherited.messageId), { public_type: null }, 'only the map\'s own keys count')
-  await eventually(async () => await mapped.dispatcher.dispatchOnce() === 0 && (await outboxRow(paid.messageId))?.status === 'dispatched')
+  await eventually('mapped.dispatcher.dispatchOnce() === 0 && (outboxRow(paid.messageId))…', async () => await mapped.dispatcher.dispatchOnce() === 0 && (await outboxRow(paid.messageId))?.status === 'dispatched')
   const job = await outboundInternals(mapped).queue.getJob(`${paid.messageId}.${endpoint.id}`)
   t.equal(job?.data.eventType, 'order.paid')
   t.same(JSON.parse(String(job?.data.body)).type, 'order.paid')
@@ -137,7 +138,7 @@ t.test('diagnostics channels: a new message is counted once when written, and it
   await mapped.publish({ type: 'in.a', data: 1, tenant: 'channels', id: 'channel-1' })
   await mapped.publish({ type: 'in.b', data: 1, tenant: 'channels' })
   t.same(published, [{ eventType: 'out.a', tenant: 'channels' }])
-  await eventually(async () => await mapped.dispatcher.dispatchOnce() === 0 && dispatched.length > 0)
+  await eventually('mapped.dispatcher.dispatchOnce() === 0 && dispatched.length > 0', async () => await mapped.dispatcher.dispatchOnce() === 0 && dispatched.length > 0)
   t.same(dispatched.filter((m) => (m as { eventType: string }).eventType === 'out.a'), [{ eventType: 'out.a', jobs: 1 }])
 })
 
@@ -154,9 +155,9 @@ t.test('a busy publisher NOTIFYs at most once per interval; the dispatcher\'s po
   await db.query("SELECT pg_notify('probe', '')")
   await listener.query('LISTEN probe')
   await db.query("SELECT pg_notify('probe', '')")
-  await eventually(async () => heard >= 2)
+  await eventually('heard >= 2', async () => heard >= 2)
   t.equal(heard, 2, 'one NOTIFY for five messages (and the probe)')
-  await eventually(async () => await quiet.dispatcher.dispatchOnce() === 0 &&
+  await eventually('quiet.dispatcher.dispatchOnce() === 0 && (db.query("SELECT 1 FROM anv…', async () => await quiet.dispatcher.dispatchOnce() === 0 &&
     (await db.query("SELECT 1 FROM anvil.outbox WHERE tenant = 'quiet' AND status = 'pending'")).length === 0)
   t.pass('all five dispatched')
 })

@@ -5,11 +5,12 @@
  */
 import t from 'tap'
 import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
-import { eventually, outboundFixture } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
 import type { AnvilLogger } from '../../src/shared/logger.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -45,19 +46,19 @@ t.test('an endpoint that failed and then takes deliveries again: one recovery li
   const healthy = await outbound.endpoints.create({ url: `${receiver.url}/healthy`, tenant: 'healthy' })
   for (let i = 0; i < 6; i++) await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'flaky' })
   for (let i = 0; i < 3; i++) await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'healthy' })
-  await eventually(async () => await count(flaky.id, 'failed') >= 6 && await count(healthy.id, 'success') === 3, 30_000)
+  await eventually('count(flaky.id, \'failed\') >= 6 && count(healthy.id, \'success\') === 3', async () => await count(flaky.id, 'failed') >= 6 && await count(healthy.id, 'success') === 3, 30_000)
   t.same(recoveries(), [], 'no recovery while it fails')
   failing = false
-  await eventually(async () => await count(flaky.id, 'success') === 6, 30_000)
+  await eventually('count(flaky.id, \'success\') === 6', async () => await count(flaky.id, 'success') === 6, 30_000)
   t.match(recoveries(), [{ endpointId: flaky.id, failingSince: String, failedForMs: Number }], 'one line for six successes after the failures, over two workers')
 
   failing = true
   // The first run left several failed attempts per message: wait for one more, the new message's.
   const failedBefore = await count(flaky.id, 'failed')
   await outbound.publish({ type: 'order.paid', data: { again: true }, tenant: 'flaky' })
-  await eventually(async () => await count(flaky.id, 'failed') > failedBefore, 30_000)
+  await eventually('count(flaky.id, \'failed\') > failedBefore', async () => await count(flaky.id, 'failed') > failedBefore, 30_000)
   failing = false
-  await eventually(async () => await count(flaky.id, 'success') === 7, 30_000)
+  await eventually('count(flaky.id, \'success\') === 7', async () => await count(flaky.id, 'success') === 7, 30_000)
   t.equal(recoveries().length, 2, 'a second run of failures, a second recovery')
   t.notOk(recoveries().some((fields) => fields.endpointId === healthy.id), 'never for an endpoint that did not fail')
   t.ok(lines.some((l) => l.msg === 'anvil delivery: attempt failed' && l.fields.endpointId === flaky.id), 'the failures were logged too')

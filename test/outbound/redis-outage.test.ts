@@ -7,11 +7,12 @@
 import t from 'tap'
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
-import { eventually } from '../helpers/outbound.js'
+
 import { TestDatabase } from '../helpers/pg.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const ROUNDS = 3
 const PER_ROUND = 80
@@ -64,12 +65,12 @@ t.test('Redis killed at random points while messages are published and dispatche
     t.equal(await count("status = 'pending' AND attempts > 0"), 0, `round ${round + 1}: no pending message used an attempt`)
     t.ok(await count("status = 'pending'") > 0, `round ${round + 1}: the outage's messages wait`)
     await redis.startProcess()
-    await eventually(async () => await count("status <> 'dispatched'") === 0, 30_000)
+    await eventually('count("status <> \'dispatched\'") === 0', async () => await count("status <> 'dispatched'") === 0, 30_000)
   }
 
   await startDelivery()
   await receiver.waitFor(ids.length)
-  await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE status = 'success'")).length >= ids.length, 30_000)
+  await eventually('(db.query("SELECT 1 FROM anvil.deliveries WHERE status = \'success\'"))…', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE status = 'success'")).length >= ids.length, 30_000)
   const got = receiver.received.map((r) => String(r.headers['webhook-id']))
   t.equal(got.length, ids.length, 'as many deliveries as messages')
   t.same(new Set(got), new Set(ids), 'every message delivered, none twice')
@@ -86,14 +87,14 @@ t.test('Redis out of memory: the fan-out it refuses gives its attempt back, and 
     (await db.query<{ status: string, attempts: number, last_error: string | null }>('SELECT status, attempts, last_error FROM anvil.outbox WHERE id = $1', [messageId]))[0]
   // Read between two tries (the dispatcher claims it again each poll, counting an attempt it then gives back): with
   // one attempt allowed, a refusal that used it would leave the message failed, never pending again.
-  await eventually(async () => {
+  await eventually('the message pending again, refused by Redis (OOM), its attempt given back', async () => {
     const seen = await row()
     return seen?.status === 'pending' && seen.attempts === 0 && /^Redis unavailable: .*OOM/.test(seen.last_error ?? '')
   }, 30_000)
   t.match(await row(), { status: 'pending' }, 'refused by Redis, not failed, no attempt used')
   await redis.command('config', 'set', 'maxmemory', '0')
   await receiver.waitFor(before + 1)
-  await eventually(async () => (await row())?.status === 'dispatched')
+  await eventually('(row())?.status === \'dispatched\'', async () => (await row())?.status === 'dispatched')
   t.match(await row(), { status: 'dispatched', attempts: 1 })
   t.same(receiver.received.slice(before).map((r) => r.headers['webhook-id']), [messageId], 'delivered once')
 })

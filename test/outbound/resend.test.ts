@@ -8,10 +8,11 @@ import t from 'tap'
 import Fastify from 'fastify'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
-import { outboundFixture, eventually } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -67,7 +68,7 @@ t.test('a message whose dispatch failed for good: a dry run, then 10 re-sends at
   t.same(answers.map((answer) => answer.statusCode), Array(10).fill(202))
   t.equal(answers.flatMap((answer) => answer.body.endpointIds).length, 2, 'one call sent it to both endpoints, the others found it in flight or delivered')
   await receiver.waitFor(2)
-  await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [id])).length === 2)
+  await eventually('(db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND s…', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [id])).length === 2)
   t.same(receivedFor(id), ['/a', '/b'], 'each endpoint got it once, under the message id')
   t.equal(await status(id), 'dispatched')
   t.same((await post(`/messages/${id}/resend`)).body, { messageId: id, status: 'dispatched', endpointIds: [], inFlight: [], delivered: [a.id, b.id].sort() })
@@ -79,12 +80,12 @@ t.test('a message that failed at one endpoint is re-sent to that endpoint only, 
   const down = await outbound.endpoints.create({ url: `${receiver.url}/down`, tenant: 'two' })
   const { messageId: id } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'two' })
   await outbound.dispatcher.dispatchOnce()
-  await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${id}.${down.id}`) === 'failed' && await outboundInternals(outbound).queue.getJobState(`${id}.${ok.id}`) === 'completed')
+  await eventually('outboundInternals(outbound).queue.getJobState(`${id}.${down.id}`) ===…', async () => await outboundInternals(outbound).queue.getJobState(`${id}.${down.id}`) === 'failed' && await outboundInternals(outbound).queue.getJobState(`${id}.${ok.id}`) === 'completed')
   t.same((await post(`/messages/${id}/resend`)).body, { messageId: id, status: 'dispatched', endpointIds: [down.id], inFlight: [], delivered: [ok.id] })
-  await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${id}.${down.id}.resend`) === 'failed')
+  await eventually('outboundInternals(outbound).queue.getJobState(`${id}.${down.id}.resen…', async () => await outboundInternals(outbound).queue.getJobState(`${id}.${down.id}.resend`) === 'failed')
   broken.delete('/down')
   t.same((await post(`/messages/${id}/resend`)).body.endpointIds, [down.id], 'the failed re-send is made again')
-  await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND endpoint_id = $2 AND status = 'success'", [id, down.id])).length === 1)
+  await eventually('(db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND e…', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND endpoint_id = $2 AND status = 'success'", [id, down.id])).length === 1)
   t.same(receivedFor(id), ['/down', '/down', '/down', '/ok'], 'the endpoint that had it never got it twice')
   t.same(new Set(receiver.received.filter((r) => r.url === '/down').map((r) => r.headers['webhook-id'])), new Set([id]), 'the same webhook-id every time')
 })
@@ -95,19 +96,19 @@ t.test('a message whose delivery is in flight under a hand retry or a recover is
     const endpoint = await outbound.endpoints.create({ url: `${receiver.url}${path}`, tenant: `held-${kind}` })
     const { messageId: id } = await outbound.publish({ type: 'order.paid', data: {}, tenant: `held-${kind}` })
     await outbound.dispatcher.dispatchOnce()
-    await eventually(async () => await outboundInternals(outbound).queue.getJobState(`${id}.${endpoint.id}`) === 'failed')
+    await eventually('outboundInternals(outbound).queue.getJobState(`${id}.${endpoint.id}`)…', async () => await outboundInternals(outbound).queue.getJobState(`${id}.${endpoint.id}`) === 'failed')
     broken.delete(path)
     held.set(path, [])
     const since = new Date(Date.now() - 60_000).toISOString()
     const failed = await db.query<{ id: string }>('SELECT id FROM anvil.deliveries WHERE message_id = $1', [id])
     const hand = kind === 'retry' ? await post(`/deliveries/${failed[0]?.id ?? ''}/retry`) : await post(`/endpoints/${endpoint.id}/recover`, { since })
     t.equal(hand.statusCode, 202)
-    await eventually(async () => receivedFor(id).length === 2)
+    await eventually('receivedFor(id).length === 2', async () => receivedFor(id).length === 2)
     t.same((await post(`/messages/${id}/resend`)).body, { messageId: id, status: 'dispatched', endpointIds: [], inFlight: [endpoint.id], delivered: [] },
       `${kind}: its POST in flight, the re-send leaves it alone`)
     for (const answer of held.get(path) ?? []) answer()
     held.delete(path)
-    await eventually(async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [id])).length === 1)
+    await eventually('(db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND s…', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status = 'success'", [id])).length === 1)
     t.same((await post(`/messages/${id}/resend`)).body, { messageId: id, status: 'dispatched', endpointIds: [], inFlight: [], delivered: [endpoint.id] })
     t.same(receivedFor(id), [path, path], `${kind}: the first failure and the hand job's one POST, nothing sent beside it`)
   }
@@ -134,7 +135,7 @@ t.test('bulk re-send by filter: a dry run in bounded pages, then the real run re
   const run = await post('/messages/resend', { filter: { tenant: 'bulk', failure: 'dispatch', since: new Date(Date.now() - 3_600_000).toISOString() } })
   t.equal(run.statusCode, 202)
   t.same(run.body.items.map((item: { messageId: string }) => item.messageId), ids)
-  await eventually(async () => ids.every((id) => receivedFor(id).length === 1))
+  await eventually('ids.every((id) => receivedFor(id).length === 1)', async () => ids.every((id) => receivedFor(id).length === 1))
   t.same((await post('/messages/resend', { filter: { tenant: 'bulk' } })).body, { dryRun: false, items: [], next: null }, 'nothing failed is left')
   t.equal(await status(other), 'failed', 'outside the filter: untouched')
   t.match((await post('/messages/resend', { filter: { since: 'yesterday' } })).body, { code: 'ANVIL_ERR_BAD_REQUEST', error: /filter.since/ })

@@ -8,8 +8,9 @@ import { openDatabase } from '../../src/db/database.js'
 import { MAX_RETRY_WAIT_MS } from '../../src/delivery/delivery-schedule.js'
 import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
 import { deleteIdleMessages, idleSeconds, RETENTION_FLOOR_MS, retentionStatements } from '../../src/outbox/outbox-retention.js'
-import { outboundFixture, eventually } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
 const { db } = fixture
@@ -104,7 +105,7 @@ t.test('the dispatching process prunes on its timer and says what it deleted', a
   t.teardown(async () => await outbound.close())
   await seed({ old: { status: 'dispatched', daysAgo: 31, attempts: [31] }, young: { status: 'dispatched', daysAgo: 1, attempts: [1] } })
   outbound.startRetention()
-  await eventually(async () => !(await left()).messages.includes('old'))
+  await eventually('!(left()).messages.includes(\'old\')', async () => !(await left()).messages.includes('old'))
   t.same(await left(), { messages: ['young'], deliveries: ['young'] })
   t.same(lines.filter((line) => /retention/.test(line.msg ?? '')).map((line) => line.obj), [{ messages: 1, deliveries: 1 }], 'one line, for the pass that deleted')
 })
@@ -124,7 +125,7 @@ t.test('the plugin prunes only where it dispatches (runDispatcher), once the app
   const dispatching = Fastify()
   await dispatching.register(anvilOutbound, { database: db.url, redis: fixture.redis.url, queueName: 'plugin', runDispatcher: true })
   await dispatching.ready()
-  await eventually(async () => (await left()).messages.length === 0)
+  await eventually('(left()).messages.length === 0', async () => (await left()).messages.length === 0)
   t.same(await left(), { messages: [], deliveries: [] }, 'the pass at start took it')
   await dispatching.close()
 })

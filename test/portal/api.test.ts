@@ -11,10 +11,11 @@ import anvilAdmin from '../../plugins/admin/admin.js'
 import anvilOutbound from '../../plugins/outbound.js'
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { HEADERS_CAP_BYTES } from '../../src/send/attempt-headers.js'
-import { outboundFixture, eventually } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
+import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-portal-api-0123456789'
 const admin = { authorization: `Bearer ${TOKEN}` }
@@ -71,7 +72,7 @@ t.test('stats: the list\'s success rate and last attempt, the overview\'s bucket
   const other = await endpoint('other-stats')
   for (let i = 0; i < 3; i++) await call('POST', '/admin/messages', admin, { type: 'order.created', tenant: 'acme-stats', data: { i, fail: i !== 1 } })
   await call('POST', '/admin/messages', admin, { type: 'order.created', tenant: 'other-stats', data: {} })
-  await eventually(async () => (await deliveriesOf(acme)).filter((d) => d.status !== 'started').length >= 3 && (await deliveriesOf(other)).length >= 1)
+  await eventually('(deliveriesOf(acme)).filter((d) => d.status !== \'started\').length >= …', async () => (await deliveriesOf(acme)).filter((d) => d.status !== 'started').length >= 3 && (await deliveriesOf(other)).length >= 1)
   const done = (await deliveriesOf(acme)).filter((d) => d.status !== 'started')
   const success = done.filter((d) => d.status === 'success').length
   const failed = done.filter((d) => d.status === 'failed').length
@@ -105,7 +106,7 @@ t.test('an attempt keeps its request and answer headers, capped, credentials red
   const id = await endpoint('acme-headers')
   const published = await call('POST', '/admin/messages', admin, { type: 'order.created', tenant: 'acme-headers', data: { fail: true } })
   const messageId = published.body.messageId
-  await eventually(async () => (await deliveriesOf(id)).some((d) => d.status !== 'started'))
+  await eventually('(deliveriesOf(id)).some((d) => d.status !== \'started\')', async () => (await deliveriesOf(id)).some((d) => d.status !== 'started'))
   const [first] = await deliveriesOf(id)
   t.equal(first!.status, 'failed')
   t.equal(first!.trigger, 'schedule')
@@ -114,7 +115,7 @@ t.test('an attempt keeps its request and answer headers, capped, credentials red
 
   const retried = await call('POST', `/admin/deliveries/${first!.id}/retry`, admin)
   t.equal(retried.status, 202)
-  await eventually(async () => (await deliveriesOf(id)).some((d) => d.status === 'success'))
+  await eventually('(deliveriesOf(id)).some((d) => d.status === \'success\')', async () => (await deliveriesOf(id)).some((d) => d.status === 'success'))
   const items = await deliveriesOf(id)
   const hand = items.find((d) => d.status === 'success')!
   t.equal(hand.trigger, 'retry', 'the hand retry is told from the schedule')

@@ -11,9 +11,10 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import { consoleErrors, openBrowser, screenshot } from '../helpers/browser.js'
-import { waitFor } from '../helpers/console.js'
+
 import { outboundFixture } from '../helpers/outbound.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 import { docsSnippet } from '../helpers/portal.js'
 
 t.setTimeout(120_000)
@@ -123,11 +124,11 @@ t.test('a page on an allowed origin frames the portal, opened with a tenant\'s l
     frame: await embedded.locator('iframe').evaluate((el) => el.getBoundingClientRect().height),
     content: await inner.locator('html').evaluate((el) => Math.ceil(el.getBoundingClientRect().height))
   })
-  await waitFor(async () => { const h = await heights(); return Math.abs(h.frame - h.content) <= 1 })
+  await eventually('Math.abs(h.frame - h.content) <= 1', async () => { const h = await heights(); return Math.abs(h.frame - h.content) <= 1 })
   const first = await heights()
   await inner.getByRole('link', { name: 'Event types' }).click()
   await inner.getByTestId('event-type').first().waitFor()
-  await waitFor(async () => { const h = await heights(); return h.content !== first.content && Math.abs(h.frame - h.content) <= 1 })
+  await eventually('h.content !== first.content && Math.abs(h.frame - h.content) <= 1', async () => { const h = await heights(); return h.content !== first.content && Math.abs(h.frame - h.content) <= 1 })
   t.pass(`the frame follows the portal's height (${first.frame} px, then ${(await heights()).frame} px)`)
   t.equal(await inner.locator('html').evaluate((el) => el.scrollHeight > el.clientHeight + 1), false, 'so the frame has no scrollbar of its own')
   await screenshot(embedded, 'portal-embedded')
@@ -138,7 +139,7 @@ t.test('a page on an allowed origin frames the portal, opened with a tenant\'s l
   const refusals = consoleErrors(refused)
   await refused.goto(`${hostOrigin}/?src=${encodeURIComponent((await mint(closed)).url)}`)
   // Chromium says so in the framing page's console, and shows its error page in the frame.
-  await waitFor(async () => refusals.some((e) => /frame-ancestors/.test(e)) || refused.frames().some((f) => f.url().startsWith('chrome-error:')))
+  await eventually('refusals.some((e) => /frame-ancestors/.test(e)) || refused.frames().s…', async () => refusals.some((e) => /frame-ancestors/.test(e)) || refused.frames().some((f) => f.url().startsWith('chrome-error:')))
   t.equal(await refused.frameLocator('iframe').getByRole('heading').count(), 0, 'nothing of the portal shows')
   await refused.close()
   await page.close()

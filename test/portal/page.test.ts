@@ -17,12 +17,13 @@ import { pageErrors, settled, startConsoleServer, TOKEN, type ConsoleServer } fr
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { docsBlock, INVOICE_PAID, portalAdmin } from '../helpers/portal.js'
+import { eventually } from '../helpers/eventually.js'
 
 t.setTimeout(420_000)
-let { base, waitFor } = {} as ConsoleServer
+let { base } = {} as ConsoleServer
 let context: BrowserContext
 beforeStep(t, async () => {
-  ({ base, waitFor } = await startConsoleServer(t))
+  ({ base } = await startConsoleServer(t))
   context = await openBrowser(t)
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
 })
@@ -51,7 +52,7 @@ beforeStep(t, async () => {
   acmeDown = await make('/down/acme', 'acme', [], 'Legacy CRM bridge')
   globex = await make('/globex/hooks', 'globex')
   for (const endpoint of [acme, acmeDown, globex]) await admin.send('POST', `/endpoints/${endpoint.id}/test`, {})
-  await waitFor(async () => (await Promise.all([acme, acmeDown, globex].map(answered))).every(Boolean))
+  await eventually('(Promise.all([acme, acmeDown, globex].map(answered))).every(Boolean)', async () => (await Promise.all([acme, acmeDown, globex].map(answered))).every(Boolean))
   acmeLink = await admin.send<{ token: string, url: string }>('POST', '/portal/tokens', { tenant: 'acme' })
 })
 

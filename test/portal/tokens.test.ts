@@ -12,10 +12,11 @@ import { journalAdminRoutes } from '../../plugins/journal/admin-routes.js'
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/delivery-worker.js'
 import { openEventLog } from '../../src/event-log/open-event-log.js'
 import { mintPortalToken, portalKey } from '../../src/portal/portal-token.js'
-import { outboundFixture, eventually } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
+import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-portal-0123456789'
 const admin = { authorization: `Bearer ${TOKEN}` }
@@ -220,7 +221,7 @@ t.test('the tenant\'s view: its own endpoints, messages and deliveries; another 
   await outbound.publish({ type: 'order.paid', tenant: 'globex', data: { n: 2 } })
   // A row is written `started` before its POST, then settled: wait for the failures.
   const delivered = async (endpoint: string): Promise<boolean> => (await call('GET', `/admin/deliveries?endpoint=${endpoint}&status=failed`, admin)).body.items.length > 0
-  await eventually(async () => await delivered(id) && await delivered(theirs.body.id as string))
+  await eventually('delivered(id) && delivered(theirs.body.id as string)', async () => await delivered(id) && await delivered(theirs.body.id as string))
   const ours = await call('GET', '/admin/deliveries', acme)
   t.equal(ours.status, 200)
   t.ok(ours.body.items.length >= 1 && ours.body.items.every((d: { endpointId: string }) => d.endpointId === id), 'only deliveries to its own endpoints')
@@ -259,7 +260,7 @@ t.test('the SSRF guard and the size limits hold for a tenant as for an operator'
   t.equal((await call('POST', `/admin/endpoints/${created.body.id as string}/test`, acme, {})).status, 202)
   // Its row is written `started` before the send, then settled.
   const settled = `/admin/deliveries?endpoint=${created.body.id as string}&status=failed`
-  await eventually(async () => (await call('GET', settled, acme)).body.items.length > 0)
+  await eventually('(call(\'GET\', settled, acme)).body.items.length > 0', async () => (await call('GET', settled, acme)).body.items.length > 0)
   const [delivery] = (await call('GET', settled, acme)).body.items
   t.match(delivery, { status: 'failed', httpStatus: null, errorClass: 'ssrf' }, 'the metadata address is refused')
 })

@@ -13,8 +13,9 @@ import { TestRedis } from '../helpers/redis.js'
 import { conformance, kitHeaders } from '../helpers/providers.js'
 import { parseMetrics, sample } from '../helpers/metrics.js'
 import { inspectQueue } from '../helpers/queue.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 // @sendgrid/eventwebhook only verifies: requests are signed by the testing kit's signer (ECDSA P-256 /
 // SHA-256 over `timestamp + body`, DER signature in base64, as SendGrid documents), and the SDK's
@@ -203,7 +204,7 @@ t.test('sendgrid: the handler receives one event per job', async (t) => {
   const worker = createWorker((event) => { if (event.eventId?.startsWith('w_') === true) seen.set(event.id, event) }, { redis: redis.url, queueName: QUEUE, sweepIntervalMs: 0 })
   t.teardown(() => worker.close())
   await worker.start()
-  await waitFor('the batch\'s three jobs handled', () => seen.size === 3)
+  await eventually('the batch\'s three jobs handled', () => seen.size === 3)
   for (const [i, event] of sent.entries()) {
     const handled = seen.get(res.json.jobs[i].jobId)
     t.match(handled, { provider: 'sendgrid', source: 'sendgrid', eventId: event.sg_event_id, eventType: event.event })

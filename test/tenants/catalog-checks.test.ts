@@ -12,8 +12,9 @@ import anvilAdmin from '../../plugins/admin/admin.js'
 import anvilOutbound from '../../plugins/outbound.js'
 import anvilHealth from '../../plugins/health.js'
 import type { AnvilOutboundOptions } from '../../plugins/outbound.js'
-import { eventually, outboundFixture } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-0123456789'
 const fixture = outboundFixture()
@@ -127,7 +128,7 @@ t.test('an $id: saved twice, then changed on another replica, each replica check
   t.equal((await call(other, 'POST', '/admin/messages', { type: 'order.placed', data: { qty: 50 } })).status, 202, 'the other replica checks against the first version')
   t.equal((await call(base, 'PUT', '/admin/event-types/order.placed', { schema: v2 })).status, 200, 'changed, the $id kept')
   const statuses = new Set<number>()
-  await eventually(async () => {
+  await eventually('answer.status === 400 && answer.body.error === \'Invalid message: data…', async () => {
     const answer = await call(other, 'POST', '/admin/messages', { type: 'order.placed', data: { qty: 50 } })
     statuses.add(answer.status)
     return answer.status === 400 && answer.body.error === 'Invalid message: data/qty: must be <= 10'

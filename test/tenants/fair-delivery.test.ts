@@ -9,10 +9,11 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
 import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { TestDatabase } from '../helpers/pg.js'
 import { startTarget } from '../helpers/target.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await startTarget(), async (redis) => await redis.stop())
 const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
@@ -42,16 +43,16 @@ t.test('a quiet tenant\'s delivery queued behind a noisy tenant\'s burst of 300 
   for (let i = 0; i < NOISY_MESSAGES; i++) await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'noisy' })
   while (await outbound.dispatcher.dispatchOnce() > 0);
   const burst = NOISY_ENDPOINTS * NOISY_MESSAGES
-  await waitFor('the burst to be under way', () => arrivals.length >= 20, 30_000)
+  await eventually('the burst to be under way', () => arrivals.length >= 20, 30_000)
 
   await outbound.publish({ type: 'order.paid', data: { quiet: true }, tenant: 'quiet' })
   while (await outbound.dispatcher.dispatchOnce() > 0);
   // The quiet job is in Redis now: count the noisy POSTs that arrive before it.
   const before = arrivals.length
-  await waitFor('the quiet delivery', () => arrivals.includes('/quiet'), 60_000)
+  await eventually('the quiet delivery', () => arrivals.includes('/quiet'), 60_000)
   const ahead = arrivals.indexOf('/quiet') - before
   t.comment(`${ahead} noisy POSTs arrived between the quiet job's queueing and its POST (${burst - before} were still queued)`)
   t.ok(burst - before > 100, 'most of the burst was still queued')
   t.ok(ahead <= 2 * 2 * CONCURRENCY, `taken within the jobs the workers held (${ahead} ahead)`)
-  await waitFor('the whole burst', () => arrivals.length === burst + 1, 120_000)
+  await eventually('the whole burst', () => arrivals.length === burst + 1, 120_000)
 })

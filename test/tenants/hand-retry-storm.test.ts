@@ -10,10 +10,11 @@ import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Queue } from 'bullmq'
 import { startCli } from '../helpers/cli.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const ADMIN_TOKEN = 'admin-token-for-the-hand-retry-storm'
 const STORM = 300
@@ -78,7 +79,7 @@ t.test('300 concurrent hand retries of one delivery: one retry queued, no deadlo
   const { messageId } = await admin('POST', '/messages', { type: 'order.paid', data: { n: 1 }, tenant: 'storm' }) as { messageId: string }
   const rowsOfPair = async (): Promise<Array<{ id: string, status: string, http_status: number | null, error_class: string | null }>> =>
     await db.query('SELECT id, status, http_status, error_class FROM anvil.deliveries WHERE message_id = $1 AND endpoint_id = $2 ORDER BY id', [messageId, stormEndpoint.id])
-  await waitFor('the first delivery to be logged', async () => (await rowsOfPair()).some((row) => row.status === 'success'), 30_000)
+  await eventually('the first delivery to be logged', async () => (await rowsOfPair()).some((row) => row.status === 'success'), 30_000)
   const [first] = await rowsOfPair()
   const { token } = await admin('POST', '/portal/tokens', { tenant: 'storm', scopes: ['read', 'write'] }) as { token: string }
 
@@ -95,10 +96,10 @@ t.test('300 concurrent hand retries of one delivery: one retry queued, no deadlo
 
   storm.release()
   for (let i = 0; i < 8; i++) await admin('POST', '/messages', { type: 'order.paid', data: { i }, tenant: 'quiet' })
-  await waitFor('the quiet tenant\'s 8 deliveries', () => quiet.arrived() === 8, 60_000)
+  await eventually('the quiet tenant\'s 8 deliveries', () => quiet.arrived() === 8, 60_000)
   const jobs = new Queue('outbound', { connection: { url: redis.url }, prefix: '{anvil}' })
   t.teardown(() => jobs.close())
-  await waitFor('every delivery job to end', async () => {
+  await eventually('every delivery job to end', async () => {
     const counts = await jobs.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
     return Object.values(counts).every((n) => n === 0) && (await rowsOfPair()).every((row) => row.status !== 'started')
   }, 120_000)

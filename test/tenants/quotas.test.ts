@@ -10,8 +10,9 @@ import pg from 'pg'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import anvilOutbound from '../../plugins/outbound.js'
 import type { PortalLimits } from '../../src/portal/portal-limits.js'
-import { eventually, outboundFixture } from '../helpers/outbound.js'
+import { outboundFixture } from '../helpers/outbound.js'
 import { beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-0123456789'
 const fixture = outboundFixture()
@@ -46,7 +47,7 @@ async function flood (replicas: FastifyInstance[], n: number, one: (app: Fastify
 
 /** The counts are per minute of PostgreSQL's clock: a flood starts early in one, so it never straddles two. */
 async function earlyInAMinute (): Promise<void> {
-  await eventually(async () => Number((await fixture.db.pool().query<{ s: string }>('SELECT extract(second FROM clock_timestamp()) AS s')).rows[0]?.s) < 40, 70_000)
+  await eventually('the database clock before second 40 of its minute', async () => Number((await fixture.db.pool().query<{ s: string }>('SELECT extract(second FROM clock_timestamp()) AS s')).rows[0]?.s) < 40, 70_000)
 }
 
 let a: FastifyInstance

@@ -9,8 +9,9 @@ import { PROVIDER_NAMES } from '../../src/providers/presets.js'
 import anvil, { anvilWorker, createRouter, type AnyRoutedEvent, type ProviderName, type SourceOptions } from '../../index.js'
 import { fixture, fixtureNames, generateKeyPair, injectWebhook } from '../../testing/index.js'
 import { TestRedis } from '../helpers/redis.js'
-import { waitFor } from '../helpers/chain.js'
+
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
@@ -86,7 +87,7 @@ for (const provider of PROVIDER_NAMES) {
       t.equal(res.statusCode, expectedStatus(provider, name), `${name}: ${res.body}`)
       const key = routeOf(provider, name)
       const sent = provider === 'sendgrid' ? (sample.body as unknown[])[0] : sample.body
-      await waitFor(`${key} handled`, () => (seen.get(key) ?? []).some((event) => JSON.stringify(event.data) === JSON.stringify(sent)))
+      await eventually(`${key} handled`, () => (seen.get(key) ?? []).some((event) => JSON.stringify(event.data) === JSON.stringify(sent)))
       const event = seen.get(key)?.find((e) => JSON.stringify(e.data) === JSON.stringify(sent))
       t.match(event, { provider, source: provider, name: provider === 'twilio' ? undefined : key }, `${name}: routed as ${key}`)
     }
@@ -96,10 +97,10 @@ for (const provider of PROVIDER_NAMES) {
 t.test('typed handlers read the narrowed payloads', async (t) => {
   const invoice = fixture('stripe', 'invoice.paid', { overrides: { data: { object: { amount_paid: 4242 } } } })
   t.equal((await injectWebhook(app, { provider: 'stripe', fixture: invoice, secret: keys('stripe').sign })).statusCode, 202)
-  await waitFor('the invoice amount', () => amounts.includes(4242))
+  await eventually('the invoice amount', () => amounts.includes(4242))
   const pr = fixture('github', 'pull_request.opened', { overrides: { pull_request: { title: 'Typed all the way' } } })
   t.equal((await injectWebhook(app, { provider: 'github', fixture: pr, secret: keys('github').sign })).statusCode, 202)
-  await waitFor('the pull request title', () => titles.includes('Typed all the way'))
+  await eventually('the pull request title', () => titles.includes('Typed all the way'))
   // Every preset's fixtures were handled by the tests above: the typed reads found the fields.
   t.match(Object.fromEntries(typedReads), {
     slack: '<@U0TESTBOT> is the deploy done?', discord: 'deploy', paddle: /^txn_01/, linear: 'Widgets overlap on small screens',
