@@ -3,6 +3,7 @@ import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { every } from '../src/time/every.js'
 import { inBatches } from '../src/db/batched-delete.js'
+import { eventually } from './helpers/eventually.js'
 
 t.test('immediate runs the first pass at once; an interval past 2^31-1 ms waits instead of running in a loop', async (t) => {
   let runs = 0
@@ -39,7 +40,7 @@ t.test('a failing run goes to onError and the next one still comes', async (t) =
   const errors: string[] = []
   let runs = 0
   const repeating = every(5, async () => { runs++; throw new Error(`pass ${runs}`) }, (err) => { errors.push(err.message) })
-  while (runs < 2) await sleep(5)
+  await eventually('two runs', () => runs >= 2)
   await repeating.stop()
   t.same(errors.slice(0, 2), ['pass 1', 'pass 2'])
 })

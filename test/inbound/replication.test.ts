@@ -1,8 +1,8 @@
 import t from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { TestRedis } from '../helpers/redis.js'
 import { WebhookQueue } from '../../src/queue/webhook-queue.js'
 import { resolveQueueSettings } from '../../src/inbound/ingress-options.js'
+import { eventually } from '../helpers/eventually.js'
 
 function event (id: string): Parameters<WebhookQueue['enqueue']>[0] {
   return { source: 'default', key: id, payload: Buffer.from(id), headers: {}, receivedAt: Date.now() }
@@ -13,7 +13,7 @@ t.test('opt-in WAIT: a 202 only once a replica has the write', async (t) => {
   t.teardown(() => primary.stop())
   const replica = await TestRedis.start(['--replicaof', '127.0.0.1', String(primary.port)])
   t.teardown(() => replica.stop())
-  for (let i = 0; i < 200 && !String(await replica.command('info', 'replication')).includes('master_link_status:up'); i++) await sleep(25)
+  await eventually('the replica linked to its primary', async () => String(await replica.command('info', 'replication')).includes('master_link_status:up'))
 
   const settings = resolveQueueSettings({ queueName: 'replicated' })
   const waiting = new WebhookQueue({ redis: primary.url, settings, enqueueTimeoutMs: 1000, replication: { replicas: 1, timeoutMs: 300 } })

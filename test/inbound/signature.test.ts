@@ -1,11 +1,11 @@
 import t from 'tap'
 import { createHmac } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { anvilHmacScheme, signAnvil } from '../../src/providers/anvil.js'
 import { errors } from '../../src/shared/errors.js'
 import { commandsSinceReset } from '../helpers/redis.js'
 import { startTarget } from '../helpers/target.js'
 import { SECRET, buildApp, signed } from '../helpers/app.js'
+import { eventually } from '../helpers/eventually.js'
 
 const body = Buffer.from('{"id":"evt_sig"}')
 const hex = createHmac('sha256', SECRET).update(body).digest('hex')
@@ -72,7 +72,7 @@ t.test('a rejected request gets 401 JSON and costs Redis nothing', async (t) => 
   t.equal((await app.inject(signed('{"warm":1}'))).statusCode, 202)
   // BullMQ's Queue writes its meta once its own connection is ready, which on a cluster can be after the first
   // add was answered (CI saw its CLUSTER SLOTS and HSET counted against the rejections): the counts start after it.
-  while (await redis.command('hexists', '{anvil}:sig:meta', 'version') !== 1) await sleep(20)
+  await eventually('the queue\'s meta written', async () => await redis.command('hexists', '{anvil}:sig:meta', 'version') === 1)
   await redis.command('config', 'resetstat')
 
   const bad = [

@@ -5,7 +5,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import Stripe from 'stripe'
 import anvil from '../../index.js'
@@ -21,6 +20,7 @@ import { inspectQueue } from '../helpers/queue.js'
 import { ROOT } from '../helpers/root.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const stripe = new Stripe('sk_test_anvil')
 const STRIPE_SECRET = 'whsec_sources_0123'
@@ -62,7 +62,7 @@ t.test('the handler gets the provider and the event type, so it can branch on st
   const body = '{"id":"evt_branch","type":"charge.succeeded"}'
   t.equal((await app.inject({ method: 'POST', url: '/stripe', headers: stripeHeaders(body), payload: body })).statusCode, 202)
   await worker.start()
-  while (seen.length === 0) await sleep(20)
+  await eventually('the event handled', () => seen.length > 0)
   t.match(seen[0], { provider: 'stripe', eventType: 'charge.succeeded', eventId: 'evt_branch', source: 'stripe' })
 })
 
@@ -136,10 +136,10 @@ t.test('anvil serve --config: a real gateway verifies a Stripe request from the 
   child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString() })
   t.teardown(() => { child.kill('SIGTERM') })
   const listening = (): string | undefined => output.split('\n').find((line) => line.includes('"anvil serve: listening"'))
-  while (listening() === undefined) {
+  await eventually('anvil serve: listening', () => {
     if (child.exitCode !== null) throw new Error(`anvil serve exited ${String(child.exitCode)}: ${output}`)
-    await sleep(50)
-  }
+    return listening() !== undefined
+  })
   const port = (JSON.parse(listening() as string) as { port: number }).port
   const body = '{"id":"evt_cli","type":"invoice.paid"}'
   const headers = stripeHeaders(body)

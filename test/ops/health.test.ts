@@ -3,24 +3,18 @@
  * on its own once it is back) and the worker, where there is one.
  */
 import t from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import anvil, { anvilHealth, anvilWorker } from '../../index.js'
 import { TestRedis } from '../helpers/redis.js'
 import { SECRET } from '../helpers/app.js'
+import { eventually } from '../helpers/eventually.js'
 
 /** Bound on waiting for a state change: an outer guard, not a timing assertion. */
 const GIVE_UP_MS = 20_000
 
 async function statusUntil (read: () => Promise<number>, wanted: number): Promise<number> {
-  const deadline = Date.now() + GIVE_UP_MS
-  let status = await read()
-  while (status !== wanted && Date.now() < deadline) {
-    await sleep(50)
-    status = await read()
-  }
-  return status
+  return await eventually(`status ${wanted}`, async () => { const status = await read(); return status === wanted ? status : undefined }, GIVE_UP_MS)
 }
 
 t.test('ingress app: live 200; ready 503 while Redis is down, back to 200 by itself', async (t) => {
