@@ -26,6 +26,7 @@ COPY console ./console
 COPY src ./src
 COPY plugins ./plugins
 COPY testing ./testing
+COPY replay ./replay
 COPY cli ./cli
 RUN npm run build
 

@@ -42,7 +42,7 @@ function newWorker (): Worker {
   if (existsSync(fileURLToPath(compiled))) return new Worker(compiled, { execArgv: [], resourceLimits })
   /* c8 ignore next 3 -- only from the sources, with the dev dependencies */
   const source = new URL('./schema-worker.ts', import.meta.url).href
-  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}) })`
+  const boot = `import(${JSON.stringify('tsx/esm/api')}).then(({ register }) => { register(); return import(${JSON.stringify(source)}) })`
   return new Worker(boot, { eval: true, execArgv: [], resourceLimits })
 }
 

@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq'
+import type pg from 'pg'
 import { openDatabase, type Database } from '../db/database.js'
 import { connect, disconnect } from '../redis/connect.js'
 import { redisGate } from '../redis/redis-outage.js'
@@ -111,9 +112,9 @@ export function createOutbound (options: OutboundOptions): Outbound {
   }
   // The delivery queue is this database's deployment's: nothing is added to another deployment's (src/queue/deployment.ts).
   let claim: Promise<void> | undefined
-  async function claimQueue (): Promise<void> {
+  async function claimQueue (client?: pg.ClientBase): Promise<void> {
     claim ??= (async () => await claimOrRefuse(connection.client, {
-      prefix, queues: [queue.name], deployment: await deploymentIdOf(database), redisLabel: redisLabel(options.redis ?? DEFAULT_REDIS_URL)
+      prefix, queues: [queue.name], deployment: await deploymentIdOf(database, client), redisLabel: redisLabel(options.redis ?? DEFAULT_REDIS_URL)
     }))()
     // Only a claim that held is kept: a refusal or an outage is asked again next time.
     await claim.catch((err: unknown) => { claim = undefined; throw err })
@@ -125,7 +126,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     ...options.deliveryJobOptions
   }, schedule, createFairOrder(connection.client, queue))
   const fanOut: FanOut = async (message, target) => {
-    await claimQueue()
+    await claimQueue(target?.client)
     return await addJobs(message, target)
   }
   const gate = redisGate(connection.client)

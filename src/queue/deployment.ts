@@ -6,6 +6,7 @@
  * (cli/deployment.ts) and the library (`createWorker` with a journal, `createDeliveryWorker` on a database's
  * store, `createOutbound`) claim through `claimForDatabase`, with the same error.
  */
+import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import { redactUrl, type RedisClient, type RedisInput } from '../redis/connect.js'
 import { errors } from '../shared/errors.js'
@@ -29,8 +30,9 @@ export function ownerKey (prefix: string, queueName: string): string {
 }
 
 /** This database's deployment id (migration 0004: callers check the schema first, src/db/require-migrated.ts). */
-export async function deploymentIdOf (database: Database): Promise<string> {
-  const { rows } = await database.pool.query<{ id: string }>(sql.id(database.schema))
+/** Read on `client` when given: a caller inside a transaction must not wait for a second pool connection. */
+export async function deploymentIdOf (database: Database, client: Pick<pg.ClientBase, 'query'> = database.pool): Promise<string> {
+  const { rows } = await client.query<{ id: string }>(sql.id(database.schema))
   const id = rows[0]?.id
   if (id === undefined) throw new errors.INVALID_CONFIG(`schema "${database.schema}" has no deployment id: run anvil migrate`)
   return id
