@@ -106,7 +106,7 @@ export class PgEventQueue {
 
   /** True when PostgreSQL answers within `timeoutMs`. */
   async ping (timeoutMs = this.timeoutMs): Promise<boolean> {
-    return await within(this.db.pool.query('SELECT 1').then(() => true, () => false), timeoutMs, () => false)
+    return await within(this.db.pool.query(sql.reachable(this.db.schema)).then(() => true, () => false), timeoutMs, () => false)
   }
 
   async close (): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable, Opaque } from '../shared/schemas.js'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** A row of `webhook_event_queue` as pg reads it. */
 export const QueueRowSchema = Type.Object({
@@ -118,3 +118,6 @@ export const replace = (schema: string): string => {
 /** How many jobs are queued, and how many of them are due now. */
 export const depth = (schema: string): string =>
   `SELECT count(*)::int AS queued, (count(*) FILTER (WHERE run_at <= now()))::int AS due FROM ${qualify(schema, 'webhook_event_queue')}`
+
+/** Whether the queue's database answers (the ingress's health). */
+export const reachable = (schema: string): string => `SELECT 1 FROM ${qualify(schema, 'webhook_event_queue')} LIMIT 0`
