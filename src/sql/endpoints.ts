@@ -23,7 +23,7 @@ export const EndpointRowSchema = Type.Object({
   operational: Type.Boolean(),
   /** When its open circuit was reported (`endpoint.failing`); its next success clears it. */
   circuit_opened_at: Nullable(Type.Date()),
-  /** Custom headers sent with each delivery, `{ name: value }` (migration 0016); only their names are answered. */
+  /** Custom headers sent with each delivery, `{ name: value }` (migration 0017); only their names are answered. */
   headers: Type.Record(Type.String(), Type.String())
 })
 export type EndpointRow = Static<typeof EndpointRowSchema>
