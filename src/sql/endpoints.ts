@@ -1,7 +1,7 @@
 /** The endpoints' statements, one each, and their row. */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** A row of `endpoints` as pg reads it. */
 export const EndpointRowSchema = Type.Object({
