@@ -283,7 +283,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const delivery = {
     id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,
     error: null, response_head: 'ok', request_headers: { 'webhook-id': 'msg_1' }, response_headers: null, payload_sha256: 'ab', created_at: at,
-    job_id: 'j', resolved: true, job_stalls: 1
+    job_id: 'j', resolved: true, job_stalls: 1, message_created_at: at, message_tenant: null, message_type: 't'
   }
   t.ok(Value.Check(DeliveryRowSchema, delivery), 'the sample is a row')
   t.same(DeliveryShape.from(delivery), {
