@@ -1,7 +1,7 @@
 // Re-send by filter (`POST /admin/messages/resend`) at scale: the page statement (src/sql/outbox.ts failedPage) over a
 // seeded outbox of 1M messages (test/fixtures/outbox-seed.sql: 1 % never delivered, two failed attempts each, so 20k
 // unresolved failures at 1M), p50/p99 ms of a page of 50 for filters that match many, few and none, and a full pass
-// over every page. `--before` adds the statement as it was before migration 0018 (every unresolved failure read, then
+// over every page. `--before` adds the statement as it was before migration 0020 (every unresolved failure read, then
 // the outbox probed per message), on the same data. Target: a page costs what it returns, whatever the backlog; a
 // filter that matches nothing reads nothing. Needs `npm run build` and PostgreSQL on 127.0.0.1:5432 (trust as
 // postgres, or ANVIL_BENCH_PG_URL); makes a database of its own and drops it.
@@ -24,7 +24,7 @@ const PASSES = values.quick ? 1 : 3
 const LIMIT = 51
 const SEED = readFileSync(new URL('../test/fixtures/outbox-seed.sql', import.meta.url), 'utf8')
 
-/** The statement before 0018, for `--before`: every unresolved failure read, each message then probed. */
+/** The statement before 0020, for `--before`: every unresolved failure read, each message then probed. */
 const BEFORE = `WITH undelivered AS MATERIALIZED (
       SELECT DISTINCT d.message_id FROM anvil.deliveries d
       WHERE $7::text IS DISTINCT FROM 'dispatch' AND d.status <> 'success' AND NOT d.resolved AND d.status = 'failed')
@@ -93,7 +93,7 @@ try {
     ['a tenant with none (t3): matches nothing', [null, 't3', null, null, null, null, 'delivery', LIMIT]],
     ['a type no message has: matches nothing', ['no.such.type', null, null, null, null, null, null, LIMIT]]
   ]
-  const statements = [['now', outboxSql.failedPage('anvil')], ...(values.before ? [['before 0018', BEFORE]] : [])]
+  const statements = [['now', outboxSql.failedPage('anvil')], ...(values.before ? [['before 0020', BEFORE]] : [])]
   const rows = []
   for (const [name, params] of cases) {
     const row = [name]
@@ -105,7 +105,7 @@ try {
   }
   const passes = []
   for (const [label, text] of statements) {
-    // The statement before 0018 takes minutes a pass at 1M: one pass of it.
+    // The statement before 0020 takes minutes a pass at 1M: one pass of it.
     for (let pass = 0; pass < (label === 'now' ? PASSES : 1); pass++) {
       const pages = await fullPass(client, text)
       const sorted = [...pages].sort((a, b) => a - b)

@@ -28,7 +28,7 @@ export const DeliveryRowSchema = Type.Object({
   resolved: Type.Boolean(),
   /** How many of its job's stalls the row accounts for (migration 0013); null on older rows and rows of no job. */
   job_stalls: Nullable(Type.Integer()),
-  /** The message's creation time, tenant and type, for re-send by filter (migration 0018); null on rows written before it. */
+  /** The message's creation time, tenant and type, for re-send by filter (migration 0020); null on rows written before it. */
   message_created_at: Nullable(Type.Date()),
   message_tenant: Nullable(Type.String()),
   message_type: Nullable(Type.String())
@@ -36,7 +36,7 @@ export const DeliveryRowSchema = Type.Object({
 export type DeliveryRow = Static<typeof DeliveryRowSchema>
 
 /**
- * Each attempt's row carries its message's creation time, tenant and type (migration 0018), read by the outbox's
+ * Each attempt's row carries its message's creation time, tenant and type (migration 0020), read by the outbox's
  * key as the row is written: re-send by filter walks the unresolved failures in that order (outbox.failedPage).
  */
 const MESSAGE_COLUMNS = 'message_created_at, message_tenant, message_type'
