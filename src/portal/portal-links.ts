@@ -2,7 +2,7 @@
  * Portal links: a link carries a one-time code (`anvil_pl_…`), never a token, so what the browser's history and its
  * address-bar suggestions keep of it opens nothing once the page has opened. The page exchanges the code
  * (`POST <prefix>/portal/session`) for a session token of the same tenant, scopes, look and expiry, which it holds in
- * the tab; a second exchange answers `ANVIL_ERR_PORTAL_LINK_USED`. Codes are kept as their SHA-256 (migration 0017).
+ * the tab; a second exchange answers `ANVIL_ERR_PORTAL_LINK_USED`. Codes are kept as their SHA-256 (migration 0019).
  */
 import { createHash, randomBytes, type KeyObject } from 'node:crypto'
 import type { Database } from '../db/database.js'

@@ -1,6 +1,6 @@
 /**
  * The tenant portal's tables: `portal_revocations` (migration 0010), `portal_counters` (0015) and `portal_link_codes`
- * (0017), one statement per plan.
+ * (0019), one statement per plan.
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { qualify } from '../db/qualify.js'
