@@ -16,6 +16,7 @@ import { toEvent, type WebhookEvent } from '../worker/webhook-event.js'
 import * as sql from '../sql/webhook-event-queue.js'
 import type { QueueRow } from '../sql/webhook-event-queue.js'
 import { runJournaled } from './run-journaled.js'
+import { MicroBatch } from '../queue/micro-batch.js'
 import type { Journal } from './journal.js'
 
 export interface PgConsumerOptions {
@@ -104,6 +105,15 @@ export function createPgConsumer (journal: Journal, handler: (event: WebhookEven
     wake = undefined
   }
 
+  // The rows of jobs that ended in the same turn go in one DELETE: one commit for them all, not one each.
+  const removals = new MicroBatch<string, void>(async (jobIds) => {
+    await pool.query(sql.remove(schema), [jobIds])
+    return jobIds.map(() => undefined)
+  }, MAX_CLAIM)
+  async function removeRow (jobId: string): Promise<void> {
+    await removals.add(jobId).catch((err: Error) => log.warn({ jobId, err: err.message }, 'anvil worker: journal queue write failed'))
+  }
+
   async function settle (jobId: string, statement: string, values: unknown[]): Promise<void> {
     // A row left behind (the database away) runs again once its lease passes, and finds its outcome written.
     await pool.query(statement, values).catch((err: Error) => log.warn({ jobId, err: err.message }, 'anvil worker: journal queue write failed'))
@@ -119,14 +129,14 @@ export function createPgConsumer (journal: Journal, handler: (event: WebhookEven
     if (row.attempts_started - attempt > options.maxStalledCount) {
       log.warn({ jobId, requestId, attempt }, 'anvil worker: stalled job failed')
       await journal.finished({ id: row.event_id, jobId, attempt, status: 'dead', lastError: STALLED_MESSAGE, errorClass: 'stalled', data })
-      await settle(jobId, sql.remove(schema), [[jobId]])
+      await removeRow(jobId)
       return
     }
     log.debug?.({ jobId, requestId, attempt }, 'anvil worker: job started')
     const startedAt = Date.now()
     try {
       const outcome = await runJournaled(journal, handler, toEvent(jobId, data, attempt, maxAttempts), { jobId, data, attempt, maxAttempts, restarted })
-      await settle(jobId, sql.remove(schema), [[jobId]])
+      await removeRow(jobId)
       if (outcome !== 'ran') {
         log.info({ jobId, requestId, attempt }, outcome === 'done'
           ? 'anvil worker: run skipped, this job has already committed its event done'
@@ -140,7 +150,7 @@ export function createPgConsumer (journal: Journal, handler: (event: WebhookEven
       publish('failed', () => ({ ...labelsOf(data), jobId, attempt }))
       const delay = attempt >= maxAttempts || gaveUp(err) ? -1 : delayAfter(row.retry_schedule, attempt)
       if (delay < 0) {
-        await settle(jobId, sql.remove(schema), [[jobId]])
+        await removeRow(jobId)
         log.warn({ jobId, requestId }, 'anvil worker: event dead in the journal')
         return
       }
