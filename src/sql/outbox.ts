@@ -21,7 +21,11 @@ export const OutboxRowSchema = Type.Object({
   lease_until: Nullable(Type.Date()),
   dispatched_at: Nullable(Type.Date()),
   /** One of Anvil's operational events (migration 0011), fanned out to the operational endpoints. */
-  operational: Type.Boolean()
+  operational: Type.Boolean(),
+  /** Its ordering key (migration 0016): delivered to each endpoint after the key's earlier messages there. */
+  ordering_key: Nullable(Type.String()),
+  /** Its place in its key's publish order (bigint, as text); null without a key. */
+  ordering_seq: Nullable(Type.String())
 })
 export type OutboxRow = Static<typeof OutboxRowSchema>
 
@@ -37,6 +41,18 @@ const insert = (schema: string): string => `WITH inserted AS (
 
 /** A message (`$1`…`$6`: id, type, public type, tenant, data, status); its id back when it is new and pending. */
 export const publish = (schema: string): string => `${insert(schema)} SELECT id FROM inserted WHERE status = 'pending'`
+
+/**
+ * A message with an ordering key: `$1`…`$6` as `publish`, `$7` the key. The (tenant, key)'s lock is taken first and
+ * held until the transaction ends, then the next number: two publishes of one key commit in the order of their numbers.
+ * `$8` the NOTIFY channel, or null for none.
+ */
+export const publishKeyed = (schema: string): string => `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($7, hashtext(coalesce($4, '')))) AS l),
+  inserted AS (
+    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, ordering_key, ordering_seq)
+    SELECT $1, $2, $3, $4, $5, $6, $7, nextval('${qualify(schema, 'outbox_ordering_seq').replace(/'/g, "''")}') FROM locked
+    ON CONFLICT (id) DO NOTHING RETURNING id, status)
+  SELECT CASE WHEN $8::text IS NULL THEN NULL ELSE pg_notify($8, '') END, id FROM inserted WHERE status = 'pending'`
 
 /**
  * `publish`, and a NOTIFY on channel `$7` sent on commit. The payload is empty: PostgreSQL folds a
@@ -55,15 +71,20 @@ export const publishOperational = (schema: string): string => `WITH inserted AS 
     ON CONFLICT (id) DO NOTHING RETURNING id)
   SELECT pg_notify($6, ''), id FROM inserted`
 
-/** Up to `$3` due pending messages, in due order, leased to `$1` for `$2` ms; each attempt counted. */
+/**
+ * Up to `$3` due pending messages, in due order, leased to `$1` for `$2` ms; each attempt counted. A keyed message
+ * waits while an earlier one of its key is pending (outbox_ordering_pending): a key's messages fan out in its order.
+ */
 export const claim = (schema: string): string => {
   const outbox = qualify(schema, 'outbox')
   return `UPDATE ${outbox} o SET attempts = o.attempts + 1, lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
-    FROM (SELECT id FROM ${outbox} WHERE status = 'pending' AND next_attempt_at <= now()
-          AND (lease_until IS NULL OR lease_until <= now())
-          ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
+    FROM (SELECT c.id FROM ${outbox} c WHERE c.status = 'pending' AND c.next_attempt_at <= now()
+          AND (c.lease_until IS NULL OR c.lease_until <= now())
+          AND (c.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM ${outbox} p WHERE p.ordering_key = c.ordering_key
+            AND p.status = 'pending' AND p.ordering_seq < c.ordering_seq AND p.tenant IS NOT DISTINCT FROM c.tenant))
+          ORDER BY c.next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
     WHERE o.id = due.id
-    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational`
+    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational, o.ordering_key, o.ordering_seq`
 }
 
 /** Message `$1`, leased to `$2`, fanned out. */
@@ -130,7 +151,8 @@ export const stats = (schema: string): string => {
 /**
  * Retention: up to `$2` finished messages idle for `$1` seconds, oldest first (outbox_finished), deleted with
  * their delivery log. OFFSET 0 keeps the check for recent attempts a probe per message (as an anti-join the
- * planner may hash the whole log); the deletes take the ids as an array, so each reads its table's key.
+ * planner may hash the whole log); the deletes take the ids as an array, so each reads its table's key. A keyed
+ * message still waiting for its turn at an endpoint (ordered_deliveries) is kept, however long its key's head fails.
  */
 export const deleteIdle = (schema: string): string => {
   const outbox = qualify(schema, 'outbox')
@@ -140,6 +162,7 @@ export const deleteIdle = (schema: string): string => {
       SELECT o.id FROM ${outbox} o
       WHERE o.status <> 'pending' AND o.created_at < ${cutoff} AND greatest(o.dispatched_at, o.next_attempt_at) < ${cutoff}
         AND NOT EXISTS (SELECT 1 FROM ${deliveries} d WHERE d.message_id = o.id AND d.created_at >= ${cutoff} OFFSET 0)
+        AND NOT EXISTS (SELECT 1 FROM ${qualify(schema, 'ordered_deliveries')} w WHERE w.message_id = o.id OFFSET 0)
       ORDER BY o.created_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED),
     logged AS (DELETE FROM ${deliveries} d WHERE d.message_id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING 1),
     gone AS (DELETE FROM ${outbox} o WHERE o.id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING 1)
