@@ -3,7 +3,7 @@ import { deploymentIdOf } from '../queue/deployment.js'
 import { storableText } from '../db/storable-text.js'
 import * as sql from '../sql/deliveries.js'
 import * as endpointsSql from '../sql/endpoints.js'
-import * as orderedSql from '../sql/ordered-deliveries.js'
+import * as outboxSql from '../sql/outbox.js'
 import { outboxChannel } from '../outbox/publish.js'
 import type { EndpointOutcome } from '../sql/endpoints.js'
 import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, EndpointState, ResumedAttempt, ResumedJob } from '../delivery/delivery-job.js'
@@ -191,8 +191,8 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
     },
     async releaseOrdered (messageId, endpointId, orderingKey) {
       await inTransaction(db.pool, async (client) => {
-        await client.query(orderedSql.lockPair(), [endpointId, orderingKey])
-        await client.query(orderedSql.release(db.schema), [messageId, endpointId, orderingKey, outboxChannel(db.schema)])
+        await client.query(outboxSql.lockOrderedPair(), [endpointId, orderingKey])
+        await client.query(outboxSql.releaseOrdered(db.schema), [messageId, endpointId, orderingKey, outboxChannel(db.schema)])
       })
     },
     async deployment () {

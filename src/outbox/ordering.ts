@@ -8,7 +8,6 @@
  * was added twice is one job (its id), and a follower is never added before its head's outcome is in the log.
  */
 import { inTransaction, type Database } from '../db/database.js'
-import * as sql from '../sql/ordered-deliveries.js'
 import * as outboxSql from '../sql/outbox.js'
 import type { AnvilLogger } from '../shared/logger.js'
 import { targetsOf, type FanOut, type OutboxMessage } from './fan-out.js'
@@ -50,7 +49,7 @@ export function createOrdering (
       await release(messageId, endpointId, key)
       return
     }
-    await db.pool.query(sql.markQueued(db.schema), [messageId, endpointId, key])
+    await db.pool.query(outboxSql.markOrderedQueued(db.schema), [messageId, endpointId, key])
   }
 
   return {
@@ -61,14 +60,14 @@ export function createOrdering (
         const { rowCount } = await client.query(outboxSql.markDispatched(db.schema), [message.id, owner])
         if (rowCount === 0) return false
         if (endpoints.length > 0) {
-          await client.query(sql.lockPairs(), [endpoints, key])
-          await client.query(sql.enqueue(db.schema), [endpoints, key, message.orderingSeq, message.id])
+          await client.query(outboxSql.lockOrderedPairs(), [endpoints, key])
+          await client.query(outboxSql.enqueueOrdered(db.schema), [endpoints, key, message.orderingSeq, message.id])
         }
         return true
       })
     },
     async releaseReady (limit) {
-      const { rows } = await db.pool.query<ReadyRow>(sql.ready(db.schema), [limit])
+      const { rows } = await db.pool.query<ReadyRow>(outboxSql.readyOrdered(db.schema), [limit])
       await Promise.all(rows.map(async (row) => await releaseOne(row).catch((err: Error) => {
         // Left ready: the next pass tries again (Redis away, say).
         log.warn({ messageId: row.message_id, endpointId: row.endpoint_id, err: err.message }, 'anvil outbound: a keyed message\'s job not added; the next pass tries again')
