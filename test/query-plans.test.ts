@@ -71,7 +71,6 @@ const hotQueries = (tenDaysAgo: string): Array<[string, string, unknown[], RegEx
     [/Index Only Scan using deliveries_endpoint_created/]],
   ['an endpoint\'s outcomes by the hour', deliveryStats.buckets(SCHEMA), ['ep_2', tenDaysAgo, 3600], [/Index Only Scan using deliveries_endpoint_created/]],
   ['an endpoint\'s p50', deliveryStats.p50(SCHEMA), ['ep_2', tenDaysAgo], [/Index Only Scan using deliveries_endpoint_created/]],
-  ['the claim: due messages, a keyed one after its key\'s earlier ones', outbox.claim(SCHEMA), ['owner', 60_000, 100], [/outbox_due/]],
   ['retention: idle messages with their log', outbox.deleteIdle(SCHEMA), [30 * DAY, 1000], [/outbox_finished/, /deliveries_message/, /outbox_pkey/]],
   ['retention: orphaned log rows', deliveries.deleteOrphans(SCHEMA), [30 * DAY, 1000], [/deliveries_created/, /outbox_pkey/, /deliveries_pkey/]],
   ['a success resolves its pair', deliveries.resolvePair(SCHEMA), ['msg_7', 'ep_2'], [/deliveries_message/]],
