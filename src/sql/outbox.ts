@@ -22,7 +22,7 @@ export const OutboxRowSchema = Type.Object({
   dispatched_at: Nullable(Type.Date()),
   /** One of Anvil's operational events (migration 0011), fanned out to the operational endpoints. */
   operational: Type.Boolean(),
-  /** Its ordering key (migration 0018): delivered to each endpoint after the key's earlier messages there. */
+  /** Its ordering key (migration 0019): delivered to each endpoint after the key's earlier messages there. */
   ordering_key: Nullable(Type.String()),
   /** Its place in its key's publish order (bigint, as text); null without a key. */
   ordering_seq: Nullable(Type.String())
@@ -72,19 +72,45 @@ export const publishOperational = (schema: string): string => `WITH inserted AS 
   SELECT pg_notify($6, ''), id FROM inserted`
 
 /**
- * Up to `$3` due pending messages, in due order, leased to `$1` for `$2` ms; each attempt counted. A keyed message
- * waits while an earlier one of its key is pending (outbox_ordering_pending): a key's messages fan out in its order.
+ * Up to `$3` due pending messages, leased to `$1` for `$2` ms, each attempt counted, fair between tenants: up to
+ * `$3` tenants with pending messages, those after the cursor `$4` first and then from the start (each found by a
+ * skip scan of outbox_tenant_due; '' is the operator's messages, no tenant); each tenant's oldest due messages,
+ * ranked within it; the batch takes every tenant's first, then every second, and so on. A tenant with thousands
+ * pending takes one place a round, as a tenant with one does. Candidates are read without a lock and locked in
+ * rank order with SKIP LOCKED, so dispatchers at once take different rows. Each row comes back with its tenant's
+ * key and turn: the next claim's cursor is the key of the highest turn. A keyed message is a candidate only once no
+ * earlier one of its key (and tenant) is pending (outbox_ordering_pending): a key's messages fan out in its order.
  */
 export const claim = (schema: string): string => {
   const outbox = qualify(schema, 'outbox')
-  return `UPDATE ${outbox} o SET attempts = o.attempts + 1, lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
-    FROM (SELECT c.id FROM ${outbox} c WHERE c.status = 'pending' AND c.next_attempt_at <= now()
-          AND (c.lease_until IS NULL OR c.lease_until <= now())
-          AND (c.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM ${outbox} p WHERE p.ordering_key = c.ordering_key
-            AND p.status = 'pending' AND p.ordering_seq < c.ordering_seq AND p.tenant IS NOT DISTINCT FROM c.tenant))
-          ORDER BY c.next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
+  const key = "coalesce(tenant, '')"
+  const due = (o: string): string => `${o}status = 'pending' AND ${o}next_attempt_at <= now() AND (${o}lease_until IS NULL OR ${o}lease_until <= now())`
+  /** The first tenant key with pending messages that `where` admits, or null. */
+  const first = (where: string): string => `(SELECT ${key} FROM ${outbox} WHERE status = 'pending' AND ${where} ORDER BY ${key} LIMIT 1)`
+  return `WITH RECURSIVE past_cursor (key, n) AS (
+      SELECT ${first(`${key} > $4::text`)}, 1
+      UNION ALL SELECT ${first(`${key} > p.key`)}, p.n + 1 FROM past_cursor p WHERE p.key IS NOT NULL AND p.n < $3),
+    from_start (key, n) AS (
+      SELECT ${first(`${key} <= $4::text`)}, 1
+      UNION ALL SELECT ${first(`${key} > s.key AND ${key} <= $4::text`)}, s.n + 1 FROM from_start s WHERE s.key IS NOT NULL AND s.n < $3),
+    tenants AS (
+      SELECT key, row_number() OVER (ORDER BY side, n) AS turn FROM (
+        SELECT key, n, 0 AS side FROM past_cursor WHERE key IS NOT NULL
+        UNION ALL SELECT key, n, 1 FROM from_start WHERE key IS NOT NULL) found
+      ORDER BY side, n LIMIT $3),
+    candidates AS (
+      SELECT c.id, t.key, t.turn, row_number() OVER (PARTITION BY t.key ORDER BY c.next_attempt_at) AS rank
+      FROM tenants t CROSS JOIN LATERAL (
+        SELECT id, next_attempt_at FROM ${outbox} k WHERE ${key} = t.key AND ${due('')}
+          AND (k.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM ${outbox} p WHERE p.ordering_key = k.ordering_key
+            AND p.status = 'pending' AND p.ordering_seq < k.ordering_seq AND p.tenant IS NOT DISTINCT FROM k.tenant))
+        ORDER BY next_attempt_at LIMIT $3) c)
+  UPDATE ${outbox} o SET attempts = o.attempts + 1, lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
+    FROM (SELECT o.id, c.key, c.turn FROM candidates c JOIN ${outbox} o ON o.id = c.id WHERE ${due('o.')}
+          ORDER BY c.rank, c.turn LIMIT $3 FOR UPDATE OF o SKIP LOCKED) due
     WHERE o.id = due.id
-    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational, o.ordering_key, o.ordering_seq`
+    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational, o.ordering_key, o.ordering_seq, due.key AS tenant_key,
+      due.turn::int AS turn`
 }
 
 /** Message `$1`, leased to `$2`, fanned out. */
@@ -170,7 +196,7 @@ export const deleteIdle = (schema: string): string => {
 }
 
 /*
- * `ordered_deliveries` (migration 0018), kept with the outbox's statements (src/sql holds the 16 files a folder may):
+ * `ordered_deliveries` (migration 0019), kept with the outbox's statements (src/sql holds the 16 files a folder may):
  * a keyed message's delivery to one endpoint, from its fan-out until its outcome is final. Per endpoint and key the
  * lowest `seq` is the head (`ready`, then `queued` once its job is added) and the others wait. Whoever inserts rows of
  * a pair or removes its head first takes the pair's lock (`lockOrderedPairs`, a transaction-scoped advisory lock):
