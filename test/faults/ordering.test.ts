@@ -87,7 +87,9 @@ t.test('delivery workers SIGKILLed at random points: each key still arrives in p
     const firsts = arrived.filter((n, i) => i === 0 || arrived[i - 1] !== n)
     t.same(firsts, order, `${key}: in publish order, each message's POSTs before the next one's first`)
   }
-  t.same(await db.query('SELECT message_id, state FROM anvil.ordered_deliveries'), [], 'nothing of any key is left waiting')
+  // A last release follows its logged success (after a kill, once its job is taken back).
+  t.ok(await eventually('nothing of any key left waiting', async () => (await db.query('SELECT 1 FROM anvil.ordered_deliveries')).length === 0, 60_000),
+    'nothing of any key is left waiting')
   await Promise.all(spawned.filter((script) => script.child.exitCode === null && script.child.signalCode === null)
     .map(async (script) => await script.kill('SIGTERM')))
 })

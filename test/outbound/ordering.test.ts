@@ -107,7 +107,8 @@ t.test('a head given up lets its followers go: its attempts ran out, then the ne
   t.same(arrivals(target.received).get('g'), [0, 0, 0, 1, 2], 'the head\'s three attempts, then its followers in order')
   const undelivered = await outbound.deliveries.undelivered({ endpoint: endpoint.id, limit: 10 })
   t.same(undelivered.items.map((item) => item.messageId), [ids[0]], 'the given-up head is listed as undelivered, for a re-send')
-  t.same(await db.query('SELECT * FROM anvil.ordered_deliveries'), [], 'nothing of the key waits')
+  // The last one's release follows its logged success.
+  t.ok(await eventually('nothing of the key left waiting', async () => (await db.query('SELECT 1 FROM anvil.ordered_deliveries')).length === 0), 'nothing of the key waits')
 })
 
 t.test('a failing head holds its own key at its endpoint only: other keys, unkeyed messages and the other endpoint flow', async (t) => {
