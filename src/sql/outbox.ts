@@ -22,7 +22,7 @@ export const OutboxRowSchema = Type.Object({
   dispatched_at: Nullable(Type.Date()),
   /** One of Anvil's operational events (migration 0011), fanned out to the operational endpoints. */
   operational: Type.Boolean(),
-  /** Its ordering key (migration 0019): delivered to each endpoint after the key's earlier messages there. */
+  /** Its ordering key (migration 0021): delivered to each endpoint after the key's earlier messages there. */
   ordering_key: Nullable(Type.String()),
   /** Its place in its key's publish order (bigint, as text); null without a key. */
   ordering_seq: Nullable(Type.String())
@@ -197,7 +197,7 @@ export const deleteIdle = (schema: string): string => {
 }
 
 /*
- * `ordered_deliveries` (migration 0019), kept with the outbox's statements (src/sql holds the 16 files a folder may):
+ * `ordered_deliveries` (migration 0021), kept with the outbox's statements (src/sql holds the 16 files a folder may):
  * a keyed message's delivery to one endpoint, from its fan-out until its outcome is final. Per endpoint and key the
  * lowest `seq` is the head (`ready`, then `queued` once its job is added) and the others wait. Whoever inserts rows of
  * a pair or removes its head first takes the pair's lock (`lockOrderedPairs`, a transaction-scoped advisory lock):
