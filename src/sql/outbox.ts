@@ -141,7 +141,7 @@ export const insertTest = (schema: string): string =>
  * The failed messages a re-send filter matches, oldest first: `$1` type, `$2` tenant, `$3` since, `$4` until
  * (each null for any), `$5` and `$6` the last (created_at, id) of the previous page or null, `$7` 'dispatch',
  * 'delivery' or null for both, `$8` the limit. Failed dispatches are walked in creation order from the cursor
- * on (outbox_failed). Failed deliveries are walked in the same order in the unresolved failures, whose rows carry
+ * on (outbox_failed, or outbox_failed_tenant or _type when the filter names one: migration 0022). Failed deliveries are walked in the same order in the unresolved failures, whose rows carry
  * their message's creation time, tenant and type (migration 0020: deliveries_undelivered_created, or _tenant or
  * _type when the filter names one), each message then read by its key (LATERAL with OFFSET 0: a probe, never a
  * hash join over the outbox). A page reads the failures of the messages it returns and stops: a filter that
