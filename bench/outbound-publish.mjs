@@ -10,6 +10,7 @@ import { createServer } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { createDeliveryWorker, createOutbound, migrate } from '../dist/index.js'
+import { outboundInternals } from '../dist/src/outbox/outbound.js'
 import { benchArgs, benchDatabase, emitSection, postgresCpuSeconds, quantile, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
@@ -88,7 +89,7 @@ async function latency () {
   })
   await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve))
   await outbound.endpoints.create({ url: `http://127.0.0.1:${receiver.address().port}/hooks` })
-  const worker = createDeliveryWorker({ redis: redis.url, store: outbound.store, allowNets: '127.0.0.0/8', concurrency })
+  const worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, allowNets: '127.0.0.0/8', concurrency })
   await worker.start()
   await outbound.dispatcher.start()
   const committed = new Map()

@@ -255,7 +255,8 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const camel = (column: string): string => column.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
   const answered = (row: { properties: object }, left: string[], rename: Record<string, string> = {}): string[] =>
     Object.keys(row.properties).filter((column) => !left.includes(column)).map((column) => rename[column] ?? camel(column)).sort()
-  t.same(Object.keys(EndpointSchema.properties).sort(), answered(EndpointRowSchema, ['operational', 'circuit_opened_at']), 'an endpoint: all but its operational bookkeeping')
+  t.same(Object.keys(EndpointSchema.properties).sort(), [...answered(EndpointRowSchema, ['operational', 'circuit_opened_at', 'headers']), 'headerNames'].sort(),
+    'an endpoint: all but its operational bookkeeping, and its custom headers\' names without their values')
   t.same(Object.keys(DeliveryDetailSchema.properties).sort(), [...answered(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls']), 'deliveredLater', 'trigger'].sort(),
     'a delivery: all but the worker\'s bookkeeping, which it answers as what made it and whether it was delivered later')
   t.same(Object.keys(DeliverySchema.properties).sort(), Object.keys(DeliveryDetailSchema.properties).filter((key) => !key.endsWith('Headers')).sort(),
@@ -271,14 +272,15 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const endpoint = {
     id: 'ep_1', url: 'https://example.com/hook', tenant: null, event_types: ['a.b'], description: '', enabled: false, disabled_reason: 'why',
     scheme: 'stripe' as const, rate_limit: 5, created_at: at, updated_at: at, last_delivery_at: null, last_delivery_status: 'failed' as const, failing_since: at,
-    operational: false, circuit_opened_at: null
+    operational: false, circuit_opened_at: null, headers: { 'x-api-key': 'k3y', authorization: 'Bearer t0k' }
   }
   t.ok(Value.Check(EndpointRowSchema, endpoint), 'the sample is a row')
   const answer = EndpointShape.from(endpoint)
   t.ok(Value.Check(EndpointSchema, answer), 'its answer fits the answer\'s schema')
   t.same(answer, {
     id: 'ep_1', url: 'https://example.com/hook', tenant: null, eventTypes: ['a.b'], description: '', enabled: false, disabledReason: 'why',
-    scheme: 'stripe', rateLimit: 5, createdAt: at.toISOString(), updatedAt: at.toISOString(), lastDeliveryAt: null, lastDeliveryStatus: 'failed', failingSince: at.toISOString()
+    scheme: 'stripe', rateLimit: 5, createdAt: at.toISOString(), updatedAt: at.toISOString(), lastDeliveryAt: null, lastDeliveryStatus: 'failed', failingSince: at.toISOString(),
+    headerNames: ['authorization', 'x-api-key']
   })
   const delivery = {
     id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,

@@ -4,7 +4,7 @@ import {
   DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_POOL_SIZE, DEFAULT_DB_SCHEMA, DEFAULT_DB_STATEMENT_TIMEOUT_MS
 } from '../shared/constants.js'
 import { errors } from '../shared/errors.js'
-import { qualify } from '../sql/qualify.js'
+import { qualify } from './qualify.js'
 import { databaseUrlProblem } from './database-url.js'
 import { SCHEMA_NAME_PATTERN, SCHEMA_NAME_RULE, SchemaName } from '../shared/schemas.js'
 import { throwInvalid } from '../shared/validate.js'

@@ -7,7 +7,7 @@ import type pg from 'pg'
 import type { Database } from './database.js'
 import { inTransaction } from './database.js'
 import { inBatches, DEFAULT_DELETE_BATCH } from './batched-delete.js'
-import { qualify } from '../sql/qualify.js'
+import { qualify } from './qualify.js'
 import * as sql from '../sql/day-partitions.js'
 
 /** A table partitioned by day: its name and its partition key's column. */

@@ -85,10 +85,10 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
   const cache = new Map<string, { until: number, state: Promise<StoredEndpointState | undefined> }>()
 
   async function read (endpointId: string): Promise<StoredEndpointState | undefined> {
-    const { rows } = await db.pool.query<{ enabled: boolean, scheme: StoredEndpointState['scheme'], rate_limit: number | null, secrets: string[] | null }>(
+    const { rows } = await db.pool.query<{ enabled: boolean, scheme: StoredEndpointState['scheme'], rate_limit: number | null, headers: Record<string, string>, secrets: string[] | null }>(
       endpointsSql.deliveryState(db.schema), [endpointId])
     const row = rows[0]
-    return row === undefined ? undefined : { enabled: row.enabled, scheme: row.scheme, rateLimit: row.rate_limit, secrets: row.secrets ?? [] }
+    return row === undefined ? undefined : { enabled: row.enabled, scheme: row.scheme, rateLimit: row.rate_limit, headers: row.headers, secrets: row.secrets ?? [] }
   }
 
   async function loadEndpoint (endpointId: string): Promise<StoredEndpointState | undefined> {

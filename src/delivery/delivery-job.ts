@@ -99,6 +99,8 @@ export interface EndpointState {
   /** Deliveries per second, or null for no limit. */
   rateLimit: number | null
   secrets: string[]
+  /** Custom headers sent with each delivery (src/endpoints/endpoint-headers.ts); values never logged. */
+  headers?: Record<string, string>
 }
 
 /** What the attempt's outcome may report, besides the attempt itself (operational events: src/endpoints/operational-events.ts). */

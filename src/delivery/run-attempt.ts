@@ -16,7 +16,7 @@ import type { EndpointDisabledEvent } from './delivery-options.js'
 import { publishOutbound } from './outbound-channels.js'
 import { endpointUrlProblem } from '../endpoints/endpoint-url.js'
 import { sendWebhook, type SendOptions, type SendResult } from '../send/send-webhook.js'
-import { signatureHeaders } from '../send/sign-outbound.js'
+import { attemptHeaders } from './delivery-headers.js'
 import { loggedHeaders } from '../send/attempt-headers.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
@@ -41,9 +41,6 @@ export interface DeliverDeps {
   log: AnvilLogger
 }
 
-/** Headers every delivery carries besides its signature. */
-const CONTENT_TYPE = 'application/json'
-const USER_AGENT = 'anvil-webhooks'
 /** The entry of a worker without a per-endpoint cap. */
 const UNGATED = { release () {} }
 
@@ -112,7 +109,7 @@ export async function runAttempt (job: Job<OutboundJobData>, token: string | und
     await note(job, deps, refusal)
     throw new UnrecoverableError(refusal.errorMessage)
   }
-  const { secrets, rateLimit } = state as NonNullable<typeof state>
+  const { rateLimit } = state as NonNullable<typeof state>
 
   const entering = deps.gate === undefined ? UNGATED : deps.gate.enter(endpointId)
   const entry = entering instanceof Promise ? await entering : entering
@@ -131,13 +128,11 @@ export async function runAttempt (job: Job<OutboundJobData>, token: string | und
     if (!admitted.send) await wait(job, token, admitted.retryAt)
     admission = admitted as typeof admission
     const timestamp = Math.floor(Date.now() / 1000)
-    const headers = signatureHeaders({ scheme: data.scheme, id: data.messageId, type: data.eventType, timestamp, body: data.body, secrets })
-    headers['content-type'] = CONTENT_TYPE
-    headers['user-agent'] = USER_AGENT
-    sent = headers
+    const headers = attemptHeaders(data, state as NonNullable<typeof state>, timestamp)
+    sent = headers.logged
     // In the log before the POST: a crash mid-POST leaves a row whose outcome is unknown, and a re-send is a row of its own.
     deliveryId = store.startAttempt === undefined ? undefined : await logged(job, token, deps, store.startAttempt(attemptOf(job)))
-    result = await sendWebhook({ url: data.url, headers, body: data.body }, deps.send)
+    result = await sendWebhook({ url: data.url, headers: headers.sent, body: data.body }, deps.send)
     posted = true
   } finally {
     // Put back without a POST (rate, circuit, an unreachable log): no answer, quick or slow, to learn from.

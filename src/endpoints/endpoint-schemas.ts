@@ -3,7 +3,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Whole } from '../shared/schemas.js'
 import { MAX_ENDPOINT_URL_LENGTH } from './endpoint-url.js'
 import { apiShape } from '../shared/api-shape.js'
-import { EndpointRowSchema } from '../sql/endpoints.js'
+import { EndpointRowSchema, type EndpointRow } from '../sql/endpoints.js'
+import { CustomHeaders } from './endpoint-headers.js'
 
 /** Event type names: `invoice.paid`, `user/created`, `order:shipped`; printable, no spaces. */
 export const EVENT_TYPE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$'
@@ -26,7 +27,9 @@ const fields = {
   /** How deliveries are signed. @defaultValue `'standard-webhooks'` */
   scheme: Type.Optional(Scheme()),
   /** Deliveries per second, across processes. @defaultValue none (no limit) */
-  rateLimit: Type.Optional(Whole(1, MAX_RATE_LIMIT))
+  rateLimit: Type.Optional(Whole(1, MAX_RATE_LIMIT)),
+  /** Headers sent with each delivery (`authorization`, `x-api-key`); values kept like secrets. @defaultValue none */
+  headers: Type.Optional(CustomHeaders(false))
 }
 
 export const EndpointInputSchema = Type.Object(fields, { additionalProperties: false })
@@ -40,14 +43,24 @@ export const EndpointPatchSchema = Type.Object({
   description: fields.description,
   enabled: fields.enabled,
   scheme: fields.scheme,
-  rateLimit: Type.Optional(Type.Union([Whole(1, MAX_RATE_LIMIT), Type.Null()]))
+  rateLimit: Type.Optional(Type.Union([Whole(1, MAX_RATE_LIMIT), Type.Null()])),
+  /** Sets the headers named, removes those given `null`, keeps the others. */
+  headers: Type.Optional(CustomHeaders(true))
 }, { additionalProperties: false, minProperties: 1 })
 export type EndpointPatch = Static<typeof EndpointPatchSchema>
 
-/** An endpoint as Anvil answers it: its row, key for key, but for what the operational events keep to themselves. */
-export const EndpointShape = apiShape(Type.Omit(EndpointRowSchema, ['operational', 'circuit_opened_at']))
-export const EndpointSchema = EndpointShape.schema
+const rowShape = apiShape(Type.Omit(EndpointRowSchema, ['operational', 'circuit_opened_at', 'headers']))
+
+/**
+ * An endpoint as Anvil answers it: its row, key for key, but for what the operational events keep to themselves,
+ * and its custom headers' names without their values (`headerNames`).
+ */
+export const EndpointSchema = Type.Composite([rowShape.schema, Type.Object({ headerNames: Type.Array(Type.String()) })])
 export type Endpoint = Static<typeof EndpointSchema>
+export const EndpointShape = {
+  schema: EndpointSchema,
+  from: (row: EndpointRow): Endpoint => ({ ...rowShape.from(row), headerNames: Object.keys(row.headers).sort() })
+}
 
 /** An endpoint as created or rotated: the only answers that show a secret in full. */
 export const EndpointWithSecretSchema = Type.Composite([EndpointSchema, Type.Object({ secret: Type.String() })])

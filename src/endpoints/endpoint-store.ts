@@ -10,6 +10,7 @@ import {
   EndpointInputSchema, EndpointPatchSchema, EndpointShape, type Endpoint, type EndpointInput, type EndpointPatch, type EndpointWithSecret
 } from './endpoint-schemas.js'
 import { endpointUrlProblem } from './endpoint-url.js'
+import { customHeadersProblem, lowerCaseNames, MAX_CUSTOM_HEADERS } from './endpoint-headers.js'
 import { newId, newSecret } from '../outbox/ids.js'
 import { TENANT_OPERATIONAL_TYPES } from './operational-events.js'
 import { toPage, type Page } from '../paging/page.js'
@@ -56,8 +57,10 @@ export interface EndpointStore {
 
 export function createEndpointStore (db: Database, options: EndpointStoreOptions): EndpointStore {
 
-  function check (problem: string | undefined, input: { url?: string, eventTypes?: string[] }): void {
+  function check (problem: string | undefined, input: { url?: string, eventTypes?: string[], headers?: Record<string, string | null> }): void {
     if (problem !== undefined) throw new errors.INVALID_ENDPOINT(problem)
+    const headersProblem = customHeadersProblem(input.headers)
+    if (headersProblem !== undefined) throw new errors.INVALID_ENDPOINT(headersProblem)
     const urlProblem = input.url === undefined ? undefined : endpointUrlProblem(input.url, { httpsOnly: options.httpsOnly })
     if (urlProblem !== undefined) throw new errors.INVALID_ENDPOINT(`url ${urlProblem}`)
     // A tenant's endpoint may name its own `endpoint.*` operational events besides the map's public types.
@@ -87,7 +90,7 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
         }
         const { rows } = await client.query<EndpointRow>(sql.insert(db.schema),
           [id, input.url, input.tenant ?? null, input.eventTypes ?? [], input.description ?? '', input.enabled ?? true,
-            input.scheme ?? 'standard-webhooks', input.rateLimit ?? null, operational])
+            input.scheme ?? 'standard-webhooks', input.rateLimit ?? null, operational, JSON.stringify(lowerCaseNames(input.headers ?? {}))])
         await client.query(secretsSql.insert(db.schema), [id, secret])
         return { ...toEndpoint(rows[0] as EndpointRow), secret }
       })
@@ -101,7 +104,7 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
     },
 
     async update (id: string, patch: EndpointPatch): Promise<Endpoint> {
-      check(checkPatch(patch), { url: patch.url, eventTypes: patch.eventTypes })
+      check(checkPatch(patch), patch)
       const columns: Array<[EditableColumn, unknown]> = []
       if (patch.url !== undefined) columns.push(['url', patch.url])
       if (patch.tenant !== undefined) columns.push(['tenant', patch.tenant])
@@ -110,10 +113,15 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
       if (patch.scheme !== undefined) columns.push(['scheme', patch.scheme])
       if (patch.rateLimit !== undefined) columns.push(['rate_limit', patch.rateLimit])
       if (patch.enabled !== undefined) columns.push(['enabled', patch.enabled])
-      const { rows } = await db.pool.query<EndpointRow>(sql.update(db.schema, columns.map(([name]) => name)),
-        [id, ...columns.map(([, value]) => value)])
-      if (rows[0] === undefined) throw new errors.NOT_FOUND(`no endpoint ${id}`)
-      return toEndpoint(rows[0])
+      if (patch.headers !== undefined) columns.push(['headers', JSON.stringify(lowerCaseNames(patch.headers))])
+      return await inTransaction(db.pool, async (client) => {
+        const { rows } = await client.query<EndpointRow>(sql.update(db.schema, columns.map(([name]) => name)),
+          [id, ...columns.map(([, value]) => value)])
+        if (rows[0] === undefined) throw new errors.NOT_FOUND(`no endpoint ${id}`)
+        // The merge may add to what is there: counted once merged, and rolled back past the cap.
+        if (Object.keys(rows[0].headers).length > MAX_CUSTOM_HEADERS) throw new errors.INVALID_ENDPOINT(`headers: at most ${MAX_CUSTOM_HEADERS}`)
+        return toEndpoint(rows[0])
+      })
     },
 
     async remove (id: string): Promise<void> {

@@ -3,6 +3,7 @@
  * letters in Redis, behind one interface (src/event-log/pg-event-log.ts, src/event-log/redis-event-log.ts), so the
  * same commands and routes work on both.
  */
+import { JournalQueueSchema } from '../journal/journal-options.js'
 import { Type, type Static } from '@sinclair/typebox'
 import type { DatabaseInput } from '../db/database.js'
 import type { RedisInput } from '../redis/connect.js'
@@ -21,7 +22,9 @@ export const EventLogOptionsSchema = Type.Object({
   schema: Type.Optional(SchemaName()),
   ...InboundQueue(),
   /** Retention for replayed jobs (what is not given keeps its default). */
-  retention: Type.Optional(RetentionSchema)
+  retention: Type.Optional(RetentionSchema),
+  /** With a database: `'postgres'` queues replays in the journal's own queue (the workers' `journal.queue`). @defaultValue `'bullmq'` */
+  journalQueue: Type.Optional(JournalQueueSchema)
 }, { additionalProperties: false })
 
 export type EventLogOptions = Static<typeof EventLogOptionsSchema>

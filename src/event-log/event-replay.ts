@@ -17,10 +17,14 @@ import { DEFAULT_QUEUE_SETTINGS, jobOptions, type Retention } from '../queue/que
 import type { ResolvedFilter } from './event-filter.js'
 import * as webhookEvents from '../sql/webhook-events.js'
 import type { ReplayedRow } from '../sql/webhook-events.js'
+import * as webhookEventQueue from '../sql/webhook-event-queue.js'
+import { queuedValues, type QueuedValues } from '../queue/pg-event-queue.js'
+import { headersJson } from '../db/headers-json.js'
 
 export interface ReplayTarget {
   db: Database
-  queue: Queue<WebhookJobData>
+  /** BullMQ's queue, or `'postgres'`: the journal's own queue (`journal: { queue: 'postgres' }`), written in the replay's transaction. */
+  queue: Queue<WebhookJobData> | 'postgres'
   retention: Retention
   /** The dead letters: an event replayed from the journal has its dead letter marked replayed, as a dead-letter replay does. */
   dead?: { queue: Queue<DeadLetterData>, client: RedisClient }
@@ -65,8 +69,25 @@ const markTtlMs = (retention: Retention): number => 1000 * (retention.deadAgeSec
 /** The job's id is the dead letter's replay id: the event was dead (src/sql/webhook-events.ts, `replay`). */
 const replaysDeadLetter = (row: ReplayedRow): boolean => row.job_id.startsWith(REPLAY_JOB_PREFIX + DEAD_JOB_PREFIX)
 
-async function addJobs (target: ReplayTarget, rows: ReplayedRow[]): Promise<void> {
+/** The replayed rows as the journal queue's rows; of two deliveries of one key, the latest (one row a key). */
+function queuedRows (rows: ReplayedRow[]): QueuedValues[] {
+  const byKey = new Map<string, ReplayedRow>()
+  for (const row of rows) if ((byKey.get(row.dedupe_key)?.received_at ?? -Infinity) < row.received_at) byKey.set(row.dedupe_key, row)
+  return [...byKey.values()].map((row) => ({
+    job_id: row.job_id, dedupe_key: row.dedupe_key, event_id: row.id, received_at: row.received_at, source: row.source,
+    provider: row.provider, event_type: row.event_type, provider_event_id: jobDataOf(row).eventId ?? null,
+    content_type: row.content_type, headers: headersJson(row.headers), signature: row.signature, request_id: row.request_id,
+    retry_schedule: row.retry_schedule, replay_of: replaysDeadLetter(row) ? DEAD_JOB_PREFIX + (row.old_job_id as string) : null, payload: row.payload
+  }))
+}
+
+async function addJobs (target: ReplayTarget, rows: ReplayedRow[], client: pg.PoolClient): Promise<void> {
   if (rows.length === 0) return
+  if (target.queue === 'postgres') {
+    await client.query(webhookEventQueue.replace(target.db.schema), queuedValues(queuedRows(rows)))
+    for (const row of rows) publish('replayed', () => ({ ...labelsOf(jobDataOf(row)), deadLetterId: `journal:${row.id}`, jobId: row.job_id }))
+    return
+  }
   const ttl = markTtlMs(target.retention)
   await target.queue.addBulk(rows.map((row) => {
     const data = jobDataOf(row)
@@ -89,7 +110,7 @@ export async function replayEvent (target: ReplayTarget, id: string): Promise<Ev
       if (found.rows[0] === undefined) throw new errors.EVENT_NOT_FOUND(id)
       return { id, jobId: found.rows[0].job_id, replayed: false, rows }
     }
-    await addJobs(target, rows)
+    await addJobs(target, rows, client)
     return { id, jobId: row.job_id, replayed: true, rows }
   })
   await markDeadLetters(target, result.rows)
@@ -134,7 +155,7 @@ export async function replayPage (
     const next = last === undefined ? cursor : { receivedAt: last.received_at_text, id: last.id }
     // Stopped: thrown, so the rows moved above are rolled back with the rest.
     if (within !== undefined && !await within(client, rows.length, next)) throw stop
-    await addJobs(target, rows)
+    await addJobs(target, rows, client)
     return { rows, cursor: next }
   }).then(async ({ rows, cursor: next }) => {
     await markDeadLetters(target, rows)

@@ -16,7 +16,7 @@ export function pgEventLog (options: EventLogOptions & { database: NonNullable<E
   const db = openDatabase(options.database, { schema: options.schema })
   const queueName = options.queueName ?? DEFAULT_QUEUE_NAME
   const queues = openQueues<WebhookJobData, DeadLetterData>(options.redis, 'control', { queueName, prefix: options.prefix ?? DEFAULT_PREFIX })
-  const target: ReplayTarget = { db, queue: queues.main, dead: { queue: queues.dead, client: queues.connection.client }, retention: { ...DEFAULT_QUEUE_SETTINGS.retention, ...options.retention } }
+  const target: ReplayTarget = { db, queue: options.journalQueue === 'postgres' ? 'postgres' : queues.main, dead: { queue: queues.dead, client: queues.connection.client }, retention: { ...DEFAULT_QUEUE_SETTINGS.retention, ...options.retention } }
   const runs = new ReplayRuns(target)
   return {
     kind: 'journal',

@@ -10,7 +10,8 @@ import { checkClusterPrefix, redisUrlProblem, type RedisClient, type RedisInput 
 import type { SignatureScheme } from '../signing/signature-scheme.js'
 import { checkTelemetry, type Telemetry } from '../queue/telemetry.js'
 import { compileCheck, throwInvalid } from '../shared/validate.js'
-import { Opaque, Prefix, QueueName, RetentionSchema, RetrySchedule } from '../shared/schemas.js'
+import { Opaque, Prefix, QueueName, RetentionSchema, RetrySchedule, SchemaName } from '../shared/schemas.js'
+import type { DatabaseInput } from '../db/database.js'
 import { endpointProperties, resolveSources, type ResolvedSource } from './source-options.js'
 
 export { SourceSchema, type ResolvedSource, type SourceOptions } from './source-options.js'
@@ -41,7 +42,19 @@ const queueProperties = {
     timeoutMs: Type.Integer({ minimum: 1 })
   }, { additionalProperties: false })),
   /** BullMQ telemetry (e.g. `new BullMQOtel()`): an `addBulk` span, and each job carries its request's trace context. @defaultValue off */
-  telemetry: Type.Optional(Opaque<Telemetry>())
+  telemetry: Type.Optional(Opaque<Telemetry>()),
+  /**
+   * `{ queue: 'postgres', database }`: accepted events go into the journal's queue in PostgreSQL
+   * (`webhook_event_queue`, migration 0016) instead of BullMQ, for workers given `journal: { queue: 'postgres' }`
+   * on the same database and schema. @defaultValue BullMQ
+   */
+  journal: Type.Optional(Type.Object({
+    queue: Type.Literal('postgres'),
+    /** A PostgreSQL URL (Anvil makes a pool and ends it) or a `pg.Pool` (left open). */
+    database: Opaque<DatabaseInput>(),
+    /** @defaultValue `'anvil'` */
+    schema: Type.Optional(SchemaName())
+  }, { additionalProperties: false }))
 }
 
 /**
@@ -68,6 +81,8 @@ export interface ResolvedIngress {
   retryAfterSeconds: number
   replication?: { replicas: number, timeoutMs: number }
   telemetry?: Telemetry
+  /** The journal's queue in PostgreSQL, when events go there instead of BullMQ. */
+  journal?: { queue: 'postgres', database: DatabaseInput, schema?: string }
 }
 
 function isRedisClient (value: unknown): value is RedisClient {
@@ -116,6 +131,7 @@ export function resolveIngressOptions (opts: IngressOptions): ResolvedIngress {
     enqueueTimeoutMs: opts.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS,
     retryAfterSeconds: opts.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS,
     ...(opts.replication === undefined ? {} : { replication: opts.replication }),
-    ...(telemetry === undefined ? {} : { telemetry })
+    ...(telemetry === undefined ? {} : { telemetry }),
+    ...(opts.journal === undefined ? {} : { journal: opts.journal })
   }
 }

@@ -5,7 +5,8 @@ import { eventIdKey, payloadKey } from './idempotency.js'
 import { lazyJson } from '../shared/json.js'
 import { storedHeaders } from './stored-headers.js'
 import { isRequestId, REQUEST_ID_RULE } from './request-id.js'
-import { WebhookQueue, type EnqueueResult } from '../queue/webhook-queue.js'
+import { WebhookQueue, type EnqueueInput, type EnqueueResult } from '../queue/webhook-queue.js'
+import { PgEventQueue } from '../queue/pg-event-queue.js'
 import type { ResolvedIngress, ResolvedSource } from './ingress-options.js'
 import type { Handshake, RequestInfo, VerifiedEvent } from '../signing/signature-scheme.js'
 
@@ -56,6 +57,8 @@ export interface EnqueueOptions {
  */
 export class Ingress {
   readonly queue: WebhookQueue
+  /** With `journal: { queue: 'postgres' }`: where events go instead of `queue`. */
+  readonly store?: PgEventQueue
   readonly options: ResolvedIngress
   private readonly bySource: Map<string, ResolvedSource>
 
@@ -70,6 +73,12 @@ export class Ingress {
       telemetry: options.telemetry,
       onRedisError
     })
+    if (options.journal !== undefined) this.store = new PgEventQueue(options.journal.database, options.settings, options.journal.schema, options.enqueueTimeoutMs)
+  }
+
+  /** Into the journal's queue when it has one, else BullMQ. */
+  private async add (input: EnqueueInput): Promise<EnqueueResult> {
+    return this.store === undefined ? await this.queue.enqueue(input) : await this.store.enqueue(input)
   }
 
   /**
@@ -116,7 +125,7 @@ export class Ingress {
     const provider = route.scheme.name
     publish('eventReceived', () => ({ source, provider, eventType }))
     const derived = route.deriveKey({ source, payload, headers, signature, eventId: event.eventId, json: lazyJson(payload) })
-    return noteEnqueued({ source, provider, eventType }, await this.queue.enqueue({
+    return noteEnqueued({ source, provider, eventType }, await this.add({
       source,
       key: derived.key,
       payload,
@@ -159,7 +168,7 @@ export class Ingress {
       throw new errors.INVALID_PAYLOAD(`requestId must be ${REQUEST_ID_RULE}`)
     }
     const source = opts.source ?? this.options.source
-    return noteEnqueued({ source, provider: 'app', eventType: opts.eventType }, await this.queue.enqueue({
+    return noteEnqueued({ source, provider: 'app', eventType: opts.eventType }, await this.add({
       source,
       key: opts.eventId === undefined ? payloadKey(source, bytes) : eventIdKey(source, opts.eventId),
       payload: bytes,
@@ -175,6 +184,7 @@ export class Ingress {
   }
 
   async close (): Promise<void> {
+    await this.store?.close()
     await this.queue.close()
   }
 }

@@ -19,6 +19,13 @@ export const GroupCommitSchema = Type.Object({
 
 export type GroupCommitOptions = Static<typeof GroupCommitSchema>
 
+/** Where the journal's events wait for their handler: BullMQ in Redis (the default), or the journal's own table. */
+export const JournalQueueSchema = Type.Union([Type.Literal('bullmq'), Type.Literal('postgres')])
+export type JournalQueue = Static<typeof JournalQueueSchema>
+
+/** How often a worker on the PostgreSQL queue reads it when no NOTIFY came. */
+export const DEFAULT_JOURNAL_POLL_MS = 1000
+
 export const JournalOptionsSchema = Type.Object({
   /** A PostgreSQL URL (Anvil makes a pool and ends it) or a `pg.Pool` (left open). Migrate it first (`anvil migrate`). */
   database: Opaque<DatabaseInput>(),
@@ -42,7 +49,15 @@ export const JournalOptionsSchema = Type.Object({
    * that write through `event.db` one after another, each in a savepoint); docs/journal.md says what it trades.
    * @defaultValue off
    */
-  groupCommit: Type.Optional(GroupCommitSchema)
+  groupCommit: Type.Optional(GroupCommitSchema),
+  /**
+   * `'postgres'`: events wait in the journal's database (`webhook_event_queue`, migration 0016) instead of BullMQ:
+   * the ingress (given the same `journal: { queue: 'postgres' }`) inserts them, workers claim them with
+   * `FOR UPDATE SKIP LOCKED`, woken by NOTIFY; no Redis round trip per event (docs/journal.md). @defaultValue `'bullmq'`
+   */
+  queue: Type.Optional(JournalQueueSchema),
+  /** With `queue: 'postgres'`: how often the queue is read when no NOTIFY came (at least 10 ms). @defaultValue 1000 */
+  pollIntervalMs: Type.Optional(Whole(10, 600_000))
 }, { additionalProperties: false })
 
 export type JournalOptions = Static<typeof JournalOptionsSchema>

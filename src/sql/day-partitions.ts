@@ -3,7 +3,7 @@
  * partition `<table>_default` for a row whose day has none. Names are made here and nowhere else.
  */
 import pg from 'pg'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** A day's partition's name: `webhook_events_20261206`. */
 export const dayPartition = (table: string, day: Date): string => `${table}_${day.toISOString().slice(0, 10).replaceAll('-', '')}`

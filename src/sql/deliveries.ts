@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** A row of `deliveries` as pg reads it (bigint ids as text). */
 export const DeliveryRowSchema = Type.Object({

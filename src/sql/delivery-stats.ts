@@ -3,7 +3,7 @@
  * `deliveries_endpoint_created` (migration 0012) alone, over one endpoint's attempts in the window: the cost
  * follows that endpoint's traffic in the window, not the size of the log.
  */
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /**
  * Each listed endpoint's attempts since `$2`: successes, failures, the last attempt's time. `$1` the endpoints'

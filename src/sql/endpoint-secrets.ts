@@ -1,5 +1,5 @@
 /** The endpoints' signing secrets: one statement each. */
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** `$1` endpoint, `$2` secret: a current one (no expiry). */
 export const insert = (schema: string): string => `INSERT INTO ${qualify(schema, 'endpoint_secrets')} (endpoint_id, secret) VALUES ($1, $2)`

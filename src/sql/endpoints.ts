@@ -1,7 +1,7 @@
 /** The endpoints' statements, one each, and their row. */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** A row of `endpoints` as pg reads it. */
 export const EndpointRowSchema = Type.Object({
@@ -22,20 +22,22 @@ export const EndpointRowSchema = Type.Object({
   /** Receives operational events only (migration 0011). */
   operational: Type.Boolean(),
   /** When its open circuit was reported (`endpoint.failing`); its next success clears it. */
-  circuit_opened_at: Nullable(Type.Date())
+  circuit_opened_at: Nullable(Type.Date()),
+  /** Custom headers sent with each delivery, `{ name: value }` (migration 0017); only their names are answered. */
+  headers: Type.Record(Type.String(), Type.String())
 })
 export type EndpointRow = Static<typeof EndpointRowSchema>
 
 /** The columns an operator may change; `update` sets the ones given. */
-export type EditableColumn = 'url' | 'tenant' | 'event_types' | 'description' | 'scheme' | 'rate_limit' | 'enabled'
+export type EditableColumn = 'url' | 'tenant' | 'event_types' | 'description' | 'scheme' | 'rate_limit' | 'enabled' | 'headers'
 
 /** `$1` id. */
 export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema, 'endpoints')} WHERE id = $1`
 
-/** `$1`…`$9`: id, url, tenant, event types, description, enabled, scheme, rate limit, operational. */
+/** `$1`…`$10`: id, url, tenant, event types, description, enabled, scheme, rate limit, operational, headers (JSON). */
 export const insert = (schema: string): string =>
-  `INSERT INTO ${qualify(schema, 'endpoints')} (id, url, tenant, event_types, description, enabled, scheme, rate_limit, operational)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`
+  `INSERT INTO ${qualify(schema, 'endpoints')} (id, url, tenant, event_types, description, enabled, scheme, rate_limit, operational, headers)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`
 
 /**
  * `$1` a tenant's lock key: held until the transaction ends, so that creates racing on every replica count one
@@ -64,7 +66,8 @@ export const removeOperational = (schema: string): string => `DELETE FROM ${qual
  * auto-disable clock; disabling keeps a reason the worker gave.
  */
 export const update = (schema: string, columns: readonly EditableColumn[]): string => {
-  const sets = columns.map((column, i) => `${column} = $${i + 2}`)
+  // Headers merge: a name given `null` goes, the ones not named stay.
+  const sets = columns.map((column, i) => column === 'headers' ? `headers = jsonb_strip_nulls(headers || $${i + 2}::jsonb)` : `${column} = $${i + 2}`)
   if (columns.includes('enabled')) {
     const enabled = `$${columns.indexOf('enabled') + 2}::boolean`
     sets.push(`disabled_reason = CASE WHEN ${enabled} THEN NULL ELSE coalesce(disabled_reason, 'disabled by an operator') END`,
@@ -79,9 +82,9 @@ export const remove = (schema: string): string => `DELETE FROM ${qualify(schema,
 /** `$1` id. */
 export const touch = (schema: string): string => `UPDATE ${qualify(schema, 'endpoints')} SET updated_at = now() WHERE id = $1`
 
-/** What the delivery worker needs of endpoint `$1`: enabled, scheme, rate limit and its live secrets, newest first. */
+/** What the delivery worker needs of endpoint `$1`: enabled, scheme, rate limit, custom headers and its live secrets, newest first. */
 export const deliveryState = (schema: string): string =>
-  `SELECT e.enabled, e.scheme, e.rate_limit,
+  `SELECT e.enabled, e.scheme, e.rate_limit, e.headers,
      (SELECT array_agg(s.secret ORDER BY s.created_at DESC) FROM ${qualify(schema, 'endpoint_secrets')} s
       WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets
    FROM ${qualify(schema, 'endpoints')} e WHERE e.id = $1`

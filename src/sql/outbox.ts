@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
 import { operationalReceivers } from './endpoints.js'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** A row of `outbox` as pg reads it. */
 export const OutboxRowSchema = Type.Object({

@@ -1,6 +1,6 @@
 /** The tenant portal's tables: `portal_revocations` (migration 0010) and `portal_counters` (0015), one statement per plan. */
 import { Type, type Static } from '@sinclair/typebox'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 export const PortalRevocationRowSchema = Type.Object({
   tenant: Type.String(),

@@ -1,7 +1,7 @@
 /** The bulk replays' statements, one each, and a run's row. A run's statements move it only while `running`. */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** A row of `replay_runs` as pg reads it; `filter` is the run's event filter, its times fixed when it started. */
 export const ReplayRunRowSchema = Type.Object({

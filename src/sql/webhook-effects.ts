@@ -5,7 +5,7 @@
  */
 import pg from 'pg'
 import { Type, type Static } from '@sinclair/typebox'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** A row of `webhook_effects` as pg reads it: `result` is the handler's result, parsed (null until stored). */
 export const WebhookEffectRowSchema = Type.Object({

@@ -4,7 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** A row of `webhook_event_failures` as pg reads it (bigint ids as text). */
 export const WebhookEventFailureRowSchema = Type.Object({

@@ -9,7 +9,7 @@
  */
 import pg from 'pg'
 import { DEAD_JOB_PREFIX, REPLAY_JOB_PREFIX } from '../shared/constants.js'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** An outcome's values, one per column, as the worker has them. */
 export interface OutcomeRow {

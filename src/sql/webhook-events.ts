@@ -8,7 +8,7 @@ import { DEAD_JOB_PREFIX, JOURNAL_REPLAY_JOB_PREFIX, REPLAY_JOB_PREFIX } from '.
 import { Nullable, Opaque } from '../shared/schemas.js'
 import { EVENT_STATUSES } from '../event-log/event-item.js'
 import type { ResolvedFilter } from '../event-log/event-filter.js'
-import { qualify } from './qualify.js'
+import { qualify } from '../db/qualify.js'
 
 /** A row of `webhook_events` as pg reads it. */
 export const WebhookEventRowSchema = Type.Object({

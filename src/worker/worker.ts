@@ -24,6 +24,8 @@ import { reportDeadLetter } from './dead-letter-event.js'
 import { openJournal, type Journal } from '../journal/journal.js'
 import { runJournaled } from '../journal/run-journaled.js'
 import { journalIdOf } from '../journal/journal-id-of.js'
+import { createPgConsumer, type PgConsumer } from '../journal/pg-consumer.js'
+import { DEFAULT_JOURNAL_POLL_MS } from '../journal/journal-options.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export type { WorkerOptions } from './worker-options.js'
@@ -88,6 +90,16 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   const journal = options.journal === undefined ? undefined : openJournal(options.journal)
   // The journal's database holds the outbox: a dead letter is reported there (inbound.dead_lettered).
   const report = journal === undefined ? undefined : reportDeadLetter(journal.db, options.consoleUrl, log)
+  // `journal: { queue: 'postgres' }`: the events are claimed from the journal's database; BullMQ's loop never runs.
+  const consumer: PgConsumer | undefined = journal === undefined || options.journal?.queue !== 'postgres'
+    ? undefined
+    : createPgConsumer(journal, (event) => handler(event, { log: async (line: string) => { log.info({ jobId: event.id }, line) } }), {
+      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      leaseMs: options.lockDurationMs ?? 30_000,
+      pollMs: options.journal?.pollIntervalMs ?? DEFAULT_JOURNAL_POLL_MS,
+      maxStalledCount: options.maxStalledCount ?? 1,
+      log
+    })
   const queues = openQueues<WebhookJobData, DeadLetterData>(options.redis, 'worker', { queueName, prefix }, onRedisError)
   const { connection, main, dead } = queues
 
@@ -181,6 +193,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
   // Paused while this host's clock is off from Redis's: its retries and the delayed jobs it promotes would fire early or late.
   let looping = false
   const runJobs = (): void => {
+    if (consumer !== undefined) return
     if (looping) { void worker.resume(); return }
     looping = true
     worker.run().catch((err: Error) => log.error({ err: err.message }, 'anvil worker: stopped'))
@@ -231,6 +244,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
       startHandler(handler, log)
       await worker.waitUntilReady()
       if (await clock.first() && closing === undefined) runJobs()
+      if (consumer !== undefined && closing === undefined) await consumer.start()
       if (closing === undefined) stopClock ??= watchClock(connection.client, log)
       if (sweepIntervalMs > 0) {
         await sweep().catch(sweepTrouble)
@@ -249,6 +263,7 @@ export function createWorker (handler: WebhookHandler, options: WorkerOptions): 
         // Not waited for: a retention pass in flight may take longer than the shutdown allows.
         void sweeper?.stop()
         void pruner?.stop()
+        await consumer?.close(shutdownTimeoutMs)
         const graceful = worker.close().then(() => true, (err: Error) => {
           log.warn({ err: err.message }, 'anvil worker: close failed')
           return true

@@ -10,6 +10,7 @@ const ADMIN_URL = process.env.ANVIL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.
 
 export class TestDatabase {
   private readonly pools: pg.Pool[] = []
+  private queries: pg.Pool | undefined
 
   private constructor (readonly name: string, readonly url: string) {}
 
@@ -33,7 +34,7 @@ export class TestDatabase {
     return db
   }
 
-  /** A pool on this database, ended by drop(). */
+  /** A new pool on this database, ended by drop(): make it once per file or test, never per query. */
   pool (max = 5): pg.Pool {
     const pool = new pg.Pool({ connectionString: this.url, max })
     pool.on('error', () => {})
@@ -41,17 +42,14 @@ export class TestDatabase {
     return pool
   }
 
+  /** A query on the file's one small pool (two connections at most, however often a test polls). */
   async query<R extends pg.QueryResultRow = pg.QueryResultRow> (text: string, values?: unknown[]): Promise<R[]> {
-    const client = new pg.Client({ connectionString: this.url })
-    await client.connect()
-    try {
-      return (await client.query<R>(text, values)).rows
-    } finally {
-      await client.end()
-    }
+    this.queries ??= this.pool(2)
+    return (await this.queries.query<R>(text, values)).rows
   }
 
   async drop (): Promise<void> {
+    this.queries = undefined
     await Promise.all(this.pools.splice(0).map(async (pool) => await pool.end().catch(() => {})))
     await adminQuery(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(this.name)} WITH (FORCE)`)
   }

@@ -105,7 +105,7 @@ t.test('the delivery store: secrets cached briefly, attempts logged with the end
   const database = openDatabase(db.url)
   t.teardown(async () => await database.close())
   const worker = createDeliveryStore(database, { secretCacheMs: 60_000 })
-  t.same(await worker.loadEndpoint(endpoint.id), { enabled: true, scheme: 'stripe', rateLimit: 9, secrets: [endpoint.secret] })
+  t.same(await worker.loadEndpoint(endpoint.id), { enabled: true, scheme: 'stripe', rateLimit: 9, headers: {}, secrets: [endpoint.secret] })
   const rotated = await outbound.endpoints.rotateSecret(endpoint.id)
   t.same(await worker.loadSecrets(endpoint.id), [endpoint.secret], 'another process sees the rotation when its cache ends')
   worker.forget(endpoint.id)

@@ -166,6 +166,31 @@ t.test('the secret: revealed and copied; rotation asks first, with a grace perio
   t.same(pageErrors(errors), [])
 })
 
+t.test('custom headers: set in the portal, named but never shown, sent with each delivery, removed', async (t) => {
+  const { page, errors } = await openPortal(t, 'portal-headers-last')
+  await openEndpoint(page, acmeDown)
+  const section = page.getByRole('region', { name: 'Custom headers' })
+  const form = section.getByRole('form', { name: 'Set a header' })
+  await form.getByLabel('Header name').fill('X-Acme-Key')
+  await form.getByLabel('Value').fill('acme-key-7a7a7a')
+  await form.getByRole('button', { name: 'Set header' }).click()
+  await section.getByText('Header x-acme-key saved').waitFor()
+  await section.getByTestId('header-names').getByText('x-acme-key').waitFor()
+  t.notOk((await page.content()).includes('acme-key-7a7a7a'), 'the value is not on the page once set')
+  const before = receiver.received.length
+  await admin.send('POST', `/endpoints/${acmeDown.id}/test`, {})
+  await eventually('a delivery with the header', async () => receiver.received.slice(before).some((r) => r.headers['x-acme-key'] === 'acme-key-7a7a7a'))
+  t.pass('the receiver got the header\'s value')
+  await form.getByLabel('Header name').fill('Webhook-Id')
+  await form.getByLabel('Value').fill('x')
+  await form.getByRole('button', { name: 'Set header' }).click()
+  await section.getByRole('alert').getByText(/webhook-id is reserved/).waitFor()
+  await section.getByRole('button', { name: 'Remove' }).click()
+  await section.getByText('No custom header.').waitFor()
+  t.same((await admin.get<{ headerNames: string[] }>(`/endpoints/${acmeDown.id}`)).headerNames, [], 'removed')
+  t.same(pageErrors(errors), [])
+})
+
 t.test('a test event from the schema shows its attempt by itself; the message page has every attempt in full; a retry of a delivered pair asks first', async (t) => {
   const { page, errors } = await openPortal(t, 'portal-test-event-last')
   await openEndpoint(page, acme)

@@ -47,7 +47,7 @@ async function flood (replicas: FastifyInstance[], n: number, one: (app: Fastify
 
 /** The counts are per minute of PostgreSQL's clock: a flood starts early in one, so it never straddles two. */
 async function earlyInAMinute (): Promise<void> {
-  await eventually('the database clock before second 40 of its minute', async () => Number((await fixture.db.pool().query<{ s: string }>('SELECT extract(second FROM clock_timestamp()) AS s')).rows[0]?.s) < 40, 70_000)
+  await eventually('the database clock before second 40 of its minute', async () => Number((await fixture.db.query<{ s: string }>('SELECT extract(second FROM clock_timestamp()) AS s'))[0]?.s) < 40, 70_000)
 }
 
 let a: FastifyInstance
@@ -64,7 +64,7 @@ t.test('60 concurrent creates over two replicas make exactly endpointsPerTenant 
   const { by, answers } = await flood([a, b], 60, async (app, i) => await call(app, token, 'POST', '/admin/endpoints', { url: `https://many.example/${i}` }))
   t.same(Object.fromEntries(by), { 201: 5, 403: 55 })
   t.match(answers.find((answer) => answer.status === 403)?.body, { code: 'ANVIL_ERR_ENDPOINT_QUOTA', error: /many has its 5 endpoints \(portal\.limits\.endpointsPerTenant\)/ })
-  const { rows } = await fixture.db.pool().query<{ n: string }>('SELECT count(*) AS n FROM anvil.endpoints WHERE tenant = $1', ['many'])
+  const rows = await fixture.db.query<{ n: string }>('SELECT count(*) AS n FROM anvil.endpoints WHERE tenant = $1', ['many'])
   t.equal(Number(rows[0]?.n), 5, 'the database holds five')
   t.equal((await call(a, TOKEN, 'POST', '/admin/endpoints', { url: 'https://many.example/operator', tenant: 'many' })).status, 201, 'the operator still creates one')
   t.equal((await call(b, token, 'POST', '/admin/endpoints', { url: 'https://many.example/again' })).status, 403, 'which the tenant\'s count includes')
@@ -115,7 +115,7 @@ t.test('a test event is capped at testEventBytes for a portal token: 413, and no
   const data = { blob: 'x'.repeat(2000) }
   t.match(await call(a, token, 'POST', `/admin/endpoints/${endpoint}/test`, { data }),
     { status: 413, code: 'ANVIL_ERR_PAYLOAD_TOO_LARGE', body: { error: 'Message data is 2011 bytes, over the 1024-byte limit' } })
-  const { rows } = await fixture.db.pool().query<{ n: string }>('SELECT count(*) AS n FROM anvil.outbox WHERE tenant = $1', ['big'])
+  const rows = await fixture.db.query<{ n: string }>('SELECT count(*) AS n FROM anvil.outbox WHERE tenant = $1', ['big'])
   t.equal(Number(rows[0]?.n), 0)
   t.equal((await call(a, TOKEN, 'POST', `/admin/endpoints/${endpoint}/test`, { data })).status, 202, 'the operator\'s test event of the same data')
 })

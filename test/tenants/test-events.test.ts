@@ -47,7 +47,7 @@ beforeStep(t, async () => {
 })
 
 const kept = async (type: string): Promise<number> =>
-  Number((await fixture.db.pool().query<{ n: string }>('SELECT count(*) AS n FROM anvil.outbox WHERE type = $1', [type])).rows[0]?.n)
+  Number((await fixture.db.query<{ n: string }>('SELECT count(*) AS n FROM anvil.outbox WHERE type = $1', [type]))[0]?.n)
 
 t.test('a type the endpoint does not subscribe to is 400 naming what it takes, and no message is kept', async (t) => {
   t.match(await call(lax, tenant, 'POST', `/admin/endpoints/${only}/test`, { type: 'user.created', data: {} }),

@@ -11,6 +11,7 @@ import { PortalLink } from './portal-link'
 import { DeliveryTable, type Delivery } from './delivery-table'
 import { EndpointOverview } from './endpoint-overview'
 import { SecretSection } from './endpoint-secret'
+import { HeadersSection } from './endpoint-headers'
 import { StateBadge, TenantLink } from './endpoints'
 import { TestEventForm } from './test-event-form'
 import type { Endpoint } from './endpoint-types'
@@ -136,6 +137,7 @@ export const ENDPOINT_SECTIONS: Array<{ key: string, Section: FunctionComponent<
   { key: 'overview', Section: ({ endpoint, version }) => <EndpointOverview endpointId={endpoint.id} version={version} /> },
   { key: 'subscriptions', Section: Subscriptions },
   { key: 'secret', Section: ({ endpoint, onChanged }) => <SecretSection endpoint={endpoint} onChanged={onChanged} />, write: true },
+  { key: 'headers', Section: ({ endpoint, onChanged }) => <HeadersSection endpoint={endpoint} onChanged={onChanged} /> },
   { key: 'testing', Section: Testing, write: true },
   { key: 'attempts', Section: Attempts },
   { key: 'recover', Section: Recover, write: true }

@@ -1,7 +1,9 @@
 // An endpoint as the pages use it, and its one-word state: the list's badge and the endpoint page's.
 export interface Endpoint {
   id: string, url: string, tenant: string | null, eventTypes: string[], description: string, enabled: boolean,
-  disabledReason: string | null, lastDeliveryAt: string | null, lastDeliveryStatus: string | null, failingSince: string | null
+  disabledReason: string | null, lastDeliveryAt: string | null, lastDeliveryStatus: string | null, failingSince: string | null,
+  /** Custom headers' names; their values are never answered. */
+  headerNames: string[]
 }
 
 export interface EndpointSummary { endpointId: string, success: number, failed: number, successRate: number | null, lastAttemptAt: string | null }

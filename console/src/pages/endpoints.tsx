@@ -8,6 +8,7 @@ import { useApi } from '../use-api'
 import type { EventTypeItem } from '../catalog'
 import { EventTypePicker, aboutTenant } from './event-type-picker'
 import { SecretOnce } from './endpoint-secret'
+import { HeaderRows, headersOf, type HeaderRow } from './endpoint-headers'
 import { PortalLink } from './portal-link'
 import { percent, stateOf, type Endpoint, type EndpointSummary } from './endpoint-types'
 
@@ -23,11 +24,16 @@ function CreateForm ({ catalog, operational, onCreated, onCancel }: {
   const [picked, setPicked] = useState<string[]>([])
   const [tenant, setTenant] = useState('')
   const [description, setDescription] = useState('')
+  const [headers, setHeaders] = useState<HeaderRow[]>([])
   const [error, setError] = useState<Error | null>(null)
   const submit = (e: Event): void => {
     e.preventDefault()
     setError(null)
-    const body = { url, eventTypes: picked, ...(tenant.trim() === '' ? {} : { tenant: tenant.trim() }), ...(description === '' ? {} : { description }) }
+    const custom = headersOf(headers)
+    const body = {
+      url, eventTypes: picked, ...(tenant.trim() === '' ? {} : { tenant: tenant.trim() }), ...(description === '' ? {} : { description }),
+      ...(Object.keys(custom).length === 0 ? {} : { headers: custom })
+    }
     api<Endpoint & { secret: string }>('POST', operational ? '/operational-endpoints' : '/endpoints', body).then(onCreated, setError)
   }
   const title = operational ? 'New operational endpoint' : 'New endpoint'
@@ -41,6 +47,7 @@ function CreateForm ({ catalog, operational, onCreated, onCancel }: {
       </div>
       <EventTypePicker catalog={catalog} value={picked} onChange={setPicked} legend={operational ? 'Operational events' : 'Event types'}
         operational={operational} about={aboutTenant(scope, tenant.trim() === '' ? null : tenant.trim())} />
+      {!operational && <HeaderRows rows={headers} onChange={setHeaders} />}
       <div class='actions'>
         <button type='submit' class='primary'>Create endpoint</button>
         <button type='button' onClick={onCancel}>Cancel</button>

@@ -1,14 +1,15 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api'
 import { ErrorNote, Field } from '../components'
-import { sampleFromSchema } from '../sample-from-schema'
+import { sampleWithNotes, type Sample } from '../sample-from-schema'
 import type { EventTypeItem } from '../catalog'
 
 /** Anvil's own test type, sent when no catalog type is chosen: `{ "test": true }`. */
 const PLAIN = ''
 
-const sample = (catalog: EventTypeItem[], type: string): string =>
-  type === PLAIN ? '{\n  "test": true\n}' : JSON.stringify(sampleFromSchema(catalog.find((t) => t.name === type)?.schema), null, 2)
+const sample = (catalog: EventTypeItem[], type: string): Sample =>
+  type === PLAIN ? { value: { test: true }, unsure: [] } : sampleWithNotes(catalog.find((t) => t.name === type)?.schema)
+const asText = (made: Sample): string => JSON.stringify(made.value, null, 2)
 
 /**
  * A test event to this endpoint only: a type it subscribes to, with data made from the type's schema, which can be
@@ -17,9 +18,13 @@ const sample = (catalog: EventTypeItem[], type: string): string =>
 export function TestEventForm ({ endpoint, catalog, onSent, onCancel }: { endpoint: { id: string, url: string, eventTypes: string[] }, catalog: EventTypeItem[], onSent: (messageId: string) => void, onCancel?: () => void }) {
   const choices = catalog.filter((t) => !t.deprecated && (endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(t.name)))
   const [type, setType] = useState(choices[0]?.name ?? PLAIN)
-  const [data, setData] = useState(() => sample(catalog, type))
+  const [made, setMade] = useState(() => sample(catalog, type))
+  const [data, setData] = useState(() => asText(made))
   const [error, setError] = useState<Error | null>(null)
-  const pick = (next: string): void => { setType(next); setData(sample(catalog, next)) }
+  const pick = (next: string): void => {
+    const fresh = sample(catalog, next)
+    setType(next); setMade(fresh); setData(asText(fresh))
+  }
   const send = (e: Event): void => {
     e.preventDefault()
     setError(null)
@@ -40,6 +45,12 @@ export function TestEventForm ({ endpoint, catalog, onSent, onCancel }: { endpoi
         <textarea name='data' rows={Math.min(16, data.split('\n').length + 1)} spellcheck={false} value={data}
           onInput={(e) => setData((e.target as HTMLTextAreaElement).value)} />
       </Field>
+      {made.unsure.length > 0 && data === asText(made) && (
+        // The server checks the data against the schema as a publish is checked: this says where to edit before it refuses.
+        <p class='notice' role='note' data-testid='sample-needs-editing'>
+          This sample may not fit the schema of {type}: edit it before sending. Where: <span class='raw'>{made.unsure.join('; ')}</span>
+        </p>
+      )}
       <div class='actions'>
         <button type='submit' class='primary'>Send test event</button>
         {onCancel !== undefined && <button type='button' onClick={onCancel}>Cancel</button>}
