@@ -44,7 +44,8 @@ export type WorkerConfig = Group<'worker'> & Group<'workerLinks'> & Partial<Load
 export function journalOptionsOf (journal: NonNullable<WorkerConfig['journal']>): JournalOptions {
   return {
     database: journal.databaseUrl, schema: journal.dbSchema, retentionDays: journal.retentionDays,
-    ...(journal.groupCommit === undefined ? {} : { groupCommit: journal.groupCommit satisfies GroupCommitOptions })
+    ...(journal.groupCommit === undefined ? {} : { groupCommit: journal.groupCommit satisfies GroupCommitOptions }),
+    ...(journal.queue === undefined ? {} : { queue: journal.queue })
   }
 }
 

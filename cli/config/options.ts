@@ -32,11 +32,11 @@ export const SETTING_GROUPS = {
   /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
   forward: ['config', 'allowShortSecrets', 'outboundAllowNets', 'forwardAllowNets'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
-  admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema', 'outboundRetrySchedule', 'portalPublicUrl', 'portalFrameAncestors', 'portalTheme', 'portalLimits'],
+  admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema', 'journalQueue', 'outboundRetrySchedule', 'portalPublicUrl', 'portalFrameAncestors', 'portalTheme', 'portalLimits'],
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
-  journal: ['adminUrl', 'databaseUrl', 'dbSchema'],
+  journal: ['adminUrl', 'databaseUrl', 'dbSchema', 'journalQueue'],
   /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal (`NESTED.journal`)… */
-  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit'],
+  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit', 'journalQueue'],
   /** …and the outbox dispatched and outgoing webhooks delivered: counted only with the database. */
   workerOutbound: ['outboundRetentionDays', 'outboxMaxAttempts', 'outboxRetryBaseMs', 'outboundRetrySchedule'],
   /** `worker` and `dev`: where operational events link to, for the operator and for a tenant. */
@@ -59,7 +59,7 @@ export const NESTED = {
   /** `serve`: `anvilAdmin`'s `portal` options. */
   portal: { publicUrl: 'portalPublicUrl', frameAncestors: 'portalFrameAncestors', theme: 'portalTheme', limits: 'portalLimits' },
   /** `worker` and `dev`: the event journal, on with a database. */
-  journal: { databaseUrl: 'databaseUrl', dbSchema: 'dbSchema', retentionDays: 'journalRetentionDays', groupCommit: 'journalGroupCommit' },
+  journal: { databaseUrl: 'databaseUrl', dbSchema: 'dbSchema', retentionDays: 'journalRetentionDays', groupCommit: 'journalGroupCommit', queue: 'journalQueue' },
   /** `events`, `replay`, `messages`, `event-types` and `portal`: the admin API to talk to (its base URL) and its token. */
   adminApi: { url: 'adminUrl', token: 'adminToken' }
 } as const satisfies Record<string, Readonly<Record<string, SettingKey>>>
