@@ -136,7 +136,7 @@ t.test('every environment variable is read and typed', async (t) => {
   // plugin's: not core options.
   const {
     host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, requestTimeoutMs, trustProxy, maxInFlightBytes, admin, databaseUrl, dbSchema, portal,
-    outboundRetrySchedule,
+    outboundRetrySchedule, journalQueue,
     ...ingress
   } = serve
   t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))
