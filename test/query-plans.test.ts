@@ -66,6 +66,9 @@ const hotQueries = (tenDaysAgo: string): Array<[string, string, unknown[], RegEx
   ['re-send by filter, both kinds', outbox.failedPage(SCHEMA), [null, null, null, null, null, null, null, 51], [/outbox_failed/, /deliveries_unresolved/, /outbox_pkey/]],
   ['re-send by filter, failed deliveries of a tenant, a later page', outbox.failedPage(SCHEMA),
     [null, 't3', null, null, new Date(Date.now() - 10 * DAY * 1000).toISOString(), 'msg_0', 'delivery', 51], [/deliveries_unresolved/, /outbox_pkey/]],
+  // Fair between tenants: a skip scan of the tenants with pending messages, each one's oldest by the same index, each row locked by its key.
+  ['the dispatcher\'s claim', outbox.claim(SCHEMA), ['plan', 60_000, 100, ''], [/outbox_tenant_due/, /outbox_pkey/]],
+  ['the dispatcher\'s claim, past a cursor', outbox.claim(SCHEMA), ['plan', 60_000, 100, 't3'], [/outbox_tenant_due/, /outbox_pkey/]],
   ['outbox stats', outbox.stats(SCHEMA), [], [/outbox_pending_created/, /outbox_failed/]],
   ['the portal\'s endpoint list: a day of each listed endpoint', deliveryStats.summaries(SCHEMA), [['ep_1', 'ep_2', 'ep_42'], tenDaysAgo, 't2'],
     [/Index Only Scan using deliveries_endpoint_created/]],
@@ -107,6 +110,8 @@ t.test('without their indexes the same queries scan: the seed is large enough to
   t.match(await plan(outbox.deleteIdle(SCHEMA), [30 * DAY, 1000]), WHOLE_TABLE)
   await client.query(`DROP INDEX ${SCHEMA}.outbox_pending_created, ${SCHEMA}.outbox_failed, ${SCHEMA}.outbox_due`)
   t.match(await plan(outbox.stats(SCHEMA), []), WHOLE_TABLE)
+  await client.query(`DROP INDEX ${SCHEMA}.outbox_tenant_due`)
+  t.match(await plan(outbox.claim(SCHEMA), ['plan', 60_000, 100, '']), WHOLE_TABLE)
   await client.query(`DROP INDEX ${SCHEMA}.webhook_events_received_at`)
   t.match(await plan(...events({})), WHOLE_TABLE)
   await client.query(`DROP INDEX ${SCHEMA}.webhook_effects_created_at`)

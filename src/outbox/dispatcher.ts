@@ -70,8 +70,14 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
   let followUp: NodeJS.Timeout | undefined
   let listener: pg.PoolClient | undefined
 
+  // The claim's cursor between tenants (src/sql/outbox.ts): with more tenants pending than a batch holds, the next claim starts past the last one served.
+  let cursor = ''
   async function claim (limit = settings.batchSize): Promise<ClaimedMessage[]> {
-    const { rows } = await db.pool.query<Pick<OutboxRow, 'id' | 'public_type' | 'tenant' | 'data' | 'created_at' | 'attempts' | 'operational'>>(sql.claim(db.schema), [owner, settings.leaseMs, limit])
+    type Claimed = Pick<OutboxRow, 'id' | 'public_type' | 'tenant' | 'data' | 'created_at' | 'attempts' | 'operational'> & { tenant_key: string, turn: number }
+    const { rows } = await db.pool.query<Claimed>(sql.claim(db.schema), [owner, settings.leaseMs, limit, cursor])
+    let last: Claimed | undefined
+    for (const row of rows) if (last === undefined || row.turn > last.turn) last = row
+    if (last !== undefined) cursor = last.tenant_key
     return rows.map((row) => ({ id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, attempts: row.attempts, operational: row.operational }))
   }
 

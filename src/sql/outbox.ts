@@ -55,15 +55,42 @@ export const publishOperational = (schema: string): string => `WITH inserted AS 
     ON CONFLICT (id) DO NOTHING RETURNING id)
   SELECT pg_notify($6, ''), id FROM inserted`
 
-/** Up to `$3` due pending messages, in due order, leased to `$1` for `$2` ms; each attempt counted. */
+/**
+ * Up to `$3` due pending messages, leased to `$1` for `$2` ms, each attempt counted, fair between tenants: up to
+ * `$3` tenants with pending messages, those after the cursor `$4` first and then from the start (each found by a
+ * skip scan of outbox_tenant_due; '' is the operator's messages, no tenant); each tenant's oldest due messages,
+ * ranked within it; the batch takes every tenant's first, then every second, and so on. A tenant with thousands
+ * pending takes one place a round, as a tenant with one does. Candidates are read without a lock and locked in
+ * rank order with SKIP LOCKED, so dispatchers at once take different rows. Each row comes back with its tenant's
+ * key and turn: the next claim's cursor is the key of the highest turn.
+ */
 export const claim = (schema: string): string => {
   const outbox = qualify(schema, 'outbox')
-  return `UPDATE ${outbox} o SET attempts = o.attempts + 1, lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
-    FROM (SELECT id FROM ${outbox} WHERE status = 'pending' AND next_attempt_at <= now()
-          AND (lease_until IS NULL OR lease_until <= now())
-          ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
+  const key = "coalesce(tenant, '')"
+  const due = (o: string): string => `${o}status = 'pending' AND ${o}next_attempt_at <= now() AND (${o}lease_until IS NULL OR ${o}lease_until <= now())`
+  /** The first tenant key with pending messages that `where` admits, or null. */
+  const first = (where: string): string => `(SELECT ${key} FROM ${outbox} WHERE status = 'pending' AND ${where} ORDER BY ${key} LIMIT 1)`
+  return `WITH RECURSIVE past_cursor (key, n) AS (
+      SELECT ${first(`${key} > $4::text`)}, 1
+      UNION ALL SELECT ${first(`${key} > p.key`)}, p.n + 1 FROM past_cursor p WHERE p.key IS NOT NULL AND p.n < $3),
+    from_start (key, n) AS (
+      SELECT ${first(`${key} <= $4::text`)}, 1
+      UNION ALL SELECT ${first(`${key} > s.key AND ${key} <= $4::text`)}, s.n + 1 FROM from_start s WHERE s.key IS NOT NULL AND s.n < $3),
+    tenants AS (
+      SELECT key, row_number() OVER (ORDER BY side, n) AS turn FROM (
+        SELECT key, n, 0 AS side FROM past_cursor WHERE key IS NOT NULL
+        UNION ALL SELECT key, n, 1 FROM from_start WHERE key IS NOT NULL) found
+      ORDER BY side, n LIMIT $3),
+    candidates AS (
+      SELECT c.id, t.key, t.turn, row_number() OVER (PARTITION BY t.key ORDER BY c.next_attempt_at) AS rank
+      FROM tenants t CROSS JOIN LATERAL (
+        SELECT id, next_attempt_at FROM ${outbox} WHERE ${key} = t.key AND ${due('')}
+        ORDER BY next_attempt_at LIMIT $3) c)
+  UPDATE ${outbox} o SET attempts = o.attempts + 1, lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
+    FROM (SELECT o.id, c.key, c.turn FROM candidates c JOIN ${outbox} o ON o.id = c.id WHERE ${due('o.')}
+          ORDER BY c.rank, c.turn LIMIT $3 FOR UPDATE OF o SKIP LOCKED) due
     WHERE o.id = due.id
-    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational`
+    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational, due.key AS tenant_key, due.turn::int AS turn`
 }
 
 /** Message `$1`, leased to `$2`, fanned out. */

@@ -23,8 +23,11 @@ import { eventually } from './eventually.js'
 
 export { ROOT }
 export const CLI = join(ROOT, 'dist', 'cli', 'anvil.js')
-/** A guard against a hung child, not a timing assertion: every wait below ends on an event first. */
-export const GIVE_UP_MS = 30_000
+/**
+ * A guard against a hung child, not a timing assertion: every wait below ends on an event first. 90 s, since
+ * `anvil serve` took 33 s to listen on the shared 2-core machine at a load of 30 (3 s when it is quiet).
+ */
+export const GIVE_UP_MS = 90_000
 export const NEVER_PRINTED = 'whsec_never_print_me'
 /** curl runs the printed commands as users would; without it, fetch sends the same requests. */
 export const HAS_CURL = findExecutable('curl') !== undefined
