@@ -121,28 +121,29 @@ export const insertTest = (schema: string): string =>
  * The failed messages a re-send filter matches, oldest first: `$1` type, `$2` tenant, `$3` since, `$4` until
  * (each null for any), `$5` and `$6` the last (created_at, id) of the previous page or null, `$7` 'dispatch',
  * 'delivery' or null for both, `$8` the limit. Failed dispatches are walked in creation order from the cursor
- * on (outbox_failed). Failed deliveries come from the unresolved attempts (deliveries_unresolved), each message
- * read by its key (LATERAL with OFFSET 0: a probe, never a hash join over the outbox): a page costs what the
- * undelivered backlog holds, never a walk of the whole outbox, even for a filter that matches nothing.
+ * on (outbox_failed). Failed deliveries are walked in the same order in the unresolved failures, whose rows carry
+ * their message's creation time, tenant and type (migration 0020: deliveries_undelivered_created, or _tenant or
+ * _type when the filter names one), each message then read by its key (LATERAL with OFFSET 0: a probe, never a
+ * hash join over the outbox). A page reads the failures of the messages it returns and stops: a filter that
+ * matches nothing reads nothing, however large the outage.
  */
 export const failedPage = (schema: string): string => {
   const outbox = qualify(schema, 'outbox')
   const deliveries = qualify(schema, 'deliveries')
-  const matches = `($1::text IS NULL OR o.type = $1) AND ($2::text IS NULL OR o.tenant = $2)
-      AND ($3::timestamptz IS NULL OR o.created_at >= $3) AND ($4::timestamptz IS NULL OR o.created_at < $4)
-      AND ($5::timestamptz IS NULL OR (o.created_at >= $5 AND (o.created_at, o.id) > ($5, $6)))`
-  return `WITH undelivered AS MATERIALIZED (
-      SELECT DISTINCT d.message_id FROM ${deliveries} d
-      WHERE $7::text IS DISTINCT FROM 'dispatch' AND d.status <> 'success' AND NOT d.resolved AND d.status = 'failed')
-    SELECT id, created_at::text AS at FROM (
+  const matches = (table: string, created: string, id: string, type: string, tenant: string): string =>
+    `($1::text IS NULL OR ${table}.${type} = $1) AND ($2::text IS NULL OR ${table}.${tenant} = $2)
+      AND ($3::timestamptz IS NULL OR ${table}.${created} >= $3) AND ($4::timestamptz IS NULL OR ${table}.${created} < $4)
+      AND ($5::timestamptz IS NULL OR (${table}.${created} >= $5 AND (${table}.${created}, ${table}.${id}) > ($5, $6)))`
+  return `SELECT id, created_at::text AS at FROM (
       (SELECT o.id, o.created_at FROM ${outbox} o
-        WHERE $7::text IS DISTINCT FROM 'delivery' AND o.status = 'failed' AND ${matches}
+        WHERE $7::text IS DISTINCT FROM 'delivery' AND o.status = 'failed' AND ${matches('o', 'created_at', 'id', 'type', 'tenant')}
         ORDER BY o.created_at, o.id LIMIT $8)
       UNION ALL
-      (SELECT o.id, o.created_at FROM undelivered u
-        CROSS JOIN LATERAL (SELECT o.id, o.created_at FROM ${outbox} o
-          WHERE o.id = u.message_id AND o.status = 'dispatched' AND ${matches} OFFSET 0) o
-        ORDER BY o.created_at, o.id LIMIT $8)) AS failed
+      (SELECT DISTINCT ON (d.message_created_at, d.message_id) o.id, o.created_at FROM ${deliveries} d
+        CROSS JOIN LATERAL (SELECT o.id, o.created_at FROM ${outbox} o WHERE o.id = d.message_id AND o.status = 'dispatched' OFFSET 0) o
+        WHERE $7::text IS DISTINCT FROM 'dispatch' AND d.status = 'failed' AND NOT d.resolved AND d.message_created_at IS NOT NULL
+          AND ${matches('d', 'message_created_at', 'message_id', 'message_type', 'message_tenant')}
+        ORDER BY d.message_created_at, d.message_id LIMIT $8)) AS failed
     ORDER BY created_at, id LIMIT $8`
 }
 
