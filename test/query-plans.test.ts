@@ -69,7 +69,9 @@ const hotQueries = (tenDaysAgo: string): Array<[string, string, unknown[], RegEx
   ['re-send by filter, failed deliveries of a type', outbox.failedPage(SCHEMA), ['order.paid', null, null, null, null, null, 'delivery', 51],
     [/deliveries_undelivered_(type|created)/]],
   ['re-send by filter, a type no message has', outbox.failedPage(SCHEMA), ['no.such.type', null, null, null, null, null, null, 51],
-    [/deliveries_undelivered_type/]],
+    [/deliveries_undelivered_type/, /outbox_failed_type/]],
+  ['re-send by filter, failed dispatches of a tenant', outbox.failedPage(SCHEMA), [null, 't3', null, null, null, null, 'dispatch', 51],
+    [/outbox_failed_tenant/]],
   // Fair between tenants: a skip scan of the tenants with pending messages, each one's oldest by the same index, each row locked by its key.
   ['the dispatcher\'s claim', outbox.claim(SCHEMA), ['plan', 60_000, 100, ''], [/outbox_tenant_due/, /outbox_pkey/]],
   ['the dispatcher\'s claim, past a cursor', outbox.claim(SCHEMA), ['plan', 60_000, 100, 't3'], [/outbox_tenant_due/, /outbox_pkey/]],
@@ -136,6 +138,10 @@ t.test('re-send by filter: a page reads the failures of the messages it returns,
     ['a tenant no message has', resendPage(null, 'nobody')], ['a window with no failure', ['order.paid', null, new Date(Date.now() + DAY * 1000).toISOString(), null, null, null, 'delivery', 51]]] as const) {
     t.same(await rowsRead('deliveries', outbox.failedPage(SCHEMA), [...values]), { read: 0, returned: 0 }, what)
   }
+  for (const [what, values] of [['both kinds, a type no message has', ['no.such.type', null, null, null, null, null, null, 51]],
+    ['both kinds, a tenant no message has', [null, 'nobody', null, null, null, null, null, 51]]] as const) {
+    t.same(await rowsRead('outbox', outbox.failedPage(SCHEMA), [...values]), { read: 0, returned: 0 }, `${what}: no failed dispatch read either`)
+  }
   // The same filter without its index reads the whole backlog: the assertion above can fail.
   await client.query('BEGIN')
   t.teardown(async () => { await client.query('ROLLBACK') })
@@ -148,7 +154,7 @@ t.test('without their indexes the same queries scan: the seed is large enough to
   t.teardown(async () => { await client.query('ROLLBACK') })
   await client.query(`DROP INDEX ${SCHEMA}.deliveries_message`)
   t.match(await plan(outbox.deleteIdle(SCHEMA), [30 * DAY, 1000]), WHOLE_TABLE)
-  await client.query(`DROP INDEX ${SCHEMA}.outbox_pending_created, ${SCHEMA}.outbox_failed, ${SCHEMA}.outbox_due`)
+  await client.query(`DROP INDEX ${SCHEMA}.outbox_pending_created, ${SCHEMA}.outbox_failed, ${SCHEMA}.outbox_failed_tenant, ${SCHEMA}.outbox_failed_type, ${SCHEMA}.outbox_due`)
   t.match(await plan(outbox.stats(SCHEMA), []), WHOLE_TABLE)
   await client.query(`DROP INDEX ${SCHEMA}.outbox_tenant_due`)
   t.match(await plan(outbox.claim(SCHEMA), ['plan', 60_000, 100, '']), WHOLE_TABLE)

@@ -262,8 +262,8 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   t.same(Object.keys(DeliverySchema.properties).sort(), Object.keys(DeliveryDetailSchema.properties).filter((key) => !key.endsWith('Headers')).sort(),
     'in a list, without its headers')
   t.same(Object.keys(MessageSchema.properties).sort(),
-    answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until', 'operational'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
-    'a message: all but its lease and retry clock')
+    answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until', 'operational', 'ordering_seq'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
+    'a message: all but its lease, retry clock and place in its key\'s order')
   t.same(SOURCES.filter(({ text }) => /disabledReason:|lastDeliveryAt:|lastDispatchError:/.test(text)).map(({ file }) => file), [], 'no file lists an answer\'s fields again')
 
   // As the admin API's validator reads an answer's times.
@@ -296,7 +296,8 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   }, 'with its details: what made it, and the headers it has')
   const message = {
     id: 'msg_1', type: 't', public_type: 'p', tenant: null, data: '{"a":1}', created_at: at, status: 'failed' as const, attempts: 3,
-    next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null, operational: false
+    next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null, operational: false,
+    ordering_key: null, ordering_seq: null
   }
   t.ok(Value.Check(OutboxRowSchema, message), 'the sample is a row')
   t.ok(Value.Check(MessageSchema, { ...MessageShape.from(message), data: JSON.parse(message.data) }), 'a message fits its schema')

@@ -25,7 +25,7 @@ export const EndpointRowSchema = Type.Object({
   circuit_opened_at: Nullable(Type.Date()),
   /** Custom headers sent with each delivery, `{ name: value }` (migration 0017); only their names are answered. */
   headers: Type.Record(Type.String(), Type.String()),
-  /** `hmac` (`v1`) or `ed25519` (`v1a`, Standard Webhooks only; migration 0021). */
+  /** `hmac` (`v1`) or `ed25519` (`v1a`, Standard Webhooks only; migration 0023). */
   signing: Type.Union([Type.Literal('hmac'), Type.Literal('ed25519')]),
   /** The current signing key's `whpk_` public key; null for HMAC. */
   public_key: Nullable(Type.String())
