@@ -35,8 +35,8 @@ async function orderReceiver () {
 
 t.test('delivery workers SIGKILLed at random points: each key still arrives in publish order, and nothing is lost', async (t) => {
   const KEYS = 5
-  const MESSAGES = 100
-  const KILLS = 6
+  const MESSAGES = 60
+  const KILLS = 5
   const queueName = 'faults-ordering'
   const receiver = await orderReceiver()
   // Enough retries that no message is given up: every third POST fails, and each kill costs the jobs in flight an attempt.
@@ -45,7 +45,7 @@ t.test('delivery workers SIGKILLed at random points: each key still arrives in p
   // A lock long enough that a live worker on a loaded machine keeps its job: only the killed ones' jobs are taken back.
   const env = {
     REDIS_URL: redis.url, DATABASE_URL: db.url, ANVIL_QUEUE: queueName,
-    WORKER_CONCURRENCY: '8', LOCK_DURATION_MS: '4000', STALLED_INTERVAL_MS: '1000', COMMIT_PAUSE_MS: '150'
+    WORKER_CONCURRENCY: '8', LOCK_DURATION_MS: '3000', STALLED_INTERVAL_MS: '1000', COMMIT_PAUSE_MS: '150'
   }
   const spawned: Script[] = []
   const up = new Set<Script>()
