@@ -194,6 +194,28 @@ t.test('custom headers: set in the portal, named but never shown, sent with each
   t.same(pageErrors(errors), [])
 })
 
+t.test('an Ed25519 endpoint: made in the portal, its page shows the public key, rotated after a confirmation', async (t) => {
+  const { page, errors } = await openPortal(t, 'portal-ed25519-last')
+  await page.getByRole('button', { name: 'Add endpoint' }).click()
+  const form = page.getByRole('form', { name: 'New endpoint' })
+  await form.getByLabel('URL').fill(`${receiver.url}/acme/ed25519`)
+  await form.getByLabel('Signing').selectOption('ed25519')
+  await form.getByRole('button', { name: 'Create endpoint' }).click()
+  const shown = page.getByRole('status').filter({ hasText: 'The public key (Ed25519)' })
+  const created = await shown.getByTestId('secret').innerText()
+  t.match(created, /^whpk_/, 'the new endpoint shows its public key, not a secret')
+  await shown.getByRole('link', { name: 'Open the new endpoint' }).click()
+  const section = page.getByRole('region', { name: 'Public key' })
+  t.equal(await section.getByTestId('public-key').innerText(), created, 'the endpoint page shows the public key')
+  t.notOk((await page.content()).includes('whsk_'), 'never the signing key')
+  await section.getByRole('button', { name: 'Rotate key…' }).click()
+  await section.getByRole('button', { name: 'Rotate now' }).click()
+  await section.getByText('Key rotated: the old one signs beside it for the grace period.').waitFor()
+  await eventually('the page shows the new key', async () => (await section.getByTestId('public-key').innerText()) !== created)
+  t.match(await section.getByTestId('public-key').innerText(), /^whpk_/)
+  t.same(pageErrors(errors), [])
+})
+
 t.test('a test event from the schema shows its attempt by itself; the message page has every attempt in full; a retry of a delivered pair asks first', async (t) => {
   const { page, errors } = await openPortal(t, 'portal-test-event-last')
   await openEndpoint(page, acme)
