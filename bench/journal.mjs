@@ -3,8 +3,11 @@
 // (ANVIL_BENCH_PG_URL, else ANVIL_TEST_PG_URL, else postgres://postgres@127.0.0.1:5432/postgres; created and dropped here).
 // The ingress is not measured here: with the journal written by the worker, the ingress path has no PostgreSQL.
 // Side by side: graphile-worker 0.17.3 on the same database (bench/graphile-side.mjs).
-// Usage: node bench/journal.mjs [--jobs 3000] [--runs 3] [--concurrency 16,50] [--group 8,5] [--replay 10000] [--quick]
+// The PostgreSQL-native queue (`journal: { queue: 'postgres' }`, sides pgqueue and pgqueue-group): the same events queued
+// in anvil.webhook_event_queue before the clock starts, claimed with FOR UPDATE SKIP LOCKED; no Redis per event.
+// Usage: node bench/journal.mjs [--jobs 4000] [--rounds 3] [--sides journal,pgqueue,graphile] [--concurrency 16,50] [--group 25,5] [--replay 10000 | --skip-replay] [--quick]
 import { randomUUID } from 'node:crypto'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import pg from 'pg'
 import { Queue } from 'bullmq'
 import { createWorker, migrate, openEventLog } from '../dist/index.js'
@@ -12,23 +15,30 @@ import { graphileDrain, graphileFill, graphileSetup } from './graphile-side.mjs'
 import { benchArgs, benchDatabase, emitSection, postgresCpuSeconds, redisCpuSeconds, showSpread, spread, startRedis } from './lib.mjs'
 
 const values = benchArgs({
-  jobs: { type: 'string', default: '3000' },
+  jobs: { type: 'string', default: '4000' },
   runs: { type: 'string', default: '3' },
+  // Rounds: each round drains every side once, in alternating order (the same as --runs, which it overrides).
+  rounds: { type: 'string' },
   concurrency: { type: 'string', default: '16,50' },
   // Group commit for the group side: maxEvents,maxWaitMs (maxEvents is capped at half the concurrency, so one group fills while another commits).
   group: { type: 'string', default: '25,5' },
   replay: { type: 'string', default: '10000' },
+  // Drains only: no bulk replay.
+  'skip-replay': { type: 'boolean', default: false },
   // A subset of the sides, e.g. to profile one: node --cpu-prof bench/journal.mjs --sides journal
-  sides: { type: 'string', default: 'off,effect,rows,journal,async,group,graphile,graphile-batched' }
+  sides: { type: 'string', default: 'off,effect,rows,journal,async,group,pgqueue,pgqueue-group,graphile,graphile-batched' }
 })
 const sides = values.sides.split(',')
 const jobs = values.quick ? 200 : Number(values.jobs)
-const runs = values.quick ? 1 : Number(values.runs)
-const replayCount = values.quick ? 500 : Number(values.replay)
+const runs = values.quick ? 1 : Number(values.rounds ?? values.runs)
+const replayCount = values['skip-replay'] ? 0 : values.quick ? 500 : Number(values.replay)
+if (values.rounds !== undefined && !(Number.isInteger(Number(values.rounds)) && Number(values.rounds) > 0)) throw new Error(`--rounds takes a positive whole number, got ${values.rounds}`)
 const concurrencies = values.concurrency.split(',').map(Number)
 const [groupEvents, groupWaitMs] = values.group.split(',').map(Number)
 const groupFor = (concurrency) => ({ maxEvents: Math.max(2, Math.min(groupEvents, Math.floor(concurrency / 2))), maxWaitMs: groupWaitMs })
 const GRAPHILE = { graphile: false, 'graphile-batched': true }
+/** The sides on the journal's PostgreSQL queue. */
+const PGQUEUE = { pgqueue: false, 'pgqueue-group': true }
 const GIVE_UP_MS = 180_000
 const database = await benchDatabase('journal')
 const { name: dbName, url: dbUrl } = database
@@ -46,8 +56,9 @@ const queue = new Queue('webhooks', { connection: { url: redis.url }, prefix: '{
 /** The same N jobs the ingress would make (1 KB-ish JSON, headers, a signature), each with a new id and key. */
 async function fill (side) {
   await redis.client.flushall()
-  await pool.query('TRUNCATE anvil.webhook_events, anvil.webhook_event_failures, anvil.webhook_effects, bench_effects')
+  await pool.query('TRUNCATE anvil.webhook_events, anvil.webhook_event_failures, anvil.webhook_effects, anvil.webhook_event_queue, bench_effects')
   if (side in GRAPHILE) return await graphileFill(pool, jobs)
+  if (side in PGQUEUE) return await pgQueueFill()
   for (let i = 0; i < jobs; i += 500) {
     await queue.addBulk(Array.from({ length: Math.min(500, jobs - i) }, (_, k) => {
       const n = i + k
@@ -64,6 +75,17 @@ async function fill (side) {
       }
     }))
   }
+}
+
+/** The same events as rows of the journal's queue, as the ingress inserts them (a schedule of one retry). */
+async function pgQueueFill () {
+  await pool.query(`INSERT INTO anvil.webhook_event_queue (job_id, dedupe_key, event_id, received_at, source, provider, event_type, provider_event_id,
+      content_type, headers, signature, request_id, retry_schedule, payload)
+    SELECT 'e_' || n, 'k_' || gen_random_uuid(), 'evt_' || n, now(), 'stripe', 'stripe', 'invoice.paid', 'evt_' || n, 'application/json',
+      '{"content-type": "application/json", "stripe-signature": "t=1,v1=abc", "user-agent": "Stripe/1.0"}', 't=1,v1=abc', 'req_' || n, '{1000}',
+      convert_to(json_build_object('id', 'evt_' || n, 'type', 'invoice.paid', 'data', json_build_object('object', json_build_object('amount', n, 'currency', 'eur', 'lines', repeat('x', 800))))::text, 'UTF8')
+    FROM generate_series(0, $1 - 1) AS n`, [jobs])
+  await pool.query('ANALYZE anvil.webhook_event_queue')
 }
 
 /**
@@ -94,9 +116,15 @@ async function drain (side, concurrency) {
     : side === 'effect'
       ? async (event) => { await pool.query('INSERT INTO bench_effects (key, result) VALUES ($1, $2)', [`${event.eventId}:record`, { ok: true }]) }
       : async (event) => { await event.once('record', () => ({ ok: true })) }
-  const journal = { database: pool, retentionDays: 0, synchronousCommit: side !== 'async', ...(side === 'group' ? { groupCommit: groupFor(concurrency) } : {}) }
+  const journal = {
+    database: pool, retentionDays: 0, synchronousCommit: side !== 'async', ...(side === 'group' || side === 'pgqueue-group' ? { groupCommit: groupFor(concurrency) } : {}),
+    ...(side in PGQUEUE ? { queue: 'postgres' } : {})
+  }
   const worker = createWorker(handler, { redis: redis.url, concurrency, sweepIntervalMs: 0, ...(side === 'off' || side === 'effect' ? {} : { journal }) })
-  worker.worker.on('completed', () => onDone(++completed))
+  // The PostgreSQL queue's jobs are not BullMQ's: their completions are the worker's `processed` diagnostics.
+  const processed = () => onDone(++completed)
+  if (side in PGQUEUE) subscribe('anvil:worker:processed', processed)
+  else worker.worker.on('completed', processed)
   let failed = 0
   worker.worker.on('failed', (_job, err) => { if (failed++ === 0) console.error(`journal: ${side}: a job failed: ${err.message}`) })
   await worker.start()
@@ -109,13 +137,14 @@ async function drain (side, concurrency) {
   }
   const after = await cpuNow()
   await worker.close()
+  if (side in PGQUEUE) unsubscribe('anvil:worker:processed', processed)
   const cpu = Object.fromEntries(Object.keys(before).map((k) => [k, (after[k] - before[k]) / jobs * 1e6]))
   if (failed > 0) throw new Error(`journal: ${failed} jobs failed on ${side}`)
   if (side === 'effect') {
     const { rows } = await pool.query('SELECT count(*) AS effects FROM bench_effects')
     if (Number(rows[0].effects) !== jobs) throw new Error(`journal: ${rows[0].effects} effects of ${jobs} on effect`)
   }
-  if (side === 'journal' || side === 'async' || side === 'group') {
+  if (side === 'journal' || side === 'async' || side === 'group' || side in PGQUEUE) {
     const { rows } = await pool.query("SELECT count(*) FILTER (WHERE status = 'done') AS done, (SELECT count(*) FROM anvil.webhook_effects) AS effects FROM anvil.webhook_events")
     if (Number(rows[0].done) !== jobs || Number(rows[0].effects) !== jobs) throw new Error(`journal: ${rows[0].done} rows done, ${rows[0].effects} effects of ${jobs}`)
   }
@@ -170,10 +199,13 @@ const SIDE_NOTES = {
   async: 'journal + once with `synchronousCommit: false` (the journal\'s own batched row writes commit without waiting for the disk; the handler\'s transaction still does)',
   group: `journal + once with group commit (\`groupCommit: { maxEvents: min(${groupEvents}, concurrency / 2), maxWaitMs: ${groupWaitMs} }\`: a group\'s rows and effects in one statement with its commit)`,
   graphile: 'graphile-worker 0.17.3, its task writing the same effect row (autocommitted), a commit per job\'s completion',
+  pgqueue: 'journal + once on the PostgreSQL queue (`journal: { queue: \'postgres\' }`): the events are rows of `webhook_event_queue` inserted before the clock, claimed in batches with `FOR UPDATE SKIP LOCKED`, each row deleted after its event\'s transaction (no Redis per event)',
+  'pgqueue-group': 'pgqueue with the group side\'s group commit',
   'graphile-batched': 'the same with its batching: `localQueue: { size: 2 × concurrency }`, `completeJobBatchDelay: 0`'
 }
 /** The ratios the issue sets targets for: [a, b, target of a / b]. */
-const PAIRS = [['journal', 'effect', 0.7], ['group', 'effect', 2], ['journal', 'graphile', 1], ['group', 'graphile-batched', 1]]
+const PAIRS = [['journal', 'effect', 0.7], ['group', 'effect', 2], ['journal', 'graphile', 1], ['group', 'graphile-batched', 1],
+  ['pgqueue', 'journal', 1], ['pgqueue', 'graphile', 1], ['pgqueue-group', 'group', 1], ['pgqueue-group', 'graphile-batched', 1]]
 const rows = []
 let replayRate
 try {
@@ -207,10 +239,13 @@ try {
     rows.push(row)
     console.error(`journal: concurrency ${concurrency}: ${sides.map((side) => `${side} ${Math.round(row.sides[side].rate.median)} jobs/s${row.sides[side].ratio === undefined ? '' : ` (${row.sides[side].ratio.median.toFixed(2)})`}`).join(', ')}${row.pairs.map((p) => `; ${p.a} / ${p.b} ${p.rate.median.toFixed(2)}`).join('')}`)
   }
-  const replays = []
-  for (let run = 0; run < runs; run++) replays.push(await bulkReplay())
-  replayRate = spread(replays)
-  console.error(`journal: bulk replay ${Math.round(replayRate.median)} events/s`)
+  // --skip-replay skips it.
+  if (replayCount > 0) {
+    const replays = []
+    for (let run = 0; run < runs; run++) replays.push(await bulkReplay())
+    replayRate = spread(replays)
+    console.error(`journal: bulk replay ${Math.round(replayRate.median)} events/s`)
+  }
 } finally {
   await queue.close()
   await redis.stop()
@@ -239,7 +274,8 @@ const markdown = [
   '|---|---|---|---|---|',
   ...rows.flatMap((r) => r.pairs.map((p) => `| ${r.concurrency} | ${p.a} / ${p.b} | ≥ ${p.target} | ${show(p.rate, 2)} | ${show(p.cpu, 2)} |`)),
   '',
-  `Bulk replay, no rate limit: ${replayCount} failed events inserted by SQL, replayed by one run (pages of 200, each one transaction`,
-  `with its \`addBulk\`): ${showSpread(replayRate)} events/s.`
+  ...(replayRate === undefined ? ['Bulk replay: not run (`--skip-replay`).'] : [
+    `Bulk replay, no rate limit: ${replayCount} failed events inserted by SQL, replayed by one run (pages of 200, each one transaction`,
+    `with its \`addBulk\`): ${showSpread(replayRate)} events/s.`])
 ]
 emitSection({ id: 'journal', title: 'Event journal', markdown, data: { jobs, runs, rows, replayCount, replayRate } }, values)

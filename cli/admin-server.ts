@@ -8,6 +8,7 @@ import { outboundAdminFeature } from './outbound-admin.js'
 import { createApp } from './server.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/event-log/open-event-log.js'
+import type { JournalQueue } from '../src/journal/journal-options.js'
 
 /** What a feature's admin routes may use; the database is open when ANVIL_DATABASE_URL is set. */
 export interface AdminFeatureContext {
@@ -17,6 +18,8 @@ export interface AdminFeatureContext {
   prefix?: string
   /** The delivery jobs' schedule (ANVIL_OUTBOUND_RETRY_SCHEDULE), for the jobs a re-send makes. */
   outboundRetrySchedule?: number[]
+  /** ANVIL_JOURNAL_QUEUE: where journal replays queue their events. */
+  journalQueue?: JournalQueue
   log: Logger
 }
 
@@ -29,7 +32,8 @@ export const journalFeature: AdminFeature = (context) => journalAdminRoutes(open
   database: context.database?.pool,
   schema: context.database?.schema,
   queueName: context.queueName,
-  prefix: context.prefix
+  prefix: context.prefix,
+  ...(context.journalQueue === undefined ? {} : { journalQueue: context.journalQueue })
 }))
 
 /** The feature route sets `anvil serve` offers in its admin API: each feature (journal, outgoing webhooks) adds its line. */
@@ -49,6 +53,7 @@ export async function registerAdmin (
   if (database !== undefined) host.addHook('onClose', async () => await database.close())
   const context: AdminFeatureContext = {
     database, redis: config.redisUrl ?? DEFAULT_REDIS_URL, queueName: config.queueName, prefix: config.prefix, log,
+    ...(config.journalQueue === undefined ? {} : { journalQueue: config.journalQueue }),
     ...(config.outboundRetrySchedule === undefined ? {} : { outboundRetrySchedule: config.outboundRetrySchedule })
   }
   const routes: FastifyPluginAsync[] = []

@@ -117,7 +117,7 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
     // on one Redis (the one on the default URL, say) never take each other's events.
     const queues = [config.queueName ?? DEFAULT_QUEUE_NAME, ...(database === undefined ? [] : [DEFAULT_OUTBOUND_QUEUE_NAME])]
     if (!await bindQueues({ redisUrl, prefix: config.prefix, queues, database, projectDir: join(process.cwd(), DEV_REDIS_DIR) }, log, life)) return
-    const app = await buildServer({ ...config, redisUrl, allowShortSecrets: true }, log, tracing)
+    const app = await buildServer({ ...config, redisUrl, allowShortSecrets: true, journalQueue: config.journal?.queue }, log, tracing)
     await app.register(anvilWorker, { handler, ...workerOptions(config, redisUrl, tracing?.telemetry) })
     if (config.databaseUrl !== undefined) {
       // The outgoing side runs here as in `anvil worker`, and may reach receivers on this machine unless told otherwise.

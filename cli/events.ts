@@ -22,7 +22,8 @@ export async function openCliEventLog (config: JournalCliConfig): Promise<CliEve
   if (config.admin !== undefined) return adminClient(config.admin)
   const { openEventLog } = await import('../src/event-log/open-event-log.js')
   return openEventLog({
-    redis: config.redisUrl ?? DEFAULT_REDIS_URL, database: config.databaseUrl, schema: config.dbSchema, queueName: config.queueName, prefix: config.prefix
+    redis: config.redisUrl ?? DEFAULT_REDIS_URL, database: config.databaseUrl, schema: config.dbSchema, queueName: config.queueName, prefix: config.prefix,
+    ...(config.journalQueue === undefined ? {} : { journalQueue: config.journalQueue })
   })
 }
 

@@ -14,6 +14,7 @@ import { isRequestId } from '../src/inbound/request-id.js'
 import type { QueueSamplerOptions } from '../src/queue/queue-sampler.js'
 import { deferredChildLogger } from './request-logger.js'
 import type { Tracing } from './tracing.js'
+import type { JournalQueue } from '../src/journal/journal-options.js'
 
 /** A request id a load balancer or the sender already set is kept, so one id follows the request across hops. */
 export const REQUEST_ID_HEADER = 'x-request-id'
@@ -69,7 +70,7 @@ export const SENDER_TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as 
  * With tracing, its plugin comes first, so it sees every route and hook registered after it.
  */
 export async function buildServer (
-  config: CommonConfig & IngressConfig & RetentionConfig & { allowShortSecrets?: boolean }, log: Logger,
+  config: CommonConfig & IngressConfig & RetentionConfig & { allowShortSecrets?: boolean, databaseUrl?: string, dbSchema?: string, journalQueue?: JournalQueue }, log: Logger,
   tracing?: Pick<Tracing, 'fastifyPlugin' | 'telemetry'>
 ): Promise<FastifyInstance> {
   const app = createApp(log, config.requestTimeoutMs, config.trustProxy)
@@ -97,7 +98,11 @@ export async function buildServer (
     retrySchedule: config.retrySchedule,
     retention: config.retention,
     allowShortSecrets: config.allowShortSecrets,
-    telemetry: tracing?.telemetry
+    telemetry: tracing?.telemetry,
+    // ANVIL_JOURNAL_QUEUE=postgres: events go into the journal's queue, not BullMQ.
+    ...(config.journalQueue === 'postgres' && config.databaseUrl !== undefined
+      ? { journal: { queue: 'postgres' as const, database: config.databaseUrl, schema: config.dbSchema } }
+      : {})
   })
   await app.register(anvilHealth)
   return app

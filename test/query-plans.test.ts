@@ -63,9 +63,15 @@ const hotQueries = (tenDaysAgo: string): Array<[string, string, unknown[], RegEx
     [/deliveries_endpoint_unresolved/]],
   ['a portal token\'s deliveries: each of its tenant\'s endpoints by its index', deliveries.listOfTenant(SCHEMA), [null, null, null, null, 51, 't3'], [/deliveries_endpoint/]],
   ['a portal token\'s deliveries, a tenant with none', deliveries.listOfTenant(SCHEMA), [null, null, null, null, 51, 'nobody'], [/deliveries_endpoint/]],
-  ['re-send by filter, both kinds', outbox.failedPage(SCHEMA), [null, null, null, null, null, null, null, 51], [/outbox_failed/, /deliveries_unresolved/, /outbox_pkey/]],
+  ['re-send by filter, both kinds', outbox.failedPage(SCHEMA), [null, null, null, null, null, null, null, 51], [/outbox_failed/, /deliveries_undelivered_created/, /outbox_pkey/]],
   ['re-send by filter, failed deliveries of a tenant, a later page', outbox.failedPage(SCHEMA),
-    [null, 't3', null, null, new Date(Date.now() - 10 * DAY * 1000).toISOString(), 'msg_0', 'delivery', 51], [/deliveries_unresolved/, /outbox_pkey/]],
+    [null, 't3', null, null, new Date(Date.now() - 10 * DAY * 1000).toISOString(), 'msg_0', 'delivery', 51], [/deliveries_undelivered_tenant/, /outbox_pkey/]],
+  ['re-send by filter, failed deliveries of a type', outbox.failedPage(SCHEMA), ['order.paid', null, null, null, null, null, 'delivery', 51],
+    [/deliveries_undelivered_(type|created)/]],
+  ['re-send by filter, a type no message has', outbox.failedPage(SCHEMA), ['no.such.type', null, null, null, null, null, null, 51],
+    [/deliveries_undelivered_type/, /outbox_failed_type/]],
+  ['re-send by filter, failed dispatches of a tenant', outbox.failedPage(SCHEMA), [null, 't3', null, null, null, null, 'dispatch', 51],
+    [/outbox_failed_tenant/]],
   // Fair between tenants: a skip scan of the tenants with pending messages, each one's oldest by the same index, each row locked by its key.
   ['the dispatcher\'s claim', outbox.claim(SCHEMA), ['plan', 60_000, 100, ''], [/outbox_tenant_due/, /outbox_pkey/]],
   ['the dispatcher\'s claim, past a cursor', outbox.claim(SCHEMA), ['plan', 60_000, 100, 't3'], [/outbox_tenant_due/, /outbox_pkey/]],
@@ -103,12 +109,52 @@ t.test('the journal\'s stats read the days of their window only', async (t) => {
   t.notMatch(found, new RegExp(`webhook_events_${day(3)}`), 'not the days before the window: pruned')
 })
 
+interface PlanNode { 'Relation Name'?: string, 'Actual Rows'?: number, 'Actual Loops'?: number, 'Rows Removed by Filter'?: number, Plans?: PlanNode[] }
+/** The rows a statement read of `table` as it ran (EXPLAIN ANALYZE): those its scans returned and those they filtered out. */
+async function rowsRead (table: string, text: string, values: unknown[]): Promise<{ read: number, returned: number }> {
+  const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values)
+  const top = rows[0]?.['QUERY PLAN'][0]?.Plan as PlanNode
+  const walk = (node: PlanNode): number => (node['Relation Name'] === table
+    ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * (node['Actual Loops'] ?? 1)
+    : 0) + (node.Plans ?? []).reduce((sum, child) => sum + walk(child), 0)
+  return { read: walk(top), returned: top['Actual Rows'] ?? 0 }
+}
+const resendPage = (type: string | null, tenant: string | null, after: [string, string] | [null, null] = [null, null]): unknown[] =>
+  [type, tenant, null, null, after[0], after[1], 'delivery', 51]
+/** The seed's undelivered messages (n % 100 = 7, all of tenant t7) have two failed attempts each. */
+const PER_MESSAGE = 2
+
+t.test('re-send by filter: a page reads the failures of the messages it returns, and a filter that matches nothing reads none', async (t) => {
+  const unresolved = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${SCHEMA}.deliveries WHERE status = 'failed' AND NOT resolved`)).rows[0]?.n)
+  t.ok(unresolved > 3 * PER_MESSAGE * 51, `the seed's backlog (${unresolved} failures) is several pages`)
+  const first = await rowsRead('deliveries', outbox.failedPage(SCHEMA), resendPage(null, null))
+  t.equal(first.returned, 51, 'a full page (the limit and one to tell there is more)')
+  t.ok(first.read <= PER_MESSAGE * 52, `the first page read ${first.read} failures, those of its messages`)
+  const last = (await client.query<{ id: string, at: string }>(outbox.failedPage(SCHEMA), resendPage(null, null))).rows[49] as { id: string, at: string }
+  const second = await rowsRead('deliveries', outbox.failedPage(SCHEMA), resendPage(null, null, [last.at, last.id]))
+  t.ok(second.returned === 51 && second.read <= PER_MESSAGE * 52, `a later page read ${second.read}`)
+  t.ok((await rowsRead('deliveries', outbox.failedPage(SCHEMA), resendPage(null, 't7'))).read <= PER_MESSAGE * 52, 'a tenant\'s page')
+  for (const [what, values] of [['a tenant with no failure', resendPage(null, 't3')], ['a type no message has', resendPage('no.such.type', null)],
+    ['a tenant no message has', resendPage(null, 'nobody')], ['a window with no failure', ['order.paid', null, new Date(Date.now() + DAY * 1000).toISOString(), null, null, null, 'delivery', 51]]] as const) {
+    t.same(await rowsRead('deliveries', outbox.failedPage(SCHEMA), [...values]), { read: 0, returned: 0 }, what)
+  }
+  for (const [what, values] of [['both kinds, a type no message has', ['no.such.type', null, null, null, null, null, null, 51]],
+    ['both kinds, a tenant no message has', [null, 'nobody', null, null, null, null, null, 51]]] as const) {
+    t.same(await rowsRead('outbox', outbox.failedPage(SCHEMA), [...values]), { read: 0, returned: 0 }, `${what}: no failed dispatch read either`)
+  }
+  // The same filter without its index reads the whole backlog: the assertion above can fail.
+  await client.query('BEGIN')
+  t.teardown(async () => { await client.query('ROLLBACK') })
+  await client.query(`DROP INDEX ${SCHEMA}.deliveries_undelivered_tenant`)
+  t.ok((await rowsRead('deliveries', outbox.failedPage(SCHEMA), resendPage(null, 't3'))).read >= unresolved, 'without deliveries_undelivered_tenant it reads every failure')
+})
+
 t.test('without their indexes the same queries scan: the seed is large enough to tell', async (t) => {
   await client.query('BEGIN')
   t.teardown(async () => { await client.query('ROLLBACK') })
   await client.query(`DROP INDEX ${SCHEMA}.deliveries_message`)
   t.match(await plan(outbox.deleteIdle(SCHEMA), [30 * DAY, 1000]), WHOLE_TABLE)
-  await client.query(`DROP INDEX ${SCHEMA}.outbox_pending_created, ${SCHEMA}.outbox_failed, ${SCHEMA}.outbox_due`)
+  await client.query(`DROP INDEX ${SCHEMA}.outbox_pending_created, ${SCHEMA}.outbox_failed, ${SCHEMA}.outbox_failed_tenant, ${SCHEMA}.outbox_failed_type, ${SCHEMA}.outbox_due`)
   t.match(await plan(outbox.stats(SCHEMA), []), WHOLE_TABLE)
   await client.query(`DROP INDEX ${SCHEMA}.outbox_tenant_due`)
   t.match(await plan(outbox.claim(SCHEMA), ['plan', 60_000, 100, '']), WHOLE_TABLE)

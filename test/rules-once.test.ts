@@ -257,13 +257,13 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
     Object.keys(row.properties).filter((column) => !left.includes(column)).map((column) => rename[column] ?? camel(column)).sort()
   t.same(Object.keys(EndpointSchema.properties).sort(), [...answered(EndpointRowSchema, ['operational', 'circuit_opened_at', 'headers']), 'headerNames'].sort(),
     'an endpoint: all but its operational bookkeeping, and its custom headers\' names without their values')
-  t.same(Object.keys(DeliveryDetailSchema.properties).sort(), [...answered(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls']), 'deliveredLater', 'trigger'].sort(),
+  t.same(Object.keys(DeliveryDetailSchema.properties).sort(), [...answered(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls', 'message_created_at', 'message_tenant', 'message_type']), 'deliveredLater', 'trigger'].sort(),
     'a delivery: all but the worker\'s bookkeeping, which it answers as what made it and whether it was delivered later')
   t.same(Object.keys(DeliverySchema.properties).sort(), Object.keys(DeliveryDetailSchema.properties).filter((key) => !key.endsWith('Headers')).sort(),
     'in a list, without its headers')
   t.same(Object.keys(MessageSchema.properties).sort(),
-    answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until', 'operational'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
-    'a message: all but its lease and retry clock')
+    answered(OutboxRowSchema, ['next_attempt_at', 'lease_owner', 'lease_until', 'operational', 'ordering_seq'], { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }),
+    'a message: all but its lease, retry clock and place in its key\'s order')
   t.same(SOURCES.filter(({ text }) => /disabledReason:|lastDeliveryAt:|lastDispatchError:/.test(text)).map(({ file }) => file), [], 'no file lists an answer\'s fields again')
 
   // As the admin API's validator reads an answer's times.
@@ -285,7 +285,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const delivery = {
     id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,
     error: null, response_head: 'ok', request_headers: { 'webhook-id': 'msg_1' }, response_headers: null, payload_sha256: 'ab', created_at: at,
-    job_id: 'j', resolved: true, job_stalls: 1
+    job_id: 'j', resolved: true, job_stalls: 1, message_created_at: at, message_tenant: null, message_type: 't'
   }
   t.ok(Value.Check(DeliveryRowSchema, delivery), 'the sample is a row')
   t.same(DeliveryShape.from(delivery), {
@@ -296,7 +296,8 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   }, 'with its details: what made it, and the headers it has')
   const message = {
     id: 'msg_1', type: 't', public_type: 'p', tenant: null, data: '{"a":1}', created_at: at, status: 'failed' as const, attempts: 3,
-    next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null, operational: false
+    next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null, operational: false,
+    ordering_key: null, ordering_seq: null
   }
   t.ok(Value.Check(OutboxRowSchema, message), 'the sample is a row')
   t.ok(Value.Check(MessageSchema, { ...MessageShape.from(message), data: JSON.parse(message.data) }), 'a message fits its schema')

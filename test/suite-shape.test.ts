@@ -64,6 +64,15 @@ t.test('one wait on a state: eventually(what, check, ms) of test/helpers/eventua
   t.same(others, [], 'import { eventually } from test/helpers/eventually.ts instead')
 })
 
+t.test('no pool per query: a query goes through TestDatabase.query (one small pool per file) or a pool made once', async (t) => {
+  // A new pool per query, in a check that eventually polls, opened hundreds of connections on the
+  // PostgreSQL the whole suite shares (max_connections 100), and "sorry, too many clients already" beside it.
+  const raw = files.flatMap((file) => readFileSync(join(ROOT, file), 'utf8').split('\n').map((line, i) => [file, i + 1, line] as const))
+    .filter(([, , line]) => /\.pool\(\d*\)\.query\b/.test(line))
+    .map(([file, line]) => `${file}:${line}`)
+  t.same(raw, [])
+})
+
 t.test('the check sees a top-level await, and lets one inside a function, and await import(), be', async (t) => {
   t.equal(topLevelAwaits('probe.ts', 'const redis = await TestRedis.start()').length, 1)
   t.equal(topLevelAwaits('probe.ts', 'for await (const line of lines) {}').length, 1)

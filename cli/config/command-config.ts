@@ -3,7 +3,7 @@ import type { PortalTheme } from '../../src/portal/portal-theme.js'
 import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import type { SourceOptions } from '../../src/inbound/ingress-options.js'
 import type { PortalLimits } from '../../src/portal/portal-limits.js'
-import type { GroupCommitOptions, JournalOptions } from '../../src/journal/journal-options.js'
+import type { GroupCommitOptions, JournalOptions, JournalQueue } from '../../src/journal/journal-options.js'
 import type { Retention } from '../../src/queue/queue-settings.js'
 import type { Loaded, WorkerRole } from './settings.js'
 import type { SETTING_GROUPS } from './options.js'
@@ -43,7 +43,7 @@ export interface IngressConfig {
 
 export type WorkerConfig = Group<'worker'> & {
   /** The event journal: on when ANVIL_DATABASE_URL is set. */
-  journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number, groupCommit?: GroupCommitOptions }
+  journal?: { databaseUrl: string, dbSchema?: string, retentionDays?: number, groupCommit?: GroupCommitOptions, queue?: JournalQueue }
   /** ANVIL_CONSOLE_URL: the console's address, for the links of operational events (with a database). */
   consoleUrl?: string
   /** From ANVIL_PORTAL_PUBLIC_URL: the portal page's address, for the links of a tenant's own operational events. */
@@ -54,7 +54,8 @@ export type WorkerConfig = Group<'worker'> & {
 export function journalOptionsOf (journal: NonNullable<WorkerConfig['journal']>): JournalOptions {
   return {
     database: journal.databaseUrl, schema: journal.dbSchema, retentionDays: journal.retentionDays,
-    ...(journal.groupCommit === undefined ? {} : { groupCommit: journal.groupCommit })
+    ...(journal.groupCommit === undefined ? {} : { groupCommit: journal.groupCommit }),
+    ...(journal.queue === undefined ? {} : { queue: journal.queue })
   }
 }
 
@@ -80,6 +81,8 @@ export interface AdminConfig {
   /** The PostgreSQL the admin API's features (outgoing webhooks, the journal) use; undefined: none of them. */
   databaseUrl?: string
   dbSchema?: string
+  /** ANVIL_JOURNAL_QUEUE: `postgres`, the ingress inserts events into the journal's queue (with the database) and replays go there. */
+  journalQueue?: JournalQueue
   /** ANVIL_OUTBOUND_RETRY_SCHEDULE: the attempts of the delivery jobs a re-send makes. */
   outboundRetrySchedule?: number[]
   /** ANVIL_PORTAL_PUBLIC_URL, ANVIL_PORTAL_FRAME_ANCESTORS, ANVIL_PORTAL_THEME and ANVIL_PORTAL_LIMITS: `anvilAdmin`'s `portal` options. */

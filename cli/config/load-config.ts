@@ -83,7 +83,8 @@ function worker (env: Env, flags: Flags): WorkerConfig {
   const groupCommit = read(SETTINGS.journalGroupCommit, env, flags)
   const journal = {
     dbSchema: read(SETTINGS.dbSchema, env, flags), retentionDays: read(SETTINGS.journalRetentionDays, env, flags),
-    ...(groupCommit === undefined ? {} : { groupCommit })
+    ...(groupCommit === undefined ? {} : { groupCommit }),
+    ...optional('queue', read(SETTINGS.journalQueue, env, flags))
   }
   return {
     ...readGroup(SETTING_GROUPS.worker, env, flags),
@@ -141,6 +142,7 @@ function admin (env: Env, flags: Flags, port: number): AdminConfig {
     admin: token === undefined ? undefined : { token, port: adminPort },
     databaseUrl: read(SETTINGS.databaseUrl, env, flags),
     dbSchema: read(SETTINGS.dbSchema, env, flags),
+    ...optional('journalQueue', read(SETTINGS.journalQueue, env, flags)),
     ...optional('outboundRetrySchedule', read(SETTINGS.outboundRetrySchedule, env, flags)),
     ...optional('portal', Object.keys(portal).length === 0 ? undefined : portal)
   }
@@ -198,7 +200,7 @@ function outboundConfig (env: Env, flags: Flags): OutboundSchedules & { database
   return { databaseUrl, ...optional('dbSchema', read(SETTINGS.dbSchema, env, flags)), ...optional('outboundRetentionDays', retentionDays), ...schedules }
 }
 
-function optional<K extends string, V> (key: K, value: V | undefined): Partial<Record<K, V>> {
+export function optional<K extends string, V> (key: K, value: V | undefined): Partial<Record<K, V>> {
   return value === undefined ? {} : { [key]: value } as Record<K, V>
 }
 

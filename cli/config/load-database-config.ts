@@ -5,7 +5,8 @@
 import { DEFAULT_ADMIN_PREFIX } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
 import { SETTINGS, nameOf, read, valueOf, type Env, type Flags, type LogLevel } from './settings.js'
-import { common, type CommonConfig } from './load-config.js'
+import { common, optional, type CommonConfig } from './load-config.js'
+import type { JournalQueue } from '../../src/journal/journal-options.js'
 
 /** `anvil migrate`, and every command that uses PostgreSQL: the database is required there. */
 export interface DatabaseConfig {
@@ -36,6 +37,8 @@ export interface JournalCliConfig extends CommonConfig {
   admin?: { url: string, token: string }
   databaseUrl?: string
   dbSchema?: string
+  /** ANVIL_JOURNAL_QUEUE: where replays queue their events. */
+  journalQueue?: JournalQueue
   /** `events list --limit`. */
   limit?: number
 }
@@ -57,6 +60,7 @@ export function loadJournalConfig (env: Env, flags: Flags = {}): JournalCliConfi
     admin: url === undefined || token === undefined ? undefined : { url: adminBase(url), token },
     databaseUrl: read(SETTINGS.databaseUrl, env, flags),
     dbSchema: read(SETTINGS.dbSchema, env, flags),
+    ...optional('journalQueue', read(SETTINGS.journalQueue, env, flags)),
     limit: read(SETTINGS.limit, env, flags)
   }
 }

@@ -33,11 +33,11 @@ export const SETTING_GROUPS = {
   /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
   forward: ['config', 'allowShortSecrets', 'outboundAllowNets', 'forwardAllowNets'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
-  admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema', 'outboundRetrySchedule', 'portalPublicUrl', 'portalFrameAncestors', 'portalTheme', 'portalLimits'],
+  admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema', 'journalQueue', 'outboundRetrySchedule', 'portalPublicUrl', 'portalFrameAncestors', 'portalTheme', 'portalLimits'],
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
-  journal: ['adminUrl', 'databaseUrl', 'dbSchema'],
+  journal: ['adminUrl', 'databaseUrl', 'dbSchema', 'journalQueue'],
   /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal, and the outbox dispatched and outgoing webhooks delivered. */
-  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit', 'outboundRetentionDays', 'outboxMaxAttempts', 'outboxRetryBaseMs', 'outboundRetrySchedule', 'consoleUrl', 'portalPublicUrl'],
+  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit', 'journalQueue', 'outboundRetentionDays', 'outboxMaxAttempts', 'outboxRetryBaseMs', 'outboundRetrySchedule', 'consoleUrl', 'portalPublicUrl'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
   database: ['databaseUrl', 'dbSchema', 'logLevel']
 } as const satisfies Record<string, readonly SettingKey[]>

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox'
 import { redactUrl } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
 import { ConsoleUrl, MAX_RETRY_STEP_MS, RetrySchedule, SCHEMA_NAME_RULE, SchemaName, Whole } from '../../src/shared/schemas.js'
-import { GroupCommitSchema, JournalOptionsSchema } from '../../src/journal/journal-options.js'
+import { GroupCommitSchema, JournalOptionsSchema, JournalQueueSchema } from '../../src/journal/journal-options.js'
 import { netsProblem } from '../../src/send/cidr.js'
 import { DEFAULT_DISPATCH_RETRY, DEFAULT_OUTBOX_RETENTION_DAYS, DispatchOptionsSchema, OutboundOptionsSchema } from '../../src/outbox/outbound-options.js'
 import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-schedule.js'
@@ -49,6 +49,11 @@ export const OUTBOUND_SETTINGS = {
     env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
     description: 'with ANVIL_DATABASE_URL: the worker deletes journal rows older than this, 0 keeps them',
     ...whole(JournalOptionsSchema.properties.retentionDays, 'days')
+  }),
+  journalQueue: define({
+    env: 'ANVIL_JOURNAL_QUEUE', key: 'journalQueue', flag: '--journal-queue', value: '<queue>', default: 'bullmq',
+    description: "with ANVIL_DATABASE_URL: where events wait for their handler; postgres: in the journal's database (anvil serve inserts them, anvil worker claims them), not BullMQ",
+    expected: 'bullmq or postgres', schema: JournalQueueSchema
   }),
   journalGroupCommit: define({
     env: 'ANVIL_JOURNAL_GROUP_COMMIT', key: 'journalGroupCommit', flag: '--journal-group-commit', value: '<events,ms>',

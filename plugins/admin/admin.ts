@@ -27,6 +27,7 @@ import { PortalOptionsSchema } from '../../src/portal/portal-options.js'
 import { createPortalQuotas } from '../../src/portal/portal-limits.js'
 import { portalKey } from '../../src/portal/portal-token.js'
 import { portalRoutes } from './portal-routes.js'
+import { createPortalLinks } from '../../src/portal/portal-links.js'
 import { adminErrorHandler } from './error-handler.js'
 import { SessionKeys } from './session.js'
 import { memorySessionStore, redisSessionStore } from './session-store.js'
@@ -124,10 +125,10 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
       await admin.register(portalPageRoutes(prefix, portalOptions.frameAncestors ?? []))
     }
     if (outbound !== undefined) await admin.register(outboundAdminRoutes(outbound))
-    if (portal !== undefined) {
+    if (portal !== undefined && portalDb !== undefined) {
       const publicUrl = portalOptions.publicUrl?.replace(/\/+$/, '')
       await admin.register(portalRoutes({
-        ...portal, prefix, ...(publicUrl === undefined ? {} : { publicUrl }), ...(portalOptions.theme === undefined ? {} : { theme: portalOptions.theme }),
+        ...portal, links: createPortalLinks(portalDb, portal.key, portal.revocations), prefix, ...(publicUrl === undefined ? {} : { publicUrl }), ...(portalOptions.theme === undefined ? {} : { theme: portalOptions.theme }),
         frameAncestors: portalOptions.frameAncestors ?? []
       }))
     }

@@ -3,8 +3,9 @@ import { Type } from '@sinclair/typebox'
 import { Tenant } from '../../src/endpoints/endpoint-schemas.js'
 import type { PortalRevocations } from '../../src/portal/portal-revocations.js'
 import {
-  DEFAULT_PORTAL_TTL_SECONDS, MAX_PORTAL_TTL_SECONDS, mintPortalToken, PortalScopes, type PortalScopeName
+  DEFAULT_PORTAL_TTL_SECONDS, MAX_PORTAL_TTL_SECONDS, PortalScopes, type PortalScopeName
 } from '../../src/portal/portal-token.js'
+import type { PortalLinks } from '../../src/portal/portal-links.js'
 import type { KeyObject } from 'node:crypto'
 import { PortalThemeSchema, type PortalTheme } from '../../src/portal/portal-theme.js'
 import { portalPageUrl } from '../../src/portal/portal-options.js'
@@ -15,6 +16,8 @@ const tags = ['portal']
 export interface PortalRouteOptions {
   key: KeyObject
   revocations: PortalRevocations
+  /** The links' one-time codes (src/portal/portal-links.ts). */
+  links: PortalLinks
   /** The admin API's prefix: the page is at `<prefix>/portal/`. */
   prefix: string
   publicUrl?: string
@@ -39,24 +42,39 @@ const TokenInputSchema = Type.Object({
 const origin = (request: FastifyRequest): string => `${request.protocol}://${request.host}`
 
 /**
- * Portal tokens: `POST <prefix>/portal/tokens` mints one with a link to the portal page, the token in the link's
- * fragment so no server or proxy logs it; `POST <prefix>/portal/tenants/:tenant/revoke` refuses every token of a
- * tenant issued until now, on every replica. Both are operators' only; `GET <prefix>/portal/session` tells a
- * portal token's holder whose it is.
+ * Portal tokens: `POST <prefix>/portal/tokens` mints one for API use and, apart from it, a link to the portal page
+ * carrying a one-time code in its fragment (no server or proxy logs it, and once used the history's copy opens
+ * nothing); `POST <prefix>/portal/session` exchanges that code, once, for the page's session token;
+ * `POST <prefix>/portal/tenants/:tenant/revoke` refuses every token of a tenant issued until now, on every replica.
+ * Minting and revoking are operators' only; `GET <prefix>/portal/session` tells a portal token's holder whose it is.
  */
-export function portalRoutes ({ key, revocations, prefix, publicUrl, theme, frameAncestors = [] }: PortalRouteOptions) {
+export function portalRoutes ({ links, revocations, prefix, publicUrl, theme, frameAncestors = [] }: PortalRouteOptions) {
   return async function anvilPortalRoutes (admin: FastifyInstance): Promise<void> {
     admin.post<{ Body: { tenant: string, ttlSeconds?: number, scopes?: PortalScopeName[], theme?: PortalTheme, embed?: boolean } }>('/portal/tokens', {
       schema: {
         tags,
-        summary: 'Mint a portal token for one tenant, and the link that opens the portal page with it',
+        summary: 'Mint a portal token for one tenant (for API use), and a link that opens the portal page once',
         body: TokenInputSchema,
         response: { 201: Type.Object({ token: Type.String(), url: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }) }
       }
     }, async (request, reply) => {
-      const { token, claims } = mintPortalToken(key, { ttlSeconds: DEFAULT_PORTAL_TTL_SECONDS, ...request.body })
-      const url = `${portalPageUrl(publicUrl ?? origin(request), prefix)}#token=${token}`
+      const { token, code, claims } = await links.mint({ ttlSeconds: DEFAULT_PORTAL_TTL_SECONDS, ...request.body })
+      const url = `${portalPageUrl(publicUrl ?? origin(request), prefix)}#code=${code}`
       return await reply.code(201).send({ token, url, expiresAt: new Date(claims.exp).toISOString() })
+    })
+
+    admin.post<{ Body: { code: string } }>('/portal/session', {
+      config: { anvilPublic: true },
+      schema: {
+        tags,
+        summary: 'Exchange a portal link\'s one-time code for the page\'s session token (410 once the link was used)',
+        security: [],
+        body: Type.Object({ code: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+        response: { 201: Type.Object({ token: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }) }
+      }
+    }, async (request, reply) => {
+      const { token, claims } = await links.exchange(request.body.code)
+      return await reply.code(201).header('cache-control', 'no-store').send({ token, expiresAt: new Date(claims.exp).toISOString() })
     })
 
     admin.get('/portal/session', {

@@ -3,6 +3,8 @@ import { deploymentIdOf } from '../queue/deployment.js'
 import { storableText } from '../db/storable-text.js'
 import * as sql from '../sql/deliveries.js'
 import * as endpointsSql from '../sql/endpoints.js'
+import * as outboxSql from '../sql/outbox.js'
+import { outboxChannel } from '../outbox/publish.js'
 import type { EndpointOutcome } from '../sql/endpoints.js'
 import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, EndpointState, ResumedAttempt, ResumedJob } from '../delivery/delivery-job.js'
 import { DEFAULT_RESPONSE_CAP_BYTES } from '../delivery/delivery-options.js'
@@ -38,6 +40,8 @@ export interface DatabaseDeliveryStore extends DeliveryStore {
   /** Drops what the cache holds for an endpoint (after a rotation or an edit in this process). */
   forget (endpointId: string): void
   deployment (): Promise<string>
+  /** The key's head at the endpoint goes; the next is made ready and a dispatcher woken to add its job (src/outbox/ordering.ts). */
+  releaseOrdered (messageId: string, endpointId: string, orderingKey: string): Promise<void>
 }
 
 export const DEFAULT_SECRET_CACHE_MS = 5000
@@ -184,6 +188,12 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
     },
     forget (endpointId) {
       cache.delete(endpointId)
+    },
+    async releaseOrdered (messageId, endpointId, orderingKey) {
+      await inTransaction(db.pool, async (client) => {
+        await client.query(outboxSql.lockOrderedPair(), [endpointId, orderingKey])
+        await client.query(outboxSql.releaseOrdered(db.schema), [messageId, endpointId, orderingKey, outboxChannel(db.schema)])
+      })
     },
     async deployment () {
       return await deploymentIdOf(db)

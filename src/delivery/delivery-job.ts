@@ -31,6 +31,11 @@ export interface OutboundJobData {
    * what a job made before it carried one gets).
    */
   retry?: number[]
+  /**
+   * The message's ordering key: this job is the key's head at its endpoint, and its final outcome (a success, or
+   * given up) lets the key's next message there go (`DeliveryStore.releaseOrdered`).
+   */
+  orderingKey?: string
   /** An attempt whose POST was answered while its outcome could not be logged: the next run of that attempt writes it, and sends nothing. */
   answered?: AnsweredAttempt
 }
@@ -139,6 +144,11 @@ export interface DeliveryStore {
    * reached the endpoint since the job was made.
    */
   resumeAttempt? (job: ResumedJob): Promise<ResumedAttempt>
+  /**
+   * A keyed job's outcome is final (a success, or given up): the key's next message to the endpoint may go. Called
+   * after the outcome is logged, again after a crash (the job's next run settles it first); repeating it does nothing.
+   */
+  releaseOrdered? (messageId: string, endpointId: string, orderingKey: string): Promise<void>
   /**
    * The deployment whose jobs this store records (its database's id): the delivery worker claims its queue for
    * it before taking a job, and refuses to start on another deployment's (src/queue/deployment.ts).

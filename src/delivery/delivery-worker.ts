@@ -21,7 +21,8 @@ import {
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, scheduleOf } from './delivery-schedule.js'
 import { MAX_RETRIES } from '../shared/schemas.js'
 import { createGuardedDispatcher } from '../send/guarded-dispatcher.js'
-import { attemptOf, runAttempt, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
+import { attemptOf, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
+import { releaseNext, runInOrder } from './ordered-attempt.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 
 export interface DeliveryWorker {
@@ -81,7 +82,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
 
   const queueName = options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME
   const worker = new Worker<OutboundJobData>(queueName,
-    async (job: Job<OutboundJobData>, token?: string) => await runAttempt(job, token, deps), {
+    async (job: Job<OutboundJobData>, token?: string) => await runInOrder(job, token, deps), {
       connection: connection.client,
       prefix,
       autorun: false,
@@ -113,6 +114,8 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     // Failed by BullMQ without a run (it stalled past the limit): its stalls get their rows, so it ends logged.
     if (final && job.failedReason === STALLED_MESSAGE && deps.store.resumeAttempt !== undefined) {
       deps.store.resumeAttempt({ ...attemptOf(job), attempt: job.attemptsMade, stalls: job.stalledCounter, since: new Date(job.timestamp), exhausted: exhaustion(job.data) })
+        // Given up without a run: a keyed job lets its key's next message go once its stalls are logged.
+        .then(async () => await releaseNext(job, deps))
         .catch((err: Error) => log.error({ jobId: job.id, err: err.message }, 'anvil delivery: stalled job not logged'))
     }
   })

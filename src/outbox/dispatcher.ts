@@ -8,6 +8,7 @@ import type { RedisGate } from '../redis/redis-outage.js'
 import type { FanOut, OutboxMessage } from './fan-out.js'
 import { outboxChannels } from './outbox-channels.js'
 import { outboxChannel } from './publish.js'
+import type { Ordering } from './ordering.js'
 import type { AnvilLogger } from '../shared/logger.js'
 
 export interface DispatchRetry {
@@ -60,7 +61,7 @@ export interface Dispatcher {
  */
 const CONCURRENT_PASSES = 2
 
-export function createDispatcher (db: Database, fanOut: FanOut, settings: DispatcherSettings, log: AnvilLogger, redis: RedisGate): Dispatcher {
+export function createDispatcher (db: Database, fanOut: FanOut, settings: DispatcherSettings, log: AnvilLogger, redis: RedisGate, ordering?: Ordering): Dispatcher {
   const owner = randomUUID()
   let closed = false
   let redisAway = false
@@ -69,16 +70,41 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
   let timer: NodeJS.Timeout | undefined
   let followUp: NodeJS.Timeout | undefined
   let listener: pg.PoolClient | undefined
+  // One release of keyed heads at a time in this process; a call meanwhile runs it once more after.
+  let releasing: Promise<void> | undefined
+  let releaseAgain = false
 
   // The claim's cursor between tenants (src/sql/outbox.ts): with more tenants pending than a batch holds, the next claim starts past the last one served.
   let cursor = ''
   async function claim (limit = settings.batchSize): Promise<ClaimedMessage[]> {
-    type Claimed = Pick<OutboxRow, 'id' | 'public_type' | 'tenant' | 'data' | 'created_at' | 'attempts' | 'operational'> & { tenant_key: string, turn: number }
+    type Claimed = Pick<OutboxRow, 'id' | 'public_type' | 'tenant' | 'data' | 'created_at' | 'attempts' | 'operational' | 'ordering_key' | 'ordering_seq'>
+      & { tenant_key: string, turn: number }
     const { rows } = await db.pool.query<Claimed>(sql.claim(db.schema), [owner, settings.leaseMs, limit, cursor])
     let last: Claimed | undefined
     for (const row of rows) if (last === undefined || row.turn > last.turn) last = row
     if (last !== undefined) cursor = last.tenant_key
-    return rows.map((row) => ({ id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, attempts: row.attempts, operational: row.operational }))
+    return rows.map((row) => ({
+      id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, attempts: row.attempts, operational: row.operational,
+      orderingKey: row.ordering_key, orderingSeq: row.ordering_seq
+    }))
+  }
+
+  /** Adds the jobs of the keyed heads made ready (src/outbox/ordering.ts), a batch at a time until none is left. */
+  async function releaseHeads (): Promise<void> {
+    if (ordering === undefined) return
+    if (releasing !== undefined) {
+      releaseAgain = true
+      return await releasing
+    }
+    releasing = (async () => {
+      do {
+        releaseAgain = false
+        let read = 0
+        do read = await ordering.releaseReady(settings.batchSize)
+        while (!closed && read === settings.batchSize)
+      } while (releaseAgain && !closed)
+    })().finally(() => { releasing = undefined })
+    return await releasing
   }
 
   function noteRedis (away: boolean, err?: string): void {
@@ -90,6 +116,11 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
 
   async function dispatchOne (message: ClaimedMessage): Promise<void> {
     try {
+      if (ordering !== undefined && message.orderingKey !== undefined && message.orderingKey !== null) {
+        // A keyed message: rows that wait for their turn, written with its dispatch; the heads' jobs are added below.
+        if (await ordering.enqueue(message, owner) && outboxChannels.dispatched.hasSubscribers) outboxChannels.dispatched.publish({ eventType: message.publicType ?? '', jobs: 0 })
+        return
+      }
       // Bounded: a Redis that stops answering must not hold the claim until its lease ends and another takes it.
       const jobs = await redisWithin(fanOut(message), Math.max(1, Math.floor(settings.leaseMs / 2)))
       if (outboxChannels.dispatched.hasSubscribers) outboxChannels.dispatched.publish({ eventType: message.publicType ?? '', jobs: jobs.length })
@@ -120,6 +151,7 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
     noteRedis(false)
     const claimed = await claim()
     await Promise.all(claimed.map(dispatchOne))
+    await releaseHeads()
     return claimed.length
   }
 
@@ -200,6 +232,7 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
       clearInterval(timer)
       clearTimeout(followUp)
       await Promise.all(running)
+      await releasing
       await stopListening()
     }
   }

@@ -18,6 +18,9 @@ export interface OutboxMessage {
   createdAt: Date
   /** One of Anvil's operational events: it goes to the operational endpoints (src/endpoints/operational-events.ts). */
   operational?: boolean
+  /** Its ordering key and its place in the key's order (src/outbox/ordering.ts). */
+  orderingKey?: string | null
+  orderingSeq?: string | null
 }
 
 /** A delivery job per endpoint: the exact id of the first try, or new ids with a suffix (retry, recover, resend). */
@@ -33,6 +36,8 @@ export interface FanOutTarget {
   deduplicationId?: string
   /** Reads the endpoints on this client (the caller's transaction) instead of the pool. */
   client?: pg.ClientBase
+  /** The job is its key's head at the endpoint: its final outcome lets the next one go (src/outbox/ordering.ts). */
+  orderingKey?: string
 }
 
 /** The envelope receivers get, built from the stored JSON text so no byte of the data changes. */
@@ -41,9 +46,23 @@ export function envelope (message: OutboxMessage, type: string): string {
 }
 
 /** An endpoint a message goes to; `operational` is read where operational endpoints may be among them. */
-interface Target { id: string, url: string, scheme: OutboundScheme, operational?: boolean }
+export interface Target { id: string, url: string, scheme: OutboundScheme, operational?: boolean }
 
 export type FanOut = (message: OutboxMessage, target?: FanOutTarget) => Promise<string[]>
+
+/** The endpoints a message goes to: the subscribed, enabled ones of its tenant, or those the target names. */
+export async function targetsOf (db: Database, message: OutboxMessage, target: FanOutTarget = {}): Promise<Target[]> {
+  if (message.publicType === null) return []
+  const type = message.publicType
+  const client = target.client ?? db.pool
+  const chosen = target.endpointIds ?? (target.endpointId === undefined ? undefined : [target.endpointId])
+  const { rows } = chosen !== undefined
+    ? await client.query<Target>(sql.byIds(db.schema), [chosen])
+    : message.operational === true
+      ? await client.query<Target>(sql.subscribedOperational(db.schema), [message.tenant, type, TENANT_OPERATIONAL_TYPES.includes(type)])
+      : await client.query<Target>(sql.subscribed(db.schema), [message.tenant, type])
+  return rows
+}
 
 /**
  * One job per subscribed, enabled endpoint of the message's tenant (or the one endpoint asked for). Job ids
@@ -55,17 +74,10 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
   // This process's fan-outs reach Redis through one lane, in chunks, the tenants in turn (src/outbox/fan-out-lane.ts).
   const lane = createFanOutLane()
   return async (message, target = {}) => {
-    if (message.publicType === null) return []
+    const rows = await targetsOf(db, message, target)
+    if (rows.length === 0 || message.publicType === null) return []
     const type = message.publicType
-    const client = target.client ?? db.pool
-    const chosen = target.endpointIds ?? (target.endpointId === undefined ? undefined : [target.endpointId])
     const operational = message.operational === true
-    const { rows } = chosen !== undefined
-      ? await client.query<Target>(sql.byIds(db.schema), [chosen])
-      : operational
-        ? await client.query<Target>(sql.subscribedOperational(db.schema), [message.tenant, type, TENANT_OPERATIONAL_TYPES.includes(type)])
-        : await client.query<Target>(sql.subscribed(db.schema), [message.tenant, type])
-    if (rows.length === 0) return []
     // An operational event: the operator's endpoints and a tenant's each get their own link (dataFor).
     const bodies = operational
       ? new Map([true, false].map((operator) => [operator, envelope({ ...message, data: dataFor(message.data, operator) }, type)]))
@@ -80,7 +92,8 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
       // Whatever happens to an operational event, or to anything sent to an operational endpoint (a test), reports nothing.
       data: {
         messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body: bodyFor(endpoint), scheme: endpoint.scheme, retry,
-        ...(operational || endpoint.operational === true ? { operational: true } : {})
+        ...(operational || endpoint.operational === true ? { operational: true } : {}),
+        ...(target.orderingKey === undefined ? {} : { orderingKey: target.orderingKey })
       },
       opts: {
         ...jobOptions,

@@ -13,6 +13,7 @@ import { createDispatcher, type Dispatcher } from './dispatcher.js'
 import { createEndpointStore, type EndpointStore } from '../endpoints/endpoint-store.js'
 import { createFairOrder } from '../delivery/fair-order.js'
 import { createFanOut, type FanOut } from './fan-out.js'
+import { createOrdering } from './ordering.js'
 import { claimOrRefuse, deploymentIdOf, redisLabel } from '../queue/deployment.js'
 import { deliveryJobOptionsProblem, dispatchWindowSeconds } from './delivery-job-options.js'
 import { createOperationalEndpoints, type OperationalEndpoints } from '../endpoints/operational-endpoints.js'
@@ -136,7 +137,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
     leaseMs,
     batchSize: dispatch.batchSize ?? DEFAULT_DISPATCH_BATCH,
     retry
-  }, logger, gate)
+  }, logger, gate, createOrdering(database, fanOut, store.releaseOrdered, logger))
   // Refused at start, as the CLI refuses, when another deployment owns the queue.
   // A connection still opening is waited for a while; with Redis away the start goes on, and the first fan-out claims.
   const claimUnlessAway = async (): Promise<void> => {

@@ -10,6 +10,8 @@ import { MESSAGE_ID_PATTERN, newId } from './ids.js'
 import { outboxChannels } from './outbox-channels.js'
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024
+/** An ordering key: an object's id, say; any text PostgreSQL stores, short enough for an index. */
+const ORDERING_KEY_PATTERN = '^[^\\u0000-\\u001F\\u007F]{1,256}$'
 
 export const MessageInputSchema = Type.Object({
   /** The internal event name; the event map, when there is one, gives its public name. */
@@ -19,7 +21,12 @@ export const MessageInputSchema = Type.Object({
   /** Only this tenant's endpoints receive it. @defaultValue none (endpoints without a tenant) */
   tenant: Type.Optional(Tenant()),
   /** The message id; the same id twice is one message. @defaultValue a new `msg_…` id */
-  id: Type.Optional(Type.String({ pattern: MESSAGE_ID_PATTERN, errorMessage: 'must be 1 to 128 of A-Z a-z 0-9 _ . ~ -' }))
+  id: Type.Optional(Type.String({ pattern: MESSAGE_ID_PATTERN, errorMessage: 'must be 1 to 128 of A-Z a-z 0-9 _ . ~ -' })),
+  /**
+   * The messages of one key (of one tenant) reach each endpoint one after another, in publish order, each once the one
+   * before it there succeeded or was given up (docs/outgoing-webhooks.md, "Order"). @defaultValue none: no order
+   */
+  orderingKey: Type.Optional(Type.String({ pattern: ORDERING_KEY_PATTERN, errorMessage: 'must be 1 to 256 characters, none of them a control character' }))
 }, { additionalProperties: false })
 export type MessageInput = Static<typeof MessageInputSchema>
 
@@ -82,6 +89,7 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
   const channel = outboxChannel(db.schema)
   const withNotify = sql.publishAndNotify(db.schema)
   const withoutNotify = sql.publish(db.schema)
+  const keyed = sql.publishKeyed(db.schema)
   let notifiedAt = -Infinity
   // Named, so each connection parses and plans them once (they then cost less than an unprepared bare INSERT).
   return async (message, { client = db.pool } = {}) => {
@@ -96,9 +104,11 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
     const now = performance.now()
     const notify = publicType !== null && now - notifiedAt >= options.notifyIntervalMs
     if (notify) notifiedAt = now
-    const { rows } = await client.query<{ id: string }>(notify
-      ? { name: `anvil_publish_notify_${db.schema}`, text: withNotify, values: [...values, channel] }
-      : { name: `anvil_publish_${db.schema}`, text: withoutNotify, values }).catch(unmigrated)
+    const { rows } = await client.query<{ id: string }>(message.orderingKey !== undefined
+      ? { name: `anvil_publish_keyed_${db.schema}`, text: keyed, values: [...values, message.orderingKey, notify ? channel : null] }
+      : notify
+        ? { name: `anvil_publish_notify_${db.schema}`, text: withNotify, values: [...values, channel] }
+        : { name: `anvil_publish_${db.schema}`, text: withoutNotify, values }).catch(unmigrated)
     // A row back means a new message (a repeated id, or an undeliverable event, gives none).
     if (rows.length > 0 && outboxChannels.published.hasSubscribers) {
       outboxChannels.published.publish({ eventType: publicType ?? message.type, tenant: message.tenant ?? null })

@@ -22,7 +22,7 @@ export const FrameAncestors = () => Type.Array(Type.String({
 export const PortalOptionsSchema = Type.Object({
   /**
    * The origin (and path, behind a proxy that adds one) the portal's links start with: a minted token's `url` is
-   * `<publicUrl><prefix>/portal/#token=…`. @defaultValue the minting request's own origin
+   * `<publicUrl><prefix>/portal/#code=…`. @defaultValue the minting request's own origin
    */
   publicUrl: Type.Optional(PortalPublicUrl()),
   /**

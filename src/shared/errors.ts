@@ -25,6 +25,7 @@ export const errors = {
   MIGRATION_CHANGED: createError('ANVIL_ERR_MIGRATION_CHANGED', 'Migration %s was changed after it was applied', 500),
   /** Its message is WRONG_ADMIN_TOKEN or WRONG_PORTAL_LINK: the one who holds a portal link has no admin token. */
   UNAUTHORIZED: createError('ANVIL_ERR_UNAUTHORIZED', '%s', 401, Error, NO_STACK),
+  PORTAL_LINK_USED: createError('ANVIL_ERR_PORTAL_LINK_USED', 'This portal link was used: a link opens the portal once; ask for a new one', 410, Error, NO_STACK),
   FORBIDDEN: createError('ANVIL_ERR_FORBIDDEN', 'Forbidden: %s', 403, Error, NO_STACK),
   CSRF: createError('ANVIL_ERR_CSRF', 'Missing or wrong CSRF token (x-csrf-token)', 403, Error, NO_STACK),
   SESSION_STORE_UNAVAILABLE: createError('ANVIL_ERR_SESSION_STORE_UNAVAILABLE', 'Session store (Redis) unavailable, retry later or use the Bearer token', 503, Error, NO_STACK),

@@ -27,9 +27,21 @@ export const DeliveryRowSchema = Type.Object({
   job_id: Nullable(Type.String()),
   resolved: Type.Boolean(),
   /** How many of its job's stalls the row accounts for (migration 0013); null on older rows and rows of no job. */
-  job_stalls: Nullable(Type.Integer())
+  job_stalls: Nullable(Type.Integer()),
+  /** The message's creation time, tenant and type, for re-send by filter (migration 0020); null on rows written before it. */
+  message_created_at: Nullable(Type.Date()),
+  message_tenant: Nullable(Type.String()),
+  message_type: Nullable(Type.String())
 })
 export type DeliveryRow = Static<typeof DeliveryRowSchema>
+
+/**
+ * Each attempt's row carries its message's creation time, tenant and type (migration 0020), read by the outbox's
+ * key as the row is written: re-send by filter walks the unresolved failures in that order (outbox.failedPage).
+ */
+const MESSAGE_COLUMNS = 'message_created_at, message_tenant, message_type'
+const messageValues = (schema: string, message: string): string =>
+  ['created_at', 'tenant', 'type'].map((column) => `(SELECT ${column} FROM ${qualify(schema, 'outbox')} WHERE id = ${message})`).join(', ')
 
 /** The admin list, newest first: `$1` endpoint, `$2` status, `$3` since (each null for any), `$4` before this id or null, `$5` limit. */
 export const list = (schema: string): string =>
@@ -60,8 +72,8 @@ export const ofMessage = (schema: string): string =>
 
 /** An attempt before its POST: `$1` message, `$2` endpoint, `$3` job, `$4` attempt, `$5` payload hash. */
 export const start = (schema: string): string =>
-  `INSERT INTO ${qualify(schema, 'deliveries')} (message_id, endpoint_id, job_id, attempt, status, duration_ms, payload_sha256)
-   VALUES ($1, $2, $3, $4, 'started', 0, $5) RETURNING id`
+  `INSERT INTO ${qualify(schema, 'deliveries')} (message_id, endpoint_id, job_id, attempt, status, duration_ms, payload_sha256, ${MESSAGE_COLUMNS})
+   VALUES ($1, $2, $3, $4, 'started', 0, $5, ${messageValues(schema, '$1')}) RETURNING id`
 
 /**
  * The outcome of a started attempt: `$1` its id; `$2`…`$9` status, HTTP status, duration, error class, error,
@@ -75,7 +87,8 @@ export const complete = (schema: string): string =>
 /** An outcome with no started row: `$1`…`$8` as `complete`'s `$2`…`$9`, then message, endpoint, attempt, payload hash. */
 export const insertOutcome = (schema: string): string =>
   `INSERT INTO ${qualify(schema, 'deliveries')} (status, http_status, duration_ms, error_class, error, response_head, request_headers, response_headers,
-     message_id, endpoint_id, attempt, payload_sha256) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`
+     message_id, endpoint_id, attempt, payload_sha256, ${MESSAGE_COLUMNS})
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, ${messageValues(schema, '$9')}) RETURNING id`
 
 /** A job's rows, first first: `$1` message, `$2` endpoint, `$3` job (read through the pair's index). */
 export const ofJob = (schema: string): string =>
@@ -93,8 +106,8 @@ export const accountStalls = (schema: string): string =>
 
 /** A stall that left no row: `$1` message, `$2` endpoint, `$3` job, `$4` attempt, `$5` error, `$6` payload hash, `$7` the stalls it accounts for. */
 export const insertStall = (schema: string): string =>
-  `INSERT INTO ${qualify(schema, 'deliveries')} (message_id, endpoint_id, job_id, attempt, status, duration_ms, error_class, error, payload_sha256, job_stalls)
-   VALUES ($1, $2, $3, $4, 'failed', 0, 'stalled', $5, $6, $7)`
+  `INSERT INTO ${qualify(schema, 'deliveries')} (message_id, endpoint_id, job_id, attempt, status, duration_ms, error_class, error, payload_sha256, job_stalls,
+     ${MESSAGE_COLUMNS}) VALUES ($1, $2, $3, $4, 'failed', 0, 'stalled', $5, $6, $7, ${messageValues(schema, '$1')})`
 
 /** A success of `$1` message to `$2` endpoint since `$3`. */
 export const deliveredSince = (schema: string): string =>

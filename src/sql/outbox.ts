@@ -1,4 +1,4 @@
-/** The outbox's statements, one each, and its row. */
+/** The outbox's statements, one each, and its row; then those of its keyed messages per endpoint (`ordered_deliveries`). */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
 import { operationalReceivers } from './endpoints.js'
@@ -21,7 +21,11 @@ export const OutboxRowSchema = Type.Object({
   lease_until: Nullable(Type.Date()),
   dispatched_at: Nullable(Type.Date()),
   /** One of Anvil's operational events (migration 0011), fanned out to the operational endpoints. */
-  operational: Type.Boolean()
+  operational: Type.Boolean(),
+  /** Its ordering key (migration 0021): delivered to each endpoint after the key's earlier messages there. */
+  ordering_key: Nullable(Type.String()),
+  /** Its place in its key's publish order (bigint, as text); null without a key. */
+  ordering_seq: Nullable(Type.String())
 })
 export type OutboxRow = Static<typeof OutboxRowSchema>
 
@@ -37,6 +41,18 @@ const insert = (schema: string): string => `WITH inserted AS (
 
 /** A message (`$1`…`$6`: id, type, public type, tenant, data, status); its id back when it is new and pending. */
 export const publish = (schema: string): string => `${insert(schema)} SELECT id FROM inserted WHERE status = 'pending'`
+
+/**
+ * A message with an ordering key: `$1`…`$6` as `publish`, `$7` the key. The (tenant, key)'s lock is taken first and
+ * held until the transaction ends, then the next number: two publishes of one key commit in the order of their numbers.
+ * `$8` the NOTIFY channel, or null for none.
+ */
+export const publishKeyed = (schema: string): string => `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($7, hashtext(coalesce($4, '')))) AS l),
+  inserted AS (
+    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, ordering_key, ordering_seq)
+    SELECT $1, $2, $3, $4, $5, $6, $7, nextval('${qualify(schema, 'outbox_ordering_seq').replace(/'/g, "''")}') FROM locked
+    ON CONFLICT (id) DO NOTHING RETURNING id, status)
+  SELECT CASE WHEN $8::text IS NULL THEN NULL ELSE pg_notify($8, '') END, id FROM inserted WHERE status = 'pending'`
 
 /**
  * `publish`, and a NOTIFY on channel `$7` sent on commit. The payload is empty: PostgreSQL folds a
@@ -62,7 +78,8 @@ export const publishOperational = (schema: string): string => `WITH inserted AS 
  * ranked within it; the batch takes every tenant's first, then every second, and so on. A tenant with thousands
  * pending takes one place a round, as a tenant with one does. Candidates are read without a lock and locked in
  * rank order with SKIP LOCKED, so dispatchers at once take different rows. Each row comes back with its tenant's
- * key and turn: the next claim's cursor is the key of the highest turn.
+ * key and turn: the next claim's cursor is the key of the highest turn. A keyed message is a candidate only once no
+ * earlier one of its key (and tenant) is pending (outbox_ordering_pending): a key's messages fan out in its order.
  */
 export const claim = (schema: string): string => {
   const outbox = qualify(schema, 'outbox')
@@ -84,13 +101,16 @@ export const claim = (schema: string): string => {
     candidates AS (
       SELECT c.id, t.key, t.turn, row_number() OVER (PARTITION BY t.key ORDER BY c.next_attempt_at) AS rank
       FROM tenants t CROSS JOIN LATERAL (
-        SELECT id, next_attempt_at FROM ${outbox} WHERE ${key} = t.key AND ${due('')}
+        SELECT id, next_attempt_at FROM ${outbox} k WHERE ${key} = t.key AND ${due('')}
+          AND (k.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM ${outbox} p WHERE p.ordering_key = k.ordering_key
+            AND p.status = 'pending' AND p.ordering_seq < k.ordering_seq AND p.tenant IS NOT DISTINCT FROM k.tenant))
         ORDER BY next_attempt_at LIMIT $3) c)
   UPDATE ${outbox} o SET attempts = o.attempts + 1, lease_owner = $1, lease_until = now() + $2 * interval '1 millisecond'
     FROM (SELECT o.id, c.key, c.turn FROM candidates c JOIN ${outbox} o ON o.id = c.id WHERE ${due('o.')}
           ORDER BY c.rank, c.turn LIMIT $3 FOR UPDATE OF o SKIP LOCKED) due
     WHERE o.id = due.id
-    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational, due.key AS tenant_key, due.turn::int AS turn`
+    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational, o.ordering_key, o.ordering_seq, due.key AS tenant_key,
+      due.turn::int AS turn`
 }
 
 /** Message `$1`, leased to `$2`, fanned out. */
@@ -121,28 +141,29 @@ export const insertTest = (schema: string): string =>
  * The failed messages a re-send filter matches, oldest first: `$1` type, `$2` tenant, `$3` since, `$4` until
  * (each null for any), `$5` and `$6` the last (created_at, id) of the previous page or null, `$7` 'dispatch',
  * 'delivery' or null for both, `$8` the limit. Failed dispatches are walked in creation order from the cursor
- * on (outbox_failed). Failed deliveries come from the unresolved attempts (deliveries_unresolved), each message
- * read by its key (LATERAL with OFFSET 0: a probe, never a hash join over the outbox): a page costs what the
- * undelivered backlog holds, never a walk of the whole outbox, even for a filter that matches nothing.
+ * on (outbox_failed, or outbox_failed_tenant or _type when the filter names one: migration 0022). Failed deliveries are walked in the same order in the unresolved failures, whose rows carry
+ * their message's creation time, tenant and type (migration 0020: deliveries_undelivered_created, or _tenant or
+ * _type when the filter names one), each message then read by its key (LATERAL with OFFSET 0: a probe, never a
+ * hash join over the outbox). A page reads the failures of the messages it returns and stops: a filter that
+ * matches nothing reads nothing, however large the outage.
  */
 export const failedPage = (schema: string): string => {
   const outbox = qualify(schema, 'outbox')
   const deliveries = qualify(schema, 'deliveries')
-  const matches = `($1::text IS NULL OR o.type = $1) AND ($2::text IS NULL OR o.tenant = $2)
-      AND ($3::timestamptz IS NULL OR o.created_at >= $3) AND ($4::timestamptz IS NULL OR o.created_at < $4)
-      AND ($5::timestamptz IS NULL OR (o.created_at >= $5 AND (o.created_at, o.id) > ($5, $6)))`
-  return `WITH undelivered AS MATERIALIZED (
-      SELECT DISTINCT d.message_id FROM ${deliveries} d
-      WHERE $7::text IS DISTINCT FROM 'dispatch' AND d.status <> 'success' AND NOT d.resolved AND d.status = 'failed')
-    SELECT id, created_at::text AS at FROM (
+  const matches = (table: string, created: string, id: string, type: string, tenant: string): string =>
+    `($1::text IS NULL OR ${table}.${type} = $1) AND ($2::text IS NULL OR ${table}.${tenant} = $2)
+      AND ($3::timestamptz IS NULL OR ${table}.${created} >= $3) AND ($4::timestamptz IS NULL OR ${table}.${created} < $4)
+      AND ($5::timestamptz IS NULL OR (${table}.${created} >= $5 AND (${table}.${created}, ${table}.${id}) > ($5, $6)))`
+  return `SELECT id, created_at::text AS at FROM (
       (SELECT o.id, o.created_at FROM ${outbox} o
-        WHERE $7::text IS DISTINCT FROM 'delivery' AND o.status = 'failed' AND ${matches}
+        WHERE $7::text IS DISTINCT FROM 'delivery' AND o.status = 'failed' AND ${matches('o', 'created_at', 'id', 'type', 'tenant')}
         ORDER BY o.created_at, o.id LIMIT $8)
       UNION ALL
-      (SELECT o.id, o.created_at FROM undelivered u
-        CROSS JOIN LATERAL (SELECT o.id, o.created_at FROM ${outbox} o
-          WHERE o.id = u.message_id AND o.status = 'dispatched' AND ${matches} OFFSET 0) o
-        ORDER BY o.created_at, o.id LIMIT $8)) AS failed
+      (SELECT DISTINCT ON (d.message_created_at, d.message_id) o.id, o.created_at FROM ${deliveries} d
+        CROSS JOIN LATERAL (SELECT o.id, o.created_at FROM ${outbox} o WHERE o.id = d.message_id AND o.status = 'dispatched' OFFSET 0) o
+        WHERE $7::text IS DISTINCT FROM 'dispatch' AND d.status = 'failed' AND NOT d.resolved AND d.message_created_at IS NOT NULL
+          AND ${matches('d', 'message_created_at', 'message_id', 'message_type', 'message_tenant')}
+        ORDER BY d.message_created_at, d.message_id LIMIT $8)) AS failed
     ORDER BY created_at, id LIMIT $8`
 }
 
@@ -157,7 +178,8 @@ export const stats = (schema: string): string => {
 /**
  * Retention: up to `$2` finished messages idle for `$1` seconds, oldest first (outbox_finished), deleted with
  * their delivery log. OFFSET 0 keeps the check for recent attempts a probe per message (as an anti-join the
- * planner may hash the whole log); the deletes take the ids as an array, so each reads its table's key.
+ * planner may hash the whole log); the deletes take the ids as an array, so each reads its table's key. A keyed
+ * message still waiting for its turn at an endpoint (ordered_deliveries) is kept, however long its key's head fails.
  */
 export const deleteIdle = (schema: string): string => {
   const outbox = qualify(schema, 'outbox')
@@ -167,8 +189,69 @@ export const deleteIdle = (schema: string): string => {
       SELECT o.id FROM ${outbox} o
       WHERE o.status <> 'pending' AND o.created_at < ${cutoff} AND greatest(o.dispatched_at, o.next_attempt_at) < ${cutoff}
         AND NOT EXISTS (SELECT 1 FROM ${deliveries} d WHERE d.message_id = o.id AND d.created_at >= ${cutoff} OFFSET 0)
+        AND NOT EXISTS (SELECT 1 FROM ${qualify(schema, 'ordered_deliveries')} w WHERE w.message_id = o.id OFFSET 0)
       ORDER BY o.created_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED),
     logged AS (DELETE FROM ${deliveries} d WHERE d.message_id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING 1),
     gone AS (DELETE FROM ${outbox} o WHERE o.id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING 1)
     SELECT (SELECT count(*) FROM gone)::int AS messages, (SELECT count(*) FROM logged)::int AS deliveries`
+}
+
+/*
+ * `ordered_deliveries` (migration 0021), kept with the outbox's statements (src/sql holds the 16 files a folder may):
+ * a keyed message's delivery to one endpoint, from its fan-out until its outcome is final. Per endpoint and key the
+ * lowest `seq` is the head (`ready`, then `queued` once its job is added) and the others wait. Whoever inserts rows of
+ * a pair or removes its head first takes the pair's lock (`lockOrderedPairs`, a transaction-scoped advisory lock):
+ * each next statement then sees the other's commit, so a follower inserted while its head goes is never left waiting
+ * with no head.
+ */
+
+/** A pair's lock key: the key's hash seeded with the endpoint's. */
+const pairLock = (endpoint: string, key: string): string => `hashtextextended(${key}, hashtext(${endpoint}))`
+
+/** Locks the pairs of endpoints `$1` (text[]) and key `$2` until the transaction ends, in one order (no deadlock). */
+export const lockOrderedPairs = (): string =>
+  `SELECT pg_advisory_xact_lock(l.k) FROM (SELECT DISTINCT ${pairLock('e', '$2')} AS k FROM unnest($1::text[]) e ORDER BY 1) l`
+
+/**
+ * Message `$4` (key `$2`, number `$3`) to each of endpoints `$1` (text[]), under their pairs' locks: the head of a
+ * pair with nothing before it, else waiting. A repeated fan-out adds nothing; an endpoint deleted meanwhile is skipped.
+ */
+export const enqueueOrdered = (schema: string): string => {
+  const table = qualify(schema, 'ordered_deliveries')
+  return `INSERT INTO ${table} (endpoint_id, ordering_key, seq, message_id, state)
+    SELECT e.id, $2, $3, $4, CASE WHEN EXISTS (SELECT 1 FROM ${table} w WHERE w.endpoint_id = e.id AND w.ordering_key = $2 AND w.seq < $3)
+      THEN 'waiting' ELSE 'ready' END
+    FROM ${qualify(schema, 'endpoints')} e WHERE e.id = ANY ($1::text[])
+    ON CONFLICT DO NOTHING`
+}
+
+/** Up to `$1` heads whose job is still to be added, first published first, with their message (nulls: it is gone). */
+export const readyOrdered = (schema: string): string =>
+  `SELECT w.endpoint_id, w.ordering_key, w.message_id, o.id, o.public_type, o.tenant, o.data, o.created_at
+   FROM ${qualify(schema, 'ordered_deliveries')} w LEFT JOIN ${qualify(schema, 'outbox')} o ON o.id = w.message_id
+   WHERE w.state = 'ready' ORDER BY w.seq LIMIT $1`
+
+/** The head of message `$1` to endpoint `$2` (key `$3`) has its job. */
+export const markOrderedQueued = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'ordered_deliveries')} SET state = 'queued'
+   WHERE message_id = $1 AND endpoint_id = $2 AND ordering_key = $3 AND state = 'ready'`
+
+/** The lock of the one pair of endpoint `$1` and key `$2`. */
+export const lockOrderedPair = (): string => `SELECT pg_advisory_xact_lock(${pairLock('$1', '$2')})`
+
+/**
+ * Message `$1`'s delivery to endpoint `$2` (key `$3`) is final: its row goes, and when it was the pair's head the
+ * next one is made ready, with a NOTIFY on `$4` (sent on commit) that wakes a dispatcher to add its job. Run under
+ * the pair's lock. The statement's one snapshot still shows the deleted row: the next is the lowest of the others.
+ */
+export const releaseOrdered = (schema: string): string => {
+  const table = qualify(schema, 'ordered_deliveries')
+  return `WITH gone AS (DELETE FROM ${table} WHERE message_id = $1 AND endpoint_id = $2 AND ordering_key = $3 RETURNING seq),
+    head AS (SELECT seq FROM ${table} WHERE endpoint_id = $2 AND ordering_key = $3 ORDER BY seq LIMIT 1),
+    next AS (UPDATE ${table} n SET state = 'ready'
+      FROM (SELECT seq FROM ${table} WHERE endpoint_id = $2 AND ordering_key = $3 AND seq NOT IN (SELECT seq FROM gone) ORDER BY seq LIMIT 1) m
+      WHERE n.endpoint_id = $2 AND n.ordering_key = $3 AND n.seq = m.seq AND n.state = 'waiting'
+        AND (SELECT seq FROM gone) = (SELECT seq FROM head)
+      RETURNING n.seq)
+    SELECT pg_notify($4, ''), seq FROM next`
 }

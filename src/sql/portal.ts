@@ -1,4 +1,7 @@
-/** The tenant portal's tables: `portal_revocations` (migration 0010) and `portal_counters` (0015), one statement per plan. */
+/**
+ * The tenant portal's tables: `portal_revocations` (migration 0010), `portal_counters` (0015) and `portal_link_codes`
+ * (0019), one statement per plan.
+ */
 import { Type, type Static } from '@sinclair/typebox'
 import { qualify } from '../db/qualify.js'
 
@@ -33,3 +36,26 @@ export const countRequest = (schema: string): string => {
 /** The counts of minutes long past (a token's row outlives the token otherwise). */
 export const pruneCounts = (schema: string): string =>
   `DELETE FROM ${qualify(schema, 'portal_counters')} WHERE window_start < now() - interval '1 hour'`
+
+/** A link's code: `$1` its SHA-256, `$2` the claims of the session it opens, `$3` when it expires. */
+export const insertLinkCode = (schema: string): string =>
+  `INSERT INTO ${qualify(schema, 'portal_link_codes')} (code_hash, claims, expires_at) VALUES ($1, $2, $3)`
+
+/**
+ * Spends the code `$1` (its SHA-256) if it is unused and unexpired, answering its claims; of two exchanges at once
+ * the row's lock lets one through. No row: `linkCodeState` tells why.
+ */
+export const useLinkCode = (schema: string): string =>
+  `UPDATE ${qualify(schema, 'portal_link_codes')} SET used_at = now()
+   WHERE code_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING claims`
+
+/** `$1` the code's SHA-256: whether it was used. */
+export const linkCodeState = (schema: string): string =>
+  `SELECT used_at IS NOT NULL AS used FROM ${qualify(schema, 'portal_link_codes')} WHERE code_hash = $1`
+
+/** Codes a day past their expiry, at most `$1` of them (portal_link_codes_expires). */
+export const pruneLinkCodes = (schema: string): string => {
+  const table = qualify(schema, 'portal_link_codes')
+  return `DELETE FROM ${table} WHERE code_hash = ANY (ARRAY(
+    SELECT code_hash FROM ${table} WHERE expires_at < now() - interval '1 day' ORDER BY expires_at LIMIT $1))`
+}

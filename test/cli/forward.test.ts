@@ -11,6 +11,7 @@ import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
@@ -51,12 +52,11 @@ t.test('serve + worker, no handler: a signed Stripe event reaches the service, s
   const worker = startCli(t, ['worker'], { env: { ...env, PORT: '0', ANVIL_FORWARD_ALLOW_NETS: '127.0.0.0/8', ANVIL_DATABASE_URL: db.url } })
   await worker.log('anvil worker: started')
   const { messageId } = await outbound.publish({ type: 'order.paid', data: { total: 5 } })
-  let attempts: Array<{ error_class: string | null }> = []
-  for (let i = 0; i < 400 && attempts.length === 0; i++) {
-    // Its row is written `started` before the connection is tried: wait for it to be completed.
-    attempts = await db.query("SELECT error_class FROM anvil.deliveries WHERE message_id = $1 AND endpoint_id = $2 AND status <> 'started'", [messageId, endpoint.id])
-    if (attempts.length === 0) await new Promise((resolve) => setTimeout(resolve, 25))
-  }
+  // Its row is written `started` before the connection is tried: wait for it to be completed.
+  const attempts = await eventually('the attempt to be answered', async () => {
+    const rows = await db.query<{ error_class: string | null }>("SELECT error_class FROM anvil.deliveries WHERE message_id = $1 AND endpoint_id = $2 AND status <> 'started'", [messageId, endpoint.id])
+    return rows.length > 0 && rows
+  })
   t.match(attempts, [{ error_class: 'ssrf' }], 'ANVIL_FORWARD_ALLOW_NETS does not open the guard for endpoints')
 
   const event = { id: 'evt_cli_forward', object: 'event', type: 'customer.created', data: { object: { id: 'cus_1' } } }

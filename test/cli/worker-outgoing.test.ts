@@ -12,6 +12,7 @@ import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
@@ -32,7 +33,7 @@ t.test('no handler, a database: outgoing only, from publish to a signed delivery
   const [request] = receiver.received
   t.match(new Webhook(endpoint.secret).verify(request?.body ?? '', request?.headers as Record<string, string>), { id: messageId, type: 'order.paid', data: { total: 5 } })
   // An attempt's row is written `started` before its POST: wait for it to be completed.
-  for (let i = 0; i < 1200 && (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status <> 'started'", [messageId])).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  await eventually('the attempt to be answered', async () => (await db.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status <> 'started'", [messageId])).length > 0)
   t.match(await db.query('SELECT status, http_status FROM anvil.deliveries WHERE message_id = $1', [messageId]), [{ status: 'success', http_status: 204 }])
   const metrics = await (await fetch(`http://127.0.0.1:${String(port)}/metrics`)).text()
   t.match(metrics, /^anvil_outbox_pending \d+/m, 'the outbox gauges')
@@ -83,7 +84,7 @@ t.test('anvil dev with a database migrates it and sends outgoing webhooks too, t
   const { messageId } = await outbound.publish({ type: 'dev.ping', data: {} })
   await receiver.waitFor(1)
   t.equal(receiver.received[0]?.headers['webhook-id'], messageId)
-  for (let i = 0; i < 1200 && (await other.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status <> 'started'", [messageId])).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  await eventually('the attempt to be answered', async () => (await other.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status <> 'started'", [messageId])).length > 0)
   t.match(await other.query('SELECT status, attempt FROM anvil.deliveries WHERE message_id = $1', [messageId]), [{ status: 'success', attempt: 1 }], 'the first attempt, not an ssrf refusal and a retry')
   t.equal(await dev.stop(), 0)
 })

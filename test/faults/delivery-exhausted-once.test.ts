@@ -1,7 +1,7 @@
 /**
  * A stall after an attempt's outcome was logged is not an attempt of its own (issue 33, item 8). Two delivery
  * worker processes (test/fixtures/delivery-worker-process.mjs) with a pause of up to 400 ms after each COMMIT, so
- * kills land between an outcome's commit and BullMQ's move, are SIGKILLed every 0.7–2 s while 200 messages go to a
+ * kills land between an outcome's commit and BullMQ's move, are SIGKILLed every 0.7–2 s while 100 messages go to a
  * receiver answering 500, three attempts each. Before, 14 of 200 pairs got two `message.exhausted` (`http_5xx@3`
  * and `stalled@3`), the log gained "stopped before POST" rows for attempts that had completed, and phantom stalls
  * used up real attempts. Counted here: one `message.exhausted` per pair, one row per attempt, and every POST the
@@ -17,11 +17,12 @@ import { outboundFixture } from '../helpers/outbound.js'
 import { startScript, type Script } from '../fixtures/script.js'
 import { STOPPED_BEFORE_POST, STOPPED_MID_POST } from '../../src/delivery-log/delivery-store.js'
 import { eventually } from '../helpers/eventually.js'
+import { GIVE_UP_MS } from '../helpers/cli.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
 
-const MESSAGES = 200
+const MESSAGES = 100
 const SCHEDULE = [300, 600]
 const ATTEMPTS = SCHEDULE.length + 1
 
@@ -59,7 +60,7 @@ t.test('delivery workers SIGKILLed after commits: one message.exhausted per pair
     script.log('fixture delivery worker: started').then(() => up.add(script), () => {})
   }
   for (let i = 0; i < 2; i++) spawn()
-  await eventually('the workers to start', () => up.size === 2, 30_000)
+  await eventually('the workers to start', () => up.size === 2, GIVE_UP_MS)
   await outbound.dispatcher.start()
   const messageIds: string[] = []
   for (let i = 0; i < MESSAGES; i++) messageIds.push((await outbound.publish({ type: 'order.paid', data: { i }, tenant: 'down' })).messageId)
@@ -71,7 +72,7 @@ t.test('delivery workers SIGKILLed after commits: one message.exhausted per pair
   let kills = 0
   while (!await ended() && kills < 25) {
     await sleep(700 + Math.floor(Math.random() * 1300))
-    await eventually('a worker up', () => up.size > 0, 30_000)
+    await eventually('a worker up', () => up.size > 0, GIVE_UP_MS)
     const victim = [...up][Math.floor(Math.random() * up.size)] as Script
     up.delete(victim)
     process.kill(victim.pid, 'SIGKILL')

@@ -1,7 +1,7 @@
 /**
  * Delivery worker processes (test/fixtures/delivery-worker-process.mjs, with no jitter and no circuit; the CLI's
  * `anvil worker --role outbound` is killed once in test/cli/worker-outgoing.test.ts) SIGKILLed again and again
- * while a few hundred messages go to a real receiver that counts its POSTs per webhook-id. Delivery is at-least-once;
+ * while 150 messages go to a real receiver that counts its POSTs per webhook-id. Delivery is at-least-once;
  * every POST the receiver answered has a row in the delivery log, duplicates included; nothing ends unlogged.
  */
 import t from 'tap'
@@ -13,6 +13,7 @@ import { Queue } from 'bullmq'
 import { outboundFixture } from '../helpers/outbound.js'
 import { startScript, type Script } from '../fixtures/script.js'
 import { eventually } from '../helpers/eventually.js'
+import { GIVE_UP_MS } from '../helpers/cli.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -46,7 +47,7 @@ const rowsOf = async (messageIds: string[]): Promise<Row[]> =>
   await db.query<Row>('SELECT message_id, attempt, status, error_class FROM anvil.deliveries WHERE message_id = ANY($1) ORDER BY id', [messageIds])
 
 t.test('delivery workers SIGKILLed at random points: every message delivered, every POST answered has a row, nothing ends unlogged', async (t) => {
-  const MESSAGES = 300
+  const MESSAGES = 150
   const KILLS = 6
   const queueName = 'faults-delivery'
   const schedule = [200, 400, 800, 1000, 1000, 1000, 1000, 1000]
@@ -66,7 +67,7 @@ t.test('delivery workers SIGKILLed at random points: every message delivered, ev
     script.log('fixture delivery worker: started').then(() => up.add(script), () => {})
   }
   for (let i = 0; i < 2; i++) spawn()
-  await eventually('the workers to start', () => up.size === 2, 30_000)
+  await eventually('the workers to start', () => up.size === 2, GIVE_UP_MS)
   await outbound.dispatcher.start()
   const messageIds: string[] = []
   // A batch before each kill, so every kill lands while deliveries are in flight, at a random point of one.
@@ -75,7 +76,7 @@ t.test('delivery workers SIGKILLed at random points: every message delivered, ev
     const before = receiver.arrived()
     await eventually('POSTs of the batch', () => receiver.arrived() > before, 30_000)
     await sleep(Math.floor(Math.random() * 400))
-    await eventually('a worker up', () => up.size > 0, 30_000)
+    await eventually('a worker up', () => up.size > 0, GIVE_UP_MS)
     const victim = [...up][Math.floor(Math.random() * up.size)] as Script
     up.delete(victim)
     process.kill(victim.pid, 'SIGKILL')

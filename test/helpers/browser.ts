@@ -19,6 +19,11 @@ export const SCREENSHOT_DIR = join(ROOT, '.tap', 'console')
 
 /** A browser with a fresh --user-data-dir, closed (and its profile removed) at the test's end. */
 export async function openBrowser (t: Test): Promise<BrowserContext> {
+  return (await openBrowserWithProfile(t)).context
+}
+
+/** `openBrowser`, and the --user-data-dir it runs in (whose `Default/History` is Chromium's history database). */
+export async function openBrowserWithProfile (t: Test): Promise<{ context: BrowserContext, profile: string }> {
   const profile = mkdtempSync(join(tmpdir(), 'anvil-chromium-'))
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1280, height: 800 }
@@ -27,7 +32,7 @@ export async function openBrowser (t: Test): Promise<BrowserContext> {
     await context.close()
     rmSync(profile, { recursive: true, force: true })
   })
-  return context
+  return { context, profile }
 }
 
 /** Where a page's last state goes: .tap/console/<name>.png (the folder made if missing), whatever the browser. */

@@ -23,7 +23,8 @@ export function outboundFixture (): OutboundFixture {
     db,
     redis,
     open (options = {}) {
-      const outbound = createOutbound({ database: db.url, redis: redis.url, ...options })
+      // A pool of 4 (the default is 10): two files run at once on one PostgreSQL shared by everyone.
+      const outbound = createOutbound({ redis: redis.url, ...options, database: options.database ?? db.pool(4) })
       opened.push(outbound)
       return outbound
     }

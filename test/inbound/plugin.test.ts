@@ -5,6 +5,7 @@ import anvil from '../../index.js'
 import { TestRedis } from '../helpers/redis.js'
 import { SECRET, signed } from '../helpers/app.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 
@@ -76,7 +77,7 @@ t.test('a registration that fails after connecting leaves no Redis connection op
   const producers = async (): Promise<number> => (await clientNames()).filter((name) => name === 'anvil-producer').length
   /** The count once it stops changing: a client that quit leaves the server's list a moment after its answer. */
   const settled = async (expected: number): Promise<number> => {
-    for (let i = 0; i < 100 && await producers() !== expected; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+    await eventually(`${expected} producer connections`, async () => await producers() === expected, 2000).catch(() => {})
     return await producers()
   }
   const before = await producers()

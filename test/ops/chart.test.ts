@@ -396,6 +396,7 @@ t.test('database and admin API from existing Secrets: the admin port on the Serv
   for (const workload of [server, worker]) {
     t.same(envOf(workload).ANVIL_DATABASE_URL.valueFrom, databaseUrl, `${workload.metadata.name}: the database URL from its Secret`)
     t.equal(envOf(workload).ANVIL_DB_SCHEMA.value, 'hooks')
+    t.equal(envOf(workload).ANVIL_JOURNAL_QUEUE.value, 'postgres', `${workload.metadata.name}: database.journalQueue as ANVIL_JOURNAL_QUEUE`)
   }
   t.same(envOf(server).ANVIL_ADMIN_TOKEN.valueFrom, { secretKeyRef: { name: 'anvil-admin', key: 'admin-token' } })
   t.equal(envOf(server).ANVIL_ADMIN_PORT.value, '3002')
@@ -423,8 +424,8 @@ t.test('database and admin API from existing Secrets: the admin port on the Serv
   // What the chart renders is what the CLI accepts.
   const { loadServeConfig } = await import('../../cli/config/load-config.js')
   const { loadMigrateConfig } = await import('../../cli/config/load-database-config.js')
-  const env = { WEBHOOK_SECRET: 'whsec_chart_0123456789', ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_ADMIN_TOKEN: 'admin-token-0123456789', PORT: envOf(server).PORT.value, ANVIL_ADMIN_PORT: '3002', ANVIL_DB_SCHEMA: 'hooks' }
-  t.match(loadServeConfig(env), { admin: { port: 3002 }, dbSchema: 'hooks' })
+  const env = { WEBHOOK_SECRET: 'whsec_chart_0123456789', ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_ADMIN_TOKEN: 'admin-token-0123456789', PORT: envOf(server).PORT.value, ANVIL_ADMIN_PORT: '3002', ANVIL_DB_SCHEMA: 'hooks', ANVIL_JOURNAL_QUEUE: envOf(server).ANVIL_JOURNAL_QUEUE.value }
+  t.match(loadServeConfig(env), { admin: { port: 3002 }, dbSchema: 'hooks', journalQueue: 'postgres' })
   t.match(loadMigrateConfig(env), { dbSchema: 'hooks' })
 
   const asked = await template('webhookSecret.existingSecret=w', 'admin.existingSecret=a', 'admin.ingress.enabled=true', 'server.ingress.enabled=true')

@@ -129,6 +129,22 @@ t.test('messages: publish 202, oversized or bad input 4xx, look up with its deli
   t.match(await call('GET', '/admin/messages/nope'), { status: 404, body: { code: 'ANVIL_ERR_NOT_FOUND' } })
 })
 
+t.test('messages: orderingKey on POST /admin/messages, in the OpenAPI document and the message\'s answer; a bad key is 400', async (t) => {
+  const doc = (await call('GET', '/admin/openapi.json')).body
+  t.match(doc.paths['/admin/messages'].post.requestBody.content['application/json'].schema.properties.orderingKey, { type: 'string' }, 'the request body documents orderingKey')
+  const endpoint = (await call('POST', '/admin/endpoints', { url: 'https://k.example/', tenant: 'keyed' })).body
+  t.same(await call('POST', '/admin/messages', { type: 'order.paid', data: { n: 1 }, tenant: 'keyed', id: 'keyed-1', orderingKey: 'order_1' }),
+    { status: 202, body: { messageId: 'keyed-1' } })
+  t.match((await call('GET', '/admin/messages/keyed-1')).body, { id: 'keyed-1', orderingKey: 'order_1' })
+  t.notOk('orderingSeq' in (await call('GET', '/admin/messages/keyed-1')).body, 'its place in the key\'s order is the dispatcher\'s')
+  t.notOk('orderingKey' in (await call('GET', '/admin/messages/admin-msg-1')).body, 'a message without a key has none')
+  for (const orderingKey of ['', 'a\nb', 'k'.repeat(257)]) {
+    t.match(await call('POST', '/admin/messages', { type: 'order.paid', data: 1, orderingKey }), { status: 400, body: { error: /orderingKey/ } }, JSON.stringify(orderingKey).slice(0, 20))
+  }
+  t.equal(await outbound.dispatcher.dispatchOnce(), 1)
+  t.ok(await outboundInternals(outbound).queue.getJob(`keyed-1.${endpoint.id as string}`), 'the key\'s first message is its head: its job is added at once')
+})
+
 t.test('deliveries: filtered list, retry as a new job, the undelivered view, recover, a test event', async (t) => {
   const endpoint = (await call('POST', '/admin/endpoints', { url: 'https://d.example/', tenant: 'dlv' })).body
   const other = (await call('POST', '/admin/endpoints', { url: 'https://d2.example/', tenant: 'dlv' })).body

@@ -11,6 +11,7 @@ import type { SourceOptions } from '../../src/inbound/source-options.js'
 import { TestRedis } from '../helpers/redis.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll } from '../helpers/before-all.js'
+import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const STRIPE_SECRET = 'whsec_' + randomBytes(24).toString('hex')
@@ -66,11 +67,10 @@ t.test('a signed Stripe event goes ingress → queue → worker → the user\'s 
   t.teardown(() => queue.close())
   const [job] = await queue.getJobs(['completed', 'active', 'waiting', 'delayed'])
   t.ok(job !== undefined)
-  let logs: string[] = []
-  for (let i = 0; i < 50 && logs.length < 2; i++) {
-    logs = (await queue.getJobLogs(job?.id as string)).logs
-    if (logs.length < 2) await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  const logs = await eventually('both attempts in the job log', async () => {
+    const { logs } = await queue.getJobLogs(job?.id as string)
+    return logs.length >= 2 && logs
+  })
   t.match(logs.map((line) => JSON.parse(line)), [
     { messageId: 'evt_forward_1', endpointId: 'forward:stripe', attempt: 1, httpStatus: 503, errorClass: 'http_5xx', responseHead: 'busy', success: false },
     { messageId: 'evt_forward_1', endpointId: 'forward:stripe', attempt: 2, httpStatus: 200, success: true }

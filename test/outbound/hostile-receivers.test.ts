@@ -97,5 +97,6 @@ t.test('endpoints that never answer hold one slot each; the healthy endpoint\'s 
   for (const one of hang.receiver.received) byPath.set(one.url, (byPath.get(one.url) ?? 0) + 1)
   t.same(Object.fromEntries(byPath), { '/ep_hang_a': 1, '/ep_hang_b': 1 }, 'each hanging endpoint got one delivery, the rest were put back')
   t.equal(hang.open.size, 2, 'both still held')
-  t.ok(await queue.getDelayedCount() >= 6, 'the hanging endpoints\' other jobs wait as delayed jobs, holding no slot')
+  // A put-back job is promoted when due and put back again: wait for the moment all six sit delayed.
+  t.ok(await eventually('six delayed jobs', async () => await queue.getDelayedCount() >= 6, GUARD_MS), 'the hanging endpoints\' other jobs wait as delayed jobs, holding no slot')
 })

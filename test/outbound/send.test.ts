@@ -3,6 +3,7 @@ import { createGuardedDispatcher } from '../../src/send/guarded-dispatcher.js'
 import { sendWebhook } from '../../src/send/send-webhook.js'
 import { parseRetryAfter } from '../../src/send/retry-after.js'
 import { startReceiver } from '../helpers/receiver.js'
+import { eventually } from '../helpers/eventually.js'
 
 const dispatcher = createGuardedDispatcher({ allowNets: '127.0.0.0/8' })
 t.teardown(() => dispatcher.close())
@@ -82,7 +83,7 @@ t.test('an error answer dripping a byte at a time, never idle for long, is cut a
   // Each byte comes well inside undici's body idle timeout: only the total deadline can end this.
   const result = await post(receiver.url + '/drip', 400)
   t.match(result, { success: false, errorClass: 'timeout', errorMessage: /400 ms/ })
-  await new Promise<void>((resolve) => { const check = (): void => { stopped ? resolve() : setTimeout(check, 10) }; check() })
+  await eventually('the connection to drop', () => stopped)
   t.ok(stopped, 'the connection was dropped')
 })
 
@@ -98,7 +99,7 @@ t.test('a 2xx is delivered on its status line: a body that drips gets a short de
   const result = await sendWebhook({ url: receiver.url + '/drip-ok', headers: {}, body: '{}' }, { ...options, timeoutMs: 600_000, bodyTimeoutMs: 300 })
   t.match(result, { success: true, httpStatus: 200, responseHead: /^(ok)+$/ })
   t.notOk('errorClass' in result)
-  await new Promise<void>((resolve) => { const check = (): void => { stopped ? resolve() : setTimeout(check, 10) }; check() })
+  await eventually('the connection to drop', () => stopped)
   t.ok(stopped, 'the connection was dropped')
 })
 
@@ -122,7 +123,7 @@ t.test('a 1 GB answer is capped: 4 KiB kept, the rest never read', async (t) => 
   const result = await post(receiver.url + '/huge')
   t.match(result, { success: true, httpStatus: 200 })
   t.equal(result.responseHead.length, 4096)
-  await new Promise<void>((resolve) => { const check = (): void => { closed ? resolve() : setTimeout(check, 10) }; check() })
+  await eventually('the connection to close', () => closed)
   t.ok(written < GIGABYTE / 8, 'the sender stopped reading long before the end')
 })
 

@@ -44,7 +44,8 @@ const make = async (path: string, tenant: string, eventTypes: string[] = [], des
   await admin.send<Endpoint>('POST', '/endpoints', { url: `${receiver.url}${path}`, tenant, eventTypes, description })
 const answered = async (e: Endpoint): Promise<boolean> => (await deliveries(e.id)).some((d) => d.status !== 'started')
 let acme: Endpoint, acmeDown: Endpoint, globex: Endpoint
-let acmeLink: { token: string, url: string }
+/** A link opens the portal once: each page gets a new one. */
+const acmeLink = async (): Promise<{ token: string, url: string }> => await admin.send<{ token: string, url: string }>('POST', '/portal/tokens', { tenant: 'acme' })
 beforeStep(t, async () => {
   await admin.send('PUT', '/event-types/invoice.paid', { description: 'An invoice was paid in full.', schema: INVOICE_PAID })
   await admin.send('PUT', '/event-types/customer.created', { description: 'A customer signed up.', schema: { type: 'object', properties: { email: { type: 'string', format: 'email' } } } })
@@ -53,15 +54,14 @@ beforeStep(t, async () => {
   globex = await make('/globex/hooks', 'globex')
   for (const endpoint of [acme, acmeDown, globex]) await admin.send('POST', `/endpoints/${endpoint.id}/test`, {})
   await eventually('(Promise.all([acme, acmeDown, globex].map(answered))).every(Boolean)', async () => (await Promise.all([acme, acmeDown, globex].map(answered))).every(Boolean))
-  acmeLink = await admin.send<{ token: string, url: string }>('POST', '/portal/tokens', { tenant: 'acme' })
 })
 
 /** The portal opened from `url` in a new tab; its last state is saved as .tap/console/<name>.png. */
-async function openPortal (t: Test, name: string, url = acmeLink.url): Promise<{ page: Page, errors: string[] }> {
+async function openPortal (t: Test, name: string, url?: string): Promise<{ page: Page, errors: string[] }> {
   const page = await context.newPage()
   const errors = consoleErrors(page)
   t.teardown(async () => { await screenshot(page, name); await page.close() })
-  await page.goto(url)
+  await page.goto(url ?? (await acmeLink()).url)
   await page.getByRole('navigation', { name: 'Sections' }).or(page.getByTestId('no-access')).first().waitFor()
   await settled(page)
   return { page, errors }
@@ -75,14 +75,17 @@ async function openEndpoint (page: Page, endpoint: Endpoint): Promise<void> {
 }
 
 t.test('the link opens acme\'s list: a card per endpoint with its state, success rate and last delivery; token as Bearer, no cookie', async (t) => {
-  t.match(acmeLink.url, /\/admin\/portal\/#token=anvil_pt_/, 'the link holds the token in its fragment')
-  const { page, errors } = await openPortal(t, 'portal-endpoints-last')
+  const link = await acmeLink()
+  t.match(link.url, /\/admin\/portal\/#code=anvil_pl_/, 'the link holds a one-time code in its fragment, not the token')
+  const { page, errors } = await openPortal(t, 'portal-endpoints-last', link.url)
   const calls: Array<{ url: string, authorization?: string, cookie?: string }> = []
   page.on('request', (request) => {
     if (!request.url().includes('/admin/portal/')) void request.allHeaders().then((h) => calls.push({ url: request.url(), authorization: h.authorization, cookie: h.cookie }))
   })
-  t.notMatch(page.url(), /token/, 'the token is out of the address bar')
-  t.equal(await page.evaluate(() => sessionStorage.getItem('anvil-portal-token')), acmeLink.token, 'kept in this tab')
+  t.notMatch(page.url(), /code=|anvil_p/, 'the code is out of the address bar')
+  const session = await page.evaluate(() => sessionStorage.getItem('anvil-portal-token')) ?? ''
+  t.match(session, /^anvil_pt_/, 'the session\'s token, kept in this tab')
+  t.not(session, link.token, 'its own, not the API\'s')
   t.match(await page.getByTestId('tenant').innerText(), /^acme · link valid until /, 'the header names the tenant')
   await page.getByTestId('success-rate').first().filter({ hasText: '%' }).waitFor()
   t.same((await page.getByTestId('endpoint').locator('.endpoint-url').allInnerTexts()).sort(), [acme.url, acmeDown.url].sort(), 'acme\'s two endpoints, not globex\'s')
@@ -97,7 +100,7 @@ t.test('the link opens acme\'s list: a card per endpoint with its state, success
   await page.reload()
   await page.getByTestId('endpoint').first().waitFor()
   t.ok(calls.length > 0, 'the page called the API')
-  t.same(calls.filter((c) => c.authorization !== `Bearer ${acmeLink.token}` || c.cookie !== undefined), [], 'each call with the token as Bearer, none with a cookie')
+  t.same(calls.filter((c) => c.authorization !== `Bearer ${session}` || c.cookie !== undefined), [], 'each call with the token as Bearer, none with a cookie')
   t.same(pageErrors(errors), [])
 })
 
@@ -301,7 +304,7 @@ t.test('every page fits at 390, 860 and 1280 px, in light and dark: no sideways 
   const dark = await admin.send<{ url: string }>('POST', '/portal/tokens', { tenant: 'acme', theme: { mode: 'dark', primaryColor: '#a5b4fc' } })
   const message = (await deliveries(acme.id))[0]?.messageId ?? ''
   const routes = ['#/', `#/endpoints/${acme.id}`, `#/messages/${message}`, '#/event-types', '#/deliveries']
-  for (const [mode, link] of [['light', acmeLink.url], ['dark', dark.url]] as const) {
+  for (const [mode, link] of [['light', (await acmeLink()).url], ['dark', dark.url]] as const) {
     const { page, errors } = await openPortal(t, `portal-${mode}-last`, link)
     t.equal(await page.evaluate(() => document.documentElement.dataset.theme), mode, `${mode} mode`)
     for (const width of [390, 860, 1280]) {
@@ -353,7 +356,7 @@ t.test('a revoked, forged or missing link says so, and is not a broken page', as
   await page.getByRole('heading', { level: 1, name: 'This link has expired' }).waitFor()
   t.equal(await page.evaluate(() => sessionStorage.getItem('anvil-portal-token')), null, 'the dead token is dropped')
   t.same(await seriousViolations(page), [])
-  const forged = await openPortal(t, 'portal-forged', `${base}/admin/portal/#token=anvil_pt_forged`)
+  const forged = await openPortal(t, 'portal-forged', `${base}/admin/portal/#code=anvil_pl_forged`)
   await forged.page.getByRole('heading', { level: 1, name: 'This link has expired' }).waitFor()
   const none = await openPortal(t, 'portal-no-link', `${base}/admin/portal/`)
   await none.page.getByRole('heading', { level: 1, name: 'No access link' }).waitFor()

@@ -49,7 +49,7 @@ beforeStep(t, async () => {
 })
 
 const kept = async (type: string): Promise<Array<{ data: string }>> =>
-  (await fixture.db.pool().query<{ data: string }>('SELECT data FROM anvil.outbox WHERE type = $1 ORDER BY created_at', [type])).rows
+  await fixture.db.query<{ data: string }>('SELECT data FROM anvil.outbox WHERE type = $1 ORDER BY created_at', [type])
 
 t.test('the sample honours pattern and format, fits the schema and is sent; one it cannot make says so, is refused unedited, goes edited', async (t) => {
   const context = await openBrowser(t)

@@ -353,7 +353,7 @@ limit, so the fork of an AOF rewrite has room under the limit (values.yaml says 
 {{- define "anvil.databaseEnv" -}}
 {{- with .Values.database.existingSecret }}
 {{- include "anvil.secretEnv" (dict "where" "database" "env" (dict "ANVIL_DATABASE_URL" (dict "name" . "key" $.Values.database.key))) }}
-{{- include "anvil.envIfSet" (list (list "ANVIL_DB_SCHEMA" $.Values.database.schema)) }}
+{{- include "anvil.envIfSet" (list (list "ANVIL_DB_SCHEMA" $.Values.database.schema) (list "ANVIL_JOURNAL_QUEUE" $.Values.database.journalQueue)) }}
 {{- end }}
 {{- end -}}
 

@@ -13,12 +13,11 @@ import { VerifyPage } from '../pages/verify-snippets'
 import { Time } from '../components'
 import { EventTypeCatalog } from '../catalog'
 import { useApi } from '../use-api'
-import { forgetToken, takeToken } from './portal-token'
+import { forgetToken, openSession, takeCode, type Access } from './portal-token'
 import '../style.css'
 
-// Taken before the first render, so the first call already carries it.
-const token = takeToken()
-setBearer(token)
+// Out of the address bar before the first render; exchanged for the session once the page runs.
+const code = takeCode()
 
 const NAV = [['/', 'Endpoints'], ['/deliveries', 'Deliveries'], ['/event-types', 'Event types'], ['/verify', 'Verify in your code']] as const
 
@@ -46,18 +45,21 @@ function Page ({ route }: { route: Route }) {
   }
 }
 
-/** No token, or one the server no longer takes: a page that says what to do, not a broken one. */
-function NoAccess ({ expired, route }: { expired: boolean, route: Route }) {
+const REFUSED = {
+  expired: ['This link has expired', 'The link that opened this page has expired or was revoked. Open the webhook settings of your account again for a new one.'],
+  used: ['This link was used', 'A link opens this page once, and this one has been opened already. Open the webhook settings of your account again for a new one.'],
+  none: ['No access link', 'This page opens from a link in the webhook settings of your account; it has no login of its own.']
+} as const
+
+/** No token, a used link, or a token the server no longer takes: a page that says what to do, not a broken one. */
+function NoAccess ({ why, route }: { why: keyof typeof REFUSED, route: Route }) {
   // A link from an operational event (`#/endpoints/ep_…`) names the endpoint it was about.
   const endpoint = /^\/endpoints\/(.+)$/.exec(route.path)?.[1]
+  const [title, text] = REFUSED[why]
   return (
     <main class='login' id='main'>
-      <h1>{expired ? 'This link has expired' : 'No access link'}</h1>
-      <p role='alert' data-testid='no-access'>
-        {expired
-          ? 'The link that opened this page has expired or was revoked. Open the webhook settings of your account again for a new one.'
-          : 'This page opens from a link in the webhook settings of your account; it has no login of its own.'}
-      </p>
+      <h1>{title}</h1>
+      <p role='alert' data-testid='no-access'>{text}</p>
       {endpoint !== undefined && <p>Then open endpoint <code class='id'>{decodeURIComponent(endpoint)}</code> under Endpoints.</p>}
     </main>
   )
@@ -74,14 +76,18 @@ function Who ({ session }: { session: Session | undefined }) {
 
 function Portal () {
   const route = useRoute()
-  const session = useApi<Session>(token === null ? null : '/portal/session')
-  const [expired, setExpired] = useState(false)
-  useEffect(() => onLoggedOut(() => { forgetToken(); setBearer(null); setExpired(true) }), [])
+  const [access, setAccess] = useState<Access | null>(null)
+  useEffect(() => {
+    openSession(code).then((opened) => { if ('token' in opened) setBearer(opened.token); setAccess(opened) },
+      () => setAccess({ refused: 'expired' }))
+  }, [])
+  const session = useApi<Session>(access !== null && 'token' in access ? '/portal/session' : null)
+  useEffect(() => onLoggedOut(() => { forgetToken(); setBearer(null); setAccess({ refused: 'expired' }) }), [])
   const theme = session.data?.theme
   useEffect(() => applyTheme(theme), [theme])
   const embed = session.data?.embed === true
   useEffect(() => embed ? postHeight(session.data?.frameAncestors ?? []) : undefined, [embed])
-  if (token === null || expired) return <NoAccess expired={expired} route={route} />
+  if (access !== null && 'refused' in access) return <NoAccess why={access.refused} route={route} />
   if (session.data === undefined) return <p aria-busy='true' class='loading'>Loading…</p>
   // A message is reached from the delivery log: its section is Deliveries; an endpoint's page is under Endpoints.
   const section = route.path.startsWith('/messages/') ? '/deliveries' : route.path.startsWith('/endpoints') ? '/' : '/' + (route.path.split('/')[1] ?? '')
