@@ -1,25 +1,14 @@
 import type { Logger } from 'pino'
 import { createDeliveryWorker, type DeliveryWorker } from '../src/delivery/delivery-worker.js'
 import { createOutbound, outboundInternals, type Outbound } from '../src/outbox/outbound.js'
-import type { OutboundSchedules } from './config/load-config.js'
+import { portalPage, type WorkerCommandConfig } from './config/load-config.js'
 import type { Lifecycle } from './lifecycle.js'
 
-export interface OutboundConfig extends OutboundSchedules {
-  databaseUrl: string
-  dbSchema?: string
-  redisUrl: string
-  prefix?: string
-  outboundAllowNets?: string
-  /** ANVIL_OUTBOUND_RETENTION_DAYS; undefined: the core's default. */
-  outboundRetentionDays?: number
-  /** ANVIL_LOCK_DURATION_MS and ANVIL_STALLED_INTERVAL_MS, as the inbound worker takes them; undefined: BullMQ's. */
-  lockDurationMs?: number
-  stalledIntervalMs?: number
-  /** ANVIL_CONSOLE_URL: operational events link into the console there. */
-  consoleUrl?: string
-  /** From ANVIL_PORTAL_PUBLIC_URL: a tenant's operational events link into the portal there. */
-  portalUrl?: string
-}
+/** What the outgoing side takes of `anvil worker`'s or `anvil dev`'s configuration; undefined: the core's defaults. */
+export type OutboundConfig = Partial<Pick<WorkerCommandConfig,
+  'dbSchema' | 'prefix' | 'outboundAllowNets' | 'outboundRetentionDays' | 'lockDurationMs' | 'stalledIntervalMs' | 'consoleUrl' |
+  'portalPublicUrl' | 'outboxMaxAttempts' | 'outboxRetryBaseMs' | 'outboundRetrySchedule'
+>> & { databaseUrl: string, redisUrl: string }
 
 /**
  * The outgoing side of `anvil worker` (ANVIL_DATABASE_URL set): the outbox dispatcher, its retention and the
@@ -35,7 +24,7 @@ export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecy
     database: config.databaseUrl, ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }), redis: config.redisUrl, ...prefix, logger: log,
     ...(config.outboundRetentionDays === undefined ? {} : { retentionDays: config.outboundRetentionDays }),
     ...(config.consoleUrl === undefined ? {} : { consoleUrl: config.consoleUrl }),
-    ...(config.portalUrl === undefined ? {} : { portalUrl: config.portalUrl }),
+    ...(config.portalPublicUrl === undefined ? {} : { portalUrl: portalPage(config.portalPublicUrl) }),
     ...schedule,
     dispatch: {
       ...(config.outboxMaxAttempts === undefined ? {} : { attempts: config.outboxMaxAttempts }),

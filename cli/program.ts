@@ -95,7 +95,7 @@ export function createProgram (version: string): Command {
     })
 
   const messages = program.command('messages').description('The outbox of outgoing webhooks (ANVIL_DATABASE_URL, or the admin API with --url)')
-  addSettings(addSharedOptions(messages.command('resend')), [...SETTING_GROUPS.journal, 'outboundRetrySchedule', 'limit'], { limit: { description: 'with --filter: at most this many messages' } })
+  addSettings(addSharedOptions(messages.command('resend')), [...SETTING_GROUPS.journal, ...SETTING_GROUPS.resend, 'limit'], { limit: { description: 'with --filter: at most this many messages' } })
     .description('Send messages that ended failed (dispatch or delivery) again, to the endpoints without a success and none in flight, under the same webhook-id; one JSON line per message')
     .argument('[id]', 'the message to re-send')
     .option('--filter <key=value>', 'the failed messages matching: failure (dispatch or delivery), type, tenant, since, until (repeatable; none: every failed message)', collect, [])
@@ -169,7 +169,7 @@ export function createProgram (version: string): Command {
       await runMigrate(config)
     })
 
-  addSettings(addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'), DEV_DEFAULTS), DEV_DEFAULTS)))), ['outboundAllowNets'])
+  addSettings(addObservabilityOptions(addRetentionOptions(addWorkerOptions(addIngressOptions(addSharedOptions(program.command('dev'), DEV_DEFAULTS), DEV_DEFAULTS)))), SETTING_GROUPS.devOutbound)
     .description('Server and a worker in one process, with a private redis-server when none runs')
     .option('--handler <path>', 'your handler module (as for `anvil worker`); default: one that logs each event')
     .action(async (flags: { handler?: string }, command: Command) => {

@@ -5,16 +5,16 @@ import {
   addStallOptions, addWorkerHttpOptions, addWorkerOptions
 } from '../cli/config/options.js'
 import { isAnvilError } from '../src/shared/errors.js'
-import { loadMigrateConfig, loadReplayConfig } from '../cli/config/load-database-config.js'
+import { loadJournalConfig, loadMigrateConfig, loadReplayConfig } from '../cli/config/load-database-config.js'
 import {
-  DEV_SECRET, loadDevConfig, loadServeConfig, loadWorkerConfig, type Env, type Flags
+  DEV_SECRET, loadDevConfig, loadServeConfig, loadWorkerConfig, portalPage, type Env, type Flags
 } from '../cli/config/load-config.js'
 import { resolveIngressOptions } from '../src/inbound/ingress-options.js'
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/shared/constants.js'
 import { DEFAULT_QUEUE_SETTINGS, jobOptions } from '../src/queue/queue-settings.js'
 import { join } from 'node:path'
-import { SETTINGS, readGroup } from '../cli/config/settings.js'
-import { SETTING_GROUPS } from '../cli/config/options.js'
+import { SETTINGS, readFields, readGroup } from '../cli/config/settings.js'
+import { DEV_DEFAULTS, NESTED, SETTING_GROUPS } from '../cli/config/options.js'
 import { ROOT } from './helpers/root.js'
 
 const SECRET = 'whsec_config_test'
@@ -128,13 +128,15 @@ t.test('every environment variable is read and typed', async (t) => {
     databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', outboundRetentionDays: 14,
     journal: { databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', retentionDays: 30 },
     // A tenant's own operational events link into the portal that anvil serve offers under ANVIL_PORTAL_PUBLIC_URL.
-    portalUrl: 'https://hooks.example.com/admin/portal/'
+    portalPublicUrl: 'https://hooks.example.com'
   })
+  t.equal(portalPage(loadWorkerConfig(env).portalPublicUrl), 'https://hooks.example.com/admin/portal/', "the outgoing side's portalUrl")
   // What the CLI hands the ingress plugin is accepted by the core's own validation.
   // The request timeout is the server's (Fastify's), the in-flight cap the plugin's HTTP side, the admin API its own
   // plugin's: not core options.
   const {
     host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, requestTimeoutMs, trustProxy, maxInFlightBytes, admin, databaseUrl, dbSchema, portal,
+    outboundRetrySchedule, journalQueue,
     ...ingress
   } = serve
   t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))
@@ -151,6 +153,19 @@ t.test('a group read whole is its settings, each by its key, its fallback when u
   t.same(set, { metricsPath: false, metricsPort: undefined, tracing: 'otlp', logPayloads: true }, 'mapped by the row\'s `to`')
   t.match(loadWorkerConfig({ WORKER_CONCURRENCY: '3', ANVIL_LOCK_DURATION_MS: '900' }), { concurrency: 3, lockDurationMs: 900, logLevel: 'info', metricsPath: '/metrics' }, 'as the loaders give it')
   t.equal(SETTINGS.concurrency.default, String(DEFAULT_CONCURRENCY), '--help shows the fallback')
+})
+
+t.test('rows an option nests are read under its names, only those set; a command\'s own default is read as if typed', async (t) => {
+  t.equal(readFields(NESTED.portal, {}, {}), undefined, 'none set: no portal option')
+  t.same(readFields(NESTED.portal, { ANVIL_PORTAL_PUBLIC_URL: 'https://hooks.example' }, {}), { publicUrl: 'https://hooks.example' })
+  const token = 'admin-token-0123456789'
+  t.same(loadJournalConfig({ ANVIL_ADMIN_URL: 'http://hooks.example:3000/', ANVIL_ADMIN_TOKEN: token }).admin, { url: 'http://hooks.example:3000/admin', token },
+    "a bare server URL is mapped by its row to the admin API's base")
+  t.same(loadWorkerConfig({ ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_JOURNAL_GROUP_COMMIT: '8,2' }).journal,
+    { databaseUrl: 'postgres://db/anvil', groupCommit: { maxEvents: 8, maxWaitMs: 2 } })
+  t.equal(readGroup(['host'], {}, {}).host, '0.0.0.0', "the row's fallback")
+  t.equal(readGroup(['host'], {}, {}, DEV_DEFAULTS).host, '127.0.0.1', "anvil dev's, as its --help shows it")
+  t.equal(readGroup(['host'], { HOST: '::' }, {}, DEV_DEFAULTS).host, '::', 'a value set wins')
 })
 
 t.test('ANVIL_TRUST_PROXY: true, false, a hop count or networks; anything else one line', async (t) => {
@@ -182,7 +197,7 @@ t.test('the outbox dispatch and the outgoing delivery schedules: read by worker 
     { outboxMaxAttempts: 2, outboxRetryBaseMs: 50, outboundRetrySchedule: [10, 20] })
   t.match(loadDevConfig({ ...db, ANVIL_OUTBOUND_RETRY_SCHEDULE: 'none' }), { outboundRetrySchedule: [] })
   t.match(loadServeConfig({ WEBHOOK_SECRET: SECRET, ANVIL_OUTBOUND_RETRY_SCHEDULE: '5' }), { outboundRetrySchedule: [5] })
-  t.notOk('outboxMaxAttempts' in loadWorkerConfig(db), 'unset: the core\'s default')
+  t.equal(loadWorkerConfig(db).outboxMaxAttempts, undefined, 'unset: the core\'s default')
   t.equal(problem(() => loadWorkerConfig({ ...db, ANVIL_OUTBOX_MAX_ATTEMPTS: '0' })),
     'Invalid configuration: ANVIL_OUTBOX_MAX_ATTEMPTS must be an integer from 1 to 1000 (got "0")')
   t.equal(problem(() => loadWorkerConfig({ ANVIL_OUTBOX_RETRY_BASE_MS: 'soon' })),

@@ -2,24 +2,22 @@
  * The configuration of the commands that read PostgreSQL or the admin API rather than serve: `migrate`,
  * `events` and `replay`. The same settings table and rules as cli/config/load-config.ts.
  */
-import { DEFAULT_ADMIN_PREFIX } from '../../src/shared/constants.js'
 import { errors } from '../../src/shared/errors.js'
-import { SETTINGS, nameOf, read, valueOf, type Env, type Flags, type LogLevel } from './settings.js'
-import { common, optional, type CommonConfig } from './load-config.js'
-import type { JournalQueue } from '../../src/journal/journal-options.js'
+import { SETTINGS, nameOf, readFields, readGroup, type Env, type Flags, type Loaded, type Needs } from './settings.js'
+import { NESTED, SETTING_GROUPS } from './options.js'
+import { common, type CommonConfig, type Group, type Nested } from './load-config.js'
+
+export { adminBase } from './outbound-settings.js'
 
 /** `anvil migrate`, and every command that uses PostgreSQL: the database is required there. */
-export interface DatabaseConfig {
-  databaseUrl: string
-  dbSchema?: string
-}
+export type DatabaseConfig = Needs<Group<'database'>, 'databaseUrl'>
 
-export function loadMigrateConfig (env: Env, flags: Flags = {}): DatabaseConfig & { logLevel: LogLevel } {
-  const databaseUrl = read(SETTINGS.databaseUrl, env, flags)
-  if (databaseUrl === undefined) {
+export function loadMigrateConfig (env: Env, flags: Flags = {}): DatabaseConfig {
+  const config = readGroup(SETTING_GROUPS.database, env, flags)
+  if (config.databaseUrl === undefined) {
     throw new errors.INVALID_CONFIG(`${SETTINGS.databaseUrl.env} (or ${SETTINGS.databaseUrl.flag}) is required: the PostgreSQL URL, e.g. postgres://user@host:5432/db`)
   }
-  return { databaseUrl, dbSchema: read(SETTINGS.dbSchema, env, flags), logLevel: valueOf(SETTINGS.logLevel, env, flags) }
+  return { ...config, databaseUrl: config.databaseUrl }
 }
 
 /** `anvil replay`: by id or --all on the dead letters, or --filter through the journal's settings. */
@@ -32,41 +30,29 @@ export function loadReplayConfig (env: Env, flags: Flags = {}): ReplayConfig {
 /**
  * `anvil events` and `anvil replay --filter`: the admin API when ANVIL_ADMIN_URL (--url) is set, with
  * ANVIL_ADMIN_TOKEN; else the journal in PostgreSQL (ANVIL_DATABASE_URL) or, without it, the dead letters in Redis.
+ * `limit`: `events list --limit`.
  */
-export interface JournalCliConfig extends CommonConfig {
-  admin?: { url: string, token: string }
-  databaseUrl?: string
-  dbSchema?: string
-  /** ANVIL_JOURNAL_QUEUE: where replays queue their events. */
-  journalQueue?: JournalQueue
-  /** `events list --limit`. */
-  limit?: number
-}
-
-/** The admin API's base: a server's bare URL (`http://host:3000`) means its default prefix, `/admin`. */
-export function adminBase (url: string): string {
-  const trimmed = url.replace(/\/+$/, '')
-  return new URL(trimmed).pathname === '/' ? trimmed + DEFAULT_ADMIN_PREFIX : trimmed
+export type JournalCliConfig = CommonConfig & Group<'journal', 'adminUrl'> & Loaded<'limit'> & {
+  /** The admin API's base URL (a bare server URL gains /admin) and its token. */
+  admin?: Needs<Nested<'adminApi'>, 'url' | 'token'>
 }
 
 export function loadJournalConfig (env: Env, flags: Flags = {}): JournalCliConfig {
-  const url = read(SETTINGS.adminUrl, env, flags)
-  const token = read(SETTINGS.adminToken, env, flags)
-  if (url !== undefined && token === undefined) {
+  const api = readFields(NESTED.adminApi, env, flags)
+  if (api?.url !== undefined && api.token === undefined) {
     throw new errors.INVALID_CONFIG(`${nameOf(SETTINGS.adminUrl, flags)} needs ${SETTINGS.adminToken.env as string}: the admin API's token`)
   }
+  const { adminUrl: _url, ...journal } = readGroup(SETTING_GROUPS.journal, env, flags)
   return {
     ...common(env, flags),
-    admin: url === undefined || token === undefined ? undefined : { url: adminBase(url), token },
-    databaseUrl: read(SETTINGS.databaseUrl, env, flags),
-    dbSchema: read(SETTINGS.dbSchema, env, flags),
-    ...optional('journalQueue', read(SETTINGS.journalQueue, env, flags)),
-    limit: read(SETTINGS.limit, env, flags)
+    admin: api?.url === undefined || api.token === undefined ? undefined : { url: api.url, token: api.token },
+    ...journal,
+    ...readGroup(['limit'], env, flags)
   }
 }
 
 /** The admin API (--url), else PostgreSQL, which is then required: `where` says what it holds. */
-export type AdminOrDatabaseConfig = JournalCliConfig & ({ admin: { url: string, token: string } } | { admin?: undefined, databaseUrl: string })
+export type AdminOrDatabaseConfig = JournalCliConfig & (Needs<JournalCliConfig, 'admin'> | (Needs<JournalCliConfig, 'databaseUrl'> & { admin?: undefined }))
 
 function adminOrDatabase (config: JournalCliConfig, where: string): AdminOrDatabaseConfig {
   if (config.admin !== undefined) return { ...config, admin: config.admin }
@@ -77,14 +63,10 @@ function adminOrDatabase (config: JournalCliConfig, where: string): AdminOrDatab
 }
 
 /** `anvil messages resend`: the admin API, else the outbox in PostgreSQL (required then) and the delivery queue's Redis. */
-export type MessagesCliConfig = AdminOrDatabaseConfig & {
-  /** ANVIL_OUTBOUND_RETRY_SCHEDULE: the attempts of the jobs a re-send makes. */
-  outboundRetrySchedule?: number[]
-}
+export type MessagesCliConfig = AdminOrDatabaseConfig & Group<'resend'>
 
 export function loadMessagesConfig (env: Env, flags: Flags = {}): MessagesCliConfig {
-  const schedule = read(SETTINGS.outboundRetrySchedule, env, flags)
-  return { ...adminOrDatabase(loadJournalConfig(env, flags), 'the outbox is in PostgreSQL'), ...(schedule === undefined ? {} : { outboundRetrySchedule: schedule }) }
+  return { ...adminOrDatabase(loadJournalConfig(env, flags), 'the outbox is in PostgreSQL'), ...readGroup(SETTING_GROUPS.resend, env, flags) }
 }
 
 /** `anvil event-types export`: the admin API, which lists the types defined in code too, else the stored types in PostgreSQL. */

@@ -6,10 +6,9 @@
  * it would show in `ps` and in shell history.
  */
 import { Option, type Command } from 'commander'
-import { DEFAULT_DEV_HOST, SETTINGS, type Flags, type SettingKey } from './settings.js'
+import { DEFAULT_DEV_HOST, SETTINGS, type DefaultsShown, type Flags, type SettingKey } from './settings.js'
 
-/** Per command, what `--help` says of a setting where the command differs from the table. */
-export type DefaultsShown = Partial<Record<SettingKey, { default?: string, shown?: string, description?: string }>>
+export type { DefaultsShown }
 
 /** The groups of settings, per command; cli/anvil.ts puts them together and the loaders read the same ones. */
 export const SETTING_GROUPS = {
@@ -29,18 +28,41 @@ export const SETTING_GROUPS = {
   /** `anvil worker` listens too: health probes and metrics. */
   workerHttp: ['host', 'port'],
   /** `anvil worker` only: one side (inbound jobs, or the outbox) per process, when they should scale apart. */
-  workerRole: ['workerRole'],
+  workerRole: ['role'],
   /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
   forward: ['config', 'allowShortSecrets', 'outboundAllowNets', 'forwardAllowNets'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
   admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema', 'journalQueue', 'outboundRetrySchedule', 'portalPublicUrl', 'portalFrameAncestors', 'portalTheme', 'portalLimits'],
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
   journal: ['adminUrl', 'databaseUrl', 'dbSchema', 'journalQueue'],
-  /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal, and the outbox dispatched and outgoing webhooks delivered. */
-  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit', 'journalQueue', 'outboundRetentionDays', 'outboxMaxAttempts', 'outboxRetryBaseMs', 'outboundRetrySchedule', 'consoleUrl', 'portalPublicUrl'],
+  /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal (`NESTED.journal`)… */
+  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit', 'journalQueue'],
+  /** …and the outbox dispatched and outgoing webhooks delivered: counted only with the database. */
+  workerOutbound: ['outboundRetentionDays', 'outboxMaxAttempts', 'outboxRetryBaseMs', 'outboundRetrySchedule'],
+  /** `worker` and `dev`: where operational events link to, for the operator and for a tenant. */
+  workerLinks: ['consoleUrl', 'portalPublicUrl'],
+  /** `messages resend`: the attempts of the delivery jobs a re-send makes. */
+  resend: ['outboundRetrySchedule'],
+  /** `anvil dev`: where its outgoing webhooks may go (it allows loopback and private networks unless told). */
+  devOutbound: ['outboundAllowNets'],
   /** `anvil migrate`: PostgreSQL, and what it logs. */
   database: ['databaseUrl', 'dbSchema', 'logLevel']
 } as const satisfies Record<string, readonly SettingKey[]>
+
+/**
+ * The rows a configuration nests under an option's own names: the one place each is mapped. The loaders read
+ * them with readFields (cli/config/settings.ts), and their types follow from the rows.
+ */
+export const NESTED = {
+  /** `serve`: the admin API, on with its token; a port of its own, or the main port. */
+  admin: { token: 'adminToken', port: 'adminPort' },
+  /** `serve`: `anvilAdmin`'s `portal` options. */
+  portal: { publicUrl: 'portalPublicUrl', frameAncestors: 'portalFrameAncestors', theme: 'portalTheme', limits: 'portalLimits' },
+  /** `worker` and `dev`: the event journal, on with a database. */
+  journal: { databaseUrl: 'databaseUrl', dbSchema: 'dbSchema', retentionDays: 'journalRetentionDays', groupCommit: 'journalGroupCommit', queue: 'journalQueue' },
+  /** `events`, `replay`, `messages`, `event-types` and `portal`: the admin API to talk to (its base URL) and its token. */
+  adminApi: { url: 'adminUrl', token: 'adminToken' }
+} as const satisfies Record<string, Readonly<Record<string, SettingKey>>>
 
 /** `anvil dev` runs on a laptop: loopback, and a Redis found or started for it. */
 export const DEV_DEFAULTS: DefaultsShown = {
@@ -86,7 +108,8 @@ export function givenFlags (command: Command): Flags {
 
 export const addSharedOptions = (command: Command, shown?: DefaultsShown): Command => addSettings(command, SETTING_GROUPS.shared, shown)
 export const addIngressOptions = (command: Command, shown?: DefaultsShown): Command => addSettings(command, SETTING_GROUPS.ingress, shown)
-export const addWorkerOptions = (command: Command): Command => addSettings(addSettings(command, SETTING_GROUPS.worker), SETTING_GROUPS.workerJournal)
+export const addWorkerOptions = (command: Command): Command =>
+  addSettings(command, [...SETTING_GROUPS.worker, ...SETTING_GROUPS.workerJournal, ...SETTING_GROUPS.workerOutbound, ...SETTING_GROUPS.workerLinks])
 export const addStallOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.stall)
 export const addDeadLetterRetentionOptions = (command: Command): Command => addSettings(command, SETTING_GROUPS.deadLetterRetention)
 export const addRetentionOptions = (command: Command): Command =>

@@ -6,11 +6,11 @@ import { Type } from '@sinclair/typebox'
 import { redactUrl } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
 import { ConsoleUrl, MAX_RETRY_STEP_MS, RetrySchedule, SCHEMA_NAME_RULE, SchemaName, Whole } from '../../src/shared/schemas.js'
-import { GroupCommitSchema, JournalOptionsSchema, JournalQueueSchema } from '../../src/journal/journal-options.js'
+import { DEFAULT_JOURNAL_RETENTION_DAYS, GroupCommitSchema, JournalOptionsSchema, JournalQueueSchema } from '../../src/journal/journal-options.js'
 import { netsProblem } from '../../src/send/cidr.js'
 import { DEFAULT_DISPATCH_RETRY, DEFAULT_OUTBOX_RETENTION_DAYS, DispatchOptionsSchema, OutboundOptionsSchema } from '../../src/outbox/outbound-options.js'
 import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-schedule.js'
-import { DEFAULT_DB_SCHEMA, MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
+import { DEFAULT_ADMIN_PREFIX, DEFAULT_DB_SCHEMA, MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { define, toInteger, toSchedule, whole } from './setting.js'
 import { PortalThemeSchema } from '../../src/portal/portal-theme.js'
 import { NO_RETRIES } from './cli-constants.js'
@@ -25,6 +25,12 @@ const allowNets = {
     const problem = netsProblem(nets)
     return problem === undefined ? undefined : `must be comma-separated networks (${problem})`
   }
+}
+
+/** The admin API's base: a server's bare URL (`http://host:3000`) means its default prefix, `/admin`. */
+export function adminBase (url: string): string {
+  const trimmed = url.replace(/\/+$/, '')
+  return new URL(trimmed).pathname === '/' ? trimmed + DEFAULT_ADMIN_PREFIX : trimmed
 }
 
 const DATABASE_URL_EXPECTED = 'a postgres:// or postgresql:// URL'
@@ -46,7 +52,7 @@ export const OUTBOUND_SETTINGS = {
     expected: 'an http:// or https:// URL without a fragment', schema: ConsoleUrl()
   }),
   journalRetentionDays: define({
-    env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: '30',
+    env: 'ANVIL_JOURNAL_RETENTION_DAYS', key: 'journalRetentionDays', flag: '--journal-retention-days', value: '<days>', default: String(DEFAULT_JOURNAL_RETENTION_DAYS),
     description: 'with ANVIL_DATABASE_URL: the worker deletes journal rows older than this, 0 keeps them',
     ...whole(JournalOptionsSchema.properties.retentionDays, 'days')
   }),
@@ -110,7 +116,8 @@ export const OUTBOUND_SETTINGS = {
   adminUrl: define({
     env: 'ANVIL_ADMIN_URL', key: 'url', flag: '--url', value: '<url>',
     description: 'the admin API to talk to (token: ANVIL_ADMIN_TOKEN), e.g. http://127.0.0.1:3000/admin; unset: Redis and PostgreSQL directly',
-    expected: 'an http:// or https:// URL', schema: Type.String({ pattern: '^https?://\\S+$' }), show: redactUrl
+    expected: 'an http:// or https:// URL', schema: Type.String({ pattern: '^https?://\\S+$' }), show: redactUrl,
+    to: adminBase
   }),
   portalPublicUrl: define({
     env: 'ANVIL_PORTAL_PUBLIC_URL', key: 'portalPublicUrl', flag: '--portal-public-url', value: '<url>',

@@ -10,10 +10,18 @@ import {
   DEFAULT_BODY_LIMIT, DEFAULT_DEDUPE_WINDOW_MS, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_METRICS_PATH, DEFAULT_PATH, DEFAULT_PREFIX,
   DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL, DEFAULT_RETRY_SCHEDULE, MAX_BODY_LIMIT
 } from '../../src/shared/constants.js'
+import type { IdempotencyStrategy } from '../../src/inbound/idempotency.js'
 import { define, toInteger, toSchedule, whole } from './setting.js'
 import {
   DEFAULT_LOG_LEVEL, DEFAULT_PORT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SERVE_HOST, LOG_LEVELS, METRICS_OFF, NO_RETRIES, TRACING_MODES
 } from './cli-constants.js'
+
+/** The plugin's `idempotency` from ANVIL_IDEMPOTENCY (the pattern above has checked it). */
+function toStrategy (value: string): IdempotencyStrategy {
+  if (value.startsWith('header:')) return { header: value.slice('header:'.length) }
+  if (value.startsWith('body:')) return { bodyField: value.slice('body:'.length) }
+  return value as 'signature' | 'payload'
+}
 
 const REDIS_URL_EXPECTED = 'a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL'
 
@@ -42,12 +50,12 @@ export const SERVER_SETTINGS = {
     schema: Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)))
   }),
   host: define({
-    env: 'HOST', key: 'host', flag: '--host', value: '<host>', default: DEFAULT_SERVE_HOST,
+    env: 'HOST', key: 'host', flag: '--host', value: '<host>', fallback: DEFAULT_SERVE_HOST,
     description: 'address to listen on',
     expected: 'a host name or IP address', schema: Type.String({ pattern: '^\\S+$' })
   }),
   port: define({
-    env: 'PORT', key: 'port', flag: '--port', value: '<port>', default: String(DEFAULT_PORT),
+    env: 'PORT', key: 'port', flag: '--port', value: '<port>', fallback: DEFAULT_PORT,
     description: 'port to listen on',
     ...whole(Whole(0, 65535))
   }),
@@ -64,7 +72,7 @@ export const SERVER_SETTINGS = {
   }),
   requestTimeoutMs: define({
     env: 'ANVIL_REQUEST_TIMEOUT_MS', key: 'requestTimeoutMs', flag: '--request-timeout-ms', value: '<ms>',
-    default: String(DEFAULT_REQUEST_TIMEOUT_MS), description: 'a request not complete in this long gets 408 and is closed',
+    fallback: DEFAULT_REQUEST_TIMEOUT_MS, description: 'a request not complete in this long gets 408 and is closed',
     ...whole(Whole(1), 'milliseconds')
   }),
   maxInFlightBytes: define({
@@ -88,7 +96,8 @@ export const SERVER_SETTINGS = {
     env: 'ANVIL_IDEMPOTENCY', key: 'idempotency', flag: '--idempotency', value: '<strategy>', default: 'signature',
     description: 'the dedupe key: signature, payload, header:<name> or body:<field>',
     expected: 'signature, payload, header:<name> or body:<field>',
-    schema: Type.String({ pattern: "^(signature|payload|header:[A-Za-z0-9!#$%&'*+.^_`|~-]+|body:[^\\s.]+(\\.[^\\s.]+)*)$" })
+    schema: Type.String({ pattern: "^(signature|payload|header:[A-Za-z0-9!#$%&'*+.^_`|~-]+|body:[^\\s.]+(\\.[^\\s.]+)*)$" }),
+    to: toStrategy
   }),
   metricsPath: define({
     env: 'ANVIL_METRICS_PATH', key: 'metricsPath', flag: '--metrics-path', value: '<path>', fallback: DEFAULT_METRICS_PATH,
@@ -126,7 +135,9 @@ export const SERVER_SETTINGS = {
   allowShortSecrets: define({
     env: 'ANVIL_ALLOW_SHORT_SECRETS', key: 'allowShortSecrets', flag: '--allow-short-secrets', value: '<bool>', default: 'false',
     description: `true: accept secrets shorter than ${MIN_SECRET_BYTES} bytes (for development; anvil dev always does)`,
-    expected: 'true or false', schema: Type.Union([Type.Literal('true'), Type.Literal('false')])
+    expected: 'true or false', schema: Type.Union([Type.Literal('true'), Type.Literal('false')]),
+    // Undefined when unset: the core's own default (false).
+    to: (flag: string): boolean => flag === 'true'
   }),
   config: define({
     env: 'ANVIL_CONFIG', key: 'config', flag: '--config', value: '<file>',

@@ -106,9 +106,12 @@ export function read<S extends TSchema, T, F extends T | undefined> (setting: Se
   return value as Static<S>
 }
 
-/** A setting as the configuration holds it: read, mapped by `to`, else its `fallback`. */
-export function valueOf<S extends TSchema, T, F extends T | undefined> (setting: Setting<S, T, F>, env: Env, flags: Flags): Value<Setting<S, T, F>> {
-  const value = read(setting, env, flags)
+/**
+ * A setting as the configuration holds it: read, mapped by `to`, else its `fallback`. A command whose default
+ * differs from the table's (`anvil dev`'s host) names it as typed, `unset`, which is read as if it were set.
+ */
+export function valueOf<S extends TSchema, T, F extends T | undefined> (setting: Setting<S, T, F>, env: Env, flags: Flags, unset?: string): Value<Setting<S, T, F>> {
+  const value = read(setting, env, flags) ?? (unset === undefined ? undefined : setting.parse(unset) as Static<S>)
   if (value === undefined) return setting.fallback as Value<Setting<S, T, F>>
   return (setting.to === undefined ? value : setting.to(value)) as Value<Setting<S, T, F>>
 }

@@ -39,8 +39,8 @@ export const WORKER_SETTINGS = {
     default: String(BULLMQ_STALL_DEFAULT_MS), defaultShown: `BullMQ's, ${BULLMQ_STALL_DEFAULT_MS}`,
     description: 'how often stalled jobs are looked for', ...whole(workerSettings.stalledIntervalMs, 'milliseconds')
   }),
-  workerRole: define({
-    env: 'ANVIL_WORKER_ROLE', key: 'role', flag: '--role', value: '<role>', default: 'all',
+  role: define({
+    env: 'ANVIL_WORKER_ROLE', key: 'role', flag: '--role', value: '<role>', fallback: 'all',
     description: 'inbound: only the queued webhooks (the handler, forwarding); outbound: only the outbox (dispatch, delivery, retention), which needs ANVIL_DATABASE_URL; all: whichever is configured',
     expected: 'all, inbound or outbound', schema: Type.Union(WORKER_ROLES.map((role) => Type.Literal(role)))
   }),

@@ -52,9 +52,13 @@ export function Status ({ value }: { value: string | null | undefined }) {
   return <span class={`status tone-${TONES[String(value)] ?? 'idle'}`}>{value ?? '—'}</span>
 }
 
-/** An id, in one piece (ids never wrap); `raw` values (payloads, headers) are the only text that may break anywhere. */
+/**
+ * An id, in one piece where it fits; where it does not (a 53-character `op_exhausted_…` on a phone), only after an
+ * underscore of its prefix, never inside a part. `raw` values (payloads, headers) are the only text that may break anywhere.
+ */
 export function Id ({ value }: { value: string }) {
-  return <code class='id'>{value}</code>
+  const parts = value.split(/(?<=_)(?=.)/)
+  return <code class='id'>{parts.map((part, i) => <Fragment key={i}>{i > 0 && <wbr />}<span>{part}</span></Fragment>)}</code>
 }
 
 /** Where a URL may break when it must: after a `/` of its path, before `.`, `?`, `&`, `=` and `#` (never inside a name). */
@@ -63,7 +67,8 @@ const URL_BREAKS = /(?<=\/)(?=[^/])|(?=[.?&=#])/
 /** A URL as text, in one piece where it fits and broken only at its separators where it does not. */
 export function Url ({ value }: { value: string }) {
   const parts = value.split(URL_BREAKS)
-  return <span class='url'>{parts.map((part, i) => <Fragment key={i}>{i > 0 && <wbr />}{part}</Fragment>)}</span>
+  // Each part whole: a browser would otherwise break after a hyphen inside a name (`acme-crm`).
+  return <span class='url'>{parts.map((part, i) => <Fragment key={i}>{i > 0 && <wbr />}<span>{part}</span></Fragment>)}</span>
 }
 
 /** A dedupe key (sha256 hex) is the journal's id of an event its provider gave no id: no one looks for it by eye. */

@@ -82,4 +82,11 @@ function App () {
   )
 }
 
+// The console follows the system's light or dark mode (the portal takes its link's theme instead): style.css's
+// dark tokens apply under data-theme='dark'.
+const darkMode = matchMedia('(prefers-color-scheme: dark)')
+const followMode = (): void => { document.documentElement.dataset.theme = darkMode.matches ? 'dark' : 'light' }
+followMode()
+darkMode.addEventListener('change', followMode)
+
 render(<App />, document.getElementById('app') as HTMLElement)

@@ -28,6 +28,8 @@ const fields = {
   scheme: Type.Optional(Scheme()),
   /** Deliveries per second, across processes. @defaultValue none (no limit) */
   rateLimit: Type.Optional(Whole(1, MAX_RATE_LIMIT)),
+  /** Standard Webhooks signatures: HMAC-SHA256 `v1` with a `whsec_` secret, or Ed25519 `v1a` with a `whsk_` key kept by Anvil, whose `whpk_` public key is answered. @defaultValue `'hmac'` */
+  signing: Type.Optional(EndpointRowSchema.properties.signing),
   /** Headers sent with each delivery (`authorization`, `x-api-key`); values kept like secrets. @defaultValue none */
   headers: Type.Optional(CustomHeaders(false))
 }
@@ -62,6 +64,6 @@ export const EndpointShape = {
   from: (row: EndpointRow): Endpoint => ({ ...rowShape.from(row), headerNames: Object.keys(row.headers).sort() })
 }
 
-/** An endpoint as created or rotated: the only answers that show a secret in full. */
+/** An endpoint as created or rotated: the only answers that show a secret in full; an Ed25519 endpoint's `secret` is its `whpk_` public key. */
 export const EndpointWithSecretSchema = Type.Composite([EndpointSchema, Type.Object({ secret: Type.String() })])
 export type EndpointWithSecret = Static<typeof EndpointWithSecretSchema>

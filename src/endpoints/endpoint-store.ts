@@ -12,11 +12,13 @@ import {
 import { endpointUrlProblem } from './endpoint-url.js'
 import { customHeadersProblem, lowerCaseNames, MAX_CUSTOM_HEADERS } from './endpoint-headers.js'
 import { newId, newSecret } from '../outbox/ids.js'
+import { newEd25519Keys } from '../signing/ed25519.js'
 import { TENANT_OPERATIONAL_TYPES } from './operational-events.js'
 import { toPage, type Page } from '../paging/page.js'
 import { outboundPageSize } from '../paging/outbound-page-size.js'
 
 export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 60 * 60
+const SIGNING_RULE = 'signing: ed25519 signs Standard Webhooks deliveries (v1a): scheme must be standard-webhooks'
 
 export interface EndpointStoreOptions {
   httpsOnly: boolean
@@ -57,13 +59,14 @@ export interface EndpointStore {
 
 export function createEndpointStore (db: Database, options: EndpointStoreOptions): EndpointStore {
 
-  function check (problem: string | undefined, input: { url?: string, eventTypes?: string[], headers?: Record<string, string | null> }): void {
+  function check (problem: string | undefined, input: { url?: string, eventTypes?: string[], headers?: Record<string, string | null>, signing?: string, scheme?: string }): void {
     if (problem !== undefined) throw new errors.INVALID_ENDPOINT(problem)
     const headersProblem = customHeadersProblem(input.headers)
     if (headersProblem !== undefined) throw new errors.INVALID_ENDPOINT(headersProblem)
     const urlProblem = input.url === undefined ? undefined : endpointUrlProblem(input.url, { httpsOnly: options.httpsOnly })
     if (urlProblem !== undefined) throw new errors.INVALID_ENDPOINT(`url ${urlProblem}`)
     // A tenant's endpoint may name its own `endpoint.*` operational events besides the map's public types.
+    if (input.signing === 'ed25519' && (input.scheme ?? 'standard-webhooks') !== 'standard-webhooks') throw new errors.INVALID_ENDPOINT(SIGNING_RULE)
     const unknown = options.knownTypes === undefined ? undefined : input.eventTypes?.find((type) => !options.knownTypes?.has(type) && !TENANT_OPERATIONAL_TYPES.includes(type))
     if (unknown !== undefined) throw new errors.INVALID_ENDPOINT(`eventTypes: ${JSON.stringify(unknown)} is not a public event type of the event map`)
   }
@@ -81,7 +84,8 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
       if (operational) check(undefined, { url: input.url })
       else check(checkInput(input), input)
       const id = newId('ep')
-      const secret = newSecret()
+      const keys = input.signing === 'ed25519' ? newEd25519Keys() : undefined
+      const secret = keys?.signingKey ?? newSecret()
       return await inTransaction(db.pool, async (client) => {
         if (maxPerTenant !== undefined && input.tenant !== undefined) {
           await client.query(sql.lockTenant(), [`anvil endpoints ${db.schema} ${input.tenant}`])
@@ -90,9 +94,11 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
         }
         const { rows } = await client.query<EndpointRow>(sql.insert(db.schema),
           [id, input.url, input.tenant ?? null, input.eventTypes ?? [], input.description ?? '', input.enabled ?? true,
-            input.scheme ?? 'standard-webhooks', input.rateLimit ?? null, operational, JSON.stringify(lowerCaseNames(input.headers ?? {}))])
+            input.scheme ?? 'standard-webhooks', input.rateLimit ?? null, operational, JSON.stringify(lowerCaseNames(input.headers ?? {})),
+            input.signing ?? 'hmac', keys?.publicKey ?? null])
         await client.query(secretsSql.insert(db.schema), [id, secret])
-        return { ...toEndpoint(rows[0] as EndpointRow), secret }
+        // The signing key never leaves the store: an Ed25519 endpoint shows its public key where a secret would show.
+        return { ...toEndpoint(rows[0] as EndpointRow), secret: keys?.publicKey ?? secret }
       })
     },
 
@@ -120,6 +126,7 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
         if (rows[0] === undefined) throw new errors.NOT_FOUND(`no endpoint ${id}`)
         // The merge may add to what is there: counted once merged, and rolled back past the cap.
         if (Object.keys(rows[0].headers).length > MAX_CUSTOM_HEADERS) throw new errors.INVALID_ENDPOINT(`headers: at most ${MAX_CUSTOM_HEADERS}`)
+        if (rows[0].signing === 'ed25519' && rows[0].scheme !== 'standard-webhooks') throw new errors.INVALID_ENDPOINT(SIGNING_RULE)
         return toEndpoint(rows[0])
       })
     },
@@ -131,6 +138,7 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
 
     async currentSecret (id: string): Promise<EndpointWithSecret> {
       const endpoint = await get(id)
+      if (endpoint.publicKey !== null) return { ...endpoint, secret: endpoint.publicKey }
       const { rows } = await db.pool.query<{ secret: string }>(secretsSql.current(db.schema), [id])
       if (rows[0] === undefined) throw new errors.NOT_FOUND(`endpoint ${id} has no current secret`)
       return { ...endpoint, secret: rows[0].secret }
@@ -138,14 +146,16 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
 
     async rotateSecret (id: string, graceSeconds = DEFAULT_SECRET_GRACE_SECONDS): Promise<EndpointWithSecret> {
       if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new errors.INVALID_ENDPOINT('graceSeconds must be a whole number >= 0')
-      const secret = newSecret()
       return await inTransaction(db.pool, async (client) => {
         const endpoint = await get(id, client)
+        const keys = endpoint.signing === 'ed25519' ? newEd25519Keys() : undefined
+        const secret = keys?.signingKey ?? newSecret()
         await client.query(secretsSql.deleteExpired(db.schema), [id])
         await client.query(secretsSql.expireLive(db.schema), [id, graceSeconds])
         await client.query(secretsSql.insert(db.schema), [id, secret])
-        await client.query(sql.touch(db.schema), [id])
-        return { ...endpoint, secret }
+        await client.query(sql.touch(db.schema), [id, keys?.publicKey ?? null])
+        const publicKey = keys?.publicKey ?? null
+        return { ...endpoint, publicKey, secret: publicKey ?? secret }
       })
     }
   }

@@ -1,10 +1,11 @@
 /**
  * The signature headers of an outgoing webhook, one signature per live secret so a receiver holding either
- * the old or the new secret verifies during a rotation. Standard Webhooks by default; the Stripe-shaped
- * scheme (`X-Webhook-Signature: t=…,v1=…`) per endpoint.
+ * the old or the new secret verifies during a rotation. Standard Webhooks by default (`v1` HMAC, or `v1a`
+ * Ed25519 for a `whsk_` signing key); the Stripe-shaped scheme (`X-Webhook-Signature: t=…,v1=…`) per endpoint.
  */
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto'
 import { standardKey } from '../providers/standard-webhooks.js'
+import { ed25519Sign, SIGNING_KEY_PREFIX, signingKeyObject } from '../signing/ed25519.js'
 
 export type OutboundScheme = 'standard-webhooks' | 'stripe'
 export const OUTBOUND_SCHEMES: readonly OutboundScheme[] = ['standard-webhooks', 'stripe']
@@ -30,16 +31,19 @@ function keyOf (scheme: OutboundScheme, secret: string): KeyObject {
   let key = keys.get(id)
   if (key === undefined) {
     if (keys.size >= MAX_CACHED_KEYS) keys.clear()
-    key = createSecretKey(scheme === 'stripe' ? Buffer.from(secret, 'utf8') : standardKey(secret))
+    key = scheme === 'stripe' ? createSecretKey(Buffer.from(secret, 'utf8'))
+      : secret.startsWith(SIGNING_KEY_PREFIX) ? signingKeyObject(secret) : createSecretKey(standardKey(secret))
     keys.set(id, key)
   }
   return key
 }
 
-/** Standard Webhooks: HMAC-SHA256 over `id.timestamp.body` with the key after `whsec_`, base64. */
+/** Standard Webhooks over `id.timestamp.body`, base64: HMAC-SHA256 with the key after `whsec_` (`v1`), or Ed25519 with a `whsk_` key (`v1a`). */
 function standardHeaders (input: SignInput): Record<string, string> {
   const prefix = `${input.id}.${input.timestamp}.`
-  const signatures = input.secrets.map((secret) => 'v1,' + createHmac('sha256', keyOf('standard-webhooks', secret)).update(prefix).update(input.body).digest('base64'))
+  const signatures = input.secrets.map((secret) => secret.startsWith(SIGNING_KEY_PREFIX)
+    ? 'v1a,' + ed25519Sign(keyOf('standard-webhooks', secret), prefix, input.body)
+    : 'v1,' + createHmac('sha256', keyOf('standard-webhooks', secret)).update(prefix).update(input.body).digest('base64'))
   return {
     'webhook-id': input.id,
     'webhook-timestamp': String(input.timestamp),

@@ -24,7 +24,11 @@ export const EndpointRowSchema = Type.Object({
   /** When its open circuit was reported (`endpoint.failing`); its next success clears it. */
   circuit_opened_at: Nullable(Type.Date()),
   /** Custom headers sent with each delivery, `{ name: value }` (migration 0017); only their names are answered. */
-  headers: Type.Record(Type.String(), Type.String())
+  headers: Type.Record(Type.String(), Type.String()),
+  /** `hmac` (`v1`) or `ed25519` (`v1a`, Standard Webhooks only; migration 0023). */
+  signing: Type.Union([Type.Literal('hmac'), Type.Literal('ed25519')]),
+  /** The current signing key's `whpk_` public key; null for HMAC. */
+  public_key: Nullable(Type.String())
 })
 export type EndpointRow = Static<typeof EndpointRowSchema>
 
@@ -34,10 +38,10 @@ export type EditableColumn = 'url' | 'tenant' | 'event_types' | 'description' | 
 /** `$1` id. */
 export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema, 'endpoints')} WHERE id = $1`
 
-/** `$1`…`$10`: id, url, tenant, event types, description, enabled, scheme, rate limit, operational, headers (JSON). */
+/** `$1`…`$12`: id, url, tenant, event types, description, enabled, scheme, rate limit, operational, headers (JSON), signing, public key. */
 export const insert = (schema: string): string =>
-  `INSERT INTO ${qualify(schema, 'endpoints')} (id, url, tenant, event_types, description, enabled, scheme, rate_limit, operational, headers)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`
+  `INSERT INTO ${qualify(schema, 'endpoints')} (id, url, tenant, event_types, description, enabled, scheme, rate_limit, operational, headers, signing, public_key)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`
 
 /**
  * `$1` a tenant's lock key: held until the transaction ends, so that creates racing on every replica count one
@@ -79,8 +83,8 @@ export const update = (schema: string, columns: readonly EditableColumn[]): stri
 /** `$1` id. */
 export const remove = (schema: string): string => `DELETE FROM ${qualify(schema, 'endpoints')} WHERE id = $1`
 
-/** `$1` id. */
-export const touch = (schema: string): string => `UPDATE ${qualify(schema, 'endpoints')} SET updated_at = now() WHERE id = $1`
+/** `$1` id; `$2` the current public key after a rotation (null for HMAC). */
+export const touch = (schema: string): string => `UPDATE ${qualify(schema, 'endpoints')} SET updated_at = now(), public_key = $2 WHERE id = $1`
 
 /** What the delivery worker needs of endpoint `$1`: enabled, scheme, rate limit, custom headers and its live secrets, newest first. */
 export const deliveryState = (schema: string): string =>

@@ -1,14 +1,15 @@
 /**
  * A real Chromium for the console's tests: Debian's /usr/bin/chromium (`.ci/run` installs it), driven by
  * playwright-core, headless, with a fresh profile each time. Screenshots go under .tap/console/, the tests'
- * output folder; axe-core finds the accessibility violations of a page.
+ * output folder; axe-core (its script from npm, evaluated in the page once per document: no extra page or frame
+ * per check) finds the accessibility violations of a page.
  */
 import type { Test } from 'tap'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
-import { AxeBuilder } from '@axe-core/playwright'
 import { ROOT } from './cli.js'
 
 export const CHROMIUM = process.env.ANVIL_TEST_CHROMIUM ?? '/usr/bin/chromium'
@@ -48,12 +49,23 @@ export async function screenshot (page: Page, name: string): Promise<string> {
   return path
 }
 
-/** axe-core's serious and critical violations on the page, as "rule: target" lines. */
+/** axe-core's own script, read once. */
+let axeSource: string | undefined
+const axeScript = (): string => (axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8'))
+
+/**
+ * axe-core's serious and critical violations on the page, as "rule: target" lines. The script is evaluated in the
+ * page (page.evaluate, which the console's strict CSP does not govern), once per document: a hash route reuses it.
+ */
 export async function seriousViolations (page: Page): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).analyze()
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .flatMap((v) => v.nodes.map((node) => `${v.id}: ${node.target.join(' ')}`))
+  if (!await page.evaluate(() => 'axe' in window)) await page.evaluate(axeScript())
+  return await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: Array<{ id: string, impact?: string | null, nodes: Array<{ target: unknown[] }> }> }> } }).axe
+    const result = await axe.run(document, { resultTypes: ['violations'] })
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .flatMap((v) => v.nodes.map((node) => `${v.id}: ${node.target.map(String).join(' ')}`))
+  })
 }
 
 /** Every message the page logged as an error (a CSP refusal among them). */

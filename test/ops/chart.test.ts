@@ -407,7 +407,9 @@ t.test('database and admin API from existing Secrets: the admin port on the Serv
   t.equal(envOf(worker).ANVIL_CONSOLE_URL.value, 'https://anvil.example.com/admin/console/', 'admin.consoleUrl, on the worker')
   for (const workload of [server, worker]) t.equal(envOf(workload).ANVIL_PORTAL_PUBLIC_URL.value, 'https://hooks.example.com', `admin.portalPublicUrl on ${String(workload.metadata.name)}`)
   const links = { ANVIL_CONSOLE_URL: envOf(worker).ANVIL_CONSOLE_URL.value, ANVIL_PORTAL_PUBLIC_URL: envOf(worker).ANVIL_PORTAL_PUBLIC_URL.value }
-  t.match((await import('../../cli/config/load-config.js')).loadWorkerConfig({ ...links, ANVIL_DATABASE_URL: 'postgres://db/anvil' }),
+  const { loadWorkerConfig: workerConfig, portalPage } = await import('../../cli/config/load-config.js')
+  const taken = workerConfig({ ...links, ANVIL_DATABASE_URL: 'postgres://db/anvil' })
+  t.match({ consoleUrl: taken.consoleUrl, portalUrl: portalPage(taken.portalPublicUrl) },
     { consoleUrl: 'https://anvil.example.com/admin/console/', portalUrl: 'https://hooks.example.com/admin/portal/' }, 'values the worker takes: its links into the console and the portal')
   t.match(containerOf(server).ports, [{ name: 'http' }, { name: 'admin', containerPort: 3002 }])
   t.match(named(manifests, 'Service', '-server').spec.ports, [{ name: 'http', port: 80 }, { name: 'admin', port: 8080, targetPort: 'admin' }])

@@ -11,6 +11,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import { consoleErrors, openBrowser, screenshot } from '../helpers/browser.js'
+import { docsShot } from '../helpers/visual.js'
 
 import { outboundFixture } from '../helpers/outbound.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
@@ -132,6 +133,7 @@ t.test('a page on an allowed origin frames the portal, opened with a tenant\'s l
   t.pass(`the frame follows the portal's height (${first.frame} px, then ${(await heights()).frame} px)`)
   t.equal(await inner.locator('html').evaluate((el) => el.scrollHeight > el.clientHeight + 1), false, 'so the frame has no scrollbar of its own')
   await screenshot(embedded, 'portal-embedded')
+  await docsShot(embedded, 'portal-embedded')
   t.same(embedErrors, [])
   await embedded.close()
 

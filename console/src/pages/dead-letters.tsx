@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, query, type Page } from '../api'
 import { EventId, Loading, Time, plural } from '../components'
+import { CardTable } from '../card-table'
 import { href, type Route } from '../router'
 import { useApi } from '../use-api'
 import { BulkReplay } from './bulk-replay'
@@ -23,7 +24,7 @@ export function DeadLetters ({ route }: { route: Route }) {
       <Loading loaded={letters} feature='journal'>{(page) => (
         <>
           {page.items.length > 0 && <BulkReplay filter={{ status: 'dead' }} onDone={letters.reload} />}
-          <table>
+          <CardTable>
             <caption>{plural(page.items.length, 'dead letter')}{cursor !== undefined ? ' (a later page)' : ''}</caption>
             <thead><tr>
               <th scope='col'>Received</th><th scope='col'>Source</th><th scope='col'>Type</th><th scope='col'>Provider's event id</th>
@@ -31,12 +32,13 @@ export function DeadLetters ({ route }: { route: Route }) {
             </tr></thead>
             <tbody>{page.items.map((e) => (
               <tr key={e.id}>
-                <td><Time value={e.receivedAt} /></td><td>{e.source}</td><td><EventLink event={e} /></td><td><EventId id={e.id} /></td>
-                <td class='num'>{e.attempts}</td><td>{e.errorClass !== undefined ? `${e.errorClass}: ` : ''}{e.lastError ?? ''}</td>
-                <td>{results[e.id] ?? <button type='button' onClick={() => replay(e.id)} aria-label={`Replay ${e.eventType ?? 'event'} ${e.id}`}>Replay</button>}</td>
+                <td data-label='Received'><Time value={e.receivedAt} /></td><td data-label='Source'>{e.source}</td>
+                <td data-label='Type'><EventLink event={e} /></td><td data-label='Event id'><EventId id={e.id} /></td>
+                <td data-label='Attempts' class='num'>{e.attempts}</td><td data-label='Failure'>{e.errorClass !== undefined ? `${e.errorClass}: ` : ''}{e.lastError ?? ''}</td>
+                <td data-label='Action'>{results[e.id] ?? <button type='button' onClick={() => replay(e.id)} aria-label={`Replay ${e.eventType ?? 'event'} ${e.id}`}>Replay</button>}</td>
               </tr>
             ))}</tbody>
-          </table>
+          </CardTable>
           {page.next !== null && <nav aria-label='Pages' class='pager'><a href={href('/dead-letters', { cursor: page.next })}>Next page</a></nav>}
         </>
       )}</Loading>

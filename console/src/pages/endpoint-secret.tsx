@@ -8,11 +8,11 @@ import type { Endpoint } from './endpoint-types'
 const GRACE = [['0', 'None: receivers must switch now'], ['3600', '1 hour'], ['86400', '24 hours'], ['604800', '7 days']] as const
 const DEFAULT_GRACE = '86400'
 
-/** A new endpoint's secret, shown once where it was made, until dismissed. */
+/** A new endpoint's secret (an Ed25519 endpoint's public key), shown once where it was made, until dismissed. */
 export function SecretOnce ({ secret, onClose, children }: { secret: string, onClose: () => void, children?: ComponentChildren }) {
   return (
     <div class='secret' role='status'>
-      <p>The signing secret: copy it to the receiver.</p>
+      <p>{secret.startsWith('whpk_') ? 'The public key (Ed25519): copy it to the receiver, which verifies v1a signatures with it.' : 'The signing secret: copy it to the receiver.'}</p>
       <p class='actions'><code class='raw' data-testid='secret'>{secret}</code><CopyButton value={secret} label='Copy the secret' /></p>
       <div class='actions'><button type='button' onClick={onClose}>I have copied it</button>{children}</div>
     </div>
@@ -38,6 +38,18 @@ function RotateConfirm ({ onRotate, onCancel }: { onRotate: (graceSeconds: numbe
   )
 }
 
+/** An Ed25519 endpoint's public key: nothing secret, always shown; rotated like a secret. */
+function PublicKey ({ endpoint, onRotate }: { endpoint: Endpoint, onRotate: () => void }) {
+  const key = endpoint.publicKey ?? ''
+  return (
+    <>
+      <p class='muted'>Deliveries are signed with Ed25519 (Standard Webhooks v1a); your receiver verifies them with this public key. The signing key never leaves Anvil.</p>
+      <p class='actions'><code class='raw' data-testid='public-key'>{key}</code><CopyButton value={key} label='Copy the public key' />
+        <button type='button' onClick={onRotate}>Rotate key…</button></p>
+    </>
+  )
+}
+
 /** The signing secret: hidden until revealed, copied, rotated with a grace period; the outcome shows here. */
 export function SecretSection ({ endpoint, onChanged }: { endpoint: Endpoint, onChanged: () => void }) {
   const [secret, setSecret] = useState<string | null>(null)
@@ -52,21 +64,24 @@ export function SecretSection ({ endpoint, onChanged }: { endpoint: Endpoint, on
   const rotate = (graceSeconds: number): void => {
     setRotating(false); setError(null); setNote(null)
     api<{ secret: string }>('POST', `${path}/rotate-secret`, { graceSeconds }).then(({ secret }) => {
-      setSecret(secret)
-      setNote(graceSeconds === 0 ? 'Secret rotated: the old one no longer signs.' : 'Secret rotated: the old one signs beside it for the grace period.')
+      if (endpoint.signing !== 'ed25519') setSecret(secret)
+      const what = endpoint.signing === 'ed25519' ? 'Key' : 'Secret'
+      setNote(graceSeconds === 0 ? `${what} rotated: the old one no longer signs.` : `${what} rotated: the old one signs beside it for the grace period.`)
       onChanged()
     }, setError)
   }
+  const ed25519 = endpoint.signing === 'ed25519'
   return (
     <section aria-labelledby='secret-title' class='panel'>
-      <h2 id='secret-title'>Signing secret</h2>
-      <p class='muted'>Your receiver checks each delivery's signature with it (Standard Webhooks).</p>
-      <p class='actions'>
+      <h2 id='secret-title'>{ed25519 ? 'Public key' : 'Signing secret'}</h2>
+      {ed25519 && !rotating && <PublicKey endpoint={endpoint} onRotate={() => setRotating(true)} />}
+      {!ed25519 && <p class='muted'>Your receiver checks each delivery's signature with it (Standard Webhooks).</p>}
+      {!ed25519 && <p class='actions'>
         {secret === null
           ? <><code class='masked' aria-label='Hidden secret'>whsec_••••••••••••••••</code><button type='button' onClick={reveal}>Reveal</button></>
           : <><code class='raw' data-testid='secret'>{secret}</code><CopyButton value={secret} label='Copy the secret' /><button type='button' onClick={() => setSecret(null)}>Hide</button></>}
         {!rotating && <button type='button' onClick={() => setRotating(true)} aria-expanded={rotating}>Rotate secret…</button>}
-      </p>
+      </p>}
       {rotating && <RotateConfirm onRotate={rotate} onCancel={() => setRotating(false)} />}
       {note !== null && <p role='status' class='ok'>{note}</p>}
       {error !== null && <ErrorNote error={error} />}

@@ -4,6 +4,8 @@ export interface Endpoint {
   disabledReason: string | null, lastDeliveryAt: string | null, lastDeliveryStatus: string | null, failingSince: string | null,
   /** Custom headers' names; their values are never answered. */
   headerNames: string[]
+  /** `ed25519`: signed `v1a`, verified with `publicKey` (whpk_…), no secret to share. */
+  signing: 'hmac' | 'ed25519', publicKey: string | null
 }
 
 export interface EndpointSummary { endpointId: string, success: number, failed: number, successRate: number | null, lastAttemptAt: string | null }

@@ -25,6 +25,7 @@ function CreateForm ({ catalog, operational, onCreated, onCancel }: {
   const [tenant, setTenant] = useState('')
   const [description, setDescription] = useState('')
   const [headers, setHeaders] = useState<HeaderRow[]>([])
+  const [signing, setSigning] = useState<'hmac' | 'ed25519'>('hmac')
   const [error, setError] = useState<Error | null>(null)
   const submit = (e: Event): void => {
     e.preventDefault()
@@ -32,7 +33,7 @@ function CreateForm ({ catalog, operational, onCreated, onCancel }: {
     const custom = headersOf(headers)
     const body = {
       url, eventTypes: picked, ...(tenant.trim() === '' ? {} : { tenant: tenant.trim() }), ...(description === '' ? {} : { description }),
-      ...(Object.keys(custom).length === 0 ? {} : { headers: custom })
+      ...(Object.keys(custom).length === 0 ? {} : { headers: custom }), ...(signing === 'hmac' ? {} : { signing })
     }
     api<Endpoint & { secret: string }>('POST', operational ? '/operational-endpoints' : '/endpoints', body).then(onCreated, setError)
   }
@@ -43,6 +44,13 @@ function CreateForm ({ catalog, operational, onCreated, onCancel }: {
       <div class='filters'>
         <Field label='URL'><input name='url' type='url' required value={url} placeholder='https://' onInput={(e) => setUrl((e.target as HTMLInputElement).value)} /></Field>
         <Field label='Description'><input name='description' value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} /></Field>
+        {!operational && (
+          <Field label='Signing'>
+            <select name='signing' value={signing} onChange={(e) => setSigning((e.target as HTMLSelectElement).value as 'hmac' | 'ed25519')}>
+              <option value='hmac'>HMAC-SHA256 (a shared secret)</option><option value='ed25519'>Ed25519 (a public key)</option>
+            </select>
+          </Field>
+        )}
         {scope === 'operator' && !operational && <Field label='Tenant (optional)'><input name='tenant' value={tenant} onInput={(e) => setTenant((e.target as HTMLInputElement).value)} /></Field>}
       </div>
       <EventTypePicker catalog={catalog} value={picked} onChange={setPicked} legend={operational ? 'Operational events' : 'Event types'}

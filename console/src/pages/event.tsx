@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api } from '../api'
 import { ErrorNote, EventId, Loading, Status, Time, hasProviderId, text } from '../components'
 import { href } from '../router'
+import { CardTable } from '../card-table'
 import { useApi } from '../use-api'
 import type { Change, EventAttempt, EventDetail } from '../../../src/event-log/event-detail'
 
@@ -10,16 +11,16 @@ function Attempts ({ attempts }: { attempts: EventAttempt[] }) {
     <section aria-labelledby='attempts-title'>
       <h2 id='attempts-title'>Attempts</h2>
       {attempts.length === 0 ? <p>None recorded.</p> : (
-        <table data-testid='attempts'>
+        <CardTable testId='attempts'>
           <thead><tr><th scope='col'>#</th><th scope='col'>Status</th><th scope='col'>Started</th><th scope='col'>Finished</th><th scope='col'>Error</th><th scope='col'>Job</th></tr></thead>
           <tbody>{attempts.map((a, i) => (
             <tr key={i}>
-              <td>{a.attempt}</td><td><Status value={a.status} /></td><td><Time value={a.startedAt} /></td>
-              <td><Time value={a.finishedAt} /></td><td>{a.errorClass !== null ? `${a.errorClass}: ` : ''}{a.error ?? (a.errorClass === null ? '—' : '')}</td>
-              <td><code class='raw'>{a.jobId ?? '—'}</code></td>
+              <td data-label='#'>{a.attempt}</td><td data-label='Status'><Status value={a.status} /></td><td data-label='Started'><Time value={a.startedAt} /></td>
+              <td data-label='Finished'><Time value={a.finishedAt} /></td><td data-label='Error'>{a.errorClass !== null ? `${a.errorClass}: ` : ''}{a.error ?? (a.errorClass === null ? '—' : '')}</td>
+              <td data-label='Job'><code class='raw'>{a.jobId ?? '—'}</code></td>
             </tr>
           ))}</tbody>
-        </table>
+        </CardTable>
       )}
     </section>
   )
@@ -118,10 +119,15 @@ export function EventPage ({ id }: { id: string }) {
           <section aria-labelledby='effects-title'>
             <h2 id='effects-title'>Effects</h2>
             {e.effects.length === 0 ? <p>None recorded.</p> : (
-              <table>
+              <CardTable>
                 <thead><tr><th scope='col'>Action</th><th scope='col'>Key</th><th scope='col'>Result</th><th scope='col'>At</th></tr></thead>
-                <tbody>{e.effects.map((f) => <tr key={f.key}><td>{f.action}</td><td><code class='raw'>{f.key}</code></td><td><code class='raw'>{text(f.result)}</code></td><td><Time value={f.createdAt} /></td></tr>)}</tbody>
-              </table>
+                <tbody>{e.effects.map((f) => (
+                  <tr key={f.key}>
+                    <td data-label='Action'>{f.action}</td><td data-label='Key'><code class='raw'>{f.key}</code></td>
+                    <td data-label='Result'><code class='raw'>{text(f.result)}</code></td><td data-label='At'><Time value={f.createdAt} /></td>
+                  </tr>
+                ))}</tbody>
+              </CardTable>
             )}
           </section>
           {e.previousDelivery !== undefined && <Diff diff={e.previousDelivery} />}

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { query, type Page } from '../api'
 import { EventId, Field, Loading, Status, Time, plural } from '../components'
+import { CardTable } from '../card-table'
 import { href, navigate, type Route } from '../router'
 import { useApi } from '../use-api'
 import { BulkReplay } from './bulk-replay'
@@ -74,7 +75,7 @@ export function Events ({ route }: { route: Route }) {
       <Loading loaded={events} feature='journal'>{(page) => (
         <>
           <BulkReplay filter={filter} onDone={events.reload} />
-          <table class='events'>
+          <CardTable class='events'>
             <caption>{plural(page.items.length, 'event')}{cursor !== undefined ? ' (a later page)' : ''}</caption>
             <thead><tr>
               <th scope='col'>Received</th><th scope='col'>Status</th><th scope='col'>Provider</th><th scope='col'>Source</th>
@@ -82,11 +83,13 @@ export function Events ({ route }: { route: Route }) {
             </tr></thead>
             <tbody>{page.items.map((e) => (
               <tr key={e.id}>
-                <td><Time value={e.receivedAt} /></td><td><Status value={e.status} /></td><td>{e.provider ?? '—'}</td><td>{e.source}</td>
-                <td><EventLink event={e} /></td><td><EventId id={e.id} /></td><td class='num'>{e.attempts}</td><td>{e.errorClass ?? e.lastError ?? ''}</td>
+                <td data-label='Received'><Time value={e.receivedAt} /></td><td data-label='Status'><Status value={e.status} /></td>
+                <td data-label='Provider'>{e.provider ?? '—'}</td><td data-label='Source'>{e.source}</td>
+                <td data-label='Type'><EventLink event={e} /></td><td data-label='Event id'><EventId id={e.id} /></td>
+                <td data-label='Attempts' class='num'>{e.attempts}</td><td data-label='Error'>{e.errorClass ?? e.lastError ?? ''}</td>
               </tr>
             ))}</tbody>
-          </table>
+          </CardTable>
           <nav aria-label='Pages' class='pager'>
             {cursor !== undefined && <a href={href('/events', filter)}>First page</a>}
             {page.next !== null && <a href={href('/events', { ...filter, cursor: page.next })}>Next page</a>}

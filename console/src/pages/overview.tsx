@@ -1,4 +1,4 @@
-import { Loading, Time, text } from '../components'
+import { Loading, Time, Url, text } from '../components'
 import type { Page } from '../api'
 import type { EventItem as FullEventItem } from '../../../src/event-log/event-item'
 import { href } from '../router'
@@ -101,8 +101,8 @@ export function Overview () {
           return (
             <dl class='facts'>
               <dt>Endpoints</dt><dd>{page.items.length}{page.next !== null ? '+' : ''}</dd>
-              <dt>Failing</dt><dd>{failing.length}{failing.map((e) => <div key={e.id}><a href={href('/deliveries', { endpoint: e.id })}>{e.url}</a> since <Time value={e.failingSince} /></div>)}</dd>
-              <dt>Disabled</dt><dd>{disabled.length}{disabled.map((e) => <div key={e.id}>{e.url} ({e.disabledReason ?? 'by an operator'})</div>)}</dd>
+              <dt>Failing</dt><dd>{failing.length}{failing.map((e) => <div key={e.id}><a href={href(`/endpoints/${encodeURIComponent(e.id)}`)}><Url value={e.url} /></a> since <Time value={e.failingSince} /></div>)}</dd>
+              <dt>Disabled</dt><dd>{disabled.length}{disabled.map((e) => <div key={e.id}><a href={href(`/endpoints/${encodeURIComponent(e.id)}`)}><Url value={e.url} /></a> ({e.disabledReason ?? 'by an operator'})</div>)}</dd>
               <dt>Outbox backlog</dt><dd data-testid='outbox'>{outbox.data === undefined ? '—' : `${outbox.data.pending} pending (oldest ${age(outbox.data.oldestPendingSeconds)}), ${outbox.data.failed} failed`}</dd>
               <dt>Undelivered</dt><dd><a href={href('/undelivered')}>{undelivered.data === undefined ? '—' : `${undelivered.data.items.length}${undelivered.data.next !== null ? '+' : ''}`}</a></dd>
             </dl>

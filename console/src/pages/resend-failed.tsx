@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, type Page } from '../api'
 import { ErrorNote, Id, plural } from '../components'
+import { CardTable } from '../card-table'
 
 export interface MessageResend { messageId: string, status: string, endpointIds: string[], inFlight: string[], delivered: string[] }
 type Step = { at: 'idle' } | { at: 'planning' } | { at: 'confirm', plan: Page<MessageResend> } | { at: 'done', sent: MessageResend[] }
@@ -34,13 +35,16 @@ export function ResendFailed ({ onDone }: { onDone: () => void }) {
         <div role='alertdialog' aria-labelledby='resend-text' class='confirm'>
           <p id='resend-text'>Re-send {resendCount(step.plan.items)}{step.plan.next !== null ? ' (the first 200 failed messages)' : ''}? Endpoints that had a message never get it twice.</p>
           {planned.length > 0 && (
-            <table>
+            <CardTable>
               <caption>What would be sent</caption>
               <thead><tr><th scope='col'>Message</th><th scope='col'>Was</th><th scope='col'>To endpoints</th><th scope='col'>Still in flight</th></tr></thead>
               <tbody>{planned.map((item) => (
-                <tr key={item.messageId} data-testid='resend-plan'><td><Id value={item.messageId} /></td><td>{item.status}</td><td>{item.endpointIds.join(', ')}</td><td>{item.inFlight.join(', ')}</td></tr>
+                <tr key={item.messageId} data-testid='resend-plan'>
+                  <td data-label='Message'><Id value={item.messageId} /></td><td data-label='Was'>{item.status}</td>
+                  <td data-label='To endpoints'>{item.endpointIds.join(', ')}</td><td data-label='Still in flight'>{item.inFlight.join(', ')}</td>
+                </tr>
               ))}</tbody>
-            </table>
+            </CardTable>
           )}
           <button type='button' onClick={run} disabled={planned.length === 0}>Re-send {plural(planned.length, 'message')}</button>
           <button type='button' onClick={() => setStep({ at: 'idle' })}>Cancel</button>

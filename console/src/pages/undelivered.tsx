@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api, type Page } from '../api'
 import { Id, Loading, Time, plural } from '../components'
+import { CardTable } from '../card-table'
 import { href } from '../router'
 import { useApi } from '../use-api'
 import type { Delivery } from './delivery-table'
@@ -41,7 +42,7 @@ export function UndeliveredPage () {
       <h1>Undelivered</h1>
       <ResendFailed onDone={() => undelivered.reload()} />
       <Loading loaded={undelivered} feature='outbound'>{(page) => (
-        <div class='scroll'><table>
+        <CardTable>
           <caption>{page.next !== null ? `${page.items.length}+ messages` : plural(page.items.length, 'message')} not yet delivered</caption>
           <thead><tr>
             <th scope='col'>Message</th><th scope='col'>Endpoint</th><th scope='col'>Type</th><th scope='col' class='num'>Attempts</th>
@@ -51,11 +52,12 @@ export function UndeliveredPage () {
             const pair = `${u.messageId}.${u.endpointId}`
             return (
               <tr key={pair}>
-                <td><a href={href(`/messages/${encodeURIComponent(u.messageId)}`)}><Id value={u.messageId} /></a></td>
-                <td><a href={href('/deliveries', { endpoint: u.endpointId })} aria-label={`Deliveries of endpoint ${u.endpointId}`}><Id value={u.endpointId} /></a></td>
-                <td>{u.type ?? '—'}</td><td class='num'>{u.attempts}</td>
-                <td><Time value={u.lastAttemptAt} /></td><td class='num'>{u.lastHttpStatus ?? '—'}</td><td>{u.lastError ?? ''}</td>
-                <td><div class='actions'>
+                <td data-label='Message'><a href={href(`/messages/${encodeURIComponent(u.messageId)}`)}><Id value={u.messageId} /></a></td>
+                <td data-label='Endpoint'><a href={href('/deliveries', { endpoint: u.endpointId })} aria-label={`Deliveries of endpoint ${u.endpointId}`}><Id value={u.endpointId} /></a></td>
+                <td data-label='Type'>{u.type ?? '—'}</td><td data-label='Attempts' class='num'>{u.attempts}</td>
+                <td data-label='Last attempt'><Time value={u.lastAttemptAt} /></td><td data-label='HTTP' class='num'>{u.lastHttpStatus ?? '—'}</td>
+                <td data-label='Error'>{u.lastError ?? ''}</td>
+                <td data-label='Action'><div class='actions'>
                   {done[pair] ?? <button type='button' onClick={() => note(pair, retryTo(u))} aria-label={`Retry message ${u.messageId} to endpoint ${u.endpointId}`}>Retry</button>}
                   {done[u.messageId] ?? <button type='button' onClick={() => note(u.messageId, api<MessageResend>('POST', `/messages/${encodeURIComponent(u.messageId)}/resend`).then(resent))}
                     aria-label={`Re-send message ${u.messageId}`} title='To every endpoint that has not had it'>Re-send to all</button>}
@@ -63,7 +65,7 @@ export function UndeliveredPage () {
               </tr>
             )
           })}</tbody>
-        </table></div>
+        </CardTable>
       )}</Loading>
     </>
   )

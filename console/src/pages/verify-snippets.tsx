@@ -33,7 +33,7 @@ export function VerifyPage () {
       <p>
         Each delivery is signed with your endpoint’s secret (<a href='https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md' target='_blank' rel='noopener noreferrer'>Standard Webhooks</a>):
         check the signature on the raw body before you parse it, refuse a timestamp more than 5 minutes away, and
-        dedupe on <code>webhook-id</code>, which is the same on every attempt. While a rotated-out secret still
+        dedupe on <code class='id'>webhook-id</code>, which is the same on every attempt. While a secret rotated out still
         signs, a delivery carries two signatures: either matches.
       </p>
       <div class='actions' role='group' aria-label='Language'>
