@@ -6,6 +6,7 @@ import { OUTBOUND_JOB_NAME, outboundJobId, type OutboundJobData } from '../deliv
 import type { OutboundScheme } from '../send/sign-outbound.js'
 import type { FairOrder } from '../delivery/fair-order.js'
 import { TENANT_OPERATIONAL_TYPES, dataFor } from '../endpoints/operational-events.js'
+import { createFanOutLane } from './fan-out-lane.js'
 
 /** What fan-out needs of an outbox row. */
 export interface OutboxMessage {
@@ -70,6 +71,8 @@ export async function targetsOf (db: Database, message: OutboxMessage, target: F
 export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOptions: JobsOptions, schedule: readonly number[], fair?: FairOrder): FanOut {
   // Each job carries its retry delays, so the delivery worker retries it as this publisher's setting says.
   const retry = [...schedule]
+  // This process's fan-outs reach Redis through one lane, in chunks, the tenants in turn (src/outbox/fan-out-lane.ts).
+  const lane = createFanOutLane()
   return async (message, target = {}) => {
     const rows = await targetsOf(db, message, target)
     if (rows.length === 0 || message.publicType === null) return []
@@ -100,6 +103,6 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
       }
     }))
     // The ids Redis answered: a deduplicated add names the job already there.
-    return (await queue.addBulk(jobs)).map((job) => job.id as string)
+    return await lane.add(message.tenant, jobs, async (chunk) => (await queue.addBulk(chunk)).map((job) => job.id as string))
   }
 }

@@ -5,6 +5,9 @@
  */
 import t from 'tap'
 import { outboundFixture } from '../helpers/outbound.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
+import { createFanOutLane, LANE_CHUNK, LANE_IN_FLIGHT } from '../../src/outbox/fan-out-lane.js'
+import type { OutboundJobData } from '../../src/delivery/delivery-job.js'
 
 const fixture = outboundFixture()
 const { db } = fixture
@@ -56,4 +59,37 @@ t.test('more tenants than a batch holds: the claims turn through them, no tenant
   }
   t.equal(total, 3 * tenants.length, 'every message claimed, once')
   t.same(await outbound.dispatcher.claim(), [], 'nothing left')
+})
+
+t.test('fan-out\'s lane: a quiet tenant\'s job waits for the chunks in flight and one of the noisy tenant\'s, not its 3,000 jobs', async (t) => {
+  const outbound = fixture.open({ queueName: 'fair-lane' })
+  const { queue } = outboundInternals(outbound)
+  const lane = createFanOutLane()
+  const job = (id: string): { name: string, data: OutboundJobData, opts: { jobId: string, priority: number } } => ({
+    name: 'deliver', data: { messageId: id, endpointId: 'ep', eventType: 'order.paid', url: 'https://x.example/', body: '{}', scheme: 'standard-webhooks', retry: [] }, opts: { jobId: id, priority: 1 }
+  })
+  const add = async (chunk: Array<ReturnType<typeof job>>): Promise<string[]> => (await queue.addBulk(chunk)).map((j) => String(j.id))
+  // The noisy tenant's 3,000 jobs enter the lane first, the quiet tenant's one right after.
+  const noisy = lane.add('noisy', Array.from({ length: 3000 }, (_, i) => job(`noisy-${i}`)), add)
+  const quiet = lane.add('quiet', [job('quiet')], add)
+  t.same(await quiet, ['quiet'])
+  t.equal((await noisy).length, 3000, 'the burst, every job, in order')
+  // One priority for all: the prioritized set's order is the order Redis added them in.
+  const order = await queue.getRanges(['prioritized'], 0, -1, true)
+  const ahead = order.indexOf('quiet')
+  t.ok(ahead >= 0 && ahead <= (LANE_IN_FLIGHT + 1) * LANE_CHUNK, `${ahead} noisy jobs were added before the quiet one: at most the chunks in flight and one more`)
+  t.equal(order.length, 3001)
+})
+
+t.test('fan-out\'s lane: a chunk that fails stops its fan-out, and the lane goes on', async (t) => {
+  const lane = createFanOutLane(10, 1)
+  const added: number[] = []
+  const failing = lane.add('noisy', Array.from({ length: 50 }, (_, i) => i), async (chunk) => {
+    if (chunk[0] === 20) throw new Error('Redis said no')
+    added.push(...chunk)
+    return chunk
+  })
+  await t.rejects(failing, /Redis said no/)
+  t.same(added, Array.from({ length: 20 }, (_, i) => i), 'the chunks before the failed one, none after')
+  t.same(await lane.add('quiet', [1], async (chunk) => chunk), [1], 'the lane goes on')
 })
