@@ -5,7 +5,7 @@ import * as sql from '../sql/deliveries.js'
 import type { DeliveryRow } from '../sql/deliveries.js'
 import * as outboxSql from '../sql/outbox.js'
 import type { OutboxRow } from '../sql/outbox.js'
-import { MessageShape, toDelivery, toDeliveryDetail, type Delivery, type MessageWithDeliveries, type Undelivered } from './delivery-schemas.js'
+import { MessageShape, toDelivery, toDeliveryDetail, type Delivery, type DeliveryListRow, type MessageWithDeliveries, type Undelivered } from './delivery-schemas.js'
 import { toPage, type Page } from '../paging/page.js'
 import { outboundPageSize } from '../paging/outbound-page-size.js'
 
@@ -49,8 +49,8 @@ export function createDeliveryLog (db: Database): DeliveryLog {
       const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor, ['number'])[0]
       const params = [query.endpoint ?? null, query.status ?? null, query.since ?? null, before ?? null, limit + 1]
       const { rows } = query.tenant === undefined
-        ? await db.pool.query<DeliveryRow>(sql.list(db.schema), params)
-        : await db.pool.query<DeliveryRow>(sql.listOfTenant(db.schema), [...params, query.tenant])
+        ? await db.pool.query<DeliveryListRow>(sql.list(db.schema), params)
+        : await db.pool.query<DeliveryListRow>(sql.listOfTenant(db.schema), [...params, query.tenant])
       return toPage(rows, limit, (row) => [Number(row.id)], toDelivery)
     },
 

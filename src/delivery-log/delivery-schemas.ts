@@ -25,6 +25,9 @@ export function triggerOf (jobId: string | null): DeliveryTriggerName {
 }
 
 const Derived = Type.Object({
+  /** In a list: the event's type and the endpoint's URL, so a row says what went where (null once either is gone). */
+  eventType: Type.Optional(Nullable(Type.String())),
+  endpointUrl: Type.Optional(Nullable(Type.String())),
   trigger: DeliveryTrigger(),
   /** A failed or started attempt whose message reached the same endpoint afterwards: a retry would deliver it twice. */
   deliveredLater: Type.Boolean()
@@ -42,8 +45,15 @@ const DetailShape = apiShape(Type.Pick(DeliveryRowSchema, ['request_headers', 'r
 export const DeliveryDetailSchema = Type.Composite([DeliverySchema, DetailShape.schema])
 export type DeliveryDetail = Static<typeof DeliveryDetailSchema>
 
-export const toDelivery = (row: DeliveryRow): Delivery =>
-  ({ ...DeliveryShape.from(row), trigger: triggerOf(row.job_id), deliveredLater: row.resolved })
+/** A list's row: the attempt, with what `list` reads beside it. */
+export type DeliveryListRow = DeliveryRow & { event_type?: string | null, endpoint_url?: string | null }
+export const toDelivery = (row: DeliveryListRow): Delivery => ({
+  ...DeliveryShape.from(row),
+  ...(row.event_type === undefined ? {} : { eventType: row.event_type }),
+  ...(row.endpoint_url === undefined ? {} : { endpointUrl: row.endpoint_url }),
+  trigger: triggerOf(row.job_id),
+  deliveredLater: row.resolved
+})
 export const toDeliveryDetail = (row: DeliveryRow): DeliveryDetail => ({ ...toDelivery(row), ...DetailShape.from(row) })
 
 /**

@@ -43,19 +43,27 @@ const MESSAGE_COLUMNS = 'message_created_at, message_tenant, message_type'
 const messageValues = (schema: string, message: string): string =>
   ['created_at', 'tenant', 'type'].map((column) => `(SELECT ${column} FROM ${qualify(schema, 'outbox')} WHERE id = ${message})`).join(', ')
 
+/** What a list row shows besides the attempt: its event's type and its endpoint's URL, probed by key for the page's rows only. */
+const shownWith = (schema: string): string =>
+  `(SELECT e.url FROM ${qualify(schema, 'endpoints')} e WHERE e.id = d.endpoint_id) AS endpoint_url,
+   (SELECT o.public_type FROM ${qualify(schema, 'outbox')} o WHERE o.id = d.message_id) AS event_type`
+
 /** The admin list, newest first: `$1` endpoint, `$2` status, `$3` since (each null for any), `$4` before this id or null, `$5` limit. */
 export const list = (schema: string): string =>
-  `SELECT * FROM ${qualify(schema, 'deliveries')}
-   WHERE ($1::text IS NULL OR endpoint_id = $1) AND ($2::text IS NULL OR status = $2)
-     AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::bigint IS NULL OR id < $4)
-   ORDER BY id DESC LIMIT $5`
+  `SELECT d.*, ${shownWith(schema)} FROM (
+     SELECT * FROM ${qualify(schema, 'deliveries')}
+     WHERE ($1::text IS NULL OR endpoint_id = $1) AND ($2::text IS NULL OR status = $2)
+       AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::bigint IS NULL OR id < $4)
+     ORDER BY id DESC LIMIT $5) d
+   ORDER BY d.id DESC`
 
 /**
  * `list` over one tenant's endpoints only (a portal token's view): `$1`…`$5` as there, `$6` the tenant. Each of the
  * tenant's endpoints gives its newest page by its own index, so the cost follows the tenant's log, not the whole one.
  */
 export const listOfTenant = (schema: string): string =>
-  `SELECT d.* FROM ${qualify(schema, 'endpoints')} e, LATERAL (
+  `SELECT d.*, e.url AS endpoint_url, (SELECT o.public_type FROM ${qualify(schema, 'outbox')} o WHERE o.id = d.message_id) AS event_type
+   FROM ${qualify(schema, 'endpoints')} e, LATERAL (
      SELECT * FROM ${qualify(schema, 'deliveries')}
      WHERE endpoint_id = e.id AND ($2::text IS NULL OR status = $2)
        AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::bigint IS NULL OR id < $4)

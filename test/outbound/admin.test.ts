@@ -162,6 +162,10 @@ t.test('deliveries: filtered list, retry as a new job, the undelivered view, rec
   t.equal(failed.status, 200)
   t.same(Object.keys(failed.body), ['items', 'next'])
   t.match(failed.body.items, [{ id: /^\d+$/, messageId, endpointId: endpoint.id, attempt: 2, status: 'failed', httpStatus: null, durationMs: 5, error: 'timed out after 10000 ms' }])
+  t.match(failed.body.items[0], { eventType: 'a.b', endpointUrl: 'https://d.example/' }, 'a row says what went where: the event\'s type and the endpoint\'s URL')
+  const portal = (await call('POST', '/admin/portal/tokens', { tenant: 'dlv' })).body.token as string
+  const ofTenant = await app.inject({ method: 'GET', url: `/admin/deliveries?endpoint=${other.id as string}`, headers: { authorization: `Bearer ${portal}` } })
+  t.match(ofTenant.json().items, [{ endpointId: other.id, eventType: 'a.b', endpointUrl: 'https://d2.example/' }], 'and in a tenant\'s view')
   const rest = await call('GET', `/admin/deliveries?endpoint=${endpoint.id as string}&status=failed&limit=1&cursor=${failed.body.next as string}`)
   t.match(rest.body, { items: [{ id: first.deliveryId, attempt: 1 }], next: null })
   t.same((await call('GET', `/admin/deliveries?endpoint=${endpoint.id as string}&since=2999-01-01T00:00:00Z`)).body, { items: [], next: null })

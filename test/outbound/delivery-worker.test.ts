@@ -217,7 +217,7 @@ t.test('the circuit opens on a failing endpoint, its jobs wait, the others flow,
   const bad = await Promise.all(['m1', 'm2', 'm3', 'm4'].map(async (id) => await deliver(s, receiver, id, 'ep_bad', [100, 100, 100, 100, 100, 100], '/bad')))
   const good = await Promise.all(['g1', 'g2', 'g3'].map(async (id) => await deliver(s, receiver, id, 'ep_good')))
   t.same(await Promise.all(good.map(async (job) => await finished(s, job))), ['completed', 'completed', 'completed'], 'the healthy endpoint is served')
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  await eventually('the circuit of ep_bad reported', async () => changes.length > 0)
   t.same(changes, [{ endpointId: 'ep_bad', open: true }], 'opened')
   const whileOpen = (await s.store.attempts('ep_bad')).length
   t.ok(whileOpen <= 3, `open: the failing endpoint is not called for every job (${whileOpen} attempts)`)

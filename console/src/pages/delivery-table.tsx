@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api'
-import { Id, Status, Time, plural } from '../components'
+import { Id, Status, Time, Url, plural } from '../components'
 import { href } from '../router'
 import { useCanWrite } from '../scope'
 import { CardTable } from '../card-table'
@@ -9,7 +9,7 @@ import type { DeliveryTriggerName } from '../../../src/delivery-log/delivery-sch
 export interface Delivery {
   id: string, messageId: string, endpointId: string, attempt: number, status: 'started' | 'success' | 'failed',
   httpStatus: number | null, durationMs: number, error?: string, responseHead?: string, createdAt: string,
-  trigger: DeliveryTriggerName, deliveredLater: boolean
+  trigger: DeliveryTriggerName, deliveredLater: boolean, eventType?: string | null, endpointUrl?: string | null
 }
 
 /** A hand send says what it was: the log never shows a hand retry as "attempt 1" again. */
@@ -73,8 +73,19 @@ export function DeliveryTable ({ items, onRetried, ofMessage = false, showEndpoi
           <td data-label='HTTP' class='num'>{d.httpStatus ?? '—'}</td>
           <td data-label='Attempt' data-testid='attempt'>{attemptLabel(d)}</td>
           <td data-label='Time' class='num'>{d.durationMs} ms</td>
-          {!ofMessage && <td data-label='Message'><a href={href(`/messages/${encodeURIComponent(d.messageId)}`)}><Id value={d.messageId} /></a></td>}
-          {showEndpoint && <td data-label='Endpoint'><a href={href(`/endpoints/${encodeURIComponent(d.endpointId)}`)} aria-label={`Endpoint ${d.endpointId}`}><Id value={d.endpointId} /></a></td>}
+          {!ofMessage && (
+            <td data-label='Message'>
+              {d.eventType != null && <span class='event-type' data-testid='event-type'>{d.eventType} </span>}
+              <a href={href(`/messages/${encodeURIComponent(d.messageId)}`)}><Id value={d.messageId} /></a>
+            </td>
+          )}
+          {showEndpoint && (
+            <td data-label='Endpoint'>
+              <a href={href(`/endpoints/${encodeURIComponent(d.endpointId)}`)} aria-label={`Endpoint ${d.endpointUrl ?? d.endpointId}`}>
+                {d.endpointUrl != null ? <Url value={d.endpointUrl} /> : <Id value={d.endpointId} />}
+              </a>
+            </td>
+          )}
           <td data-label='Answer' class='answer'>{d.error !== undefined && <span>{d.error}</span>}{d.responseHead !== undefined && d.responseHead !== '' && <code class='raw excerpt'>{d.responseHead}</code>}</td>
           {canWrite && <td data-label='Action'><RetryCell d={d} onRetried={onRetried} /></td>}
         </tr>
