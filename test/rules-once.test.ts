@@ -257,8 +257,8 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
     Object.keys(row.properties).filter((column) => !left.includes(column)).map((column) => rename[column] ?? camel(column)).sort()
   t.same(Object.keys(EndpointSchema.properties).sort(), [...answered(EndpointRowSchema, ['operational', 'circuit_opened_at', 'headers']), 'headerNames'].sort(),
     'an endpoint: all but its operational bookkeeping, and its custom headers\' names without their values')
-  t.same(Object.keys(DeliveryDetailSchema.properties).sort(), [...answered(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls', 'message_created_at', 'message_tenant', 'message_type']), 'deliveredLater', 'trigger'].sort(),
-    'a delivery: all but the worker\'s bookkeeping, which it answers as what made it and whether it was delivered later')
+  t.same(Object.keys(DeliveryDetailSchema.properties).sort(), [...answered(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls', 'message_created_at', 'message_tenant', 'message_type']), 'deliveredLater', 'trigger', 'eventType', 'endpointUrl'].sort(),
+    'a delivery: all but the worker\'s bookkeeping, which it answers as what made it and whether it was delivered later, with its event\'s type and endpoint\'s URL in a list')
   t.same(Object.keys(DeliverySchema.properties).sort(), Object.keys(DeliveryDetailSchema.properties).filter((key) => !key.endsWith('Headers')).sort(),
     'in a list, without its headers')
   t.same(Object.keys(MessageSchema.properties).sort(),
