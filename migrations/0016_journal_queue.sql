@@ -1,4 +1,4 @@
--- The journal's PostgreSQL-native queue (issue 35, contract 3; `journal: { queue: 'postgres' }`): the ingress
+-- The journal's PostgreSQL-native queue (`journal: { queue: 'postgres' }`, no Redis round trip per event): the ingress
 -- inserts an accepted event here instead of a BullMQ add, and workers claim batches of rows with
 -- FOR UPDATE SKIP LOCKED, woken by NOTIFY. A row lives while its event is queued, running or waiting for a retry;
 -- the event's outcome is its journal row (written once, as with BullMQ), and the row is deleted after it. So the
