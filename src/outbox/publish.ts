@@ -6,6 +6,7 @@ import * as sql from '../sql/outbox.js'
 import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
 import { EventType, Tenant } from '../endpoints/endpoint-schemas.js'
+import { Subject } from '../erasure/erasure-schemas.js'
 import { MESSAGE_ID_PATTERN, newId } from './ids.js'
 import { outboxChannels } from './outbox-channels.js'
 
@@ -26,7 +27,12 @@ export const MessageInputSchema = Type.Object({
    * The messages of one key (of one tenant) reach each endpoint one after another, in publish order, each once the one
    * before it there succeeded or was given up (docs/outgoing-webhooks.md, "Order"). @defaultValue none: no order
    */
-  orderingKey: Type.Optional(Type.String({ pattern: ORDERING_KEY_PATTERN, errorMessage: 'must be 1 to 256 characters, none of them a control character' }))
+  orderingKey: Type.Optional(Type.String({ pattern: ORDERING_KEY_PATTERN, errorMessage: 'must be 1 to 256 characters, none of them a control character' })),
+  /**
+   * The data subject it is about (a user's id, say): `DELETE /admin/subjects/:subject` erases it with its delivery
+   * log's bodies and its jobs (docs/outgoing-webhooks.md, "Erasure"). @defaultValue none
+   */
+  subject: Type.Optional(Subject())
 }, { additionalProperties: false })
 export type MessageInput = Static<typeof MessageInputSchema>
 
@@ -104,11 +110,12 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
     const now = performance.now()
     const notify = publicType !== null && now - notifiedAt >= options.notifyIntervalMs
     if (notify) notifiedAt = now
+    const subject = message.subject ?? null
     const { rows } = await client.query<{ id: string }>(message.orderingKey !== undefined
-      ? { name: `anvil_publish_keyed_${db.schema}`, text: keyed, values: [...values, message.orderingKey, notify ? channel : null] }
+      ? { name: `anvil_publish_keyed_${db.schema}`, text: keyed, values: [...values, message.orderingKey, notify ? channel : null, subject] }
       : notify
-        ? { name: `anvil_publish_notify_${db.schema}`, text: withNotify, values: [...values, channel] }
-        : { name: `anvil_publish_${db.schema}`, text: withoutNotify, values }).catch(unmigrated)
+        ? { name: `anvil_publish_notify_${db.schema}`, text: withNotify, values: [...values, channel, subject] }
+        : { name: `anvil_publish_${db.schema}`, text: withoutNotify, values: [...values, subject] }).catch(unmigrated)
     // A row back means a new message (a repeated id, or an undeliverable event, gives none).
     if (rows.length > 0 && outboxChannels.published.hasSubscribers) {
       outboxChannels.published.publish({ eventType: publicType ?? message.type, tenant: message.tenant ?? null })

@@ -25,7 +25,9 @@ export const OutboxRowSchema = Type.Object({
   /** Its ordering key (migration 0021): delivered to each endpoint after the key's earlier messages there. */
   ordering_key: Nullable(Type.String()),
   /** Its place in its key's publish order (bigint, as text); null without a key. */
-  ordering_seq: Nullable(Type.String())
+  ordering_seq: Nullable(Type.String()),
+  /** The data subject it was published for (migration 0024): `DELETE /admin/subjects/:subject` erases it. */
+  subject: Nullable(Type.String())
 })
 export type OutboxRow = Static<typeof OutboxRowSchema>
 
@@ -35,30 +37,31 @@ export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema,
 /** `$1` id, its row locked until the transaction ends (a re-send decides under it). */
 export const lockById = (schema: string): string => `SELECT * FROM ${qualify(schema, 'outbox')} WHERE id = $1 FOR UPDATE`
 
-const insert = (schema: string): string => `WITH inserted AS (
-    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status) VALUES ($1, $2, $3, $4, $5, $6)
+/** `subject` is the parameter of the message's data subject (migration 0024). */
+const insert = (schema: string, subject: string): string => `WITH inserted AS (
+    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, subject) VALUES ($1, $2, $3, $4, $5, $6, ${subject})
     ON CONFLICT (id) DO NOTHING RETURNING id, status)`
 
-/** A message (`$1`…`$6`: id, type, public type, tenant, data, status); its id back when it is new and pending. */
-export const publish = (schema: string): string => `${insert(schema)} SELECT id FROM inserted WHERE status = 'pending'`
+/** A message (`$1`…`$6`: id, type, public type, tenant, data, status; `$7` subject); its id back when it is new and pending. */
+export const publish = (schema: string): string => `${insert(schema, '$7')} SELECT id FROM inserted WHERE status = 'pending'`
 
 /**
  * A message with an ordering key: `$1`…`$6` as `publish`, `$7` the key. The (tenant, key)'s lock is taken first and
  * held until the transaction ends, then the next number: two publishes of one key commit in the order of their numbers.
- * `$8` the NOTIFY channel, or null for none.
+ * `$8` the NOTIFY channel, or null for none; `$9` the subject.
  */
 export const publishKeyed = (schema: string): string => `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($7, hashtext(coalesce($4, '')))) AS l),
   inserted AS (
-    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, ordering_key, ordering_seq)
-    SELECT $1, $2, $3, $4, $5, $6, $7, nextval('${qualify(schema, 'outbox_ordering_seq').replace(/'/g, "''")}') FROM locked
+    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, ordering_key, ordering_seq, subject)
+    SELECT $1, $2, $3, $4, $5, $6, $7, nextval('${qualify(schema, 'outbox_ordering_seq').replace(/'/g, "''")}'), $9 FROM locked
     ON CONFLICT (id) DO NOTHING RETURNING id, status)
   SELECT CASE WHEN $8::text IS NULL THEN NULL ELSE pg_notify($8, '') END, id FROM inserted WHERE status = 'pending'`
 
 /**
- * `publish`, and a NOTIFY on channel `$7` sent on commit. The payload is empty: PostgreSQL folds a
+ * `publish`, and a NOTIFY on channel `$7` sent on commit (`$8` the subject). The payload is empty: PostgreSQL folds a
  * transaction's notifications into one.
  */
-export const publishAndNotify = (schema: string): string => `${insert(schema)} SELECT pg_notify($7, ''), id FROM inserted WHERE status = 'pending'`
+export const publishAndNotify = (schema: string): string => `${insert(schema, '$8')} SELECT pg_notify($7, ''), id FROM inserted WHERE status = 'pending'`
 
 /**
  * An operational event (`$1`…`$4`: id, type, tenant, data), only when someone receives it (`$5`: whether tenants
