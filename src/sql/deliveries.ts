@@ -32,7 +32,7 @@ export const DeliveryRowSchema = Type.Object({
   message_created_at: Nullable(Type.Date()),
   message_tenant: Nullable(Type.String()),
   message_type: Nullable(Type.String()),
-  /** When its message was erased (migration 0024): its bodies (answer's head, error, headers) are gone, the row stays. */
+  /** When its message was erased (migration 0025): its bodies (answer's head, error, headers) are gone, the row stays. */
   erased_at: Nullable(Type.Date())
 })
 export type DeliveryRow = Static<typeof DeliveryRowSchema>

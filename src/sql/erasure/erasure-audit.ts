@@ -1,4 +1,4 @@
-/** The audit of erasures (`erasure_audit`, migration 0024), one statement per export. */
+/** The audit of erasures (`erasure_audit`, migration 0025), one statement per export. */
 import { Type, type Static } from '@sinclair/typebox'
 import { qualify } from '../../db/qualify.js'
 

@@ -1,5 +1,5 @@
 /**
- * Erasure on the outgoing side (migration 0024): a subject's or a tenant's messages taken a batch at a time, the
+ * Erasure on the outgoing side (migration 0025): a subject's or a tenant's messages taken a batch at a time, the
  * places their jobs may be, the delivery log's bodies of an erased message, a removed tenant's endpoints and portal
  * link codes. One statement per export; each batch is its own short transaction (src/erasure/).
  */
