@@ -36,7 +36,7 @@ const Derived = Type.Object({
 /** An attempt as Anvil answers it in a list: its row but for the worker's bookkeeping and the headers, with no empty error fields. */
 export const DeliveryShape = apiShape(Type.Omit(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls', 'request_headers', 'response_headers',
   'message_created_at', 'message_tenant', 'message_type']),
-  { absentWhenNull: ['error', 'error_class', 'response_head'] })
+  { absentWhenNull: ['error', 'error_class', 'response_head', 'erased_at'] })
 export const DeliverySchema = Type.Composite([DeliveryShape.schema, Derived])
 export type Delivery = Static<typeof DeliverySchema>
 
