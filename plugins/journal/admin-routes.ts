@@ -12,6 +12,7 @@ import { SignatureFailureTally } from '../../src/event-log/signature-failures.js
 import { errors } from '../../src/shared/errors.js'
 import { Whole } from '../../src/shared/schemas.js'
 import { DURATION_PATTERN } from '../../src/time/duration.js'
+import '../admin/erasure-routes.js'
 
 /** The stats' default window. */
 export const DEFAULT_STATS_WINDOW = '24h'
@@ -31,6 +32,8 @@ const tags = ['journal']
 export function journalAdminRoutes (log: EventLog): FastifyPluginAsync {
   return async function journalRoutes (admin: FastifyInstance) {
     const tally = new SignatureFailureTally().start()
+    // The admin scope's DELETE /subjects/:subject erases the journal's events too (plugins/admin/erasure-routes.ts).
+    if (log.erasure !== undefined && admin.hasDecorator('anvilErasure')) admin.anvilErasure.journal = log.erasure
     admin.addHook('onClose', async () => {
       tally.stop()
       await log.close()

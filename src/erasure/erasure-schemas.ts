@@ -1,6 +1,9 @@
 /** What erasure takes and answers: a subject, the counts of a subject's erasure and of a tenant's removal, an audit entry. */
 import { Type, type Static } from '@sinclair/typebox'
 
+/** Rows a batch of an erasure takes: its locks and its Redis round trips stay short, so the rest goes on meanwhile. */
+export const DEFAULT_ERASURE_BATCH = 200
+
 /** A data subject: a user's id, an e-mail address; any text but control characters. */
 export const Subject = () => Type.String({ pattern: '^[^\\u0000-\\u001F\\u007F]{1,256}$', errorMessage: 'must be 1 to 256 characters, none of them a control character' })
 

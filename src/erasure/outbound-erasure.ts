@@ -14,10 +14,8 @@ import { outboxChannel } from '../outbox/publish.js'
 import * as sql from '../sql/erasure/outbound-erasure.js'
 import * as outboxSql from '../sql/outbox.js'
 import * as portalSql from '../sql/portal.js'
-import type { SubjectErasure, TenantRemoval } from './erasure-schemas.js'
+import { DEFAULT_ERASURE_BATCH, type SubjectErasure, type TenantRemoval } from './erasure-schemas.js'
 
-/** Messages a batch takes: its locks and its Redis round trips stay short, so publishes and deliveries go on meanwhile. */
-export const DEFAULT_ERASURE_BATCH = 200
 
 export type OutboundSubjectCounts = Pick<SubjectErasure, 'messages' | 'pendingMessages' | 'deliveries' | 'jobs' | 'jobsInFlight'>
 export type OutboundTenantCounts = Omit<TenantRemoval, 'tenant'>

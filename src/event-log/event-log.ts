@@ -12,6 +12,7 @@ import type { EventDetail, EventPage } from './event-queries.js'
 import type { EventReplayResult } from './event-replay.js'
 import type { ReplayRunStatus } from './replay-runs.js'
 import type { EventStats } from './journal-stats.js'
+import type { JournalErasure } from '../erasure/journal-erasure.js'
 
 export const EventLogOptionsSchema = Type.Object({
   /** Where replays are enqueued (and, without a database, where the dead letters are). */
@@ -47,5 +48,7 @@ export interface EventLog {
   waitReplay (id: string): Promise<ReplayRunStatus>
   deadLetters (page?: PageRequest): Promise<EventPage>
   stats (windowMs: number): Promise<EventStats>
+  /** With a database: erasure of a subject's events (`DELETE /admin/subjects/:subject`; docs/journal.md, "Erasure"). */
+  readonly erasure?: JournalErasure
   close (): Promise<void>
 }

@@ -10,6 +10,7 @@ import { replayEvent, type ReplayTarget } from './event-replay.js'
 import type { EventLog, EventLogOptions } from './event-log.js'
 import { deadLetterStats, journalStats } from './journal-stats.js'
 import { ReplayRuns } from './replay-runs.js'
+import { createJournalErasure } from '../erasure/journal-erasure.js'
 
 /** The journal in PostgreSQL; replays go to the queue in Redis. */
 export function pgEventLog (options: EventLogOptions & { database: NonNullable<EventLogOptions['database']> }): EventLog {
@@ -31,6 +32,7 @@ export function pgEventLog (options: EventLogOptions & { database: NonNullable<E
     waitReplay: async (id) => await runs.wait(id),
     deadLetters: async (page) => await listEvents(db, resolveFilter({ status: 'dead' }), page),
     stats: async (windowMs) => ({ ...await journalStats(db, windowMs), deadLetters: await deadLetterStats(queues.dead) }),
+    erasure: createJournalErasure(db, queues),
     async close () {
       await runs.close()
       await queues.close()

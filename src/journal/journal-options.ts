@@ -26,6 +26,9 @@ export type JournalQueue = Static<typeof JournalQueueSchema>
 /** How often a worker on the PostgreSQL queue reads it when no NOTIFY came. */
 export const DEFAULT_JOURNAL_POLL_MS = 1000
 
+/** Names separated by dots, none empty. */
+export const SubjectPath = () => Type.String({ pattern: '^[^.\\s]+(\\.[^.\\s]+)*$', maxLength: 200, errorMessage: 'must be a dotted path such as data.object.customer' })
+
 export const JournalOptionsSchema = Type.Object({
   /** A PostgreSQL URL (Anvil makes a pool and ends it) or a `pg.Pool` (left open). Migrate it first (`anvil migrate`). */
   database: Opaque<DatabaseInput>(),
@@ -57,7 +60,13 @@ export const JournalOptionsSchema = Type.Object({
    */
   queue: Type.Optional(JournalQueueSchema),
   /** With `queue: 'postgres'`: how often the queue is read when no NOTIFY came (at least 10 ms). @defaultValue 1000 */
-  pollIntervalMs: Type.Optional(Whole(10, 600_000))
+  pollIntervalMs: Type.Optional(Whole(10, 600_000)),
+  /**
+   * A dotted path into each event's JSON body (`data.object.customer`) whose value (a string, or a number) tags the
+   * event with a data subject; a handler's `event.subject(…)` overrides it. `DELETE /admin/subjects/:subject` erases
+   * a subject's events (docs/journal.md, "Erasure"). @defaultValue none
+   */
+  subjectPath: Type.Optional(SubjectPath())
 }, { additionalProperties: false })
 
 export type JournalOptions = Static<typeof JournalOptionsSchema>

@@ -23,6 +23,8 @@ export interface FinishedEvent {
   startedAt?: Date
   /** The job's data: the row is written from it when it does not exist yet. */
   data: WebhookJobData
+  /** The event's data subject (`event.subject(…)`, or the journal's `subjectPath`). @defaultValue none */
+  subject?: string
 }
 
 /**
@@ -69,7 +71,8 @@ export function outcomeRow (event: FinishedEvent): OutcomeRow {
     headers: headersJson(data.headers),
     signature: pgText(data.signature),
     request_id: pgText(data.requestId),
-    payload: Buffer.from(data.payload, 'base64')
+    payload: Buffer.from(data.payload, 'base64'),
+    subject: pgText(event.subject)
   }
 }
 

@@ -1,3 +1,5 @@
+import type { WebhookEvent } from '../worker/webhook-event.js'
+import { readPath } from '../shared/read-path.js'
 /** The journal as the worker uses it: its database, the batched writer, a handler's effect scope, retention. */
 import { openDatabase, type Database } from '../db/database.js'
 import { compileCheck, throwInvalid } from '../shared/validate.js'
@@ -19,10 +21,21 @@ export interface Journal extends JournalWriter {
   /** One retention pass now: the days ahead made, the days past retention dropped. */
   prune (): Promise<RetentionResult>
   readonly retentionIntervalMs: number
+  /** The subject `subjectPath` reads from an event's JSON body, if any. */
+  readonly subjectOf?: (event: WebhookEvent) => string | undefined
   close (): Promise<void>
 }
 
 const checkOptions = compileCheck(JournalOptionsSchema)
+
+/** The value at `path` of an event's JSON body; a body that is not JSON has none. */
+const subjectAt = (path: string) => (event: WebhookEvent): string | undefined => {
+  try {
+    return readPath(event.json(), path)
+  } catch {
+    return undefined
+  }
+}
 
 /** The first problem with the journal options as one line, or undefined. */
 export function journalOptionsProblem (options: unknown): string | undefined {
@@ -41,6 +54,7 @@ export function openJournal (options: JournalOptions): Journal {
     ...(options.groupCommit === undefined ? {} : { groups: new GroupCommitter(db, options.groupCommit) }),
     prune: async () => await pruneJournal(db, days),
     retentionIntervalMs: options.retentionIntervalMs ?? DEFAULT_JOURNAL_RETENTION_INTERVAL_MS,
+    ...(options.subjectPath === undefined ? {} : { subjectOf: subjectAt(options.subjectPath) }),
     close: async () => await db.close()
   }
 }

@@ -6,6 +6,8 @@ import { journalIdOf } from './journal-id-of.js'
 import type { CommitOutcome, EffectScope, LaterOutcome } from './effect-scope.js'
 import type { Journal } from './journal.js'
 import { outcomeRow } from './journal-writer.js'
+import { compileCheck } from '../shared/validate.js'
+import { Subject } from '../erasure/erasure-schemas.js'
 
 export interface JournaledJob {
   jobId: string
@@ -22,6 +24,14 @@ export interface JournaledJob {
  * journal replay has taken the event to another job (`overtaken`).
  */
 export type JournaledOutcome = 'ran' | 'done' | 'overtaken'
+
+const checkSubject = compileCheck(Subject())
+/** A subject as erasure takes it (src/erasure/erasure-schemas.ts), or a TypeError the handler sees at once. */
+function checkedSubject (subject: string): string {
+  const problem = checkSubject(subject)
+  if (problem !== undefined) throw new TypeError(`event.subject(): the subject ${problem.replace(/^[^ ]* /, '')}`)
+  return subject
+}
 
 /** BullMQ's own test for a handler that gave up (an UnrecoverableError, or an error so named). */
 const gaveUp = (err: unknown): boolean => (err as Error | null)?.name === 'UnrecoverableError'
@@ -46,13 +56,20 @@ export async function runJournaled (journal: Journal, handler: (event: WebhookEv
     if (start !== 'run') ticket?.leave()
   }
   if (start !== 'run') return start as JournaledOutcome
+  // The handler's `event.subject(…)`, else the journal's `subjectPath`, tags the event's row.
+  let chosen: string | undefined
+  event.subject = (subject: string) => { chosen = checkedSubject(subject) }
+  const subjectNow = (): { subject?: string } => {
+    const subject = chosen ?? journal.subjectOf?.(event)
+    return subject === undefined ? {} : { subject }
+  }
   const done = { id, jobId, attempt, status: 'done', startedAt, data } as const
 
   async function run (scope: EffectScope): Promise<CommitOutcome | LaterOutcome> {
     Object.assign(event, scope.fields)
     try {
       await handler(event)
-      return await scope.commitDone(outcomeRow(done))
+      return await scope.commitDone(outcomeRow({ ...done, ...subjectNow() }))
     } catch (err) {
       await scope.rollback()
       throw err
@@ -67,11 +84,11 @@ export async function runJournaled (journal: Journal, handler: (event: WebhookEv
   } catch (err) {
     const status = attempt >= maxAttempts || gaveUp(err) ? 'dead' : 'failed'
     // The attempt fails either way; a journal that cannot record it now has no row for it yet (or the last one).
-    await journal.finished({ id, jobId, attempt, status, lastError: errorMessageOf(err), errorClass: errorClassOf(err), startedAt, data }).catch(() => {})
+    await journal.finished({ id, jobId, attempt, status, lastError: errorMessageOf(err), errorClass: errorClassOf(err), startedAt, data, ...subjectNow() }).catch(() => {})
     throw err
   }
   // A handler that began no transaction: its row goes in the next batched write.
-  if (committed === 'no-transaction') await journal.finished(done)
+  if (committed === 'no-transaction') await journal.finished({ ...done, ...subjectNow() })
   if (committed !== 'refused') return 'ran'
   const now = await journal.admits({ id, jobId, data })
   return now === 'overtaken' ? 'overtaken' : 'done'

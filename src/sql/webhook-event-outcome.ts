@@ -32,6 +32,8 @@ export interface OutcomeRow {
   signature: string | null
   request_id: string | null
   payload: Buffer
+  /** Its data subject (migration 0025), from the handler or the journal's `subjectPath`; null for none. */
+  subject: string | null
 }
 
 /** The columns in order, with the type each is sent as (arrays and JSON as text, cast after). */
@@ -39,7 +41,8 @@ const COLUMNS: ReadonlyArray<readonly [keyof OutcomeRow, string, string?]> = [
   ['id', 'text'], ['received_at', 'timestamptz'], ['source', 'text'], ['provider', 'text'], ['event_type', 'text'],
   ['dedupe_key', 'text'], ['status', 'text'], ['attempts', 'int'], ['job_id', 'text'], ['started_at', 'timestamptz'],
   ['last_error', 'text'], ['error_class', 'text'], ['retry_schedule', 'text', 'int[]'], ['content_type', 'text'],
-  ['headers', 'text', 'jsonb'], ['signature', 'text'], ['request_id', 'text'], ['payload', 'bytea']
+  ['headers', 'text', 'jsonb'], ['signature', 'text'], ['request_id', 'text'], ['payload', 'bytea'],
+  ['subject', 'text']
 ]
 const NAMES = COLUMNS.map(([name]) => name).join(', ')
 const CAST = COLUMNS.map(([name, , cast]) => cast === undefined ? `v.${name}` : `v.${name}::${cast}`).join(', ')
@@ -61,14 +64,14 @@ function recording (schema: string, source: string): string {
       SELECT ${CAST}, CASE WHEN v.status = 'done' THEN now() END FROM ${source}
     ON CONFLICT (id, received_at) DO UPDATE SET status = EXCLUDED.status, attempts = EXCLUDED.attempts, job_id = EXCLUDED.job_id,
       started_at = EXCLUDED.started_at, processed_at = coalesce(EXCLUDED.processed_at, e.processed_at),
-      last_error = EXCLUDED.last_error, error_class = EXCLUDED.error_class, updated_at = now()
+      last_error = EXCLUDED.last_error, error_class = EXCLUDED.error_class, subject = coalesce(EXCLUDED.subject, e.subject), updated_at = now()
     WHERE ${takes('e', 'EXCLUDED.job_id')}
     RETURNING e.id, e.received_at, e.status, e.attempts, e.job_id, e.started_at, e.last_error, e.error_class),
   failed AS (INSERT INTO ${qualify(schema, 'webhook_event_failures')} (event_id, event_received_at, attempt, started_at, status, error_class, error, job_id)
     SELECT id, received_at, attempts, started_at, 'failed', error_class, last_error, job_id FROM written WHERE status <> 'done' RETURNING 1)`
 }
 
-/** Outcomes in one statement, `$1`…`$18` arrays of one value an event (the columns' order); the rows taken come back. */
+/** Outcomes in one statement, `$1`…`$19` arrays of one value an event (the columns' order); the rows taken come back. */
 export const record = (schema: string): string =>
   `WITH ${recording(schema, `unnest(${COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')}) AS v(${NAMES})`)}
   SELECT id, received_at FROM written`

@@ -47,6 +47,12 @@ export interface WebhookEvent {
   once?: EffectFields['once']
   /** With a journal: `{eventId}:{action}`, the idempotency key for an effect outside the database (a downstream API's). */
   effectKey?: EffectFields['effectKey']
+  /**
+   * With a journal: tags the event with a data subject (a user's id, 1 to 256 characters, no control character),
+   * written with its row; `DELETE /admin/subjects/:subject` erases the subject's events (docs/journal.md, "Erasure").
+   * Overrides the journal's `subjectPath`.
+   */
+  subject?: (subject: string) => void
 }
 
 export function toEvent (id: string, data: WebhookJobData, attempt: number, maxAttempts: number): WebhookEvent {
