@@ -7,7 +7,7 @@
 // Then the delivery log's true cost (bench/outbound-log-side.mjs): the worker on its PostgreSQL store beside
 // graphile-worker 0.17.3 doing the same signed POST, a commit per job and batched, in paired rounds.
 // Usage: node bench/outbound-delivery.mjs [--jobs 5000] [--runs 3] [--concurrency 10] [--endpoints 1,10]
-//   [--rate 200] [--seconds 20] [--hang-timeout 10000] [--log-sides anvil-log,graphile,graphile-batched]
+//   [--rate 200] [--seconds 20] [--hang-timeout 10000] [--log-sides anvil,anvil-log,graphile,graphile-batched]
 //   [--pool 5] [--no-log] [--no-engine] [--no-isolation] [--quick]
 import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
@@ -32,7 +32,7 @@ const values = benchArgs({
   'isolation-max-in-flight': { type: 'string' },
   'no-isolation': { type: 'boolean', default: false },
   /** The delivery log's sides (bench/outbound-log-side.mjs); none with --no-log. */
-  'log-sides': { type: 'string', default: 'anvil-log,graphile,graphile-batched' },
+  'log-sides': { type: 'string', default: 'anvil,anvil-log,graphile,graphile-batched' },
   'no-log': { type: 'boolean', default: false },
   /** Only the delivery log's rounds (and the isolation case unless --no-isolation): not the no-op store's drains. */
   'no-engine': { type: 'boolean', default: false },
@@ -249,8 +249,8 @@ markdown.push('', `Isolation: ten endpoints, one never answering (timeout ${hang
 for (const r of isolationRows) markdown.push(`| ${r.circuit ? 'on (3 failures, 60 s open)' : 'off (the per-endpoint cap alone)'} | ${r.delivered}/${r.healthy} | ${r.p50} | ${r.p99} | ${r.max} |`)
 if (logRows.length > 0) {
   markdown.push('', `The delivery log's true cost: ${jobs} deliveries per drain at concurrency ${concurrency}, ${runs} paired round(s), the sides' order rotated`,
-    'each round. **anvil-log**: `createDeliveryWorker` on its PostgreSQL store (endpoint and secrets read through its cache, each attempt',
-    'a `started` row before its POST and its outcome after). **graphile**: graphile-worker 0.17.3, its task doing the same Standard Webhooks',
+    'each round. **anvil**: `createDeliveryWorker` on a no-op store (the delivery log off). **anvil-log**: on its PostgreSQL store (endpoint',
+    'and secrets read through its cache, each attempt a `started` row before its POST and its outcome after). **graphile**: graphile-worker 0.17.3, its task doing the same Standard Webhooks',
     'signed POST of the same body (the secret from memory), its completion a commit per job; **graphile-batched**: the same with',
     `\`localQueue: { size: 2 × concurrency }\`, \`completeJobBatchDelay: 0\`. Each side's PostgreSQL pool: ${values.pool} connections. CPU µs per`,
     "delivery over the drain: this process (node), redis-server, and the backends of the bench's own database (PostgreSQL's background",

@@ -1,4 +1,5 @@
-// The delivery log's true cost, for bench/outbound-delivery.mjs: Anvil's delivery worker on its PostgreSQL store
+// The delivery log's true cost, for bench/outbound-delivery.mjs: Anvil's delivery worker on its PostgreSQL store (and,
+// for the engine's share, on a no-op store)
 // (each attempt a `started` row before its POST and its outcome after, the endpoint and its secrets read from the
 // database through the store's cache) against graphile-worker 0.17.3 doing the same signed POST of the same body to
 // the same receiver, its job's completion its one durable write: a commit per job (its default), and batched
@@ -11,10 +12,10 @@ import { createDeliveryWorker, createOutbound, migrate } from '../dist/index.js'
 import { outboundInternals } from '../dist/src/outbox/outbound.js'
 import { signatureHeaders } from '../dist/src/send/sign-outbound.js'
 import { deliveryJobOptions, resolveSchedule } from '../dist/src/delivery/delivery-schedule.js'
-import { benchDatabase, completions, postgresCpuSeconds, redisCpuSeconds } from './lib.mjs'
+import { benchDatabase, completions, memoryDeliveryStore, postgresCpuSeconds, redisCpuSeconds } from './lib.mjs'
 import { graphileDrain } from './graphile-side.mjs'
 
-export const LOG_SIDES = { 'anvil-log': 'Anvil, delivery log on', graphile: 'graphile-worker, a commit per job', 'graphile-batched': 'graphile-worker, batched' }
+export const LOG_SIDES = { anvil: 'Anvil, delivery log off', 'anvil-log': 'Anvil, delivery log on', graphile: 'graphile-worker, a commit per job', 'graphile-batched': 'graphile-worker, batched' }
 const noLog = new Logger(() => () => {})
 const BODY_SQL = `json_build_object('id', 'msg_' || n, 'type', 'invoice.paid', 'timestamp', to_char(now() AT TIME ZONE 'utc', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
   'data', json_build_object('invoice', 'in_' || n, 'amount', 1000 + n, 'currency', 'eur'))::text`
@@ -67,8 +68,9 @@ export async function logSetup ({ redis, receiverUrl, endpoints, poolSize, prefi
     const clock = completions(jobs)
     let failed = 0
     let stop
-    if (side === 'anvil-log') {
-      const worker = createDeliveryWorker({ redis: redis.url, store, queueName: name, prefix, concurrency, allowNets: '127.0.0.0/8' })
+    if (side === 'anvil' || side === 'anvil-log') {
+      // Log off: the endpoint and its secret from memory and no attempt written, the engine alone beside the same jobs.
+      const worker = createDeliveryWorker({ redis: redis.url, store: side === 'anvil' ? memoryDeliveryStore(made[0].secret) : store, queueName: name, prefix, concurrency, allowNets: '127.0.0.0/8' })
       worker.worker.on('completed', clock.tick)
       worker.worker.on('failed', () => { failed++ })
       await worker.start()
@@ -107,7 +109,7 @@ export async function logSetup ({ redis, receiverUrl, endpoints, poolSize, prefi
   }
 
   return {
-    fill: async (side, queue, jobs, count) => side === 'anvil-log' ? await fillAnvil(queue, jobs, count) : await fillGraphile(jobs, count),
+    fill: async (side, queue, jobs, count) => side.startsWith('anvil') ? await fillAnvil(queue, jobs, count) : await fillGraphile(jobs, count),
     drain,
     async close () {
       await outbound.close()
