@@ -26,8 +26,10 @@ import {
 import { createEventTypeCatalog, type EventTypeCatalog } from '../catalog/event-types.js'
 import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
-import { createResender, type Resender } from '../resend/resender.js'
+import { createResender, handJobs, type Resender } from '../resend/resender.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
+import { createOutboundErasure, type OutboundErasure } from '../erasure/outbound-erasure.js'
+import { checkTelemetry } from '../queue/telemetry.js'
 
 export interface OutboxStats {
   pending: number
@@ -46,6 +48,8 @@ export interface Outbound {
   readonly resend: Resender
   /** The event-type catalog: types from code and from `/admin/event-types`, which publish checks data against. */
   readonly eventTypes: EventTypeCatalog
+  /** Erasure by data subject and removal of a tenant (src/erasure/); the admin API's `DELETE /subjects/:subject` and `/tenants/:tenant` audit them. */
+  readonly erasure: OutboundErasure
   publish: Publish
   outboxStats (): Promise<OutboxStats>
   /** One retention pass now (`retentionDays`; src/outbox/outbox-retention.ts): what it deleted. */
@@ -84,6 +88,7 @@ const CLAIM_WAIT_MS = 5000
 /** Outgoing webhooks' database side: endpoints, publish, dispatch, the delivery log, operators' re-sends. */
 export function createOutbound (options: OutboundOptions): Outbound {
   throwInvalid(checkOptions(options), 'outbound ')
+  const telemetry = checkTelemetry(options.telemetry)
   const dispatch = options.dispatch ?? {}
   const leaseMs = dispatch.leaseMs ?? DEFAULT_DISPATCH_LEASE_MS
   const retry = {
@@ -136,7 +141,8 @@ export function createOutbound (options: OutboundOptions): Outbound {
     busyPollMs: dispatch.busyPollMs ?? DEFAULT_DISPATCH_BUSY_POLL_MS,
     leaseMs,
     batchSize: dispatch.batchSize ?? DEFAULT_DISPATCH_BATCH,
-    retry
+    retry,
+    ...(telemetry === undefined ? {} : { telemetry })
   }, logger, gate, createOrdering(database, fanOut, store.releaseOrdered, logger))
   // Refused at start, as the CLI refuses, when another deployment owns the queue.
   // A connection still opening is waited for a while; with Redis away the start goes on, and the first fan-out claims.
@@ -177,8 +183,10 @@ export function createOutbound (options: OutboundOptions): Outbound {
       checkData: async (type, json, strict) => await eventTypes.checkJson(type, json, database.pool, strict)
     }),
     eventTypes,
+    erasure: createOutboundErasure(database, queue, connection.client, handJobs(connection.client, queue)),
     publish: createPublisher(database, {
-      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })
+      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }),
+      ...(telemetry === undefined ? {} : { telemetry })
     }),
     async outboxStats () {
       const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(outboxSql.stats(database.schema))
