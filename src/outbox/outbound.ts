@@ -26,10 +26,10 @@ import {
 import { createEventTypeCatalog, type EventTypeCatalog } from '../catalog/event-types.js'
 import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
-import { createResender, handJobs, type Resender } from '../resend/resender.js'
+import { createResender, type Resender } from '../resend/resender.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
-import { createOutboundErasure, type OutboundErasure } from '../erasure/outbound-erasure.js'
 import { checkTelemetry } from '../queue/telemetry.js'
+import { encryptionKeyProblem, encryptionKeys } from '../at-rest/encryption-keys.js'
 
 export interface OutboxStats {
   pending: number
@@ -48,8 +48,6 @@ export interface Outbound {
   readonly resend: Resender
   /** The event-type catalog: types from code and from `/admin/event-types`, which publish checks data against. */
   readonly eventTypes: EventTypeCatalog
-  /** Erasure by data subject and removal of a tenant (src/erasure/); the admin API's `DELETE /subjects/:subject` and `/tenants/:tenant` audit them. */
-  readonly erasure: OutboundErasure
   publish: Publish
   outboxStats (): Promise<OutboxStats>
   /** One retention pass now (`retentionDays`; src/outbox/outbox-retention.ts): what it deleted. */
@@ -97,6 +95,8 @@ export function createOutbound (options: OutboundOptions): Outbound {
     attempts: dispatch.attempts ?? DEFAULT_DISPATCH_RETRY.attempts
   }
   throwInvalid(deliveryJobOptionsProblem(options.deliveryJobOptions, dispatchWindowSeconds(leaseMs, retry)), 'outbound ')
+  throwInvalid(encryptionKeyProblem(options.encryptionKey), 'outbound ')
+  const keys = encryptionKeys(options.encryptionKey)
   const database = openDatabase(options.database, options.schema === undefined ? {} : { schema: options.schema })
   const logger = options.logger ?? silentLogger
   const connection = connect(options.redis ?? DEFAULT_REDIS_URL, 'producer', (err) => logger.warn({ err: err.message }, 'anvil outbound: Redis error'))
@@ -104,9 +104,10 @@ export function createOutbound (options: OutboundOptions): Outbound {
   const queue = new Queue<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME, { connection: connection.client, prefix })
   queue.on('error', (err) => logger.warn({ err: err.message }, 'anvil outbound: queue error'))
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
-  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs, consoleUrl: options.consoleUrl, portalUrl: options.portalUrl })
+  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs, consoleUrl: options.consoleUrl, portalUrl: options.portalUrl, keys })
   const rawEndpoints = createEndpointStore(database, {
     httpsOnly: options.httpsOnly ?? false,
+    keys,
     ...(options.eventMap === undefined ? {} : { knownTypes: new Set(Object.values(options.eventMap)) })
   })
   // Edits made in this process reach its secret cache at once; other processes see them within secretCacheMs.
@@ -183,7 +184,6 @@ export function createOutbound (options: OutboundOptions): Outbound {
       checkData: async (type, json, strict) => await eventTypes.checkJson(type, json, database.pool, strict)
     }),
     eventTypes,
-    erasure: createOutboundErasure(database, queue, connection.client, handJobs(connection.client, queue)),
     publish: createPublisher(database, {
       maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }),
       ...(telemetry === undefined ? {} : { telemetry })
