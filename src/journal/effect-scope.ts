@@ -91,12 +91,15 @@ async function batch<R extends pg.QueryResultRow> (client: pg.PoolClient, statem
   return Array.isArray(results) ? results[results.length - 1] as pg.QueryResult<R> : results
 }
 
-/** An effect's result not yet stored, and the savepoint of its claim. */
-interface PendingResult { key: string, json: string, savepoint: string }
+/** An effect's result not yet stored, and the savepoint of its claim (none when the claim opened the transaction). */
+interface PendingResult { key: string, json: string, savepoint?: string }
 
 /**
  * `queued`: the journal's PostgreSQL queue; the event's queue row is deleted with its row written `done`.
  */
+/** The statement that releases `savepoint`, if there is one. */
+const releasing = (savepoint?: string): string[] => savepoint === undefined ? [] : [`RELEASE SAVEPOINT ${savepoint}`]
+
 export function effectScope (db: Database, eventId: string, host = ownTransaction(db.pool), queued = false): EffectScope {
   let opening: Promise<pg.PoolClient> | undefined
   /** The client went back (the transaction ended): nothing more is sent on it. */
@@ -112,7 +115,7 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
 
   /** `statements` after what is pending, in one round trip. */
   async function send<R extends pg.QueryResultRow> (c: pg.PoolClient, statements: string[]): Promise<pg.QueryResult<R>> {
-    const all = [...pending.flatMap((p) => [webhookEffects.storeResult(db.schema, p.key, p.json), `RELEASE SAVEPOINT ${p.savepoint}`]), ...statements]
+    const all = [...pending.flatMap((p) => [webhookEffects.storeResult(db.schema, p.key, p.json), ...releasing(p.savepoint)]), ...statements]
     pending = []
     return await batch<R>(c, all)
   }
@@ -170,15 +173,18 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
       if (opening !== undefined) await claimDeferred(await opening)
       return result
     }
-    // A savepoint, so a failed effect that the handler catches leaves no claim behind. A concurrent run of the
-    // same event waits on the key's insert until this transaction ends, then finds the stored result.
-    const savepoint = `anvil_once_${++savepoints}`
-    const claim = (c: pg.PoolClient): string[] => [`SAVEPOINT ${savepoint}`, execute(c, webhookEffects.claim(db.schema), [key, eventId, action])]
+    // A savepoint, so a failed effect that the handler catches leaves no claim behind; none when the claim opens
+    // the event's own transaction (a failure then rolls all of it back: the same undo, without a subtransaction).
+    // A concurrent run of the same event waits on the key's insert until this transaction ends, then finds the
+    // stored result.
+    const savepoint = opening === undefined && !host.always ? undefined : `anvil_once_${++savepoints}`
+    const claim = (c: pg.PoolClient): string[] => [...(savepoint === undefined ? [] : [`SAVEPOINT ${savepoint}`]),
+      execute(c, webhookEffects.claim(db.schema), [key, eventId, action])]
     const begun = await transaction(claim)
     const c = begun.client
     const claimed = begun.result ?? await send(c, claim(c))
     if (claimed.rowCount === 0) {
-      const { rows } = await send<{ result: T }>(c, [`RELEASE SAVEPOINT ${savepoint}`, webhookEffects.resultOf(db.schema, key)])
+      const { rows } = await send<{ result: T }>(c, [...releasing(savepoint), webhookEffects.resultOf(db.schema, key)])
       return rows[0]?.result as T
     }
     try {
@@ -187,7 +193,13 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
       pending.push({ key, json: JSON.stringify(result ?? null), savepoint })
       return result
     } catch (err) {
-      await c.query(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {})
+      if (savepoint !== undefined) await c.query(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {})
+      else {
+        // The transaction is gone with the claim: the handler's next use of `db` or `once` opens another.
+        await undo()
+        opening = undefined
+        released = false
+      }
       throw err
     }
   }
