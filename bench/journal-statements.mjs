@@ -50,21 +50,21 @@ const LINES = {
   'the floor: one autocommitted INSERT of the effect': async (id) => {
     await c.query(`INSERT INTO bench_effects (id, data) VALUES (${pg.escapeLiteral(id)}, '{"ok":true}')`)
   },
-  'the journal\'s transaction as sent now: once() (savepoint, the claim EXECUTEd), then the row and the result EXECUTEd with the commit: two round trips, one commit': async (id) => {
+  'the journal\'s transaction: once() (the claim EXECUTEd; no savepoint, as it opens the transaction), then the row and the result EXECUTEd with the COMMIT: two round trips, one commit': async (id) => {
+    const key = `${id}:record`
+    await c.query(['BEGIN', claim(key, id)].join('; '))
+    await c.query([execute(c, finishOne(S), finishValues(done(id), { key, json: '{"ok":true}' })), 'COMMIT'].join('; '))
+  },
+  'the same with a savepoint around the claim (a once() after the handler\'s own writes)': async (id) => {
     const key = `${id}:record`
     await c.query(['BEGIN', 'SAVEPOINT anvil_once_1', claim(key, id)].join('; '))
     await c.query([execute(c, finishOne(S), finishValues(done(id), { key, json: '{"ok":true}' })), 'COMMIT'].join('; '))
   },
-  'the journal\'s transaction before: the claim inlined, the row prepared, the result and the commit: three round trips, one commit': async (id) => {
+  'the transaction before (commit cee97d1): once() (savepoint, the claim inlined), the row prepared, the result, the release and the commit: three round trips, one commit': async (id) => {
     const key = `${id}:record`
     await c.query(['BEGIN', 'SAVEPOINT anvil_once_1', `INSERT INTO ${S}.webhook_effects (key, event_id, action) VALUES (${pg.escapeLiteral(key)}, ${pg.escapeLiteral(id)}, 'record') ON CONFLICT (key) DO NOTHING RETURNING key`].join('; '))
     await row(id)
     await c.query([effects.storeResult(S, key, '{"ok":true}'), 'RELEASE SAVEPOINT anvil_once_1', 'COMMIT'].join('; '))
-  },
-  'as sent now, without the savepoint': async (id) => {
-    const key = `${id}:record`
-    await c.query(['BEGIN', claim(key, id)].join('; '))
-    await c.query([execute(c, finishOne(S), finishValues(done(id), { key, json: '{"ok":true}' })), 'COMMIT'].join('; '))
   },
   'the same with the result in the claim (no UPDATE: the effect written once too)': async (id) => {
     const key = `${id}:record`
