@@ -105,8 +105,8 @@ export const recordChecked = (schema: string, queued = false): string =>
 
 /**
  * The end of a handler's transaction, PREPAREd on its connection (src/db/session-statement.ts) so that it goes in
- * one round trip with the COMMIT: the result of a `once` effect (`$19` its key, `$20` its JSON text; NULL for none)
- * and the event's row, `$1`…`$18` one value each (the columns' order). Raises `REFUSED` when the row refuses it.
+ * one round trip with the COMMIT: the result of a `once` effect (`$20` its key, `$21` its JSON text; NULL for none)
+ * and the event's row, `$1`…`$19` one value each (the columns' order). Raises `REFUSED` when the row refuses it.
  * One key, by equality: a plan cached while the table was small still reads its unique index.
  */
 export const finishOne = (schema: string, queued = false): SessionStatement => ({
