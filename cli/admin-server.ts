@@ -9,6 +9,7 @@ import { createApp } from './server.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/event-log/open-event-log.js'
 import type { JournalQueue } from '../src/journal/journal-options.js'
+import type { Telemetry } from '../src/queue/telemetry.js'
 
 /** What a feature's admin routes may use; the database is open when ANVIL_DATABASE_URL is set. */
 export interface AdminFeatureContext {
@@ -18,8 +19,12 @@ export interface AdminFeatureContext {
   prefix?: string
   /** The delivery jobs' schedule (ANVIL_OUTBOUND_RETRY_SCHEDULE), for the jobs a re-send makes. */
   outboundRetrySchedule?: number[]
+  /** ANVIL_ENCRYPTION_KEY: what endpoints keep for their receivers is sealed and opened with it. */
+  encryptionKey?: string
   /** ANVIL_JOURNAL_QUEUE: where journal replays queue their events. */
   journalQueue?: JournalQueue
+  /** ANVIL_TRACING: published messages' spans (src/outbox/outbound-options.ts `telemetry`). */
+  telemetry?: Telemetry
   log: Logger
 }
 
@@ -45,7 +50,7 @@ export const ADMIN_FEATURES: AdminFeature[] = [journalFeature, outboundAdminFeat
  */
 export async function registerAdmin (
   app: FastifyInstance, config: CommonConfig & Pick<IngressConfig, 'requestTimeoutMs' | 'trustProxy'> & AdminConfig, log: Logger,
-  features: readonly AdminFeature[] = ADMIN_FEATURES
+  features: readonly AdminFeature[] = ADMIN_FEATURES, telemetry?: Telemetry
 ): Promise<FastifyInstance | undefined> {
   if (config.admin === undefined) return undefined
   const host = config.admin.port === undefined ? app : createApp(log, config.requestTimeoutMs, config.trustProxy)
@@ -54,7 +59,9 @@ export async function registerAdmin (
   const context: AdminFeatureContext = {
     database, redis: config.redisUrl ?? DEFAULT_REDIS_URL, queueName: config.queueName, prefix: config.prefix, log,
     ...(config.journalQueue === undefined ? {} : { journalQueue: config.journalQueue }),
-    ...(config.outboundRetrySchedule === undefined ? {} : { outboundRetrySchedule: config.outboundRetrySchedule })
+    ...(config.outboundRetrySchedule === undefined ? {} : { outboundRetrySchedule: config.outboundRetrySchedule }),
+    ...(telemetry === undefined ? {} : { telemetry }),
+    ...(config.encryptionKey === undefined ? {} : { encryptionKey: config.encryptionKey })
   }
   const routes: FastifyPluginAsync[] = []
   for (const feature of features) {

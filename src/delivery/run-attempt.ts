@@ -15,10 +15,13 @@ import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, Outbo
 import type { EndpointDisabledEvent } from './delivery-options.js'
 import { publishOutbound } from './outbound-channels.js'
 import { endpointUrlProblem } from '../endpoints/endpoint-url.js'
-import { sendWebhook, type SendOptions, type SendResult } from '../send/send-webhook.js'
+import type { SendResult } from '../send/send-webhook.js'
+import { sendToReceiver, type ReceiverDeps } from '../receiver-auth/send-to-receiver.js'
 import { attemptHeaders } from './delivery-headers.js'
 import { loggedHeaders } from '../send/attempt-headers.js'
 import type { AnvilLogger } from '../shared/logger.js'
+import type { Telemetry } from '../queue/telemetry.js'
+import { attemptSpan } from './attempt-span.js'
 
 /** A failed attempt that may be retried; the backoff strategy reads `retryAfterMs`. */
 export class DeliveryFailure extends Error {
@@ -28,9 +31,8 @@ export class DeliveryFailure extends Error {
   }
 }
 
-export interface DeliverDeps {
+export interface DeliverDeps extends ReceiverDeps {
   store: DeliveryStore
-  send: SendOptions
   httpsOnly: boolean
   circuit?: CircuitBreaker
   rateLimit?: EndpointRateLimit
@@ -38,6 +40,8 @@ export interface DeliverDeps {
   disableAfterMs: number
   onEndpointDisabled?: (event: EndpointDisabledEvent) => void
   onAttempt?: (attempt: DeliveryAttempt) => void
+  /** An attempt span per POST of a traced message (src/queue/trace-context.ts). */
+  telemetry?: Telemetry
   log: AnvilLogger
 }
 
@@ -128,11 +132,13 @@ export async function runAttempt (job: Job<OutboundJobData>, token: string | und
     if (!admitted.send) await wait(job, token, admitted.retryAt)
     admission = admitted as typeof admission
     const timestamp = Math.floor(Date.now() / 1000)
-    const headers = attemptHeaders(data, state as NonNullable<typeof state>, timestamp)
-    sent = headers.logged
     // In the log before the POST: a crash mid-POST leaves a row whose outcome is unknown, and a re-send is a row of its own.
     deliveryId = store.startAttempt === undefined ? undefined : await logged(job, token, deps, store.startAttempt(attemptOf(job)))
-    result = await sendWebhook({ url: data.url, headers: headers.sent, body: data.body }, deps.send)
+    const span = attemptSpan(deps.telemetry, job)
+    const headers = attemptHeaders(data, state as NonNullable<typeof state>, timestamp, span?.context)
+    sent = headers.logged
+    result = await sendToReceiver(endpointId, { url: data.url, headers: headers.sent, body: data.body }, state as NonNullable<typeof state>, deps)
+    span?.end(result)
     posted = true
   } finally {
     // Put back without a POST (rate, circuit, an unreachable log): no answer, quick or slow, to learn from.

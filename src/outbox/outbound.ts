@@ -28,6 +28,8 @@ import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
 import { createResender, type Resender } from '../resend/resender.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
+import { checkTelemetry } from '../queue/telemetry.js'
+import { encryptionKeyProblem, encryptionKeys } from '../at-rest/encryption-keys.js'
 
 export interface OutboxStats {
   pending: number
@@ -84,6 +86,7 @@ const CLAIM_WAIT_MS = 5000
 /** Outgoing webhooks' database side: endpoints, publish, dispatch, the delivery log, operators' re-sends. */
 export function createOutbound (options: OutboundOptions): Outbound {
   throwInvalid(checkOptions(options), 'outbound ')
+  const telemetry = checkTelemetry(options.telemetry)
   const dispatch = options.dispatch ?? {}
   const leaseMs = dispatch.leaseMs ?? DEFAULT_DISPATCH_LEASE_MS
   const retry = {
@@ -92,6 +95,8 @@ export function createOutbound (options: OutboundOptions): Outbound {
     attempts: dispatch.attempts ?? DEFAULT_DISPATCH_RETRY.attempts
   }
   throwInvalid(deliveryJobOptionsProblem(options.deliveryJobOptions, dispatchWindowSeconds(leaseMs, retry)), 'outbound ')
+  throwInvalid(encryptionKeyProblem(options.encryptionKey), 'outbound ')
+  const keys = encryptionKeys(options.encryptionKey)
   const database = openDatabase(options.database, options.schema === undefined ? {} : { schema: options.schema })
   const logger = options.logger ?? silentLogger
   const connection = connect(options.redis ?? DEFAULT_REDIS_URL, 'producer', (err) => logger.warn({ err: err.message }, 'anvil outbound: Redis error'))
@@ -99,9 +104,10 @@ export function createOutbound (options: OutboundOptions): Outbound {
   const queue = new Queue<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME, { connection: connection.client, prefix })
   queue.on('error', (err) => logger.warn({ err: err.message }, 'anvil outbound: queue error'))
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
-  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs, consoleUrl: options.consoleUrl, portalUrl: options.portalUrl })
+  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs, consoleUrl: options.consoleUrl, portalUrl: options.portalUrl, keys })
   const rawEndpoints = createEndpointStore(database, {
     httpsOnly: options.httpsOnly ?? false,
+    keys,
     ...(options.eventMap === undefined ? {} : { knownTypes: new Set(Object.values(options.eventMap)) })
   })
   // Edits made in this process reach its secret cache at once; other processes see them within secretCacheMs.
@@ -136,7 +142,8 @@ export function createOutbound (options: OutboundOptions): Outbound {
     busyPollMs: dispatch.busyPollMs ?? DEFAULT_DISPATCH_BUSY_POLL_MS,
     leaseMs,
     batchSize: dispatch.batchSize ?? DEFAULT_DISPATCH_BATCH,
-    retry
+    retry,
+    ...(telemetry === undefined ? {} : { telemetry })
   }, logger, gate, createOrdering(database, fanOut, store.releaseOrdered, logger))
   // Refused at start, as the CLI refuses, when another deployment owns the queue.
   // A connection still opening is waited for a while; with Redis away the start goes on, and the first fan-out claims.
@@ -178,7 +185,8 @@ export function createOutbound (options: OutboundOptions): Outbound {
     }),
     eventTypes,
     publish: createPublisher(database, {
-      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })
+      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }),
+      ...(telemetry === undefined ? {} : { telemetry })
     }),
     async outboxStats () {
       const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(outboxSql.stats(database.schema))
