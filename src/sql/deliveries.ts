@@ -31,7 +31,9 @@ export const DeliveryRowSchema = Type.Object({
   /** The message's creation time, tenant and type, for re-send by filter (migration 0020); null on rows written before it. */
   message_created_at: Nullable(Type.Date()),
   message_tenant: Nullable(Type.String()),
-  message_type: Nullable(Type.String())
+  message_type: Nullable(Type.String()),
+  /** When its message was erased (migration 0025): its bodies (answer's head, error, headers) are gone, the row stays. */
+  erased_at: Nullable(Type.Date())
 })
 export type DeliveryRow = Static<typeof DeliveryRowSchema>
 
