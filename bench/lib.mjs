@@ -249,6 +249,23 @@ export function quantile (sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]
 }
 
+/** `fn`'s ms over `runs` runs, after one unmeasured run that warms the caches and the plan. */
+export async function timed (runs, fn) {
+  const ms = []
+  for (let run = 0; run <= runs; run++) {
+    const started = performance.now()
+    await fn()
+    if (run > 0) ms.push(performance.now() - started)
+  }
+  return ms
+}
+
+/** p50 and p99 of a sample of ms. */
+export function latencySummary (ms) {
+  const sorted = [...ms].sort((a, b) => a - b)
+  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), samples: ms.length }
+}
+
 /** An outgoing delivery store with secrets from memory and attempts dropped: the engine's own cost, without a database. */
 export function memoryDeliveryStore (secret) {
   return {

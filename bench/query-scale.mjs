@@ -16,7 +16,7 @@ import { dropDay } from '../dist/src/sql/day-partitions.js'
 import { listEvents } from '../dist/src/event-log/event-queries.js'
 import { resolveFilter } from '../dist/src/event-log/event-filter.js'
 import { journalStats } from '../dist/src/event-log/journal-stats.js'
-import { benchArgs, benchDatabase, emitSection, quantile } from './lib.mjs'
+import { benchArgs, benchDatabase, emitSection, latencySummary, timed } from './lib.mjs'
 
 const values = benchArgs({
   sizes: { type: 'string', default: '10000,1000000' },
@@ -54,22 +54,6 @@ const BEFORE = {
     logged AS (DELETE FROM anvil.deliveries d USING doomed WHERE d.message_id = doomed.id RETURNING 1),
     gone AS (DELETE FROM anvil.outbox o USING doomed WHERE o.id = doomed.id RETURNING 1)
     SELECT (SELECT count(*) FROM gone)::int AS messages, (SELECT count(*) FROM logged)::int AS deliveries`
-}
-
-async function timed (runs, fn) {
-  const ms = []
-  // One unmeasured run warms the caches and the plan.
-  for (let run = 0; run <= runs; run++) {
-    const started = performance.now()
-    await fn()
-    if (run > 0) ms.push(performance.now() - started)
-  }
-  return ms
-}
-
-const summary = (ms) => {
-  const sorted = [...ms].sort((a, b) => a - b)
-  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), samples: ms.length }
 }
 
 async function measure (size) {
@@ -124,7 +108,7 @@ async function measure (size) {
       results['before 0008: outbox stats'] = await timed(BEFORE_RUNS, () => raw.query(BEFORE.stats))
       results['before 0008: retention, a batch of messages'] = await rolledBack(raw, BEFORE_RUNS, (client) => client.query(BEFORE.retention, [idleSeconds, BATCH]))
     }
-    return { size, counts, results: Object.fromEntries(Object.entries(results).map(([query, ms]) => [query, summary(ms)])) }
+    return { size, counts, results: Object.fromEntries(Object.entries(results).map(([query, ms]) => [query, latencySummary(ms)])) }
   } finally {
     await raw.end()
     await database.close()

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { migrate } from '../dist/src/db/migrate.js'
 import * as outboxSql from '../dist/src/sql/outbox.js'
-import { benchArgs, benchDatabase, emitSection, quantile } from './lib.mjs'
+import { benchArgs, benchDatabase, emitSection, latencySummary, quantile, timed } from './lib.mjs'
 
 const values = benchArgs({
   rows: { type: 'string', default: '1000000' },
@@ -42,18 +42,6 @@ function matches () {
   return `($1::text IS NULL OR o.type = $1) AND ($2::text IS NULL OR o.tenant = $2)
       AND ($3::timestamptz IS NULL OR o.created_at >= $3) AND ($4::timestamptz IS NULL OR o.created_at < $4)
       AND ($5::timestamptz IS NULL OR (o.created_at >= $5 AND (o.created_at, o.id) > ($5, $6)))`
-}
-
-async function timed (runs, fn) {
-  const ms = []
-  // One unmeasured run warms the caches and the plan.
-  for (let run = 0; run <= runs; run++) {
-    const started = performance.now()
-    await fn()
-    if (run > 0) ms.push(performance.now() - started)
-  }
-  const sorted = ms.sort((a, b) => a - b)
-  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) }
 }
 
 /** Every page of failed deliveries, cursor after cursor: the pages and the ms each took. */
@@ -98,7 +86,7 @@ try {
   for (const [name, params] of cases) {
     const row = [name]
     for (const [, text] of statements) {
-      const { p50, p99 } = await timed(RUNS, () => client.query(text, params))
+      const { p50, p99 } = latencySummary(await timed(RUNS, () => client.query(text, params)))
       row.push(p50.toFixed(2), p99.toFixed(2))
     }
     rows.push(row)

@@ -9,6 +9,7 @@ import { createApp } from './server.js'
 import { journalAdminRoutes } from '../plugins/journal/admin-routes.js'
 import { openEventLog } from '../src/event-log/open-event-log.js'
 import type { JournalQueue } from '../src/journal/journal-options.js'
+import type { Telemetry } from '../src/queue/telemetry.js'
 
 /** What a feature's admin routes may use; the database is open when ANVIL_DATABASE_URL is set. */
 export interface AdminFeatureContext {
@@ -20,6 +21,8 @@ export interface AdminFeatureContext {
   outboundRetrySchedule?: number[]
   /** ANVIL_JOURNAL_QUEUE: where journal replays queue their events. */
   journalQueue?: JournalQueue
+  /** ANVIL_TRACING: published messages' spans (src/outbox/outbound-options.ts `telemetry`). */
+  telemetry?: Telemetry
   log: Logger
 }
 
@@ -45,7 +48,7 @@ export const ADMIN_FEATURES: AdminFeature[] = [journalFeature, outboundAdminFeat
  */
 export async function registerAdmin (
   app: FastifyInstance, config: CommonConfig & Pick<IngressConfig, 'requestTimeoutMs' | 'trustProxy'> & AdminConfig, log: Logger,
-  features: readonly AdminFeature[] = ADMIN_FEATURES
+  features: readonly AdminFeature[] = ADMIN_FEATURES, telemetry?: Telemetry
 ): Promise<FastifyInstance | undefined> {
   if (config.admin === undefined) return undefined
   const host = config.admin.port === undefined ? app : createApp(log, config.requestTimeoutMs, config.trustProxy)
@@ -54,7 +57,8 @@ export async function registerAdmin (
   const context: AdminFeatureContext = {
     database, redis: config.redisUrl ?? DEFAULT_REDIS_URL, queueName: config.queueName, prefix: config.prefix, log,
     ...(config.journalQueue === undefined ? {} : { journalQueue: config.journalQueue }),
-    ...(config.outboundRetrySchedule === undefined ? {} : { outboundRetrySchedule: config.outboundRetrySchedule })
+    ...(config.outboundRetrySchedule === undefined ? {} : { outboundRetrySchedule: config.outboundRetrySchedule }),
+    ...(telemetry === undefined ? {} : { telemetry })
   }
   const routes: FastifyPluginAsync[] = []
   for (const feature of features) {

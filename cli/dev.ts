@@ -125,7 +125,7 @@ export async function dev (config: DevConfig, env: Env, handlerPath?: string): P
       if (config.outboundAllowNets === undefined) {
         log.info({ allowNets: outboundAllowNets }, 'anvil dev: outgoing webhooks may reach loopback, for receivers on this machine (ANVIL_OUTBOUND_ALLOW_NETS sets otherwise)')
       }
-      const sending = startOutbound({ ...config, outboundAllowNets, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+      const sending = startOutbound({ ...config, outboundAllowNets, databaseUrl: config.databaseUrl, redisUrl }, log, life, tracing?.telemetry)
       app.decorate('anvilOutbound', sending.outbound)
       sending.start()
     }

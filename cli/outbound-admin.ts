@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { Database } from '../src/db/database.js'
 import { createOutbound } from '../src/outbox/outbound.js'
 import { outboundAdminRoutes } from '../plugins/admin/outbound-routes.js'
+import type { Telemetry } from '../src/queue/telemetry.js'
 
 /**
  * `anvil serve`'s outgoing-webhook admin routes (an entry of ADMIN_FEATURES, typed by shape so this file does
@@ -10,14 +11,14 @@ import { outboundAdminRoutes } from '../plugins/admin/outbound-routes.js'
  * (left open: the server closes it) and its Redis.
  */
 export function outboundAdminFeature (context: {
-  database?: Database, redis: string, prefix?: string, outboundRetrySchedule?: number[], log: Logger
+  database?: Database, redis: string, prefix?: string, outboundRetrySchedule?: number[], telemetry?: Telemetry, log: Logger
 }): FastifyPluginAsync | undefined {
-  const { database, redis, prefix, outboundRetrySchedule, log } = context
+  const { database, redis, prefix, outboundRetrySchedule, telemetry, log } = context
   if (database === undefined) return undefined
   return async function outboundFeature (admin) {
     const outbound = createOutbound({
       database: database.pool, schema: database.schema, redis, ...(prefix === undefined ? {} : { prefix }),
-      ...(outboundRetrySchedule === undefined ? {} : { retrySchedule: outboundRetrySchedule }), logger: log
+      ...(outboundRetrySchedule === undefined ? {} : { retrySchedule: outboundRetrySchedule }), ...(telemetry === undefined ? {} : { telemetry }), logger: log
     })
     admin.addHook('onClose', async () => await outbound.close())
     await admin.register(outboundAdminRoutes(outbound))

@@ -3,6 +3,7 @@ import { createDeliveryWorker, type DeliveryWorker } from '../src/delivery/deliv
 import { createOutbound, outboundInternals, type Outbound } from '../src/outbox/outbound.js'
 import { portalPage, type WorkerCommandConfig } from './config/load-config.js'
 import type { Lifecycle } from './lifecycle.js'
+import type { Telemetry } from '../src/queue/telemetry.js'
 
 /** What the outgoing side takes of `anvil worker`'s or `anvil dev`'s configuration; undefined: the core's defaults. */
 export type OutboundConfig = Partial<Pick<WorkerCommandConfig,
@@ -16,7 +17,7 @@ export type OutboundConfig = Partial<Pick<WorkerCommandConfig,
  * The service is returned for the metrics (the outbox gauges read it); `start` begins dispatching and delivering,
  * once the caller has claimed the outbound queue (cli/deployment.ts).
  */
-export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecycle): { outbound: Outbound, delivery: DeliveryWorker, start: () => void } {
+export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecycle, telemetry?: Telemetry): { outbound: Outbound, delivery: DeliveryWorker, start: () => void } {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
   // On the jobs this process's dispatcher makes, which carry it to whichever delivery worker takes them.
   const schedule = config.outboundRetrySchedule === undefined ? {} : { retrySchedule: config.outboundRetrySchedule }
@@ -26,6 +27,7 @@ export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecy
     ...(config.consoleUrl === undefined ? {} : { consoleUrl: config.consoleUrl }),
     ...(config.portalPublicUrl === undefined ? {} : { portalUrl: portalPage(config.portalPublicUrl) }),
     ...schedule,
+    ...(telemetry === undefined ? {} : { telemetry }),
     dispatch: {
       ...(config.outboxMaxAttempts === undefined ? {} : { attempts: config.outboxMaxAttempts }),
       ...(config.outboxRetryBaseMs === undefined ? {} : { retryBaseMs: config.outboxRetryBaseMs })
@@ -38,6 +40,7 @@ export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecy
     ...(config.outboundAllowNets === undefined ? {} : { allowNets: config.outboundAllowNets }),
     ...(config.lockDurationMs === undefined ? {} : { lockDurationMs: config.lockDurationMs }),
     ...(config.stalledIntervalMs === undefined ? {} : { stalledIntervalMs: config.stalledIntervalMs }),
+    ...(telemetry === undefined ? {} : { telemetry }),
     onEndpointDisabled: (event) => log.warn(event, 'anvil worker: endpoint disabled')
   })
   life.add('delivery', async () => await delivery.close())

@@ -27,7 +27,7 @@ export async function serve (config: ServeConfig): Promise<void> {
       const metricsPort = await listen(metricsApp, config.host, config.metricsPort ?? 0)
       log.info({ host: config.host, port: metricsPort, path: config.metricsPath }, 'anvil serve: metrics listening')
     }
-    const adminApp = await registerAdmin(app, config, log)
+    const adminApp = await registerAdmin(app, config, log, undefined, tracing?.telemetry)
     if (adminApp !== undefined) {
       life.add('admin server', async () => await closeGracefully(adminApp))
       const adminPort = await listen(adminApp, config.host, config.admin?.port ?? 0)

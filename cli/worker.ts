@@ -59,7 +59,7 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
     const tracing = await setUpTracing(config, 'anvil-worker', log, life)
     const sending = config.databaseUrl === undefined || config.role === 'inbound'
       ? undefined
-      : startOutbound({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life)
+      : startOutbound({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life, tracing?.telemetry)
     const outgoing = sending?.outbound
     // With a database, the queues this process consumes are claimed for its deployment before any job is taken.
     const binding: Binding = {

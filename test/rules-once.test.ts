@@ -297,7 +297,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const message = {
     id: 'msg_1', type: 't', public_type: 'p', tenant: null, data: '{"a":1}', created_at: at, status: 'failed' as const, attempts: 3,
     next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null, operational: false,
-    ordering_key: null, ordering_seq: null
+    ordering_key: null, ordering_seq: null, traceparent: null, tracestate: null
   }
   t.ok(Value.Check(OutboxRowSchema, message), 'the sample is a row')
   t.ok(Value.Check(MessageSchema, { ...MessageShape.from(message), data: JSON.parse(message.data) }), 'a message fits its schema')

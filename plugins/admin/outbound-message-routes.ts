@@ -16,6 +16,13 @@ const HandRetrySchema = Type.Object({
   /** True (status 200): a hand retry of this message to this endpoint was already queued, and `jobId` is it. */
   alreadyQueued: Type.Boolean()
 })
+/** W3C trace context (docs/outgoing-webhooks.md, "Trace context"); a malformed one is ignored, as the spec has receivers do. */
+const TraceHeaders = Type.Object({
+  /** `00-<trace id>-<parent id>-<flags>`: each delivery of the message carries this trace to its receiver. */
+  traceparent: Type.Optional(Type.String({ description: 'W3C traceparent: each delivery carries the trace to its receiver; a malformed one is ignored' })),
+  /** Kept beside a valid traceparent and sent with it. */
+  tracestate: Type.Optional(Type.String({ description: 'W3C tracestate, sent beside the traceparent' }))
+})
 const ResendPageSchema = Type.Composite([PageOf(MessageResendSchema), Type.Object({ dryRun: Type.Boolean() })])
 
 /**
@@ -25,9 +32,13 @@ const ResendPageSchema = Type.Composite([PageOf(MessageResendSchema), Type.Objec
 export async function outboundMessageRoutes (admin: FastifyInstance, { outbound }: { outbound: Outbound }): Promise<void> {
   const view = tenantView(outbound)
 
-  admin.post<{ Body: MessageInput }>('/messages', {
-    schema: { tags: ['messages'], body: MessageInputSchema, response: { 202: Type.Object({ messageId: Type.String() }) } }
-  }, async (request, reply) => await reply.code(202).send(await outbound.publish(request.body)))
+  admin.post<{ Body: MessageInput, Headers: { traceparent?: string, tracestate?: string } }>('/messages', {
+    schema: { tags: ['messages'], headers: TraceHeaders, body: MessageInputSchema, response: { 202: Type.Object({ messageId: Type.String() }) } }
+  }, async (request, reply) => {
+    const { traceparent, tracestate } = request.headers
+    const trace = { ...(traceparent === undefined ? {} : { traceparent }), ...(tracestate === undefined ? {} : { tracestate }) }
+    return await reply.code(202).send(await outbound.publish(request.body, trace))
+  })
 
   admin.get<{ Params: { id: string } }>('/messages/:id', {
     config: PORTAL_READ,

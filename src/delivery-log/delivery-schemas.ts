@@ -60,10 +60,11 @@ export const toDeliveryDetail = (row: DeliveryRow): DeliveryDetail => ({ ...toDe
  * A message as Anvil answers it: its row but for the lease, the retry clock, the operational flag and the data
  * as JSON text. `publicType` is null when the event map gives none (never delivered); `dispatchAttempts` counts
  * the dispatcher's tries at turning the message into delivery jobs (each delivery's own tries are its `attempt`).
- * `orderingKey` only when it was published with one; its place in the key's order is the dispatcher's.
+ * `orderingKey` only when it was published with one; its place in the key's order is the dispatcher's. `traceparent`
+ * and `tracestate` only when it was published in a trace.
  */
 export const MessageShape = apiShape(Type.Omit(OutboxRowSchema, ['data', 'next_attempt_at', 'lease_owner', 'lease_until', 'operational', 'ordering_seq']),
-  { rename: { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }, absentWhenNull: ['ordering_key'] })
+  { rename: { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }, absentWhenNull: ['ordering_key', 'traceparent', 'tracestate'] })
 export const MessageSchema = Type.Composite([MessageShape.schema, Type.Object({ data: Type.Unknown() })])
 export type Message = Static<typeof MessageSchema>
 

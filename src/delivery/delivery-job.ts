@@ -36,6 +36,12 @@ export interface OutboundJobData {
    * given up) lets the key's next message there go (`DeliveryStore.releaseOrdered`).
    */
   orderingKey?: string
+  /**
+   * The W3C trace context of its message (src/queue/trace-context.ts): sent as the `traceparent` and `tracestate`
+   * headers, or as the attempt span's when the worker traces. Never anything else of the trace (no baggage).
+   */
+  traceparent?: string
+  tracestate?: string
   /** An attempt whose POST was answered while its outcome could not be logged: the next run of that attempt writes it, and sends nothing. */
   answered?: AnsweredAttempt
 }

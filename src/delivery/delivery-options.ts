@@ -8,6 +8,7 @@ import { MAX_JITTER } from './delivery-schedule.js'
 import type { DeliveryAttempt, DeliveryStore } from './delivery-job.js'
 import { netsProblem } from '../send/cidr.js'
 import type { AnvilLogger } from '../shared/logger.js'
+import type { Telemetry } from '../queue/telemetry.js'
 
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000
 export const DEFAULT_RESPONSE_CAP_BYTES = 4096
@@ -84,6 +85,12 @@ export const DeliveryWorkerOptionsSchema = Type.Object({
   shutdownTimeoutMs: Type.Optional(Whole(0)),
   /** Name resolution for endpoints (the guard checks what it returns). @defaultValue `dns.lookup` */
   lookup: Type.Optional(Opaque<typeof lookup>()),
+  /**
+   * BullMQ telemetry (e.g. `new BullMQOtel()`): an `attempt <type>` span (kind CLIENT) per POST of a traced message,
+   * the child of its dispatch, and its context sent as the receiver's `traceparent`. Without it, the job's trace
+   * context is sent as the message got it. @defaultValue off
+   */
+  telemetry: Type.Optional(Opaque<Telemetry>()),
   /** Where the worker's lines go. @defaultValue silent */
   logger: Type.Optional(Opaque<AnvilLogger>())
 }, { additionalProperties: false })

@@ -24,6 +24,7 @@ import { createGuardedDispatcher } from '../send/guarded-dispatcher.js'
 import { attemptOf, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
 import { releaseNext, runInOrder } from './ordered-attempt.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
+import { checkTelemetry } from '../queue/telemetry.js'
 
 export interface DeliveryWorker {
   /** Starts taking jobs; resolves once the worker is connected. */
@@ -51,6 +52,7 @@ const PROBE_LEASE_MARGIN_MS = 5000
 export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryWorker {
   const prefix = checkedPrefix(options, checkDeliveryWorkerOptions)
   const log = options.logger ?? silentLogger
+  const telemetry = checkTelemetry(options.telemetry)
   const timeoutMs = options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
   const maxInFlight = options.maxInFlightPerEndpoint ?? Math.ceil(concurrency / 2)
@@ -77,6 +79,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     disableAfterMs: options.disableAfterMs ?? DEFAULT_DISABLE_AFTER_MS,
     onEndpointDisabled: options.onEndpointDisabled,
     onAttempt: options.onAttempt,
+    ...(telemetry === undefined ? {} : { telemetry }),
     log
   }
 

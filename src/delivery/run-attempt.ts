@@ -19,6 +19,8 @@ import { sendWebhook, type SendOptions, type SendResult } from '../send/send-web
 import { attemptHeaders } from './delivery-headers.js'
 import { loggedHeaders } from '../send/attempt-headers.js'
 import type { AnvilLogger } from '../shared/logger.js'
+import type { Telemetry } from '../queue/telemetry.js'
+import { attemptSpan } from './attempt-span.js'
 
 /** A failed attempt that may be retried; the backoff strategy reads `retryAfterMs`. */
 export class DeliveryFailure extends Error {
@@ -38,6 +40,8 @@ export interface DeliverDeps {
   disableAfterMs: number
   onEndpointDisabled?: (event: EndpointDisabledEvent) => void
   onAttempt?: (attempt: DeliveryAttempt) => void
+  /** An attempt span per POST of a traced message (src/queue/trace-context.ts). */
+  telemetry?: Telemetry
   log: AnvilLogger
 }
 
@@ -128,11 +132,13 @@ export async function runAttempt (job: Job<OutboundJobData>, token: string | und
     if (!admitted.send) await wait(job, token, admitted.retryAt)
     admission = admitted as typeof admission
     const timestamp = Math.floor(Date.now() / 1000)
-    const headers = attemptHeaders(data, state as NonNullable<typeof state>, timestamp)
-    sent = headers.logged
     // In the log before the POST: a crash mid-POST leaves a row whose outcome is unknown, and a re-send is a row of its own.
     deliveryId = store.startAttempt === undefined ? undefined : await logged(job, token, deps, store.startAttempt(attemptOf(job)))
+    const span = attemptSpan(deps.telemetry, job)
+    const headers = attemptHeaders(data, state as NonNullable<typeof state>, timestamp, span?.context)
+    sent = headers.logged
     result = await sendWebhook({ url: data.url, headers: headers.sent, body: data.body }, deps.send)
+    span?.end(result)
     posted = true
   } finally {
     // Put back without a POST (rate, circuit, an unreachable log): no answer, quick or slow, to learn from.

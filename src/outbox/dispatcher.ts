@@ -10,6 +10,8 @@ import { outboxChannels } from './outbox-channels.js'
 import { outboxChannel } from './publish.js'
 import type { Ordering } from './ordering.js'
 import type { AnvilLogger } from '../shared/logger.js'
+import type { Telemetry } from '../queue/telemetry.js'
+import { SpanKind, startSpan, traceOfRow } from '../queue/trace-context.js'
 
 export interface DispatchRetry {
   /** The first retry's delay; each next one doubles. */
@@ -26,6 +28,8 @@ export interface DispatcherSettings {
   leaseMs: number
   batchSize: number
   retry: DispatchRetry
+  /** A `dispatch <type>` span per message of a trace, the child of its publish span. @defaultValue none */
+  telemetry?: Telemetry
 }
 
 /** The wait after the `attempts`-th failed dispatch: base, 2×base, 4×base … capped. */
@@ -77,7 +81,7 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
   // The claim's cursor between tenants (src/sql/outbox.ts): with more tenants pending than a batch holds, the next claim starts past the last one served.
   let cursor = ''
   async function claim (limit = settings.batchSize): Promise<ClaimedMessage[]> {
-    type Claimed = Pick<OutboxRow, 'id' | 'public_type' | 'tenant' | 'data' | 'created_at' | 'attempts' | 'operational' | 'ordering_key' | 'ordering_seq'>
+    type Claimed = Pick<OutboxRow, 'id' | 'public_type' | 'tenant' | 'data' | 'created_at' | 'attempts' | 'operational' | 'ordering_key' | 'ordering_seq' | 'traceparent' | 'tracestate'>
       & { tenant_key: string, turn: number }
     const { rows } = await db.pool.query<Claimed>(sql.claim(db.schema), [owner, settings.leaseMs, limit, cursor])
     let last: Claimed | undefined
@@ -85,7 +89,7 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
     if (last !== undefined) cursor = last.tenant_key
     return rows.map((row) => ({
       id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, attempts: row.attempts, operational: row.operational,
-      orderingKey: row.ordering_key, orderingSeq: row.ordering_seq
+      orderingKey: row.ordering_key, orderingSeq: row.ordering_seq, ...traceOfRow(row)
     }))
   }
 
@@ -114,7 +118,24 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
     else log.info({}, 'anvil outbound: Redis is back; dispatching')
   }
 
-  async function dispatchOne (message: ClaimedMessage): Promise<void> {
+  /** A message of a trace is dispatched in a span of it, whose context its jobs carry. */
+  async function dispatchOne (claimed: ClaimedMessage): Promise<void> {
+    const span = settings.telemetry === undefined || claimed.trace === undefined
+      ? undefined
+      : startSpan(settings.telemetry, `dispatch ${claimed.publicType ?? ''}`, SpanKind.INTERNAL, claimed.trace, { 'anvil.message.id': claimed.id, 'anvil.attempt': claimed.attempts })
+    const message = span?.context === undefined ? claimed : { ...claimed, trace: span.context }
+    let failure: Error | undefined
+    try {
+      await dispatchTraced(message)
+    } catch (err) {
+      failure = err as Error
+      throw err
+    } finally {
+      span?.end(failure)
+    }
+  }
+
+  async function dispatchTraced (message: ClaimedMessage): Promise<void> {
     try {
       if (ordering !== undefined && message.orderingKey !== undefined && message.orderingKey !== null) {
         // A keyed message: rows that wait for their turn, written with its dispatch; the heads' jobs are added below.

@@ -7,6 +7,7 @@ import type { OutboundScheme } from '../send/sign-outbound.js'
 import type { FairOrder } from '../delivery/fair-order.js'
 import { TENANT_OPERATIONAL_TYPES, dataFor } from '../endpoints/operational-events.js'
 import { createFanOutLane } from './fan-out-lane.js'
+import type { TraceContext } from '../queue/trace-context.js'
 
 /** What fan-out needs of an outbox row. */
 export interface OutboxMessage {
@@ -21,6 +22,8 @@ export interface OutboxMessage {
   /** Its ordering key and its place in the key's order (src/outbox/ordering.ts). */
   orderingKey?: string | null
   orderingSeq?: string | null
+  /** The trace it was published in (its dispatch span's, when traced): each job carries it to its receiver. */
+  trace?: TraceContext
 }
 
 /** A delivery job per endpoint: the exact id of the first try, or new ids with a suffix (retry, recover, resend). */
@@ -93,7 +96,8 @@ export function createFanOut (db: Database, queue: Queue<OutboundJobData>, jobOp
       data: {
         messageId: message.id, endpointId: endpoint.id, eventType: type, url: endpoint.url, body: bodyFor(endpoint), scheme: endpoint.scheme, retry,
         ...(operational || endpoint.operational === true ? { operational: true } : {}),
-        ...(target.orderingKey === undefined ? {} : { orderingKey: target.orderingKey })
+        ...(target.orderingKey === undefined ? {} : { orderingKey: target.orderingKey }),
+        ...message.trace
       },
       opts: {
         ...jobOptions,

@@ -11,6 +11,7 @@ import { inTransaction, type Database } from '../db/database.js'
 import * as outboxSql from '../sql/outbox.js'
 import type { AnvilLogger } from '../shared/logger.js'
 import { targetsOf, type FanOut, type OutboxMessage } from './fan-out.js'
+import { traceOfRow } from '../queue/trace-context.js'
 
 export interface Ordering {
   /**
@@ -32,6 +33,8 @@ interface ReadyRow {
   tenant: string | null
   data: string | null
   created_at: Date | null
+  traceparent: string | null
+  tracestate: string | null
 }
 
 /** `release` is the delivery store's (`releaseOrdered`): a head with nothing to send is given up as a delivery's outcome is. */
@@ -40,9 +43,10 @@ export function createOrdering (
 ): Ordering {
   async function releaseOne (row: ReadyRow): Promise<void> {
     const { endpoint_id: endpointId, ordering_key: key, message_id: messageId } = row
+    // Its publish's trace: the dispatch span that wrote this row has ended long before a head's turn may come.
     const jobs = row.id === null || row.data === null || row.created_at === null
       ? []
-      : await fanOut({ id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at }, { endpointId, orderingKey: key })
+      : await fanOut({ id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, ...traceOfRow(row) }, { endpointId, orderingKey: key })
     if (jobs.length === 0) {
       // The endpoint or the message is gone: nothing to send, and the key's next message there goes.
       log.warn({ messageId, endpointId }, 'anvil outbound: a keyed message has nowhere to go; the next of its key goes')

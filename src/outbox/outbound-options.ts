@@ -7,6 +7,7 @@ import { ConsoleUrl, Opaque, Prefix, QueueName, RetentionDays, SchemaName, Whole
 import { RetryScheduleSettingSchema } from '../delivery/delivery-schedule.js'
 import { EventType } from '../endpoints/endpoint-schemas.js'
 import type { AnvilLogger } from '../shared/logger.js'
+import type { Telemetry } from '../queue/telemetry.js'
 
 /** Defaults, named once. */
 export const DEFAULT_DISPATCH_POLL_MS = 2000
@@ -121,6 +122,13 @@ export const OutboundOptionsSchema = Type.Object({
    * @defaultValue none: they carry no link
    */
   portalUrl: Type.Optional(ConsoleUrl()),
+  /**
+   * BullMQ telemetry (e.g. `new BullMQOtel()`): a `publish <type>` span per message, in the active trace or the
+   * `traceparent` given, and a `dispatch <type>` span, whose W3C context each delivery carries to its receiver
+   * (docs/outgoing-webhooks.md, "Trace context"). Without it a `traceparent` given to publish is carried as it is.
+   * @defaultValue off
+   */
+  telemetry: Type.Optional(Opaque<Telemetry>()),
   /** @defaultValue silent */
   logger: Type.Optional(Opaque<AnvilLogger>())
 }, { additionalProperties: false })

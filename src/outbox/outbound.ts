@@ -28,6 +28,7 @@ import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
 import { createResender, type Resender } from '../resend/resender.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
+import { checkTelemetry } from '../queue/telemetry.js'
 
 export interface OutboxStats {
   pending: number
@@ -84,6 +85,7 @@ const CLAIM_WAIT_MS = 5000
 /** Outgoing webhooks' database side: endpoints, publish, dispatch, the delivery log, operators' re-sends. */
 export function createOutbound (options: OutboundOptions): Outbound {
   throwInvalid(checkOptions(options), 'outbound ')
+  const telemetry = checkTelemetry(options.telemetry)
   const dispatch = options.dispatch ?? {}
   const leaseMs = dispatch.leaseMs ?? DEFAULT_DISPATCH_LEASE_MS
   const retry = {
@@ -136,7 +138,8 @@ export function createOutbound (options: OutboundOptions): Outbound {
     busyPollMs: dispatch.busyPollMs ?? DEFAULT_DISPATCH_BUSY_POLL_MS,
     leaseMs,
     batchSize: dispatch.batchSize ?? DEFAULT_DISPATCH_BATCH,
-    retry
+    retry,
+    ...(telemetry === undefined ? {} : { telemetry })
   }, logger, gate, createOrdering(database, fanOut, store.releaseOrdered, logger))
   // Refused at start, as the CLI refuses, when another deployment owns the queue.
   // A connection still opening is waited for a while; with Redis away the start goes on, and the first fan-out claims.
@@ -179,7 +182,8 @@ export function createOutbound (options: OutboundOptions): Outbound {
     }),
     eventTypes,
     publish: createPublisher(database, {
-      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap })
+      maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }),
+      ...(telemetry === undefined ? {} : { telemetry })
     }),
     async outboxStats () {
       const { rows } = await database.pool.query<{ pending: number, failed: number, oldest: number | null }>(outboxSql.stats(database.schema))

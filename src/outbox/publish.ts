@@ -8,6 +8,8 @@ import { compileCheck } from '../shared/validate.js'
 import { EventType, Tenant } from '../endpoints/endpoint-schemas.js'
 import { MESSAGE_ID_PATTERN, newId } from './ids.js'
 import { outboxChannels } from './outbox-channels.js'
+import type { Telemetry } from '../queue/telemetry.js'
+import { SpanKind, startSpan, traceContextOf } from '../queue/trace-context.js'
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024
 /** An ordering key: an object's id, say; any text PostgreSQL stores, short enough for an index. */
@@ -33,6 +35,14 @@ export type MessageInput = Static<typeof MessageInputSchema>
 export interface PublishOptions {
   /** The caller's client inside its transaction: the message is written (and announced) only if it commits. */
   client?: pg.ClientBase | pg.Pool
+  /**
+   * The W3C trace the message belongs to, as a caller's `traceparent` header gave it: each delivery carries it to the
+   * receiver. A malformed one is ignored, as the spec has receivers do. With `telemetry`, the active span is used
+   * instead when there is one (docs/outgoing-webhooks.md, "Trace context"). @defaultValue the active span's, or none
+   */
+  traceparent?: string
+  /** Its `tracestate`, kept only beside a valid traceparent. @defaultValue none */
+  tracestate?: string
 }
 
 export interface PublishResult {
@@ -47,6 +57,8 @@ export interface PublisherOptions {
   eventMap?: Readonly<Record<string, string>>
   /** The event-type catalog's check of a message's data, as the JSON text it is sent as (src/catalog/event-types.ts). */
   checkData?: (type: string, json: string, client: pg.ClientBase | pg.Pool) => Promise<void>
+  /** A `publish <type>` span per message, in the active trace (or the one given), whose context the message keeps. */
+  telemetry?: Telemetry
 }
 
 export type Publish = (message: MessageInput, options?: PublishOptions) => Promise<PublishResult>
@@ -92,7 +104,7 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
   const keyed = sql.publishKeyed(db.schema)
   let notifiedAt = -Infinity
   // Named, so each connection parses and plans them once (they then cost less than an unprepared bare INSERT).
-  return async (message, { client = db.pool } = {}) => {
+  return async (message, { client = db.pool, traceparent, tracestate } = {}) => {
     const problem = checkMessage(message)
     if (problem !== undefined) throw new errors.INVALID_MESSAGE(problem)
     const data = serializeData(message.data, options.maxPayloadBytes)
@@ -100,7 +112,13 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
     const publicType = options.eventMap === undefined ? message.type : Object.hasOwn(options.eventMap, message.type) ? options.eventMap[message.type] ?? null : null
     const id = message.id ?? newId('msg')
     // An event with no public name is kept for the record, already done: nothing to deliver.
-    const values = [id, message.type, publicType, message.tenant ?? null, data, publicType === null ? 'dispatched' : 'pending']
+    const given = traceparent === undefined ? undefined : traceContextOf(traceparent, tracestate)
+    const span = options.telemetry === undefined
+      ? undefined
+      : startSpan(options.telemetry, `publish ${publicType ?? message.type}`, SpanKind.PRODUCER, given, { 'anvil.message.id': id, 'anvil.event.type': message.type })
+    // The publish span's context when traced, so the dispatch and the attempts are its children.
+    const trace = span?.context ?? given
+    const values = [id, message.type, publicType, message.tenant ?? null, data, publicType === null ? 'dispatched' : 'pending', trace?.traceparent ?? null, trace?.tracestate ?? null]
     const now = performance.now()
     const notify = publicType !== null && now - notifiedAt >= options.notifyIntervalMs
     if (notify) notifiedAt = now
@@ -108,7 +126,13 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
       ? { name: `anvil_publish_keyed_${db.schema}`, text: keyed, values: [...values, message.orderingKey, notify ? channel : null] }
       : notify
         ? { name: `anvil_publish_notify_${db.schema}`, text: withNotify, values: [...values, channel] }
-        : { name: `anvil_publish_${db.schema}`, text: withoutNotify, values }).catch(unmigrated)
+        : { name: `anvil_publish_${db.schema}`, text: withoutNotify, values }).then((answer) => {
+      span?.end()
+      return answer
+    }, (err: Error) => {
+      span?.end(err)
+      return unmigrated(err)
+    })
     // A row back means a new message (a repeated id, or an undeliverable event, gives none).
     if (rows.length > 0 && outboxChannels.published.hasSubscribers) {
       outboxChannels.published.publish({ eventType: publicType ?? message.type, tenant: message.tenant ?? null })

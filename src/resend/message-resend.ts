@@ -23,6 +23,7 @@ import type { HandJobs } from './hand-jobs.js'
 import type { FanOut, OutboxMessage } from '../outbox/fan-out.js'
 import { toPage, type Page } from '../paging/page.js'
 import { outboundPageSize } from '../paging/outbound-page-size.js'
+import { traceOfRow } from '../queue/trace-context.js'
 
 export const RESEND_SUFFIX = 'resend'
 /** Job states in which a delivery may still happen. */
@@ -104,7 +105,7 @@ export function createMessageResend (db: Database, queue: Queue<OutboundJobData>
       const nothing = { messageId: id, status: row.status, endpointIds: [], inFlight: [], delivered: [] }
       // An operational event is not re-sent whole (its receivers are not a tenant's subscribers); a delivery of it may be retried.
       if (row.status === 'pending' || row.public_type === null || row.operational) return nothing
-      const message = { id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, dispatchedAt: row.dispatched_at }
+      const message = { id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, dispatchedAt: row.dispatched_at, ...traceOfRow(row) }
       const { send, inFlight, delivered, finished } = await plan(client, message)
       if (!dryRun) {
         await onRedis(async () => {

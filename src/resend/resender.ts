@@ -15,6 +15,7 @@ import { newId } from '../outbox/ids.js'
 import { createMessageResend, type MessageResend, type ResendFilter, type ResendPage } from './message-resend.js'
 import { serializeData } from '../outbox/publish.js'
 import { OPERATIONAL_EVENT_TYPES } from '../endpoints/operational-types.js'
+import { traceOfRow } from '../queue/trace-context.js'
 
 /** The one entry of src/resend/: its schemas and types are taken from here. */
 export { MessageResendSchema, ResendFilterSchema, type MessageResend, type ResendFilter, type ResendPage } from './message-resend.js'
@@ -97,7 +98,7 @@ export function createResender ({ db, queue, fanOut, log, endpoints, redis, clie
       const row = rows[0]
       if (row === undefined) throw new errors.NOT_FOUND(`no message ${messageId} in the outbox`)
       await hand.note(messageId, endpointId, fresh)
-      const message = { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, operational: row.operational }
+      const message = { id: row.id, publicType: row.public_type, tenant: row.tenant, data: row.data, createdAt: row.created_at, operational: row.operational, ...traceOfRow(row) }
       return await fanOut(message, { endpointId, suffix, deduplicationId, client })
     })
     if (jobId === undefined) throw new errors.NOT_FOUND(`no endpoint ${endpointId}, or message ${messageId} has no public type`)

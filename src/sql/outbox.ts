@@ -25,7 +25,10 @@ export const OutboxRowSchema = Type.Object({
   /** Its ordering key (migration 0021): delivered to each endpoint after the key's earlier messages there. */
   ordering_key: Nullable(Type.String()),
   /** Its place in its key's publish order (bigint, as text); null without a key. */
-  ordering_seq: Nullable(Type.String())
+  ordering_seq: Nullable(Type.String()),
+  /** The W3C trace context it was published in (migration 0024), carried by each delivery; null outside a trace. */
+  traceparent: Nullable(Type.String()),
+  tracestate: Nullable(Type.String())
 })
 export type OutboxRow = Static<typeof OutboxRowSchema>
 
@@ -36,29 +39,32 @@ export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema,
 export const lockById = (schema: string): string => `SELECT * FROM ${qualify(schema, 'outbox')} WHERE id = $1 FOR UPDATE`
 
 const insert = (schema: string): string => `WITH inserted AS (
-    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status) VALUES ($1, $2, $3, $4, $5, $6)
+    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, traceparent, tracestate) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
     ON CONFLICT (id) DO NOTHING RETURNING id, status)`
 
-/** A message (`$1`…`$6`: id, type, public type, tenant, data, status); its id back when it is new and pending. */
+/**
+ * A message (`$1`…`$8`: id, type, public type, tenant, data, status, traceparent, tracestate); its id back when it is
+ * new and pending.
+ */
 export const publish = (schema: string): string => `${insert(schema)} SELECT id FROM inserted WHERE status = 'pending'`
 
 /**
- * A message with an ordering key: `$1`…`$6` as `publish`, `$7` the key. The (tenant, key)'s lock is taken first and
+ * A message with an ordering key: `$1`…`$8` as `publish`, `$9` the key. The (tenant, key)'s lock is taken first and
  * held until the transaction ends, then the next number: two publishes of one key commit in the order of their numbers.
- * `$8` the NOTIFY channel, or null for none.
+ * `$10` the NOTIFY channel, or null for none.
  */
-export const publishKeyed = (schema: string): string => `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($7, hashtext(coalesce($4, '')))) AS l),
+export const publishKeyed = (schema: string): string => `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($9, hashtext(coalesce($4, '')))) AS l),
   inserted AS (
-    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, ordering_key, ordering_seq)
-    SELECT $1, $2, $3, $4, $5, $6, $7, nextval('${qualify(schema, 'outbox_ordering_seq').replace(/'/g, "''")}') FROM locked
+    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, traceparent, tracestate, ordering_key, ordering_seq)
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, nextval('${qualify(schema, 'outbox_ordering_seq').replace(/'/g, "''")}') FROM locked
     ON CONFLICT (id) DO NOTHING RETURNING id, status)
-  SELECT CASE WHEN $8::text IS NULL THEN NULL ELSE pg_notify($8, '') END, id FROM inserted WHERE status = 'pending'`
+  SELECT CASE WHEN $10::text IS NULL THEN NULL ELSE pg_notify($10, '') END, id FROM inserted WHERE status = 'pending'`
 
 /**
- * `publish`, and a NOTIFY on channel `$7` sent on commit. The payload is empty: PostgreSQL folds a
+ * `publish`, and a NOTIFY on channel `$9` sent on commit. The payload is empty: PostgreSQL folds a
  * transaction's notifications into one.
  */
-export const publishAndNotify = (schema: string): string => `${insert(schema)} SELECT pg_notify($7, ''), id FROM inserted WHERE status = 'pending'`
+export const publishAndNotify = (schema: string): string => `${insert(schema)} SELECT pg_notify($9, ''), id FROM inserted WHERE status = 'pending'`
 
 /**
  * An operational event (`$1`…`$4`: id, type, tenant, data), only when someone receives it (`$5`: whether tenants
@@ -109,7 +115,8 @@ export const claim = (schema: string): string => {
     FROM (SELECT o.id, c.key, c.turn FROM candidates c JOIN ${outbox} o ON o.id = c.id WHERE ${due('o.')}
           ORDER BY c.rank, c.turn LIMIT $3 FOR UPDATE OF o SKIP LOCKED) due
     WHERE o.id = due.id
-    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational, o.ordering_key, o.ordering_seq, due.key AS tenant_key,
+    RETURNING o.id, o.public_type, o.tenant, o.data, o.created_at, o.attempts, o.operational, o.ordering_key, o.ordering_seq, o.traceparent, o.tracestate,
+      due.key AS tenant_key,
       due.turn::int AS turn`
 }
 
@@ -229,7 +236,7 @@ export const enqueueOrdered = (schema: string): string => {
 
 /** Up to `$1` heads whose job is still to be added, first published first, with their message (nulls: it is gone). */
 export const readyOrdered = (schema: string): string =>
-  `SELECT w.endpoint_id, w.ordering_key, w.message_id, o.id, o.public_type, o.tenant, o.data, o.created_at
+  `SELECT w.endpoint_id, w.ordering_key, w.message_id, o.id, o.public_type, o.tenant, o.data, o.created_at, o.traceparent, o.tracestate
    FROM ${qualify(schema, 'ordered_deliveries')} w LEFT JOIN ${qualify(schema, 'outbox')} o ON o.id = w.message_id
    WHERE w.state = 'ready' ORDER BY w.seq LIMIT $1`
 

@@ -15,7 +15,7 @@ import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { INVOICE_PAID, portalAdmin } from '../helpers/portal.js'
 import { eventually } from '../helpers/eventually.js'
-import { CONSOLE_PAGES, MODES, WIDTHS, checkFits, docsShot, keyboardGaps, routeOf, seedOutgoing, setMode, showRoute } from '../helpers/visual.js'
+import { CONSOLE_PAGES, MODES, checkPages, keyboardGaps, routeOf, seedOutgoing, setMode, showRoute, type Mode } from '../helpers/visual.js'
 
 t.setTimeout(420_000)
 let server: ConsoleServer
@@ -50,16 +50,9 @@ beforeStep(t, async () => {
   ids.event = 'evt_visual_failed'
 })
 
-/** Each page at each width in the page's current mode; the 1280 px light view is the docs' screenshot. */
-async function everyPage (t: Test, mode: string, entry: boolean): Promise<void> {
-  for (const shown of CONSOLE_PAGES.filter((p) => (p.entry === true) === entry)) {
-    for (const width of WIDTHS) {
-      await page.setViewportSize({ width, height: 900 })
-      await showRoute(page, routeOf(shown, ids), shown.heading)
-      await checkFits(t, page, `${shown.name} at ${width} px, ${mode}`)
-    }
-    if (mode === 'light') await docsShot(page, shown.name)
-  }
+/** Each page (the entry pages, or the others) at each width in the page's current mode. */
+async function everyPage (t: Test, mode: Mode, entry: boolean): Promise<void> {
+  await checkPages(t, page, CONSOLE_PAGES.filter((p) => (p.entry === true) === entry), ids, mode)
 }
 
 t.test('logged out: the login page fits and passes axe-core at every width, in light and dark', async (t) => {

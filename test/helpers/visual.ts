@@ -143,6 +143,18 @@ export async function keyboardGaps (page: Page): Promise<{ unreached: string[], 
   })
 }
 
+/** Each of `pages` at each width, checked as `checkFits` does; the 1280 px light view is the docs' screenshot. */
+export async function checkPages (t: Test, page: Page, pages: AppPage[], ids: Record<string, string>, mode: Mode): Promise<void> {
+  for (const shown of pages) {
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: 900 })
+      await showRoute(page, routeOf(shown, ids), shown.heading)
+      await checkFits(t, page, `${shown.name} at ${width} px, ${mode}`)
+    }
+    if (mode === 'light') await docsShot(page, shown.name)
+  }
+}
+
 /** With ANVIL_SCREENSHOTS=1, the page's view as docs/images/<name>.png (`npm run screenshots`); otherwise nothing. */
 export async function docsShot (page: Page, name: string): Promise<void> {
   if (process.env.ANVIL_SCREENSHOTS !== '1') return

@@ -13,7 +13,7 @@ import { pageErrors, settled, startConsoleServer, TOKEN, type ConsoleServer } fr
 import { startReceiver } from '../helpers/receiver.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
 import { INVOICE_PAID, portalAdmin, type AdminClient } from '../helpers/portal.js'
-import { MODES, PORTAL_PAGES, WIDTHS, checkFits, docsShot, keyboardGaps, routeOf, seedOutgoing, showRoute, type Mode } from '../helpers/visual.js'
+import { MODES, PORTAL_PAGES, WIDTHS, checkFits, checkPages, docsShot, keyboardGaps, routeOf, seedOutgoing, showRoute, type Mode } from '../helpers/visual.js'
 
 t.setTimeout(420_000)
 let server: ConsoleServer
@@ -58,16 +58,9 @@ t.test('without a link: the page that says so fits and passes axe-core at every 
   t.same(pageErrors(errors), [], 'no error in the browser\'s console')
 })
 
-/** Each page at each width; the 1280 px light view is the docs' screenshot. */
+/** Each page but the entry at each width. */
 async function everyPage (t: Test, mode: Mode): Promise<void> {
-  for (const shown of PORTAL_PAGES.filter((p) => p.entry !== true)) {
-    for (const width of WIDTHS) {
-      await page.setViewportSize({ width, height: 900 })
-      await showRoute(page, routeOf(shown, ids), shown.heading)
-      await checkFits(t, page, `${shown.name} at ${width} px, ${mode}`)
-    }
-    if (mode === 'light') await docsShot(page, shown.name)
-  }
+  await checkPages(t, page, PORTAL_PAGES.filter((p) => p.entry !== true), ids, mode)
 }
 
 t.test('every page at 390, 860 and 1280 px, with a light link and a dark one: no sideways overflow, no broken word, no serious axe-core violation', async (t) => {
