@@ -6,7 +6,7 @@
  *   created, dispatched (or last tried) and every delivery attempt, re-sends included, longer ago than that. Never
  *   sooner than RETENTION_FLOOR_MS (7 days) after the last attempt, so a delivery whose next retry is still due,
  *   or held back behind an open circuit, keeps its message.
- * - The delivery log is partitioned by day (migration 0024): a day goes whole once all of it is older than the
+ * - The delivery log is partitioned by day (migration 0025): a day goes whole once all of it is older than the
  *   age, whatever its messages, instead of row by row. The pass also makes the days ahead, so rows never wait in
  *   the DEFAULT partition; it runs with a retention of 0 too (then it drops nothing).
  *
@@ -28,7 +28,7 @@ const DAY_MS = 24 * 60 * 60 * 1000
  */
 export const RETENTION_FLOOR_MS = MAX_RETRY_WAIT_MS + DEFAULT_DISABLE_AFTER_MS
 
-/** The delivery log, partitioned by its attempts' created_at (migration 0024). */
+/** The delivery log, partitioned by its attempts' created_at (migration 0025). */
 export const DELIVERY_LOG_DAYS: DayPartitioned = { table: 'deliveries', key: 'created_at' }
 
 /** Days of the delivery log made ahead of today, so the dispatching process can be down that long. */
@@ -53,18 +53,18 @@ export function retentionStatements (db: Database): { messages: string } {
 }
 
 /**
- * One retention pass at `now`: makes the delivery log's days ahead, drops its days older than the age, and deletes
- * idle messages a batch per statement; 0 days deletes nothing. One pass at a time per schema.
+ * One retention pass at `now`: makes the delivery log's days ahead and drops its days older than the age (one
+ * process at a time per schema: two would race to make the same day), and deletes idle messages a batch per
+ * statement (any number of processes at once: SKIP LOCKED); 0 days deletes nothing.
  */
 export async function deleteIdleMessages (db: Database, days: number, batch = DEFAULT_DELETE_BATCH, now = new Date()): Promise<OutboxPruned> {
-  const none: OutboxPruned = { messages: 0, days: [], deliveries: 0 }
-  return await aloneOnSchema(db, 'anvil-outbox-retention', async () => {
-    // A day goes once all of it is older than the age (its rows stay up to a day longer).
-    const retentionDays = days <= 0 ? 0 : Math.ceil(idleSeconds(days) / 86_400)
-    const log = await maintainDays(db, DELIVERY_LOG_DAYS, { now, retentionDays, daysAhead: DELIVERY_LOG_DAYS_AHEAD })
-    if (days <= 0) return none
-    const messages = await inBatches(batch, async (size) =>
-      (await db.pool.query<{ messages: number }>(retentionStatements(db).messages, [idleSeconds(days), size])).rows[0]?.messages ?? 0)
-    return { messages, days: log.dropped, deliveries: log.deletedFromDefault }
-  }, none)
+  // A day goes once all of it is older than the age (its rows stay up to a day longer).
+  const retentionDays = days <= 0 ? 0 : Math.ceil(idleSeconds(days) / 86_400)
+  const log = await aloneOnSchema(db, 'anvil-delivery-log-days', async () =>
+    await maintainDays(db, DELIVERY_LOG_DAYS, { now, retentionDays, daysAhead: DELIVERY_LOG_DAYS_AHEAD }), undefined)
+  const pruned: OutboxPruned = { messages: 0, days: log?.dropped ?? [], deliveries: log?.deletedFromDefault ?? 0 }
+  if (days <= 0) return pruned
+  const statement = retentionStatements(db).messages
+  pruned.messages = await inBatches(batch, async (size) => (await db.pool.query<{ messages: number }>(statement, [idleSeconds(days), size])).rows[0]?.messages ?? 0)
+  return pruned
 }

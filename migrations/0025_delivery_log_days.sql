@@ -9,8 +9,8 @@
 -- The log had no other unique key and no foreign key. The DEFAULT partition catches a row whose day has no
 -- partition yet (the retention pass makes days ahead).
 -- Run it in a quiet hour: it copies the log in one transaction, and writes to the log wait for it.
-ALTER TABLE {{schema}}.deliveries RENAME TO deliveries_0023;
-ALTER INDEX {{schema}}.deliveries_pkey RENAME TO deliveries_0023_pkey;
+ALTER TABLE {{schema}}.deliveries RENAME TO deliveries_unpartitioned;
+ALTER INDEX {{schema}}.deliveries_pkey RENAME TO deliveries_unpartitioned_pkey;
 DROP INDEX {{schema}}.deliveries_endpoint, {{schema}}.deliveries_status, {{schema}}.deliveries_message, {{schema}}.deliveries_created,
   {{schema}}.deliveries_job_unsettled, {{schema}}.deliveries_unresolved, {{schema}}.deliveries_endpoint_unresolved,
   {{schema}}.deliveries_endpoint_created, {{schema}}.deliveries_undelivered_created, {{schema}}.deliveries_undelivered_tenant,
@@ -26,7 +26,7 @@ DO $$
 BEGIN
   EXECUTE format($f$CREATE FUNCTION {{schema}}.delivery_until(id bigint) RETURNS timestamptz LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN CASE WHEN id < (1::bigint << 50) THEN %L::timestamptz ELSE to_timestamp((id >> 20) + 1) END$f$,
-    greatest(now(), (SELECT max(created_at) FROM {{schema}}.deliveries_0023)) + interval '1 second');
+    greatest(now(), (SELECT max(created_at) FROM {{schema}}.deliveries_unpartitioned)) + interval '1 second');
 END $$;
 
 CREATE TABLE {{schema}}.deliveries (
@@ -80,7 +80,7 @@ DO $$
 DECLARE
   day date;
 BEGIN
-  FOR day IN SELECT DISTINCT (created_at AT TIME ZONE 'UTC')::date FROM {{schema}}.deliveries_0023
+  FOR day IN SELECT DISTINCT (created_at AT TIME ZONE 'UTC')::date FROM {{schema}}.deliveries_unpartitioned
     UNION SELECT (now() AT TIME ZONE 'UTC')::date + n FROM generate_series(0, 2) AS n
   LOOP
     EXECUTE format('CREATE TABLE {{schema}}.%I PARTITION OF {{schema}}.deliveries FOR VALUES FROM (%L) TO (%L)',
@@ -92,5 +92,5 @@ INSERT INTO {{schema}}.deliveries (id, message_id, endpoint_id, attempt, status,
     payload_sha256, created_at, job_id, resolved, request_headers, response_headers, job_stalls, message_created_at, message_tenant, message_type)
   SELECT id, message_id, endpoint_id, attempt, status, http_status, duration_ms, error_class, error, response_head,
     payload_sha256, created_at, job_id, resolved, request_headers, response_headers, job_stalls, message_created_at, message_tenant, message_type
-  FROM {{schema}}.deliveries_0023;
-DROP TABLE {{schema}}.deliveries_0023;
+  FROM {{schema}}.deliveries_unpartitioned;
+DROP TABLE {{schema}}.deliveries_unpartitioned;
