@@ -19,6 +19,8 @@ export interface AdminFeatureContext {
   prefix?: string
   /** The delivery jobs' schedule (ANVIL_OUTBOUND_RETRY_SCHEDULE), for the jobs a re-send makes. */
   outboundRetrySchedule?: number[]
+  /** ANVIL_ENCRYPTION_KEY: what endpoints keep for their receivers is sealed and opened with it. */
+  encryptionKey?: string
   /** ANVIL_JOURNAL_QUEUE: where journal replays queue their events. */
   journalQueue?: JournalQueue
   /** ANVIL_TRACING: published messages' spans (src/outbox/outbound-options.ts `telemetry`). */
@@ -58,7 +60,8 @@ export async function registerAdmin (
     database, redis: config.redisUrl ?? DEFAULT_REDIS_URL, queueName: config.queueName, prefix: config.prefix, log,
     ...(config.journalQueue === undefined ? {} : { journalQueue: config.journalQueue }),
     ...(config.outboundRetrySchedule === undefined ? {} : { outboundRetrySchedule: config.outboundRetrySchedule }),
-    ...(telemetry === undefined ? {} : { telemetry })
+    ...(telemetry === undefined ? {} : { telemetry }),
+    ...(config.encryptionKey === undefined ? {} : { encryptionKey: config.encryptionKey })
   }
   const routes: FastifyPluginAsync[] = []
   for (const feature of features) {

@@ -11,14 +11,15 @@ import type { Telemetry } from '../src/queue/telemetry.js'
  * (left open: the server closes it) and its Redis.
  */
 export function outboundAdminFeature (context: {
-  database?: Database, redis: string, prefix?: string, outboundRetrySchedule?: number[], telemetry?: Telemetry, log: Logger
+  database?: Database, redis: string, prefix?: string, outboundRetrySchedule?: number[], telemetry?: Telemetry, encryptionKey?: string, log: Logger
 }): FastifyPluginAsync | undefined {
-  const { database, redis, prefix, outboundRetrySchedule, telemetry, log } = context
+  const { database, redis, prefix, outboundRetrySchedule, telemetry, encryptionKey, log } = context
   if (database === undefined) return undefined
   return async function outboundFeature (admin) {
     const outbound = createOutbound({
       database: database.pool, schema: database.schema, redis, ...(prefix === undefined ? {} : { prefix }),
-      ...(outboundRetrySchedule === undefined ? {} : { retrySchedule: outboundRetrySchedule }), ...(telemetry === undefined ? {} : { telemetry }), logger: log
+      ...(outboundRetrySchedule === undefined ? {} : { retrySchedule: outboundRetrySchedule }), ...(telemetry === undefined ? {} : { telemetry }), logger: log,
+      ...(encryptionKey === undefined ? {} : { encryptionKey })
     })
     admin.addHook('onClose', async () => await outbound.close())
     await admin.register(outboundAdminRoutes(outbound))

@@ -8,7 +8,7 @@ import type { Telemetry } from '../src/queue/telemetry.js'
 /** What the outgoing side takes of `anvil worker`'s or `anvil dev`'s configuration; undefined: the core's defaults. */
 export type OutboundConfig = Partial<Pick<WorkerCommandConfig,
   'dbSchema' | 'prefix' | 'outboundAllowNets' | 'outboundRetentionDays' | 'lockDurationMs' | 'stalledIntervalMs' | 'consoleUrl' |
-  'portalPublicUrl' | 'outboxMaxAttempts' | 'outboxRetryBaseMs' | 'outboundRetrySchedule'
+  'portalPublicUrl' | 'outboxMaxAttempts' | 'outboxRetryBaseMs' | 'outboundRetrySchedule' | 'encryptionKey'
 >> & { databaseUrl: string, redisUrl: string }
 
 /**
@@ -28,6 +28,7 @@ export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecy
     ...(config.portalPublicUrl === undefined ? {} : { portalUrl: portalPage(config.portalPublicUrl) }),
     ...schedule,
     ...(telemetry === undefined ? {} : { telemetry }),
+    ...(config.encryptionKey === undefined ? {} : { encryptionKey: config.encryptionKey }),
     dispatch: {
       ...(config.outboxMaxAttempts === undefined ? {} : { attempts: config.outboxMaxAttempts }),
       ...(config.outboxRetryBaseMs === undefined ? {} : { retryBaseMs: config.outboxRetryBaseMs })

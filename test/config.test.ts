@@ -54,6 +54,8 @@ t.test('serve defaults: 0.0.0.0:3000 at info; everything else left to the core d
   })
 })
 
+const ENCRYPTION_KEY = 'qUaMfNOl7yCb0YbLkXo3bWnVY0zFdhPXN5n2aI1pW3A='
+
 t.test('every environment variable is read and typed', async (t) => {
   const env: Env = {
     WEBHOOK_SECRET: SECRET,
@@ -91,7 +93,8 @@ t.test('every environment variable is read and typed', async (t) => {
     ANVIL_JOURNAL_RETENTION_DAYS: '30',
     ANVIL_OUTBOUND_RETENTION_DAYS: '14',
     ANVIL_PORTAL_PUBLIC_URL: 'https://hooks.example.com',
-    ANVIL_PORTAL_FRAME_ANCESTORS: 'https://app.example.com,https://*.example.org'
+    ANVIL_PORTAL_FRAME_ANCESTORS: 'https://app.example.com,https://*.example.org',
+    ANVIL_ENCRYPTION_KEY: ENCRYPTION_KEY
   }
   const serve = loadServeConfig(env)
   t.same(serve, {
@@ -118,6 +121,7 @@ t.test('every environment variable is read and typed', async (t) => {
     admin: { token: 'admin-token-0123456789', port: 9465 },
     databaseUrl: 'postgres://anvil@db.internal/anvil',
     dbSchema: 'hooks',
+    encryptionKey: ENCRYPTION_KEY,
     portal: { publicUrl: 'https://hooks.example.com', frameAncestors: ['https://app.example.com', 'https://*.example.org'] }
   })
   t.same(loadWorkerConfig(env), {
@@ -125,7 +129,7 @@ t.test('every environment variable is read and typed', async (t) => {
     concurrency: 4, shutdownTimeoutMs: 2500, lockDurationMs: 5000, stalledIntervalMs: 1000,
     metricsPath: '/internal/metrics', metricsPort: 9464, logPayloads: true, tracing: 'otlp',
     host: '::', port: 8080, role: 'all', retention: { failedAgeSeconds: 86400, deadAgeSeconds: 0 },
-    databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', outboundRetentionDays: 14,
+    databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', outboundRetentionDays: 14, encryptionKey: ENCRYPTION_KEY,
     journal: { databaseUrl: 'postgres://anvil@db.internal/anvil', dbSchema: 'hooks', retentionDays: 30 },
     // A tenant's own operational events link into the portal that anvil serve offers under ANVIL_PORTAL_PUBLIC_URL.
     portalPublicUrl: 'https://hooks.example.com'
@@ -136,7 +140,7 @@ t.test('every environment variable is read and typed', async (t) => {
   // plugin's: not core options.
   const {
     host, port, logLevel, redisUrl, metricsPath, metricsPort, logPayloads, tracing, requestTimeoutMs, trustProxy, maxInFlightBytes, admin, databaseUrl, dbSchema, portal,
-    outboundRetrySchedule, journalQueue,
+    outboundRetrySchedule, journalQueue, encryptionKey,
     ...ingress
   } = serve
   t.doesNotThrow(() => resolveIngressOptions({ ...ingress, redis: redisUrl }))

@@ -272,7 +272,9 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const endpoint = {
     id: 'ep_1', url: 'https://example.com/hook', tenant: null, event_types: ['a.b'], description: '', enabled: false, disabled_reason: 'why',
     scheme: 'stripe' as const, rate_limit: 5, created_at: at, updated_at: at, last_delivery_at: null, last_delivery_status: 'failed' as const, failing_since: at,
-    operational: false, circuit_opened_at: null, headers: { 'x-api-key': 'k3y', authorization: 'Bearer t0k' }, signing: 'hmac' as const, public_key: null
+    operational: false, circuit_opened_at: null, headers: { 'x-api-key': 'k3y', authorization: 'Bearer t0k' }, signing: 'hmac' as const, public_key: null,
+    tls: { ca: 'CA PEM', cert: 'CERT PEM', key: 'anvil:enc:v1:0:sealed', fingerprint: 'AB:CD', subject: 'CN=anvil', expiresAt: at.toISOString() },
+    oauth: { tokenUrl: 'https://auth.example.com/token', clientId: 'c', clientSecret: 'anvil:enc:v1:0:sealed', scope: null, audience: 'a', authStyle: 'basic' as const }
   }
   t.ok(Value.Check(EndpointRowSchema, endpoint), 'the sample is a row')
   const answer = EndpointShape.from(endpoint)
@@ -280,7 +282,9 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   t.same(answer, {
     id: 'ep_1', url: 'https://example.com/hook', tenant: null, eventTypes: ['a.b'], description: '', enabled: false, disabledReason: 'why',
     scheme: 'stripe', rateLimit: 5, createdAt: at.toISOString(), updatedAt: at.toISOString(), lastDeliveryAt: null, lastDeliveryStatus: 'failed', failingSince: at.toISOString(),
-    headerNames: ['authorization', 'x-api-key'], signing: 'hmac', publicKey: null
+    headerNames: ['authorization', 'x-api-key'], signing: 'hmac', publicKey: null,
+    tls: { ca: true, certificate: { fingerprint: 'AB:CD', subject: 'CN=anvil', expiresAt: at.toISOString() } },
+    oauth: { tokenUrl: 'https://auth.example.com/token', clientId: 'c', scope: null, audience: 'a', authStyle: 'basic' }
   })
   const delivery = {
     id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,

@@ -32,13 +32,13 @@ export const SETTING_GROUPS = {
   /** `anvil worker`: the sources file whose sources forward, and where outgoing webhooks may go. */
   forward: ['config', 'allowShortSecrets', 'outboundAllowNets', 'forwardAllowNets'],
   /** `serve`: the admin API, on when ANVIL_ADMIN_TOKEN is set (it has no flag), and the database its features use. */
-  admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema', 'journalQueue', 'outboundRetrySchedule', 'portalPublicUrl', 'portalFrameAncestors', 'portalTheme', 'portalLimits'],
+  admin: ['adminToken', 'adminPort', 'databaseUrl', 'dbSchema', 'journalQueue', 'outboundRetrySchedule', 'encryptionKey', 'portalPublicUrl', 'portalFrameAncestors', 'portalTheme', 'portalLimits'],
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
   journal: ['adminUrl', 'databaseUrl', 'dbSchema', 'journalQueue'],
   /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal (`NESTED.journal`)… */
   workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit', 'journalQueue'],
   /** …and the outbox dispatched and outgoing webhooks delivered: counted only with the database. */
-  workerOutbound: ['outboundRetentionDays', 'outboxMaxAttempts', 'outboxRetryBaseMs', 'outboundRetrySchedule'],
+  workerOutbound: ['outboundRetentionDays', 'outboxMaxAttempts', 'outboxRetryBaseMs', 'outboundRetrySchedule', 'encryptionKey'],
   /** `worker` and `dev`: where operational events link to, for the operator and for a tenant. */
   workerLinks: ['consoleUrl', 'portalPublicUrl'],
   /** `messages resend`: the attempts of the delivery jobs a re-send makes. */

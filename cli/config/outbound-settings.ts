@@ -13,6 +13,7 @@ import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-sched
 import { DEFAULT_ADMIN_PREFIX, DEFAULT_DB_SCHEMA, MIN_ADMIN_TOKEN_LENGTH } from '../../src/shared/constants.js'
 import { define, toInteger, toSchedule, whole } from './setting.js'
 import { PortalThemeSchema } from '../../src/portal/portal-theme.js'
+import { ENCRYPTION_KEY_RULE, encryptionKeyProblem } from '../../src/at-rest/encryption-keys.js'
 import { NO_RETRIES } from './cli-constants.js'
 import { FrameAncestors, PortalPublicUrl } from '../../src/portal/portal-options.js'
 import { DEFAULT_PORTAL_LIMITS, PortalLimitsSchema } from '../../src/portal/portal-limits.js'
@@ -106,6 +107,14 @@ export const OUTBOUND_SETTINGS = {
     description: `outgoing webhooks: the delays in ms between delivery attempts, e.g. 1000,5000, or ${NO_RETRIES}; the same on serve and worker`,
     expected: `comma-separated whole milliseconds from 0 to ${MAX_RETRY_STEP_MS} (e.g. 1000,5000,30000), or "${NO_RETRIES}"`,
     schema: RetrySchedule(), parse: toSchedule
+  }),
+  encryptionKey: define({
+    // No flag, as for the admin token: a key on the command line shows in `ps` and in shell history.
+    env: 'ANVIL_ENCRYPTION_KEY', key: 'encryptionKey',
+    description: 'encrypts what endpoints keep for their receivers at rest (client-certificate keys, OAuth client secrets, signing secrets, header values); comma-separated to rotate, the first encrypts; the admin API and the delivery worker need the same keys',
+    expected: ENCRYPTION_KEY_RULE, schema: Type.String({ minLength: 1 }),
+    breaks: (raw) => encryptionKeyProblem(raw) === undefined ? undefined : `must be ${ENCRYPTION_KEY_RULE}`,
+    show: (raw) => `${raw.split(',').length} key(s)`
   }),
   adminToken: define({
     // No flag: it would show in `ps` and in shell history, as the webhook secret would.

@@ -11,6 +11,10 @@ import { DEFAULT_RESPONSE_CAP_BYTES } from '../delivery/delivery-options.js'
 import type { OutboundScheme } from '../send/sign-outbound.js'
 import { endpointEvent, publishOperational } from '../endpoints/operational-events.js'
 import { reportAttempt, reportStalledOut } from './report-attempt.js'
+import { openAtRest, type EncryptionKeys } from '../at-rest/encryption-keys.js'
+import { receiverAuthOf } from '../receiver-auth/receiver-auth-state.js'
+import type { StoredTls } from '../receiver-auth/client-tls.js'
+import type { StoredOAuth } from '../receiver-auth/oauth-client.js'
 
 export interface RecordedAttempt {
   deliveryId: string
@@ -56,6 +60,8 @@ export interface DeliveryStoreOptions {
   consoleUrl?: string
   /** The tenant portal page's address, for the links of a tenant's own operational events. @defaultValue none: no such link */
   portalUrl?: string
+  /** Opens the secrets, header values and keys sealed at rest (src/at-rest/encryption-keys.ts). @defaultValue none */
+  keys?: EncryptionKeys
 }
 
 /** A string cut to at most `bytes` of UTF-8, never in the middle of a character. */
@@ -89,10 +95,15 @@ export function createDeliveryStore (db: Database, options: DeliveryStoreOptions
   const cache = new Map<string, { until: number, state: Promise<StoredEndpointState | undefined> }>()
 
   async function read (endpointId: string): Promise<StoredEndpointState | undefined> {
-    const { rows } = await db.pool.query<{ enabled: boolean, scheme: StoredEndpointState['scheme'], rate_limit: number | null, headers: Record<string, string>, secrets: string[] | null }>(
-      endpointsSql.deliveryState(db.schema), [endpointId])
+    const { rows } = await db.pool.query<{
+      enabled: boolean, scheme: StoredEndpointState['scheme'], rate_limit: number | null, headers: Record<string, string>, secrets: string[] | null,
+      tls: StoredTls | null, oauth: StoredOAuth | null
+    }>(endpointsSql.deliveryState(db.schema), [endpointId])
     const row = rows[0]
-    return row === undefined ? undefined : { enabled: row.enabled, scheme: row.scheme, rateLimit: row.rate_limit, headers: row.headers, secrets: row.secrets ?? [] }
+    if (row === undefined) return undefined
+    const open = (value: string): string => openAtRest(options.keys, value)
+    const headers = Object.fromEntries(Object.entries(row.headers).map(([name, value]) => [name, open(value)]))
+    return { enabled: row.enabled, scheme: row.scheme, rateLimit: row.rate_limit, headers, secrets: (row.secrets ?? []).map(open), ...receiverAuthOf(row, options.keys) }
   }
 
   async function loadEndpoint (endpointId: string): Promise<StoredEndpointState | undefined> {

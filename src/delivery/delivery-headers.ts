@@ -33,5 +33,7 @@ export function attemptHeaders (data: OutboundJobData, state: EndpointState, tim
   const sent: Record<string, string> = { ...custom, ...own }
   const logged: Record<string, string> = { ...own }
   for (const name of Object.keys(custom)) if (!(name in own)) logged[name] = REDACTED
+  // The bearer token is added when sent (src/receiver-auth/send-to-receiver.ts); the log says it went.
+  if (state.oauth !== undefined) logged.authorization = REDACTED
   return { sent, logged }
 }

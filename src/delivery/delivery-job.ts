@@ -5,6 +5,8 @@
  */
 import type { OutboundScheme } from '../send/sign-outbound.js'
 import type { SendResult } from '../send/send-webhook.js'
+import type { ClientTls } from '../receiver-auth/client-tls.js'
+import type { ClientCredentials } from '../receiver-auth/oauth-client.js'
 
 export const DEFAULT_OUTBOUND_QUEUE_NAME = 'outbound'
 export const OUTBOUND_JOB_NAME = 'deliver'
@@ -112,6 +114,10 @@ export interface EndpointState {
   secrets: string[]
   /** Custom headers sent with each delivery (src/endpoints/endpoint-headers.ts); values never logged. */
   headers?: Record<string, string>
+  /** Mutual TLS to the receiver: its CA, client certificate and key (src/receiver-auth/client-tls.ts). */
+  tls?: ClientTls
+  /** OAuth 2.0 client credentials: a bearer token goes with each delivery (src/receiver-auth/oauth-tokens.ts). */
+  oauth?: ClientCredentials
 }
 
 /** What the attempt's outcome may report, besides the attempt itself (operational events: src/endpoints/operational-events.ts). */

@@ -20,7 +20,8 @@ import {
 } from './delivery-options.js'
 import { nextDelay, OUTBOUND_BACKOFF_TYPE, scheduleOf } from './delivery-schedule.js'
 import { MAX_RETRIES } from '../shared/schemas.js'
-import { createGuardedDispatcher } from '../send/guarded-dispatcher.js'
+import { createEndpointDispatchers } from '../receiver-auth/endpoint-dispatchers.js'
+import { createOAuthTokens } from '../receiver-auth/oauth-tokens.js'
 import { attemptOf, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
 import { releaseNext, runInOrder } from './ordered-attempt.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
@@ -59,7 +60,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
   // No cap given: half the slots while several endpoints are active (or one was slow) within a timeout, else all of them.
   const adaptive = options.maxInFlightPerEndpoint === undefined ? { soloMaxInFlight: concurrency, recentMs: timeoutMs } : {}
   const connection = connect(options.redis, 'worker', (err) => log.warn({ err: err.message }, 'anvil delivery: Redis error'))
-  const dispatcher = createGuardedDispatcher({ allowNets: options.allowNets, connectTimeoutMs: timeoutMs, lookup: options.lookup })
+  const dispatchers = createEndpointDispatchers({ allowNets: options.allowNets, connectTimeoutMs: timeoutMs, lookup: options.lookup })
   const circuit = options.circuit === false
     ? undefined
     : createCircuitBreaker(connection.client, prefix, {
@@ -70,7 +71,10 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     })
   const deps: DeliverDeps = {
     store: options.store,
-    send: { dispatcher, timeoutMs, responseCapBytes: options.responseCapBytes ?? DEFAULT_RESPONSE_CAP_BYTES, bodyTimeoutMs: RESPONSE_BODY_TIMEOUT_MS },
+    dispatchers,
+    // Token fetches go through the guard too, on the shared connections.
+    tokens: createOAuthTokens({ dispatcher: dispatchers.shared, timeoutMs }),
+    send: { dispatcher: dispatchers.shared, timeoutMs, responseCapBytes: options.responseCapBytes ?? DEFAULT_RESPONSE_CAP_BYTES, bodyTimeoutMs: RESPONSE_BODY_TIMEOUT_MS },
     httpsOnly: options.httpsOnly ?? false,
     circuit,
     rateLimit: createEndpointRateLimit(connection.client, prefix),
@@ -165,10 +169,10 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
         if (!await within(graceful, shutdownTimeoutMs, () => false, { ref: true })) {
           // Aborting the POSTs in flight ends their jobs (as failed attempts, retried later), which lets the close finish.
           log.warn({ timeoutMs: shutdownTimeoutMs }, 'anvil delivery: shutdown timeout, aborting deliveries in flight')
-          await dispatcher.destroy()
+          await dispatchers.destroy()
           await graceful
         } else {
-          await dispatcher.close()
+          await dispatchers.close()
         }
         await disconnect(connection)
       })()

@@ -15,7 +15,8 @@ import type { AttemptReport, AttemptStart, DeliveryAttempt, DeliveryStore, Outbo
 import type { EndpointDisabledEvent } from './delivery-options.js'
 import { publishOutbound } from './outbound-channels.js'
 import { endpointUrlProblem } from '../endpoints/endpoint-url.js'
-import { sendWebhook, type SendOptions, type SendResult } from '../send/send-webhook.js'
+import type { SendResult } from '../send/send-webhook.js'
+import { sendToReceiver, type ReceiverDeps } from '../receiver-auth/send-to-receiver.js'
 import { attemptHeaders } from './delivery-headers.js'
 import { loggedHeaders } from '../send/attempt-headers.js'
 import type { AnvilLogger } from '../shared/logger.js'
@@ -30,9 +31,8 @@ export class DeliveryFailure extends Error {
   }
 }
 
-export interface DeliverDeps {
+export interface DeliverDeps extends ReceiverDeps {
   store: DeliveryStore
-  send: SendOptions
   httpsOnly: boolean
   circuit?: CircuitBreaker
   rateLimit?: EndpointRateLimit
@@ -137,7 +137,7 @@ export async function runAttempt (job: Job<OutboundJobData>, token: string | und
     const span = attemptSpan(deps.telemetry, job)
     const headers = attemptHeaders(data, state as NonNullable<typeof state>, timestamp, span?.context)
     sent = headers.logged
-    result = await sendWebhook({ url: data.url, headers: headers.sent, body: data.body }, deps.send)
+    result = await sendToReceiver(endpointId, { url: data.url, headers: headers.sent, body: data.body }, state as NonNullable<typeof state>, deps)
     span?.end(result)
     posted = true
   } finally {

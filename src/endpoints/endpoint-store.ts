@@ -15,6 +15,9 @@ import { newId, newSecret } from '../outbox/ids.js'
 import { newEd25519Keys } from '../signing/ed25519.js'
 import { TENANT_OPERATIONAL_TYPES } from './operational-events.js'
 import { toPage, type Page } from '../paging/page.js'
+import { openAtRest, sealAtRest, type EncryptionKeys } from '../at-rest/encryption-keys.js'
+import { storedTls } from '../receiver-auth/client-tls.js'
+import { storedOAuth } from '../receiver-auth/oauth-client.js'
 import { outboundPageSize } from '../paging/outbound-page-size.js'
 
 export const DEFAULT_SECRET_GRACE_SECONDS = 24 * 60 * 60
@@ -24,6 +27,8 @@ export interface EndpointStoreOptions {
   httpsOnly: boolean
   /** When an event map is configured, the public names an endpoint may subscribe to. */
   knownTypes?: ReadonlySet<string>
+  /** Seal secrets, header values, client keys and OAuth secrets at rest; without, the last two are refused. */
+  keys?: EncryptionKeys
 }
 
 export interface EndpointListQuery {
@@ -58,6 +63,12 @@ export interface EndpointStore {
 }
 
 export function createEndpointStore (db: Database, options: EndpointStoreOptions): EndpointStore {
+  const { keys } = options
+  const seal = (value: string): string => sealAtRest(keys, value)
+  /** Custom header values as stored: sealed when there are keys; a patch's null (a removal) kept. */
+  const sealedHeaders = <T extends string | null>(headers: Record<string, T>): Record<string, T> =>
+    Object.fromEntries(Object.entries(lowerCaseNames(headers)).map(([name, value]) => [name, value === null ? value : seal(value)])) as Record<string, T>
+  const json = (value: unknown): string | null => value === null || value === undefined ? null : JSON.stringify(value)
 
   function check (problem: string | undefined, input: { url?: string, eventTypes?: string[], headers?: Record<string, string | null>, signing?: string, scheme?: string }): void {
     if (problem !== undefined) throw new errors.INVALID_ENDPOINT(problem)
@@ -84,8 +95,10 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
       if (operational) check(undefined, { url: input.url })
       else check(checkInput(input), input)
       const id = newId('ep')
-      const keys = input.signing === 'ed25519' ? newEd25519Keys() : undefined
-      const secret = keys?.signingKey ?? newSecret()
+      const made = input.signing === 'ed25519' ? newEd25519Keys() : undefined
+      const secret = made?.signingKey ?? newSecret()
+      const tls = input.tls === undefined ? null : storedTls(input.tls, input.url, keys)
+      const oauth = input.oauth === undefined ? null : storedOAuth(input.oauth, options, keys)
       return await inTransaction(db.pool, async (client) => {
         if (maxPerTenant !== undefined && input.tenant !== undefined) {
           await client.query(sql.lockTenant(), [`anvil endpoints ${db.schema} ${input.tenant}`])
@@ -94,11 +107,11 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
         }
         const { rows } = await client.query<EndpointRow>(sql.insert(db.schema),
           [id, input.url, input.tenant ?? null, input.eventTypes ?? [], input.description ?? '', input.enabled ?? true,
-            input.scheme ?? 'standard-webhooks', input.rateLimit ?? null, operational, JSON.stringify(lowerCaseNames(input.headers ?? {})),
-            input.signing ?? 'hmac', keys?.publicKey ?? null])
-        await client.query(secretsSql.insert(db.schema), [id, secret])
+            input.scheme ?? 'standard-webhooks', input.rateLimit ?? null, operational, JSON.stringify(sealedHeaders(input.headers ?? {})),
+            input.signing ?? 'hmac', made?.publicKey ?? null, json(tls), json(oauth)])
+        await client.query(secretsSql.insert(db.schema), [id, seal(secret)])
         // The signing key never leaves the store: an Ed25519 endpoint shows its public key where a secret would show.
-        return { ...toEndpoint(rows[0] as EndpointRow), secret: keys?.publicKey ?? secret }
+        return { ...toEndpoint(rows[0] as EndpointRow), secret: made?.publicKey ?? secret }
       })
     },
 
@@ -119,7 +132,9 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
       if (patch.scheme !== undefined) columns.push(['scheme', patch.scheme])
       if (patch.rateLimit !== undefined) columns.push(['rate_limit', patch.rateLimit])
       if (patch.enabled !== undefined) columns.push(['enabled', patch.enabled])
-      if (patch.headers !== undefined) columns.push(['headers', JSON.stringify(lowerCaseNames(patch.headers))])
+      if (patch.headers !== undefined) columns.push(['headers', JSON.stringify(sealedHeaders(patch.headers))])
+      if (patch.tls !== undefined) columns.push(['tls', json(patch.tls === null ? null : storedTls(patch.tls, undefined, keys))])
+      if (patch.oauth !== undefined) columns.push(['oauth', json(patch.oauth === null ? null : storedOAuth(patch.oauth, options, keys))])
       return await inTransaction(db.pool, async (client) => {
         const { rows } = await client.query<EndpointRow>(sql.update(db.schema, columns.map(([name]) => name)),
           [id, ...columns.map(([, value]) => value)])
@@ -127,6 +142,7 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
         // The merge may add to what is there: counted once merged, and rolled back past the cap.
         if (Object.keys(rows[0].headers).length > MAX_CUSTOM_HEADERS) throw new errors.INVALID_ENDPOINT(`headers: at most ${MAX_CUSTOM_HEADERS}`)
         if (rows[0].signing === 'ed25519' && rows[0].scheme !== 'standard-webhooks') throw new errors.INVALID_ENDPOINT(SIGNING_RULE)
+        if (rows[0].tls !== null && !rows[0].url.startsWith('https:')) throw new errors.INVALID_ENDPOINT('tls: the endpoint URL must be https')
         return toEndpoint(rows[0])
       })
     },
@@ -141,20 +157,20 @@ export function createEndpointStore (db: Database, options: EndpointStoreOptions
       if (endpoint.publicKey !== null) return { ...endpoint, secret: endpoint.publicKey }
       const { rows } = await db.pool.query<{ secret: string }>(secretsSql.current(db.schema), [id])
       if (rows[0] === undefined) throw new errors.NOT_FOUND(`endpoint ${id} has no current secret`)
-      return { ...endpoint, secret: rows[0].secret }
+      return { ...endpoint, secret: openAtRest(keys, rows[0].secret) }
     },
 
     async rotateSecret (id: string, graceSeconds = DEFAULT_SECRET_GRACE_SECONDS): Promise<EndpointWithSecret> {
       if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new errors.INVALID_ENDPOINT('graceSeconds must be a whole number >= 0')
       return await inTransaction(db.pool, async (client) => {
         const endpoint = await get(id, client)
-        const keys = endpoint.signing === 'ed25519' ? newEd25519Keys() : undefined
-        const secret = keys?.signingKey ?? newSecret()
+        const made = endpoint.signing === 'ed25519' ? newEd25519Keys() : undefined
+        const secret = made?.signingKey ?? newSecret()
         await client.query(secretsSql.deleteExpired(db.schema), [id])
         await client.query(secretsSql.expireLive(db.schema), [id, graceSeconds])
-        await client.query(secretsSql.insert(db.schema), [id, secret])
-        await client.query(sql.touch(db.schema), [id, keys?.publicKey ?? null])
-        const publicKey = keys?.publicKey ?? null
+        await client.query(secretsSql.insert(db.schema), [id, seal(secret)])
+        await client.query(sql.touch(db.schema), [id, made?.publicKey ?? null])
+        const publicKey = made?.publicKey ?? null
         return { ...endpoint, publicKey, secret: publicKey ?? secret }
       })
     }

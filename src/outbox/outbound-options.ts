@@ -129,6 +129,13 @@ export const OutboundOptionsSchema = Type.Object({
    * @defaultValue off
    */
   telemetry: Type.Optional(Opaque<Telemetry>()),
+  /**
+   * Keys that encrypt what endpoints keep for their receivers at rest (AES-256-GCM): client-certificate keys and
+   * OAuth client secrets (refused without a key), signing secrets and keys, and custom header values (stored as
+   * given without a key, and read either way). Each 32 bytes as 64 hex digits or base64; a list (or one string,
+   * comma-separated) rotates them: the first encrypts, every one decrypts. @defaultValue none
+   */
+  encryptionKey: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })])),
   /** @defaultValue silent */
   logger: Type.Optional(Opaque<AnvilLogger>())
 }, { additionalProperties: false })

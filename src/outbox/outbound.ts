@@ -29,6 +29,7 @@ import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publ
 import { createResender, type Resender } from '../resend/resender.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 import { checkTelemetry } from '../queue/telemetry.js'
+import { encryptionKeyProblem, encryptionKeys } from '../at-rest/encryption-keys.js'
 
 export interface OutboxStats {
   pending: number
@@ -94,6 +95,8 @@ export function createOutbound (options: OutboundOptions): Outbound {
     attempts: dispatch.attempts ?? DEFAULT_DISPATCH_RETRY.attempts
   }
   throwInvalid(deliveryJobOptionsProblem(options.deliveryJobOptions, dispatchWindowSeconds(leaseMs, retry)), 'outbound ')
+  throwInvalid(encryptionKeyProblem(options.encryptionKey), 'outbound ')
+  const keys = encryptionKeys(options.encryptionKey)
   const database = openDatabase(options.database, options.schema === undefined ? {} : { schema: options.schema })
   const logger = options.logger ?? silentLogger
   const connection = connect(options.redis ?? DEFAULT_REDIS_URL, 'producer', (err) => logger.warn({ err: err.message }, 'anvil outbound: Redis error'))
@@ -101,9 +104,10 @@ export function createOutbound (options: OutboundOptions): Outbound {
   const queue = new Queue<OutboundJobData>(options.queueName ?? DEFAULT_OUTBOUND_QUEUE_NAME, { connection: connection.client, prefix })
   queue.on('error', (err) => logger.warn({ err: err.message }, 'anvil outbound: queue error'))
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES
-  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs, consoleUrl: options.consoleUrl, portalUrl: options.portalUrl })
+  const store = createDeliveryStore(database, { secretCacheMs: options.secretCacheMs, consoleUrl: options.consoleUrl, portalUrl: options.portalUrl, keys })
   const rawEndpoints = createEndpointStore(database, {
     httpsOnly: options.httpsOnly ?? false,
+    keys,
     ...(options.eventMap === undefined ? {} : { knownTypes: new Set(Object.values(options.eventMap)) })
   })
   // Edits made in this process reach its secret cache at once; other processes see them within secretCacheMs.

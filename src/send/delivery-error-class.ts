@@ -2,7 +2,9 @@
 
 /** Why an attempt failed, for the delivery log and the metrics. */
 export type DeliveryErrorClass =
-  'timeout' | 'connect' | 'dns' | 'ssrf' | 'network' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'http_other'
+  'timeout' | 'connect' | 'dns' | 'ssrf' | 'network' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'http_other' |
+  /** The endpoint's OAuth token server refused the credentials, or answered no token. */
+  'oauth'
 
 export function statusClass (status: number): DeliveryErrorClass | undefined {
   if (status >= 200 && status < 300) return undefined

@@ -17,6 +17,8 @@ export interface GuardOptions {
   connectTimeoutMs?: number
   /** Name resolution, `dns.lookup` by default (a test may point a name at an address of its choice). */
   lookup?: typeof dnsLookup
+  /** An endpoint's mutual TLS: the CA its receiver must chain to (instead of the system's), the certificate and key it presents. */
+  tls?: { ca?: string, cert?: string, key?: string }
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
@@ -42,7 +44,7 @@ export function guardedLookup (allow: BlockList | undefined, resolve: typeof dns
 /** The Agent every delivery goes through; redirects are never followed (undici's request does not). */
 export function createGuardedDispatcher (options: GuardOptions = {}): Agent {
   const allow = options.allowNets === undefined ? undefined : blockListOf(splitNets(options.allowNets))
-  const base = buildConnector({ lookup: guardedLookup(allow, options.lookup), timeout: options.connectTimeoutMs } as buildConnector.BuildOptions)
+  const base = buildConnector({ ...options.tls, lookup: guardedLookup(allow, options.lookup), timeout: options.connectTimeoutMs } as buildConnector.BuildOptions)
   const connect: buildConnector.connector = (target, callback) => {
     // An IP literal never reaches `lookup`: it is checked here.
     const literal = literalAddress(target.hostname)

@@ -34,6 +34,8 @@ export const errors = {
   BAD_REQUEST: createError('ANVIL_ERR_BAD_REQUEST', '%s', 400),
   OUTBOUND_ADDRESS_REFUSED: createError('ANVIL_ERR_OUTBOUND_ADDRESS_REFUSED', 'Outbound connection to %s refused: a loopback, private, link-local or reserved address that is not allowlisted', 403, Error, NO_STACK),
   INVALID_ENDPOINT: createError('ANVIL_ERR_INVALID_ENDPOINT', 'Invalid endpoint: %s', 400),
+  ENCRYPTION_KEY_REQUIRED: createError('ANVIL_ERR_ENCRYPTION_KEY_REQUIRED', '%s is stored encrypted and no encryption key is set: set encryptionKey (ANVIL_ENCRYPTION_KEY) where the admin API and the delivery worker run', 400, Error, NO_STACK),
+  AT_REST_KEY: createError('ANVIL_ERR_AT_REST_KEY', 'Encryption at rest: %s', 500, Error, NO_STACK),
   INVALID_MESSAGE: createError('ANVIL_ERR_INVALID_MESSAGE', 'Invalid message: %s', 400),
   INVALID_SCHEMA: createError('ANVIL_ERR_INVALID_SCHEMA', 'The schema of event type %s is not a valid JSON Schema (draft-07): %s', 400),
   SCHEMA_TOO_LARGE: createError('ANVIL_ERR_SCHEMA_TOO_LARGE', 'Schema of %s is too large: %s', 400),

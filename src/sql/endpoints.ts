@@ -3,6 +3,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
 import { qualify } from '../db/qualify.js'
 import { sinceMessage } from './deliveries.js'
+import { StoredTlsSchema } from '../receiver-auth/client-tls.js'
+import { StoredOAuthSchema } from '../receiver-auth/oauth-client.js'
 
 /** A row of `endpoints` as pg reads it. */
 export const EndpointRowSchema = Type.Object({
@@ -29,20 +31,24 @@ export const EndpointRowSchema = Type.Object({
   /** `hmac` (`v1`) or `ed25519` (`v1a`, Standard Webhooks only; migration 0023). */
   signing: Type.Union([Type.Literal('hmac'), Type.Literal('ed25519')]),
   /** The current signing key's `whpk_` public key; null for HMAC. */
-  public_key: Nullable(Type.String())
+  public_key: Nullable(Type.String()),
+  /** A CA, a client certificate and its sealed key (migration 0025); answered as a summary only. */
+  tls: Nullable(StoredTlsSchema),
+  /** OAuth 2.0 client credentials, the secret sealed (migration 0025); answered without the secret. */
+  oauth: Nullable(StoredOAuthSchema)
 })
 export type EndpointRow = Static<typeof EndpointRowSchema>
 
 /** The columns an operator may change; `update` sets the ones given. */
-export type EditableColumn = 'url' | 'tenant' | 'event_types' | 'description' | 'scheme' | 'rate_limit' | 'enabled' | 'headers'
+export type EditableColumn = 'url' | 'tenant' | 'event_types' | 'description' | 'scheme' | 'rate_limit' | 'enabled' | 'headers' | 'tls' | 'oauth'
 
 /** `$1` id. */
 export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema, 'endpoints')} WHERE id = $1`
 
-/** `$1`…`$12`: id, url, tenant, event types, description, enabled, scheme, rate limit, operational, headers (JSON), signing, public key. */
+/** `$1`…`$14`: id, url, tenant, event types, description, enabled, scheme, rate limit, operational, headers (JSON), signing, public key, tls and oauth (JSON or null). */
 export const insert = (schema: string): string =>
-  `INSERT INTO ${qualify(schema, 'endpoints')} (id, url, tenant, event_types, description, enabled, scheme, rate_limit, operational, headers, signing, public_key)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`
+  `INSERT INTO ${qualify(schema, 'endpoints')} (id, url, tenant, event_types, description, enabled, scheme, rate_limit, operational, headers, signing, public_key, tls, oauth)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`
 
 /**
  * `$1` a tenant's lock key: held until the transaction ends, so that creates racing on every replica count one
@@ -87,9 +93,9 @@ export const remove = (schema: string): string => `DELETE FROM ${qualify(schema,
 /** `$1` id; `$2` the current public key after a rotation (null for HMAC). */
 export const touch = (schema: string): string => `UPDATE ${qualify(schema, 'endpoints')} SET updated_at = now(), public_key = $2 WHERE id = $1`
 
-/** What the delivery worker needs of endpoint `$1`: enabled, scheme, rate limit, custom headers and its live secrets, newest first. */
+/** What the delivery worker needs of endpoint `$1`: enabled, scheme, rate limit, custom headers, how it authenticates, and its live secrets, newest first. */
 export const deliveryState = (schema: string): string =>
-  `SELECT e.enabled, e.scheme, e.rate_limit, e.headers,
+  `SELECT e.enabled, e.scheme, e.rate_limit, e.headers, e.tls, e.oauth,
      (SELECT array_agg(s.secret ORDER BY s.created_at DESC) FROM ${qualify(schema, 'endpoint_secrets')} s
       WHERE s.endpoint_id = e.id AND (s.expires_at IS NULL OR s.expires_at > now())) AS secrets
    FROM ${qualify(schema, 'endpoints')} e WHERE e.id = $1`

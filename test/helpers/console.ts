@@ -17,6 +17,8 @@ import { TestRedis } from './redis.js'
 import { eventually } from './eventually.js'
 
 export const TOKEN = 'console-admin-token-0123456789'
+/** The console server's and worker's ANVIL_ENCRYPTION_KEY (32 bytes, hex). */
+export const CONSOLE_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff'
 export const STRIPE_SECRET = 'whsec_console_stripe_0123456789'
 export const GITHUB_SECRET = 'console-github-secret-0123456789'
 
@@ -73,6 +75,8 @@ export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
     REDIS_URL: redis.url, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ANVIL_DATABASE_URL: db.url, ANVIL_RETRY_SCHEDULE: '600000',
     // Outgoing webhooks: tried at once and 5 s later, then failed for good (so a re-send has something to do).
     ANVIL_OUTBOUND_RETRY_SCHEDULE: '5000',
+    // The same keys for the admin API and the worker: endpoints' client keys and OAuth secrets are stored encrypted.
+    ANVIL_ENCRYPTION_KEY: CONSOLE_ENCRYPTION_KEY,
     ANVIL_CONFIG: join(dir, 'sources.yaml'), STRIPE_SECRET, GITHUB_SECRET, CONSOLE_FAIL_FILE: failSwitch
   }
   const server = startCli(t, ['serve'], { env: { ...env, PORT: '0', ANVIL_ADMIN_TOKEN: TOKEN } })

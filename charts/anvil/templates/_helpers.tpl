@@ -368,6 +368,13 @@ which writes them, and ANVIL_PORTAL_PUBLIC_URL for both (the server's portal lin
 {{- end }}
 {{- end -}}
 
+{{/* ANVIL_ENCRYPTION_KEY from its Secret, for the admin API and the delivery worker; nothing without encryption.existingSecret. */}}
+{{- define "anvil.encryptionEnv" -}}
+{{- with .Values.encryption.existingSecret }}
+{{- include "anvil.secretEnv" (dict "where" "encryption" "env" (dict "ANVIL_ENCRYPTION_KEY" (dict "name" . "key" $.Values.encryption.key))) }}
+{{- end }}
+{{- end -}}
+
 {{/* The admin API's token from its Secret and its own port; nothing without admin.existingSecret. */}}
 {{- define "anvil.adminEnv" -}}
 {{- with .Values.admin.existingSecret }}

@@ -12,6 +12,7 @@ import { DeliveryTable, type Delivery } from './delivery-table'
 import { EndpointOverview } from './endpoint-overview'
 import { SecretSection } from './endpoint-secret'
 import { HeadersSection } from './endpoint-headers'
+import { ReceiverAuthSection } from './endpoint-receiver-auth'
 import { StateBadge, TenantLink } from './endpoints'
 import { TestEventForm } from './test-event-form'
 import type { Endpoint } from './endpoint-types'
@@ -138,6 +139,7 @@ export const ENDPOINT_SECTIONS: Array<{ key: string, Section: FunctionComponent<
   { key: 'subscriptions', Section: Subscriptions },
   { key: 'secret', Section: ({ endpoint, onChanged }) => <SecretSection endpoint={endpoint} onChanged={onChanged} />, write: true },
   { key: 'headers', Section: ({ endpoint, onChanged }) => <HeadersSection endpoint={endpoint} onChanged={onChanged} /> },
+  { key: 'receiver-auth', Section: ({ endpoint, onChanged }) => <ReceiverAuthSection endpoint={endpoint} onChanged={onChanged} /> },
   { key: 'testing', Section: Testing, write: true },
   { key: 'attempts', Section: Attempts },
   { key: 'recover', Section: Recover, write: true }

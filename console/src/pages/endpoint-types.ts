@@ -6,6 +6,10 @@ export interface Endpoint {
   headerNames: string[]
   /** `ed25519`: signed `v1a`, verified with `publicKey` (whpk_…), no secret to share. */
   signing: 'hmac' | 'ed25519', publicKey: string | null
+  /** Mutual TLS: whether its own CA is trusted, and the client certificate's fingerprint, subject and expiry (never its key). */
+  tls: { ca: boolean, certificate: { fingerprint: string, subject: string, expiresAt: string } | null } | null
+  /** OAuth 2.0 client credentials, the secret never answered. */
+  oauth: { tokenUrl: string, clientId: string, scope: string | null, audience: string | null, authStyle: 'basic' | 'body' } | null
 }
 
 export interface EndpointSummary { endpointId: string, success: number, failed: number, successRate: number | null, lastAttemptAt: string | null }
