@@ -21,8 +21,8 @@ export async function graphileFill (pool, jobs) {
     FROM generate_series(0, $1 - 1) AS n`, [jobs])
 }
 
-/** Drains the queue at `concurrency`; `onDone(n)` is called at each job's success. */
-export async function graphileDrain ({ pool, concurrency, batched, onDone }) {
+/** Drains the queue at `concurrency`; `onDone(n)` is called at each job's success. `tasks`: another task list. */
+export async function graphileDrain ({ pool, concurrency, batched, onDone, tasks }) {
   const events = new EventEmitter()
   let done = 0
   events.on('job:success', () => onDone(++done))
@@ -33,7 +33,7 @@ export async function graphileDrain ({ pool, concurrency, batched, onDone }) {
     pollInterval: 1000,
     logger: noLog,
     events,
-    taskList: {
+    taskList: tasks ?? {
       record: async (payload, helpers) => {
         await helpers.query('INSERT INTO bench_effects (key, result) VALUES ($1, $2)', [`${payload.id}:record`, { ok: true }])
       }

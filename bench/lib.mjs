@@ -175,6 +175,25 @@ export async function startServer ({ module, args = [], env }) {
   throw new Error(`${module} did not start`)
 }
 
+/** Counts a drain's completions: `tick()` at each, `finished` resolves at the `jobs`-th, `rate()` per second from the first to the last. */
+export function completions (jobs) {
+  let first = 0
+  let last = 0
+  let count = 0
+  let done
+  const finished = new Promise((resolve) => { done = resolve })
+  return {
+    finished,
+    get count () { return count },
+    tick () {
+      const now = performance.now()
+      if (++count === 1) first = now
+      if (count === jobs) { last = now; done() }
+    },
+    rate: () => (jobs - 1) / ((last - first) / 1000)
+  }
+}
+
 /** User + system CPU seconds a process has used so far (Linux /proc). */
 export function processCpuSeconds (pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')

@@ -3,15 +3,19 @@
 // BullMQ Worker doing a plain undici POST of the same body to the same receiver at the same concurrency, at 1
 // and 10 endpoints. Then the isolation case: one endpoint hanging for the whole timeout beside nine healthy
 // ones, at a fixed offered rate, with the circuit breaker and without; the healthy deliveries' p50/p99.
-// The receiver runs in its own process; the delivery log is a no-op store (this measures the engine, not
-// PostgreSQL). Usage: node bench/outbound-delivery.mjs [--jobs 5000] [--runs 3] [--concurrency 10]
-//   [--endpoints 1,10] [--rate 200] [--seconds 20] [--hang-timeout 10000] [--quick]
+// The receiver runs in its own process; in those drains the delivery log is a no-op store (the engine alone).
+// Then the delivery log's true cost (bench/outbound-log-side.mjs): the worker on its PostgreSQL store beside
+// graphile-worker 0.17.3 doing the same signed POST, a commit per job and batched, in paired rounds.
+// Usage: node bench/outbound-delivery.mjs [--jobs 5000] [--runs 3] [--concurrency 10] [--endpoints 1,10]
+//   [--rate 200] [--seconds 20] [--hang-timeout 10000] [--log-sides anvil,anvil-log,graphile,graphile-batched]
+//   [--pool 5] [--no-log] [--no-engine] [--no-isolation] [--quick]
 import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import { Agent, request } from 'undici'
 import { createDeliveryWorker } from '../dist/index.js'
 import { deliveryJobOptions, resolveSchedule } from '../dist/src/delivery/delivery-schedule.js'
 import { benchArgs, emitSection, memoryDeliveryStore, showSpread, spread, startRedis, startServer, settleLatencies } from './lib.mjs'
+import { LOG_SIDES, logSetup } from './outbound-log-side.mjs'
 
 const values = benchArgs({
   jobs: { type: 'string', default: '5000' },
@@ -27,6 +31,13 @@ const values = benchArgs({
   /** The per-endpoint cap of the isolation case (the worker's default when not given). */
   'isolation-max-in-flight': { type: 'string' },
   'no-isolation': { type: 'boolean', default: false },
+  /** The delivery log's sides (bench/outbound-log-side.mjs); none with --no-log. */
+  'log-sides': { type: 'string', default: 'anvil,anvil-log,graphile,graphile-batched' },
+  'no-log': { type: 'boolean', default: false },
+  /** Only the delivery log's rounds (and the isolation case unless --no-isolation): not the no-op store's drains. */
+  'no-engine': { type: 'boolean', default: false },
+  /** PostgreSQL connections of each log side (Anvil's store, graphile-worker's pool): the same for both. */
+  pool: { type: 'string', default: '5' },
   /** Unmeasured drains of each side first, so the JIT's warm-up falls on neither side's first measured run. */
   warmup: { type: 'string', default: '1' }
 })
@@ -140,10 +151,50 @@ async function isolation (circuit) {
   return await settleLatencies({ latencies, healthy, worker, queue, giveUpMs: GIVE_UP_MS })
 }
 
+const logSides = values['no-log'] ? [] : values['log-sides'].split(',').filter((side) => side !== '')
+for (const side of logSides) if (!(side in LOG_SIDES)) throw new Error(`--log-sides takes ${Object.keys(LOG_SIDES).join(', ')}; got ${side}`)
+
+/** Paired rounds of the log sides, order rotated each round, at each endpoint count. */
+async function logRounds () {
+  const log = await logSetup({ redis, receiverUrl: receiver.url, endpoints: Math.max(...endpointCounts), poolSize: Number(values.pool), prefix: PREFIX, queueName: 'outbound_log' })
+  try {
+    for (const endpoints of endpointCounts) {
+      const rates = Object.fromEntries(logSides.map((side) => [side, []]))
+      const cpus = Object.fromEntries(logSides.map((side) => [side, []]))
+      for (let run = -(quick ? 0 : Number(values.warmup)); run < runs; run++) {
+        const shift = ((run % logSides.length) + logSides.length) % logSides.length
+        for (const side of [...logSides.slice(shift), ...logSides.slice(0, shift)]) {
+          await redis.client.flushall()
+          const queue = new Queue('outbound_log', { connection: { url: redis.url }, prefix: PREFIX })
+          await log.fill(side, queue, jobs, endpoints)
+          await queue.close()
+          const result = await log.drain(side, { jobs, concurrency, queueName: 'outbound_log', giveUpMs: GIVE_UP_MS })
+          if (run < 0) continue
+          rates[side].push(result.rate)
+          cpus[side].push(result.cpu)
+          console.error(`outbound log: ${endpoints} endpoint(s) ${side}: ${Math.round(result.rate)}/s; CPU µs/delivery node ${Math.round(result.cpu.node)}, redis ${Math.round(result.cpu.redis)}, postgres ${Math.round(result.cpu.pg)}`)
+        }
+      }
+      const base = logSides.includes('graphile-batched') ? 'graphile-batched' : undefined
+      for (const side of logSides) {
+        const of = (key) => spread(cpus[side].map((c) => c[key]))
+        logRows.push({
+          endpoints, side, rate: spread(rates[side]),
+          ratio: base === undefined ? undefined : spread(rates[side].map((r, i) => r / rates[base][i])),
+          cpu: { node: of('node'), redis: of('redis'), pg: of('pg'), total: of('total') }
+        })
+      }
+    }
+  } finally {
+    await log.close()
+  }
+}
+
 const rows = []
 const isolationRows = []
+const logRows = []
 try {
-  for (const endpoints of endpointCounts) {
+  for (const endpoints of values['no-engine'] ? [] : endpointCounts) {
     const rates = { anvil: [], floor: [] }
     const cpus = { anvil: [], floor: [] }
     for (let run = -(quick ? 0 : Number(values.warmup)); run < runs; run++) {
@@ -170,6 +221,7 @@ try {
     rows.push(row)
     console.error(`outbound: ${endpoints} endpoint(s): anvil ${Math.round(row.anvil.median)}/s ${Math.round(row.anvilCpu.median)} µs CPU, floor ${Math.round(row.floor.median)}/s ${Math.round(row.floorCpu.median)} µs CPU, ratio ${row.ratio.median.toFixed(2)} (CPU floor/anvil ${row.cpuRatio.median.toFixed(2)}) [anvil CPU ${cpus.anvil.map(Math.round).join(',')}; floor ${cpus.floor.map(Math.round).join(',')}]`)
   }
+  if (logSides.length > 0) await logRounds()
   for (const circuit of values['no-isolation'] ? [] : [true, false]) {
     const result = await isolation(circuit)
     isolationRows.push({ circuit, ...result })
@@ -195,4 +247,15 @@ markdown.push('', `Isolation: ten endpoints, one never answering (timeout ${hang
   `${concurrency}; enqueue → completed of the nine healthy endpoints' deliveries (target p99 < 1 s with the circuit breaker).`, '',
   '| circuit breaker (per-endpoint cap: the default) | healthy delivered | p50 ms | p99 ms | max ms |', '|---|---|---|---|---|')
 for (const r of isolationRows) markdown.push(`| ${r.circuit ? 'on (3 failures, 60 s open)' : 'off (the per-endpoint cap alone)'} | ${r.delivered}/${r.healthy} | ${r.p50} | ${r.p99} | ${r.max} |`)
-emitSection({ id: 'outbound-delivery', title: 'Outbound delivery', markdown, data: { jobs, runs, concurrency, rows, isolationRows } }, values)
+if (logRows.length > 0) {
+  markdown.push('', `The delivery log's true cost: ${jobs} deliveries per drain at concurrency ${concurrency}, ${runs} paired round(s), the sides' order rotated`,
+    'each round. **anvil**: `createDeliveryWorker` on a no-op store (the delivery log off). **anvil-log**: on its PostgreSQL store (endpoint',
+    'and secrets read through its cache, each attempt a `started` row before its POST and its outcome after). **graphile**: graphile-worker 0.17.3, its task doing the same Standard Webhooks',
+    'signed POST of the same body (the secret from memory), its completion a commit per job; **graphile-batched**: the same with',
+    `\`localQueue: { size: 2 × concurrency }\`, \`completeJobBatchDelay: 0\`. Each side's PostgreSQL pool: ${values.pool} connections. CPU µs per`,
+    "delivery over the drain: this process (node), redis-server, and the backends of the bench's own database (PostgreSQL's background",
+    'writers not counted). Ratio: deliveries/s against graphile-batched in the same round (target for anvil-log ≥ 1.0).', '',
+    '| endpoints | side | deliveries/s | × graphile-batched | node µs | redis µs | PostgreSQL µs | total µs |', '|---|---|---|---|---|---|---|---|')
+  for (const r of logRows) markdown.push(`| ${r.endpoints} | ${r.side} | ${showSpread(r.rate)} | ${r.ratio === undefined ? '–' : showSpread(r.ratio, 2)} | ${showSpread(r.cpu.node)} | ${showSpread(r.cpu.redis)} | ${showSpread(r.cpu.pg)} | ${showSpread(r.cpu.total)} |`)
+}
+emitSection({ id: 'outbound-delivery', title: 'Outbound delivery', markdown, data: { jobs, runs, concurrency, rows, isolationRows, logRows } }, values)

@@ -78,6 +78,9 @@ function summary () {
   for (const r of of('outbound-delivery')?.rows ?? []) {
     lines.push(`| outbound delivery, ${r.endpoints} endpoint(s) | ${showSpread(r.anvil)} deliveries/s | anvil / raw BullMQ + undici ${showSpread(r.ratio, 2)} (target ≥ 0.9) |`)
   }
+  for (const r of (of('outbound-delivery')?.logRows ?? []).filter((r) => r.side === 'anvil-log' && r.ratio !== undefined)) {
+    lines.push(`| outbound delivery with the delivery log, ${r.endpoints} endpoint(s) | ${showSpread(r.rate)} deliveries/s, ${showSpread(r.cpu.total)} µs CPU each (node, Redis, PostgreSQL) | anvil-log / graphile-worker batched ${showSpread(r.ratio, 2)} (target ≥ 1.0) |`)
+  }
   const publish = of('outbound-publish')
   if (publish !== undefined) {
     lines.push(`| outbound publish in a transaction | ${showSpread(publish.row.anvil)} messages/s | anvil / bare INSERT ${showSpread(publish.row.ratio, 2)} (target ≥ 0.8) |`)

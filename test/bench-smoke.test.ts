@@ -46,6 +46,12 @@ t.test('bench/outbound-delivery.mjs runs alone and prints the throughput rows an
   for (const endpoints of [1, 10]) t.match(stdout, new RegExp(`^\\| ${endpoints} \\| \\d+ \\| \\d+ \\| [\\d.]+ \\| \\d+ \\| \\d+ \\| [\\d.]+ \\|$`, 'm'), `${endpoints} endpoint(s)`)
   t.match(stdout, /^\| on \(3 failures, 60 s open\) \| \d+\/\d+ \| \d+ \| \d+ \| \d+ \|$/m)
   t.match(stdout, /^\| off \(the per-endpoint cap alone\) \| \d+\/\d+ \|/m)
+  // The delivery log's true cost: each side at each endpoint count, its rate against graphile-worker batched, CPU per delivery of node, Redis, PostgreSQL
+  for (const endpoints of [1, 10]) {
+    for (const side of ['anvil', 'anvil-log', 'graphile', 'graphile-batched']) {
+      t.match(stdout, new RegExp(`^\\| ${endpoints} \\| ${side} \\| \\d+ \\| [\\d.]+ \\| \\d+ \\| \\d+ \\| \\d+ \\| \\d+ \\|$`, 'm'), `${side}, ${endpoints} endpoint(s)`)
+    }
+  }
 })
 
 t.test('bench/outbound-hostile.mjs runs alone and prints the healthy tenant alone and beside the hostile endpoints', { timeout: GIVE_UP_MS }, async (t) => {
@@ -104,6 +110,8 @@ t.test('npm run bench (bench/run.mjs --quick --profile) writes one report with e
   const outbound = report.sections['outbound-delivery']
   t.same(outbound.rows.map((r: { endpoints: number }) => r.endpoints), [1, 10])
   for (const row of outbound.rows) t.match(row, { anvil: spread, floor: spread, ratio: spread, anvilCpu: spread, floorCpu: spread, cpuRatio: spread })
+  t.same(outbound.logRows.map((r: { side: string }) => r.side), [1, 10].flatMap(() => ['anvil', 'anvil-log', 'graphile', 'graphile-batched']))
+  t.match(md, /\| outbound delivery with the delivery log, \d+ endpoint\(s\) \| .* \| anvil-log \/ graphile-worker batched [\d.]+/)
   const publish = report.sections['outbound-publish']
   t.match(publish, { row: { anvil: spread, floor: spread, ratio: spread, anvilCpu: spread, floorCpu: spread, cpuRatio: spread }, latency: { total: Number, delivered: Number, p50: Number, p99: Number } })
   t.equal(publish.latency.delivered, publish.latency.total, 'every published message reached the receiver')

@@ -289,7 +289,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const delivery = {
     id: '7', message_id: 'msg_1', endpoint_id: 'ep_1', attempt: 1, status: 'success' as const, http_status: 200, duration_ms: 3, error_class: null,
     error: null, response_head: 'ok', request_headers: { 'webhook-id': 'msg_1' }, response_headers: null, payload_sha256: 'ab', created_at: at,
-    job_id: 'j', resolved: true, job_stalls: 1, message_created_at: at, message_tenant: null, message_type: 't'
+    job_id: 'j', resolved: true, job_stalls: 1, message_created_at: at, message_tenant: null, message_type: 't', erased_at: null
   }
   t.ok(Value.Check(DeliveryRowSchema, delivery), 'the sample is a row')
   t.same(DeliveryShape.from(delivery), {
@@ -301,7 +301,7 @@ t.test('each table\'s shape is declared once: an endpoint, a delivery and a mess
   const message = {
     id: 'msg_1', type: 't', public_type: 'p', tenant: null, data: '{"a":1}', created_at: at, status: 'failed' as const, attempts: 3,
     next_attempt_at: at, last_error: 'boom', lease_owner: null, lease_until: null, dispatched_at: null, operational: false,
-    ordering_key: null, ordering_seq: null, traceparent: null, tracestate: null
+    ordering_key: null, ordering_seq: null, traceparent: null, tracestate: null, subject: null
   }
   t.ok(Value.Check(OutboxRowSchema, message), 'the sample is a row')
   t.ok(Value.Check(MessageSchema, { ...MessageShape.from(message), data: JSON.parse(message.data) }), 'a message fits its schema')

@@ -27,6 +27,7 @@ import { PortalOptionsSchema } from '../../src/portal/portal-options.js'
 import { createPortalQuotas } from '../../src/portal/portal-limits.js'
 import { portalKey } from '../../src/portal/portal-token.js'
 import { portalRoutes } from './portal-routes.js'
+import { erasureRoutes, type ErasureRegistry } from './erasure-routes.js'
 import { createPortalLinks } from '../../src/portal/portal-links.js'
 import { adminErrorHandler } from './error-handler.js'
 import { SessionKeys } from './session.js'
@@ -124,6 +125,9 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
       await admin.register(consoleRoutes(prefix))
       await admin.register(portalPageRoutes(prefix, portalOptions.frameAncestors ?? []))
     }
+    // Feature route sets add their side of erasure here (the journal's), read per request.
+    const erasure: ErasureRegistry = {}
+    admin.decorate('anvilErasure', erasure)
     if (outbound !== undefined) await admin.register(outboundAdminRoutes(outbound))
     if (portal !== undefined && portalDb !== undefined) {
       const publicUrl = portalOptions.publicUrl?.replace(/\/+$/, '')
@@ -133,6 +137,7 @@ const anvilAdmin: FastifyPluginAsync<AnvilAdminOptions> = async (app, options) =
       }))
     }
     for (const routes of options.routes ?? []) await admin.register(routes)
+    await admin.register(erasureRoutes(erasure, outbound))
   }, { prefix })
 }
 

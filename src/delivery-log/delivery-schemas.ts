@@ -36,7 +36,7 @@ const Derived = Type.Object({
 /** An attempt as Anvil answers it in a list: its row but for the worker's bookkeeping and the headers, with no empty error fields. */
 export const DeliveryShape = apiShape(Type.Omit(DeliveryRowSchema, ['job_id', 'resolved', 'job_stalls', 'request_headers', 'response_headers',
   'message_created_at', 'message_tenant', 'message_type']),
-  { absentWhenNull: ['error', 'error_class', 'response_head'] })
+  { absentWhenNull: ['error', 'error_class', 'response_head', 'erased_at'] })
 export const DeliverySchema = Type.Composite([DeliveryShape.schema, Derived])
 export type Delivery = Static<typeof DeliverySchema>
 
@@ -64,7 +64,7 @@ export const toDeliveryDetail = (row: DeliveryRow): DeliveryDetail => ({ ...toDe
  * and `tracestate` only when it was published in a trace.
  */
 export const MessageShape = apiShape(Type.Omit(OutboxRowSchema, ['data', 'next_attempt_at', 'lease_owner', 'lease_until', 'operational', 'ordering_seq']),
-  { rename: { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }, absentWhenNull: ['ordering_key', 'traceparent', 'tracestate'] })
+  { rename: { attempts: 'dispatchAttempts', last_error: 'lastDispatchError' }, absentWhenNull: ['ordering_key', 'traceparent', 'tracestate', 'subject'] })
 export const MessageSchema = Type.Composite([MessageShape.schema, Type.Object({ data: Type.Unknown() })])
 export type Message = Static<typeof MessageSchema>
 

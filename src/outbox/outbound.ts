@@ -26,8 +26,9 @@ import {
 import { createEventTypeCatalog, type EventTypeCatalog } from '../catalog/event-types.js'
 import { deleteIdleMessages, type OutboxPruned } from './outbox-retention.js'
 import { createPublisher, DEFAULT_MAX_PAYLOAD_BYTES, type Publish } from './publish.js'
-import { createResender, type Resender } from '../resend/resender.js'
+import { createResender, handJobs, type Resender } from '../resend/resender.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
+import { createOutboundErasure, type OutboundErasure } from '../erasure/outbound-erasure.js'
 import { checkTelemetry } from '../queue/telemetry.js'
 import { encryptionKeyProblem, encryptionKeys } from '../at-rest/encryption-keys.js'
 
@@ -48,6 +49,8 @@ export interface Outbound {
   readonly resend: Resender
   /** The event-type catalog: types from code and from `/admin/event-types`, which publish checks data against. */
   readonly eventTypes: EventTypeCatalog
+  /** Erasure by data subject and removal of a tenant (src/erasure/); the admin API's `DELETE /subjects/:subject` and `/tenants/:tenant` audit them. */
+  readonly erasure: OutboundErasure
   publish: Publish
   outboxStats (): Promise<OutboxStats>
   /** One retention pass now (`retentionDays`; src/outbox/outbox-retention.ts): what it deleted. */
@@ -185,6 +188,7 @@ export function createOutbound (options: OutboundOptions): Outbound {
       checkData: async (type, json, strict) => await eventTypes.checkJson(type, json, database.pool, strict)
     }),
     eventTypes,
+    erasure: createOutboundErasure(database, queue, connection.client, handJobs(connection.client, queue)),
     publish: createPublisher(database, {
       maxPayloadBytes, notifyIntervalMs: options.notifyIntervalMs ?? DEFAULT_NOTIFY_INTERVAL_MS, checkData: eventTypes.checkJson, ...(options.eventMap === undefined ? {} : { eventMap: options.eventMap }),
       ...(telemetry === undefined ? {} : { telemetry })

@@ -6,6 +6,7 @@ import * as sql from '../sql/outbox.js'
 import { errors } from '../shared/errors.js'
 import { compileCheck } from '../shared/validate.js'
 import { EventType, Tenant } from '../endpoints/endpoint-schemas.js'
+import { Subject } from '../erasure/erasure-schemas.js'
 import { MESSAGE_ID_PATTERN, newId } from './ids.js'
 import { outboxChannels } from './outbox-channels.js'
 import type { Telemetry } from '../queue/telemetry.js'
@@ -28,7 +29,12 @@ export const MessageInputSchema = Type.Object({
    * The messages of one key (of one tenant) reach each endpoint one after another, in publish order, each once the one
    * before it there succeeded or was given up (docs/outgoing-webhooks.md, "Order"). @defaultValue none: no order
    */
-  orderingKey: Type.Optional(Type.String({ pattern: ORDERING_KEY_PATTERN, errorMessage: 'must be 1 to 256 characters, none of them a control character' }))
+  orderingKey: Type.Optional(Type.String({ pattern: ORDERING_KEY_PATTERN, errorMessage: 'must be 1 to 256 characters, none of them a control character' })),
+  /**
+   * The data subject it is about (a user's id, say): `DELETE /admin/subjects/:subject` erases it with its delivery
+   * log's bodies and its jobs (docs/outgoing-webhooks.md, "Erasure"). @defaultValue none
+   */
+  subject: Type.Optional(Subject())
 }, { additionalProperties: false })
 export type MessageInput = Static<typeof MessageInputSchema>
 
@@ -118,7 +124,8 @@ export function createPublisher (db: Database, options: PublisherOptions): Publi
       : startSpan(options.telemetry, `publish ${publicType ?? message.type}`, SpanKind.PRODUCER, given, { 'anvil.message.id': id, 'anvil.event.type': message.type })
     // The publish span's context when traced, so the dispatch and the attempts are its children.
     const trace = span?.context ?? given
-    const values = [id, message.type, publicType, message.tenant ?? null, data, publicType === null ? 'dispatched' : 'pending', trace?.traceparent ?? null, trace?.tracestate ?? null]
+    const values = [id, message.type, publicType, message.tenant ?? null, data, publicType === null ? 'dispatched' : 'pending', trace?.traceparent ?? null, trace?.tracestate ?? null,
+      message.subject ?? null]
     const now = performance.now()
     const notify = publicType !== null && now - notifiedAt >= options.notifyIntervalMs
     if (notify) notifiedAt = now

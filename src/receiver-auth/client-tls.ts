@@ -24,7 +24,7 @@ export const TlsInputSchema = Type.Object({
 }, { additionalProperties: false, minProperties: 1 })
 export type TlsInput = Static<typeof TlsInputSchema>
 
-/** The `tls` column (migration 0025): the key sealed. */
+/** The `tls` column (migration 0026): the key sealed. */
 export const StoredTlsSchema = Type.Object({
   ca: Nullable(Type.String()),
   cert: Nullable(Type.String()),

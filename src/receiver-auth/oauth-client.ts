@@ -31,7 +31,7 @@ export const OAuthInputSchema = Type.Object({
 }, { additionalProperties: false })
 export type OAuthInput = Static<typeof OAuthInputSchema>
 
-/** The `oauth` column (migration 0025): the secret sealed. */
+/** The `oauth` column (migration 0026): the secret sealed. */
 export const StoredOAuthSchema = Type.Object({
   tokenUrl: Type.String(),
   clientId: Type.String(),

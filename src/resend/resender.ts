@@ -19,6 +19,9 @@ import { traceOfRow } from '../queue/trace-context.js'
 
 /** The one entry of src/resend/: its schemas and types are taken from here. */
 export { MessageResendSchema, ResendFilterSchema, type MessageResend, type ResendFilter, type ResendPage } from './message-resend.js'
+/** The ids a pair's jobs may have besides its first try's: erasure removes them all (src/erasure/). */
+export { RESEND_SUFFIX } from './message-resend.js'
+export { handJobs, type HandJobs } from './hand-jobs.js'
 
 export const TEST_EVENT_TYPE = 'anvil.test'
 

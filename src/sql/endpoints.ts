@@ -32,9 +32,9 @@ export const EndpointRowSchema = Type.Object({
   signing: Type.Union([Type.Literal('hmac'), Type.Literal('ed25519')]),
   /** The current signing key's `whpk_` public key; null for HMAC. */
   public_key: Nullable(Type.String()),
-  /** A CA, a client certificate and its sealed key (migration 0025); answered as a summary only. */
+  /** A CA, a client certificate and its sealed key (migration 0026); answered as a summary only. */
   tls: Nullable(StoredTlsSchema),
-  /** OAuth 2.0 client credentials, the secret sealed (migration 0025); answered without the secret. */
+  /** OAuth 2.0 client credentials, the secret sealed (migration 0026); answered without the secret. */
   oauth: Nullable(StoredOAuthSchema)
 })
 export type EndpointRow = Static<typeof EndpointRowSchema>

@@ -28,7 +28,9 @@ export const OutboxRowSchema = Type.Object({
   ordering_seq: Nullable(Type.String()),
   /** The W3C trace context it was published in (migration 0024), carried by each delivery; null outside a trace. */
   traceparent: Nullable(Type.String()),
-  tracestate: Nullable(Type.String())
+  tracestate: Nullable(Type.String()),
+  /** The data subject it was published for (migration 0025): `DELETE /admin/subjects/:subject` erases it. */
+  subject: Nullable(Type.String())
 })
 export type OutboxRow = Static<typeof OutboxRowSchema>
 
@@ -39,32 +41,33 @@ export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema,
 export const lockById = (schema: string): string => `SELECT * FROM ${qualify(schema, 'outbox')} WHERE id = $1 FOR UPDATE`
 
 const insert = (schema: string): string => `WITH inserted AS (
-    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, traceparent, tracestate) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, traceparent, tracestate, subject)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
     ON CONFLICT (id) DO NOTHING RETURNING id, status)`
 
 /**
- * A message (`$1`…`$8`: id, type, public type, tenant, data, status, traceparent, tracestate); its id back when it is
- * new and pending.
+ * A message (`$1`…`$9`: id, type, public type, tenant, data, status, traceparent, tracestate, subject); its id back
+ * when it is new and pending.
  */
 export const publish = (schema: string): string => `${insert(schema)} SELECT id FROM inserted WHERE status = 'pending'`
 
 /**
- * A message with an ordering key: `$1`…`$8` as `publish`, `$9` the key. The (tenant, key)'s lock is taken first and
+ * A message with an ordering key: `$1`…`$9` as `publish`, `$10` the key. The (tenant, key)'s lock is taken first and
  * held until the transaction ends, then the next number: two publishes of one key commit in the order of their numbers.
- * `$10` the NOTIFY channel, or null for none.
+ * `$11` the NOTIFY channel, or null for none.
  */
-export const publishKeyed = (schema: string): string => `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($9, hashtext(coalesce($4, '')))) AS l),
+export const publishKeyed = (schema: string): string => `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($10, hashtext(coalesce($4, '')))) AS l),
   inserted AS (
-    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, traceparent, tracestate, ordering_key, ordering_seq)
-    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, nextval('${qualify(schema, 'outbox_ordering_seq').replace(/'/g, "''")}') FROM locked
+    INSERT INTO ${qualify(schema, 'outbox')} (id, type, public_type, tenant, data, status, traceparent, tracestate, subject, ordering_key, ordering_seq)
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nextval('${qualify(schema, 'outbox_ordering_seq').replace(/'/g, "''")}') FROM locked
     ON CONFLICT (id) DO NOTHING RETURNING id, status)
-  SELECT CASE WHEN $10::text IS NULL THEN NULL ELSE pg_notify($10, '') END, id FROM inserted WHERE status = 'pending'`
+  SELECT CASE WHEN $11::text IS NULL THEN NULL ELSE pg_notify($11, '') END, id FROM inserted WHERE status = 'pending'`
 
 /**
- * `publish`, and a NOTIFY on channel `$9` sent on commit. The payload is empty: PostgreSQL folds a
+ * `publish`, and a NOTIFY on channel `$10` sent on commit. The payload is empty: PostgreSQL folds a
  * transaction's notifications into one.
  */
-export const publishAndNotify = (schema: string): string => `${insert(schema)} SELECT pg_notify($9, ''), id FROM inserted WHERE status = 'pending'`
+export const publishAndNotify = (schema: string): string => `${insert(schema)} SELECT pg_notify($10, ''), id FROM inserted WHERE status = 'pending'`
 
 /**
  * An operational event (`$1`…`$4`: id, type, tenant, data), only when someone receives it (`$5`: whether tenants
@@ -152,7 +155,7 @@ export const insertTest = (schema: string): string =>
  * their message's creation time, tenant and type (migration 0020: deliveries_undelivered_created, or _tenant or
  * _type when the filter names one), each message then read by its key (LATERAL with OFFSET 0: a probe, never a
  * hash join over the outbox). An attempt follows its message: a lower bound on the messages' time is one on the
- * attempts' days (migration 0026), so a later page or a window reads no day before it. A page reads the failures of the messages it returns and stops: a filter that
+ * attempts' days (migration 0027), so a later page or a window reads no day before it. A page reads the failures of the messages it returns and stops: a filter that
  * matches nothing reads nothing, however large the outage.
  */
 export const failedPage = (schema: string): string => {
@@ -186,7 +189,7 @@ export const stats = (schema: string): string => {
 
 /**
  * Retention: up to `$2` finished messages idle for `$1` seconds, oldest first (outbox_finished), deleted. Their
- * delivery log goes with its days (migration 0026: src/outbox/outbox-retention.ts), not row by row. OFFSET 0 keeps
+ * delivery log goes with its days (migration 0027: src/outbox/outbox-retention.ts), not row by row. OFFSET 0 keeps
  * the check for recent attempts a probe per message in the days since the cutoff (as an anti-join the planner may
  * hash the whole log); the delete takes the ids as an array, so it reads the outbox's key. A keyed message still
  * waiting for its turn at an endpoint (ordered_deliveries) is kept, however long its key's head fails.

@@ -50,6 +50,7 @@ CREATE TABLE {{schema}}.deliveries (
   message_created_at timestamptz,
   message_tenant text,
   message_type text,
+  erased_at timestamptz,
   CONSTRAINT deliveries_pkey PRIMARY KEY (id, created_at),
   CONSTRAINT deliveries_id_time CHECK (created_at >= {{schema}}.delivery_from(id) AND created_at < {{schema}}.delivery_until(id))
 ) PARTITION BY RANGE (created_at);
@@ -89,8 +90,8 @@ BEGIN
 END $$;
 
 INSERT INTO {{schema}}.deliveries (id, message_id, endpoint_id, attempt, status, http_status, duration_ms, error_class, error, response_head,
-    payload_sha256, created_at, job_id, resolved, request_headers, response_headers, job_stalls, message_created_at, message_tenant, message_type)
+    payload_sha256, created_at, job_id, resolved, request_headers, response_headers, job_stalls, message_created_at, message_tenant, message_type, erased_at)
   SELECT id, message_id, endpoint_id, attempt, status, http_status, duration_ms, error_class, error, response_head,
-    payload_sha256, created_at, job_id, resolved, request_headers, response_headers, job_stalls, message_created_at, message_tenant, message_type
+    payload_sha256, created_at, job_id, resolved, request_headers, response_headers, job_stalls, message_created_at, message_tenant, message_type, erased_at
   FROM {{schema}}.deliveries_unpartitioned;
 DROP TABLE {{schema}}.deliveries_unpartitioned;
