@@ -60,16 +60,15 @@ export interface Dispatcher {
  * nothing is claimed, and a fan-out that Redis failed gives its attempt back: an outage is not the message's failure.
  */
 /**
- * Passes at once in one process: a message published while a pass fans out another tenant's burst (hundreds of
- * jobs a message) is claimed by a second pass at once, not after the burst. Claims never overlap (SKIP LOCKED).
+ * A pass claims and starts fan-outs without waiting for those already running: a message published while this
+ * process fans out another tenant's burst (hundreds of jobs a message, through the lane of src/outbox/fan-out-lane.ts)
+ * is claimed at once and its jobs take their turn in the lane, not after the burst. At most a batch of messages is
+ * being fanned out at once; claims never overlap (SKIP LOCKED).
  */
-const CONCURRENT_PASSES = 2
-
 export function createDispatcher (db: Database, fanOut: FanOut, settings: DispatcherSettings, log: AnvilLogger, redis: RedisGate, ordering?: Ordering): Dispatcher {
   const owner = randomUUID()
   let closed = false
   let redisAway = false
-  const running = new Set<Promise<void>>()
   let again = false
   let timer: NodeJS.Timeout | undefined
   let followUp: NodeJS.Timeout | undefined
@@ -176,31 +175,54 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
     return claimed.length
   }
 
+  // Fan-outs under way in this process (the loop's), and whether a claim loop is running.
+  const fanningOut = new Set<Promise<void>>()
+  let looping: Promise<void> | undefined
+
+  /** Claims while there is room and something is due, starting each message's fan-out without waiting for it. */
+  async function loop (): Promise<number> {
+    let found = 0
+    do {
+      again = false
+      while (!closed && fanningOut.size < settings.batchSize) {
+        if (!await redis.untilReady(settings.pollIntervalMs)) { noteRedis(true, 'not connected'); break }
+        noteRedis(false)
+        const room = settings.batchSize - fanningOut.size
+        const claimed = await claim(room)
+        found += claimed.length
+        const batch = claimed.map((message) => {
+          // A failure to write the outcome (PostgreSQL away) leaves the lease to end: the next claim takes the message.
+          const one: Promise<void> = dispatchOne(message).catch((err: Error) => {
+            log.warn({ messageId: message.id, err: err.message }, 'anvil outbound: dispatch not recorded; the message is claimed again when its lease ends')
+          }).finally(() => {
+            fanningOut.delete(one)
+            // Room again: what could not be claimed for want of it is claimed now.
+            if (again) wake()
+          })
+          fanningOut.add(one)
+          return one
+        })
+        void Promise.all(batch).then(releaseHeads).catch((err: Error) => log.warn({ err: err.message }, 'anvil outbound: releasing keyed heads failed; the next pass tries again'))
+        if (claimed.length < room) break
+      }
+      if (fanningOut.size >= settings.batchSize) again = true
+    } while (again && !closed && fanningOut.size < settings.batchSize)
+    return found
+  }
+
   function wake (): void {
     if (closed) return
-    if (running.size >= CONCURRENT_PASSES) {
+    if (looping !== undefined) {
       again = true
       return
     }
     clearTimeout(followUp)
-    const pass: Promise<void> = (async () => {
-      let found = 0
-      do {
-        again = false
-        let claimed = 0
-        do {
-          claimed = await dispatchOnce()
-          found += claimed
-        } while (!closed && claimed === settings.batchSize)
-      } while (again && !closed)
-      return found
-    })()
+    looping = loop()
       .then((found) => {
         // Busy: more is likely on its way, and its publisher may not NOTIFY (one per interval).
         if (found > 0 && !closed) followUp = setTimeout(wake, settings.busyPollMs).unref()
       }, (err: Error) => log.warn({ err: err.message }, 'anvil outbound: dispatch pass failed; the next poll tries again'))
-      .finally(() => { running.delete(pass) })
-    running.add(pass)
+      .finally(() => { looping = undefined })
   }
 
   async function listen (): Promise<void> {
@@ -252,7 +274,8 @@ export function createDispatcher (db: Database, fanOut: FanOut, settings: Dispat
       closed = true
       clearInterval(timer)
       clearTimeout(followUp)
-      await Promise.all(running)
+      await looping
+      await Promise.all(fanningOut)
       await releasing
       await stopListening()
     }

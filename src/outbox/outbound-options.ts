@@ -39,7 +39,7 @@ export const DispatchOptionsSchema = Type.Object({
   busyPollMs: Type.Optional(Whole(1)),
   /** How long a claim holds a message; a dispatcher that died lets go when it ends. @defaultValue 60000 */
   leaseMs: Type.Optional(Whole(100)),
-  /** Messages claimed at once. @defaultValue 100 */
+  /** Messages claimed at once, and fanned out at once by one process (a claim does not wait for the fan-outs under way). @defaultValue 100 */
   batchSize: Type.Optional(Whole(1, 10_000)),
   /** The first retry's delay after a failed dispatch; doubled each time. @defaultValue 30000 */
   retryBaseMs: Type.Optional(Whole(1)),

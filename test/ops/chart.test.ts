@@ -403,6 +403,9 @@ t.test('database and admin API from existing Secrets: the admin port on the Serv
   t.equal(envOf(server).ANVIL_PORTAL_LIMITS.value, 'endpointsPerTenant=100,testEventsPerMinute=20', 'admin.portalLimits as the CLI takes them')
   t.match((await import('../../cli/config/load-config.js')).loadServeConfig({ WEBHOOK_SECRET: 'whsec_chart_env_0123456', ANVIL_PORTAL_LIMITS: envOf(server).ANVIL_PORTAL_LIMITS.value }).portal, { limits: { endpointsPerTenant: 100, testEventsPerMinute: 20 } })
   t.equal(envOf(worker).ANVIL_ADMIN_TOKEN, undefined, 'the worker serves no admin API')
+  for (const workload of [server, worker]) {
+    t.same(envOf(workload).ANVIL_ENCRYPTION_KEY.valueFrom, { secretKeyRef: { name: 'anvil-encryption', key: 'encryption-key' } }, `${String(workload.metadata.name)}: the encryption key from its Secret`)
+  }
   // The operational events' links: written by the worker, the portal's also minted by the server.
   t.equal(envOf(worker).ANVIL_CONSOLE_URL.value, 'https://anvil.example.com/admin/console/', 'admin.consoleUrl, on the worker')
   for (const workload of [server, worker]) t.equal(envOf(workload).ANVIL_PORTAL_PUBLIC_URL.value, 'https://hooks.example.com', `admin.portalPublicUrl on ${String(workload.metadata.name)}`)

@@ -3,7 +3,8 @@
  * that counts its fetches and a receiver that takes only the live token: a token is fetched once and shared,
  * fetched again once it expires and after a 401 (the delivery then sent once more); the SSRF guard refuses a
  * token URL that resolves to a blocked address; the client secret is stored encrypted and never appears in an
- * answer, a log line, job data or the delivery log; a bad token URL or no encryption key is a 400.
+ * answer, a log line, job data or the delivery log; a token server that never answers fails the attempt at the
+ * delivery timeout; a bad token URL or no encryption key is a 400.
  */
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
@@ -48,6 +49,8 @@ const receiver = beforeAll(t, async () => await startReceiver((req, res) => {
   const token = (req.headers.authorization ?? '').replace(/^Bearer /, '')
   res.writeHead(issued.some((i) => i.token === token) && !revoked.has(token) ? 200 : 401).end()
 }), async (r) => await r.close())
+/** Takes the token request and never answers it. */
+const silent = beforeAll(t, async () => await startReceiver(() => {}), async (r) => await r.close())
 const outbound = beforeAll(t, async () => fixture.open({ queueName: 'oauth', dispatch: { pollIntervalMs: 100 }, logger: logger as never, encryptionKey: randomBytes(32).toString('hex') }))
 const app = beforeAll(t, async () => {
   const app = Fastify()
@@ -61,7 +64,7 @@ const lookup = ((name: string, options: object, callback: (...args: unknown[]) =
   dnsLookup(name, options as never, callback as never)
 }) as unknown as typeof dnsLookup
 beforeAll(t, async () => {
-  const worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, queueName: 'oauth', allowNets: '127.0.0.0/8', lookup, jitter: 0, logger: logger as never })
+  const worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, queueName: 'oauth', allowNets: '127.0.0.0/8', lookup, jitter: 0, logger: logger as never, timeoutMs: 2000 })
   await Promise.all([worker.start(), outbound.dispatcher.start()])
   return worker
 }, async (worker) => await worker.close())
@@ -156,4 +159,13 @@ t.test('the SSRF guard refuses a token URL that resolves to a blocked address; a
   t.equal(issued.length, fetched, 'no token was issued')
   t.equal(deliveredTo('/blocked') + deliveredTo('/wrong'), 0, 'nothing reached the receiver')
   noSecretIn(t, logged.join('\n'), 'the service\'s and the worker\'s logs')
+})
+
+t.test('a token server that never answers fails the attempt at the delivery timeout, as a timeout', async (t) => {
+  const hung = await outbound.endpoints.create({ url: receiver.url + '/hung', tenant: 'hung', oauth: oauthOf('hung', silent.url + '/token') })
+  await outbound.publish({ type: 'order.paid', data: { n: 1 }, tenant: 'hung' })
+  await eventually('the attempt is logged', async () => (await outcomes(hung.id)).length > 0, 20_000)
+  t.match((await outcomes(hung.id))[0], { status: 'failed', error_class: 'timeout', error: 'OAuth: the token URL gave no token within 2000 ms' })
+  t.ok(silent.received.length >= 1, 'the token server was asked')
+  t.equal(deliveredTo('/hung'), 0, 'nothing reached the receiver')
 })

@@ -6,6 +6,7 @@
 import t from 'tap'
 import { outboundFixture } from '../helpers/outbound.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
+import { eventually } from '../helpers/eventually.js'
 import { createFanOutLane, LANE_CHUNK, LANE_IN_FLIGHT } from '../../src/outbox/fan-out-lane.js'
 import type { OutboundJobData } from '../../src/delivery/delivery-job.js'
 
@@ -13,6 +14,9 @@ const fixture = outboundFixture()
 const { db } = fixture
 const BATCH = 25
 const NOISY = 2000
+/** The fan-out test's noisy endpoints, and messages a burst. */
+const ENDPOINTS = 400
+const BURST = 10
 
 t.test('a quiet tenant\'s message published behind a noisy tenant\'s 2,000 pending ones is in the next claim', async (t) => {
   const outbound = fixture.open({ queueName: 'fair-claim', dispatch: { batchSize: BATCH } })
@@ -92,4 +96,41 @@ t.test('fan-out\'s lane: a chunk that fails stops its fan-out, and the lane goes
   await t.rejects(failing, /Redis said no/)
   t.same(added, Array.from({ length: 20 }, (_, i) => i), 'the chunks before the failed one, none after')
   t.same(await lane.add('quiet', [1], async (chunk) => chunk), [1], 'the lane goes on')
+})
+
+t.test('a quiet tenant\'s message published while the dispatcher fans out two of a noisy tenant\'s bursts is fanned out before either ends', async (t) => {
+  const outbound = fixture.open({ queueName: 'fair-loop', notifyIntervalMs: 0 })
+  await db.query("UPDATE anvil.outbox SET status = 'dispatched' WHERE status = 'pending'")
+  // No delivery worker: the jobs stay in Redis, and the burst is the fan-out's work alone.
+  for (let i = 0; i < ENDPOINTS; i++) await outbound.endpoints.create({ url: `https://noisy-${i}.example/hook`, tenant: 'noisy' })
+  await outbound.endpoints.create({ url: 'https://quiet.example/hook', tenant: 'quiet' })
+  const pool = db.pool(1)
+  /** One burst: BURST messages in one transaction (one NOTIFY, so one claim takes them all), each to every noisy endpoint. */
+  const burst = async (n: number): Promise<string[]> => {
+    const client = await pool.connect()
+    try {
+      await client.query('BEGIN')
+      const ids: string[] = []
+      for (let i = 0; i < BURST; i++) ids.push((await outbound.publish({ type: 'order.paid', data: { n, i }, tenant: 'noisy' }, { client })).messageId)
+      await client.query('COMMIT')
+      return ids
+    } finally { client.release() }
+  }
+  const claimed = async (ids: string[]): Promise<boolean> =>
+    (await db.query('SELECT count(*)::int AS n FROM anvil.outbox WHERE id = ANY($1) AND (lease_owner IS NOT NULL OR status = \'dispatched\')', [ids]))[0]?.n === ids.length
+  const pending = async (ids: string[]): Promise<number> =>
+    (await db.query('SELECT count(*)::int AS n FROM anvil.outbox WHERE id = ANY($1) AND status = \'pending\'', [ids]))[0]?.n
+  await outbound.dispatcher.start()
+  const first = await burst(1)
+  await eventually('the first burst claimed', async () => await claimed(first))
+  const second = await burst(2)
+  await eventually('the second burst claimed', async () => await claimed(second))
+  const quiet = (await outbound.publish({ type: 'order.paid', data: { quiet: true }, tenant: 'quiet' })).messageId
+  const stillPending = [await pending(first), await pending(second)]
+  t.ok(stillPending.every((n) => n > 0), `both bursts were being fanned out when the quiet message was published (${stillPending.join(' and ')} of ${BURST} pending)`)
+  await eventually('every message dispatched', async () => await pending([...first, ...second, quiet]) === 0, 120_000)
+  const rows = await db.query<{ burst: string, last: Date, quiet: Date }>(`SELECT b.burst, max(o.dispatched_at) AS last, (SELECT dispatched_at FROM anvil.outbox WHERE id = $3) AS quiet
+    FROM anvil.outbox o JOIN (SELECT unnest($1::text[]) AS id, 'first' AS burst UNION ALL SELECT unnest($2::text[]), 'second') b ON b.id = o.id GROUP BY b.burst`, [first, second, quiet])
+  // First in, first out (or passes that fan out a whole claim before claiming again) dispatched it after one of them ended.
+  for (const row of rows) t.ok(row.quiet < row.last, `the quiet message was dispatched before the ${row.burst} burst's last message`)
 })
