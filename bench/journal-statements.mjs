@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { migrate } from '../dist/src/db/migrate.js'
 import * as effects from '../dist/src/sql/webhook-effects.js'
-import { record, recordChecked, recordValues } from '../dist/src/sql/webhook-event-outcome.js'
+import { finishOne, finishValues, record, recordChecked, recordValues } from '../dist/src/sql/webhook-event-outcome.js'
+import { execute } from '../dist/src/db/session-statement.js'
 import { outcomeRow } from '../dist/src/journal/journal-writer.js'
 import { benchArgs, benchDatabase, emitSection, showSpread, spread } from './lib.mjs'
 
@@ -41,23 +42,29 @@ const data = (id) => ({
 const done = (id) => outcomeRow({ id, jobId: `e_${id}`, attempt: 1, status: 'done', startedAt: new Date(), data: data(id) })
 /** The row written done, as the handler's transaction writes it (a prepared statement). */
 const row = async (id) => { await c.query({ name: 'record_one', text: recordChecked(S), values: recordValues([done(id)]) }) }
+/** The effect's claim as the journal sends it: EXECUTE of a statement PREPAREd on the connection. */
+const claim = (key, id) => execute(c, effects.claim(S), [key, id, 'record'])
 
 /** Each line: what one event sends, in its round trips (a batch line sends BATCH events per call). */
 const LINES = {
   'the floor: one autocommitted INSERT of the effect': async (id) => {
     await c.query(`INSERT INTO bench_effects (id, data) VALUES (${pg.escapeLiteral(id)}, '{"ok":true}')`)
   },
-  'the journal\'s transaction: once() (savepoint, claim), the row written done, the result and the commit: three round trips, one commit': async (id) => {
+  'the journal\'s transaction: once() (the claim EXECUTEd; no savepoint, as it opens the transaction), then the row and the result EXECUTEd with the COMMIT: two round trips, one commit': async (id) => {
     const key = `${id}:record`
-    await c.query(['BEGIN', 'SAVEPOINT anvil_once_1', effects.claim(S, key, id, 'record')].join('; '))
+    await c.query(['BEGIN', claim(key, id)].join('; '))
+    await c.query([execute(c, finishOne(S), finishValues(done(id), { key, json: '{"ok":true}' })), 'COMMIT'].join('; '))
+  },
+  'the same with a savepoint around the claim (a once() after the handler\'s own writes)': async (id) => {
+    const key = `${id}:record`
+    await c.query(['BEGIN', 'SAVEPOINT anvil_once_1', claim(key, id)].join('; '))
+    await c.query([execute(c, finishOne(S), finishValues(done(id), { key, json: '{"ok":true}' })), 'COMMIT'].join('; '))
+  },
+  'the transaction before (commit cee97d1): once() (savepoint, the claim inlined), the row prepared, the result, the release and the commit: three round trips, one commit': async (id) => {
+    const key = `${id}:record`
+    await c.query(['BEGIN', 'SAVEPOINT anvil_once_1', `INSERT INTO ${S}.webhook_effects (key, event_id, action) VALUES (${pg.escapeLiteral(key)}, ${pg.escapeLiteral(id)}, 'record') ON CONFLICT (key) DO NOTHING RETURNING key`].join('; '))
     await row(id)
     await c.query([effects.storeResult(S, key, '{"ok":true}'), 'RELEASE SAVEPOINT anvil_once_1', 'COMMIT'].join('; '))
-  },
-  'the same without the savepoint': async (id) => {
-    const key = `${id}:record`
-    await c.query(['BEGIN', effects.claim(S, key, id, 'record')].join('; '))
-    await row(id)
-    await c.query([effects.storeResult(S, key, '{"ok":true}'), 'COMMIT'].join('; '))
   },
   'the same with the result in the claim (no UPDATE: the effect written once too)': async (id) => {
     const key = `${id}:record`

@@ -111,13 +111,17 @@ async function drain (side, concurrency) {
     if (n === jobs) { last = now; done() }
   }
   if (side in GRAPHILE) return await graphile(side, concurrency, finished, onDone, () => ({ first, last }))
+  // A pool of its own, sized as graphile-worker's (a client for each handler, and a few for the worker's own
+  // statements): with fewer clients than handlers, the handlers would wait for a client, not for the database.
+  const own = new pg.Pool({ connectionString: dbUrl, max: concurrency + 4, idleTimeoutMillis: 0 })
+  own.on('error', () => {})
   const handler = side === 'off' || side === 'rows'
     ? async () => {}
     : side === 'effect'
-      ? async (event) => { await pool.query('INSERT INTO bench_effects (key, result) VALUES ($1, $2)', [`${event.eventId}:record`, { ok: true }]) }
+      ? async (event) => { await own.query('INSERT INTO bench_effects (key, result) VALUES ($1, $2)', [`${event.eventId}:record`, { ok: true }]) }
       : async (event) => { await event.once('record', () => ({ ok: true })) }
   const journal = {
-    database: pool, retentionDays: 0, synchronousCommit: side !== 'async', ...(side === 'group' || side === 'pgqueue-group' ? { groupCommit: groupFor(concurrency) } : {}),
+    database: own, retentionDays: 0, synchronousCommit: side !== 'async', ...(side === 'group' || side === 'pgqueue-group' ? { groupCommit: groupFor(concurrency) } : {}),
     ...(side in PGQUEUE ? { queue: 'postgres' } : {})
   }
   const worker = createWorker(handler, { redis: redis.url, concurrency, sweepIntervalMs: 0, ...(side === 'off' || side === 'effect' ? {} : { journal }) })
@@ -137,6 +141,7 @@ async function drain (side, concurrency) {
   }
   const after = await cpuNow()
   await worker.close()
+  await own.end()
   if (side in PGQUEUE) unsubscribe('anvil:worker:processed', processed)
   const cpu = Object.fromEntries(Object.keys(before).map((k) => [k, (after[k] - before[k]) / jobs * 1e6]))
   if (failed > 0) throw new Error(`journal: ${failed} jobs failed on ${side}`)

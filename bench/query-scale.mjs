@@ -126,7 +126,7 @@ async function rolledBack (client, runs, fn) {
 
 /**
  * A retention pass as the worker runs it, rolled back after each run: batches of idle messages until none is
- * left, then the delivery log's oldest day dropped (migration 0027: the log goes by day, not row by row); the time of each.
+ * left, then the delivery log's oldest day dropped (migration 0028: the log goes by day, not row by row); the time of each.
  */
 async function retention (database, idleSeconds) {
   const messages = []

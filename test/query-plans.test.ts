@@ -47,7 +47,7 @@ beforeStep(t, async () => await client.query(`VACUUM ANALYZE ${SCHEMA}.outbox, $
 
 /**
  * Each day's index of the delivery log (named by PostgreSQL after its columns) by the name of the index it is a
- * partition of (migration 0027), so the assertions name the indexes of the migrations.
+ * partition of (migration 0028), so the assertions name the indexes of the migrations.
  */
 const dayIndexes = beforeAll(t, async () => (await client.query<{ child: string, parent: string }>(
   `SELECT c.relname AS child, p.relname AS parent FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
@@ -126,7 +126,7 @@ t.test('the journal\'s stats read the days of their window only', async (t) => {
 
 interface PlanNode { 'Relation Name'?: string, 'Actual Rows'?: number, 'Actual Loops'?: number, 'Rows Removed by Filter'?: number, Plans?: PlanNode[] }
 /**
- * The days of the delivery log (migration 0027) a statement read as it ran: a day pruned when planned is not in the
+ * The days of the delivery log (migration 0028) a statement read as it ran: a day pruned when planned is not in the
  * plan, one pruned as it ran is never executed. Run in a transaction rolled back, so a write changes nothing.
  */
 async function daysRead (text: string, values: unknown[]): Promise<string[]> {
@@ -202,7 +202,7 @@ const PER_MESSAGE = 2
 t.test('re-send by filter: a page reads the failures of the messages it returns, and a filter that matches nothing reads none', async (t) => {
   const unresolved = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${SCHEMA}.deliveries WHERE status = 'failed' AND NOT resolved`)).rows[0]?.n)
   t.ok(unresolved > 3 * PER_MESSAGE * 51, `the seed's backlog (${unresolved} failures) is several pages`)
-  // The log is partitioned by day (migration 0027): each day's index is merged, so a page also reads a row or two of
+  // The log is partitioned by day (migration 0028): each day's index is merged, so a page also reads a row or two of
   // each day it passes (the seed's days hold a few dozen failures each: a day may be walked by time and filtered).
   const days = (await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = '${SCHEMA}.deliveries'::regclass`)).rows[0]?.n ?? 0
   const slack = 2 * days

@@ -6,8 +6,9 @@
 import type pg from 'pg'
 import type { Database } from '../db/database.js'
 import { errors } from '../shared/errors.js'
-import { claimAll, prepared, recordChecked, recordValues, REFUSED, type EffectRow, type OutcomeRow } from '../sql/webhook-event-outcome.js'
+import { claimAll, finishOne, finishValues, REFUSED, type EffectRow, type OutcomeRow } from '../sql/webhook-event-outcome.js'
 import * as webhookEffects from '../sql/webhook-effects.js'
+import { execute, notePrepareError } from '../db/session-statement.js'
 
 /** The handler's PostgreSQL client: `query` runs in the event's transaction (promise style). */
 export interface JournalDb {
@@ -83,23 +84,38 @@ export function ownTransaction (pool: pg.Pool): TransactionHost {
  * returns the last one's result: the journal's own statements cost one trip each step.
  */
 async function batch<R extends pg.QueryResultRow> (client: pg.PoolClient, statements: string[]): Promise<pg.QueryResult<R>> {
-  const results = await client.query<R>(statements.join('; ')) as pg.QueryResult<R> | Array<pg.QueryResult<R>>
+  const results = await client.query<R>(statements.join('; ')).catch((err: unknown) => {
+    notePrepareError(client, err)
+    throw err
+  }) as pg.QueryResult<R> | Array<pg.QueryResult<R>>
   return Array.isArray(results) ? results[results.length - 1] as pg.QueryResult<R> : results
 }
 
-export function effectScope (db: Database, eventId: string, host = ownTransaction(db.pool)): EffectScope {
+/** An effect's result not yet stored, and the savepoint of its claim (none when the claim opened the transaction). */
+interface PendingResult { key: string, json: string, savepoint?: string }
+
+/**
+ * `queued`: the journal's PostgreSQL queue; the event's queue row is deleted with its row written `done`.
+ */
+/** The statement that releases `savepoint`, if there is one. */
+const releasing = (savepoint?: string): string[] => savepoint === undefined ? [] : [`RELEASE SAVEPOINT ${savepoint}`]
+
+export function effectScope (db: Database, eventId: string, host = ownTransaction(db.pool), queued = false): EffectScope {
   let opening: Promise<pg.PoolClient> | undefined
   /** The client went back (the transaction ended): nothing more is sent on it. */
   let released = false
   let savepoints = 0
-  /** Statements that need no answer (an effect's result), sent ahead of the transaction's next ones. */
-  let pending: string[] = []
+  /**
+   * Effects' results, which need no answer: stored ahead of the transaction's next statements, or by the
+   * statement that writes the event's row.
+   */
+  let pending: PendingResult[] = []
   /** Effects run before any transaction, in a group: claimed at its commit (or when a transaction opens). */
   const deferred = new Map<string, EffectRow>()
 
   /** `statements` after what is pending, in one round trip. */
   async function send<R extends pg.QueryResultRow> (c: pg.PoolClient, statements: string[]): Promise<pg.QueryResult<R>> {
-    const all = [...pending, ...statements]
+    const all = [...pending.flatMap((p) => [webhookEffects.storeResult(db.schema, p.key, p.json), ...releasing(p.savepoint)]), ...statements]
     pending = []
     return await batch<R>(c, all)
   }
@@ -110,14 +126,14 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
     host.release(err)
   }
 
-  /** The transaction's client; the first use opens it with `first`, in one round trip. */
-  async function transaction (first: string[] = []): Promise<{ client: pg.PoolClient, result?: pg.QueryResult }> {
+  /** The transaction's client; the first use opens it with `first`'s statements, in one round trip. */
+  async function transaction (first: (c: pg.PoolClient) => string[] = () => []): Promise<{ client: pg.PoolClient, result?: pg.QueryResult }> {
     if (opening !== undefined) return { client: await opening }
     let result: pg.QueryResult | undefined
     opening = (async () => {
       const { client: c, begin } = await host.open()
       try {
-        result = await batch(c, [begin, ...first])
+        result = await batch(c, [begin, ...first(c)])
       } catch (err) {
         release(await c.query(host.undo).then(() => undefined, (failed: Error) => failed))
         throw err
@@ -157,25 +173,33 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
       if (opening !== undefined) await claimDeferred(await opening)
       return result
     }
-    // A savepoint, so a failed effect that the handler catches leaves no claim behind. A concurrent run of the
-    // same event waits on the key's insert until this transaction ends, then finds the stored result.
-    const savepoint = `anvil_once_${++savepoints}`
-    const claim = [`SAVEPOINT ${savepoint}`,
-      webhookEffects.claim(db.schema, key, eventId, action)]
+    // A savepoint, so a failed effect that the handler catches leaves no claim behind; none when the claim opens
+    // the event's own transaction (a failure then rolls all of it back: the same undo, without a subtransaction).
+    // A concurrent run of the same event waits on the key's insert until this transaction ends, then finds the
+    // stored result.
+    const savepoint = opening === undefined && !host.always ? undefined : `anvil_once_${++savepoints}`
+    const claim = (c: pg.PoolClient): string[] => [...(savepoint === undefined ? [] : [`SAVEPOINT ${savepoint}`]),
+      execute(c, webhookEffects.claim(db.schema), [key, eventId, action])]
     const begun = await transaction(claim)
     const c = begun.client
-    const claimed = begun.result ?? await send(c, claim)
+    const claimed = begun.result ?? await send(c, claim(c))
     if (claimed.rowCount === 0) {
-      const { rows } = await send<{ result: T }>(c, [`RELEASE SAVEPOINT ${savepoint}`, webhookEffects.resultOf(db.schema, key)])
+      const { rows } = await send<{ result: T }>(c, [...releasing(savepoint), webhookEffects.resultOf(db.schema, key)])
       return rows[0]?.result as T
     }
     try {
       const result = await fn()
-      // Sent with the transaction's next statements (at the latest, with the commit): one round trip less.
-      pending.push(webhookEffects.storeResult(db.schema, key, JSON.stringify(result ?? null)), `RELEASE SAVEPOINT ${savepoint}`)
+      // Sent with the transaction's next statements (at the latest, in the row's statement): one round trip less.
+      pending.push({ key, json: JSON.stringify(result ?? null), savepoint })
       return result
     } catch (err) {
-      await c.query(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {})
+      if (savepoint !== undefined) await c.query(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {})
+      else {
+        // The transaction is gone with the claim: the handler's next use of `db` or `once` opens another.
+        await undo()
+        opening = undefined
+        released = false
+      }
       throw err
     }
   }
@@ -207,12 +231,13 @@ export function effectScope (db: Database, eventId: string, host = ownTransactio
         return { later }
       }
       if (opening === undefined && !host.always) return 'no-transaction'
-      // The event's row goes with its writes, then the end with what is pending (an effect's result): a row
-      // that refuses this job raises, and the end is not reached.
+      // The event's row, the effects' results and the end in one round trip: a row that refuses this job raises,
+      // and the end is not reached. The end releases the claims' savepoints with the rest.
       try {
         const { client: c } = await transaction()
-        await c.query({ name: prepared('record_one', db.schema), text: recordChecked(db.schema), values: recordValues([row]) })
-        await send(c, [host.end])
+        // The last effect's result goes in the row's statement; any before it (a handler with several) ahead of it.
+        const last = pending.pop()
+        await send(c, [execute(c, finishOne(db.schema, queued), finishValues(row, last)), host.end])
       } catch (err) {
         await undo()
         if ((err as { code?: string }).code === REFUSED) return 'refused'

@@ -58,7 +58,8 @@ export class GroupCommitter {
   /** Events entered and not yet joined or gone. */
   private coming = 0
 
-  constructor (private readonly db: Database, private readonly options: GroupCommitOptions) {}
+  /** `queued`: the journal's PostgreSQL queue; the group's statement deletes the queue rows of the events it writes. */
+  constructor (private readonly db: Database, private readonly options: GroupCommitOptions, private readonly queued = false) {}
 
   enter (): GroupTicket {
     this.coming++
@@ -146,7 +147,7 @@ export class GroupCommitter {
       if (handed.effects.length > 0 && (await client.query(claimAll(this.db.schema, handed.effects))).rowCount !== handed.effects.length) {
         throw new errors.ONCE_TAKEN(handed.row.id)
       }
-      await client.query({ name: prepared('record_one', this.db.schema), text: recordChecked(this.db.schema), values: recordValues([handed.row]) })
+      await client.query({ name: prepared('record_one', this.db.schema, this.queued), text: recordChecked(this.db.schema, this.queued), values: recordValues([handed.row]) })
       await client.query(`RELEASE SAVEPOINT ${ROWS}`)
       handed.outcome = { status: 'fulfilled', value: 'committed' }
     } catch (err) {
@@ -172,7 +173,7 @@ export class GroupCommitter {
         command = (await client.query([...begin, 'COMMIT'].join('; ')) as unknown as pg.QueryResult).command
       } else {
         // The group's one round trip: its rows and effects, and the commit. Refused, it stops before the COMMIT.
-        const statement = recordGroup(this.db.schema, handed.map((h) => h.row), handed.flatMap((h) => h.effects))
+        const statement = recordGroup(this.db.schema, handed.map((h) => h.row), handed.flatMap((h) => h.effects), this.queued)
         try {
           const results = await client.query([...begin, `SAVEPOINT ${ROWS}`, statement, `RELEASE SAVEPOINT ${ROWS}`, 'COMMIT'].join('; ')) as unknown as pg.QueryResult[]
           command = results.at(-1)?.command

@@ -105,8 +105,9 @@ async function write<R extends object> (db: Database, synchronous: boolean, quer
   })
 }
 
-export function createJournalWriter (db: Database, maxBatch: number, synchronous = true): JournalWriter {
-  const statement = { name: prepared('record', db.schema), text: record(db.schema) }
+/** `queued`: the journal's PostgreSQL queue; a job's queue row goes in the statement that writes it `done` or `dead`. */
+export function createJournalWriter (db: Database, maxBatch: number, synchronous = true, queued = false): JournalWriter {
+  const statement = { name: prepared('record', db.schema, queued), text: record(db.schema, queued) }
 
   async function writeRound (round: FinishedEvent[]): Promise<Map<FinishedEvent, FinishResult>> {
     const rows = await write<{ id: string, received_at: Date }>(db, synchronous, { ...statement, values: recordValues(round.map(outcomeRow)) })

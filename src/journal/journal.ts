@@ -32,13 +32,15 @@ export function journalOptionsProblem (options: unknown): string | undefined {
 export function openJournal (options: JournalOptions): Journal {
   throwInvalid(checkOptions(options), 'journal.')
   const db = openDatabase(options.database, { schema: options.schema })
-  const writer = createJournalWriter(db, options.writeBatch ?? DEFAULT_JOURNAL_WRITE_BATCH, options.synchronousCommit ?? true)
+  // On the PostgreSQL queue, a job's queue row is deleted by the statement that writes its outcome `done` or `dead`.
+  const queued = options.queue === 'postgres'
+  const writer = createJournalWriter(db, options.writeBatch ?? DEFAULT_JOURNAL_WRITE_BATCH, options.synchronousCommit ?? true, queued)
   const days = options.retentionDays ?? DEFAULT_JOURNAL_RETENTION_DAYS
   return {
     ...writer,
     db,
-    scope: (eventId, host) => effectScope(db, eventId, host),
-    ...(options.groupCommit === undefined ? {} : { groups: new GroupCommitter(db, options.groupCommit) }),
+    scope: (eventId, host) => effectScope(db, eventId, host, queued),
+    ...(options.groupCommit === undefined ? {} : { groups: new GroupCommitter(db, options.groupCommit, queued) }),
     prune: async () => await pruneJournal(db, days),
     retentionIntervalMs: options.retentionIntervalMs ?? DEFAULT_JOURNAL_RETENTION_INTERVAL_MS,
     close: async () => await db.close()

@@ -136,8 +136,9 @@ export function createPgConsumer (journal: Journal, handler: (event: WebhookEven
     const startedAt = Date.now()
     try {
       const outcome = await runJournaled(journal, handler, toEvent(jobId, data, attempt, maxAttempts), { jobId, data, attempt, maxAttempts, restarted })
-      await removeRow(jobId)
+      // A run's row went with its outcome `done`, in the statement that wrote it (src/sql/webhook-event-outcome.ts).
       if (outcome !== 'ran') {
+        await removeRow(jobId)
         log.info({ jobId, requestId, attempt }, outcome === 'done'
           ? 'anvil worker: run skipped, this job has already committed its event done'
           : 'anvil worker: retry skipped, a journal replay runs this event on another job')

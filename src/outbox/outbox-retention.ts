@@ -6,7 +6,7 @@
  *   created, dispatched (or last tried) and every delivery attempt, re-sends included, longer ago than that. Never
  *   sooner than RETENTION_FLOOR_MS (7 days) after the last attempt, so a delivery whose next retry is still due,
  *   or held back behind an open circuit, keeps its message.
- * - The delivery log is partitioned by day (migration 0027): a day goes whole once all of it is older than the
+ * - The delivery log is partitioned by day (migration 0028): a day goes whole once all of it is older than the
  *   age, whatever its messages, instead of row by row. The pass also makes the days ahead, so rows never wait in
  *   the DEFAULT partition; it runs with a retention of 0 too (then it drops nothing).
  *
@@ -28,7 +28,7 @@ const DAY_MS = 24 * 60 * 60 * 1000
  */
 export const RETENTION_FLOOR_MS = MAX_RETRY_WAIT_MS + DEFAULT_DISABLE_AFTER_MS
 
-/** The delivery log, partitioned by its attempts' created_at (migration 0027). */
+/** The delivery log, partitioned by its attempts' created_at (migration 0028). */
 export const DELIVERY_LOG_DAYS: DayPartitioned = { table: 'deliveries', key: 'created_at' }
 
 /** Days of the delivery log made ahead of today, so the dispatching process can be down that long. */

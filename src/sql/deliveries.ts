@@ -2,7 +2,7 @@
  * The delivery log's statements, one each, and its row. A failed or started attempt is `resolved` once its
  * message reached the same endpoint (migration 0008): the undelivered view and recover walk the unresolved
  * ones only, so their cost follows what is undelivered, not the size of the log. The log is partitioned by day
- * (migration 0027): a row is found by its id in the one day its id says (`keyed`), and a message's rows in the days
+ * (migration 0028): a row is found by its id in the one day its id says (`keyed`), and a message's rows in the days
  * since it was created (`sinceMessage`), never in every day.
  */
 import { Type, type Static } from '@sinclair/typebox'
@@ -49,7 +49,7 @@ const messageValues = (schema: string, message: string): string =>
 
 /**
  * Row `id` (a parameter or a column) of the delivery log, read in the day its id says: an id holds its row's
- * second (migration 0027's delivery_from and delivery_until), so the planner prunes every other day.
+ * second (migration 0028's delivery_from and delivery_until), so the planner prunes every other day.
  */
 export const keyed = (schema: string, id: string, alias = ''): string =>
   `${alias}id = ${id} AND ${alias}created_at >= ${qualify(schema, 'delivery_from')}(${id}) AND ${alias}created_at < ${qualify(schema, 'delivery_until')}(${id})`

@@ -155,7 +155,7 @@ export const insertTest = (schema: string): string =>
  * their message's creation time, tenant and type (migration 0020: deliveries_undelivered_created, or _tenant or
  * _type when the filter names one), each message then read by its key (LATERAL with OFFSET 0: a probe, never a
  * hash join over the outbox). An attempt follows its message: a lower bound on the messages' time is one on the
- * attempts' days (migration 0027), so a later page or a window reads no day before it. A page reads the failures of the messages it returns and stops: a filter that
+ * attempts' days (migration 0028), so a later page or a window reads no day before it. A page reads the failures of the messages it returns and stops: a filter that
  * matches nothing reads nothing, however large the outage.
  */
 export const failedPage = (schema: string): string => {
@@ -189,7 +189,7 @@ export const stats = (schema: string): string => {
 
 /**
  * Retention: up to `$2` finished messages idle for `$1` seconds, oldest first (outbox_finished), deleted. Their
- * delivery log goes with its days (migration 0027: src/outbox/outbox-retention.ts), not row by row. OFFSET 0 keeps
+ * delivery log goes with its days (migration 0028: src/outbox/outbox-retention.ts), not row by row. OFFSET 0 keeps
  * the check for recent attempts a probe per message in the days since the cutoff (as an anti-join the planner may
  * hash the whole log); the delete takes the ids as an array, so it reads the outbox's key. A keyed message still
  * waiting for its turn at an endpoint (ordered_deliveries) is kept, however long its key's head fails.

@@ -1,11 +1,12 @@
 /**
  * The effects handlers applied once (`event.once()`), one row a key; they go with their event. The claim and
  * the result take their values inlined as escaped literals: they travel in one round trip with the statements
- * around them (the simple protocol takes no parameters).
+ * around them (the simple protocol takes no parameters; the claim is EXECUTEd, its plan cached).
  */
 import pg from 'pg'
 import { Type, type Static } from '@sinclair/typebox'
 import { qualify } from '../db/qualify.js'
+import type { SessionStatement } from '../db/session-statement.js'
 
 /** A row of `webhook_effects` as pg reads it: `result` is the handler's result, parsed (null until stored). */
 export const WebhookEffectRowSchema = Type.Object({
@@ -17,10 +18,15 @@ export const WebhookEffectRowSchema = Type.Object({
 })
 export type WebhookEffectRow = Static<typeof WebhookEffectRowSchema>
 
-/** Claims `key` for the event's `action`; returns the key when this transaction claimed it, no row when it was taken. */
-export const claim = (schema: string, key: string, eventId: string, action: string): string =>
-  `INSERT INTO ${qualify(schema, 'webhook_effects')} (key, event_id, action)
-    VALUES (${pg.escapeLiteral(key)}, ${pg.escapeLiteral(eventId)}, ${pg.escapeLiteral(action)}) ON CONFLICT (key) DO NOTHING RETURNING key`
+/**
+ * Claims `$1` (the key) for event `$2`'s action `$3`; returns the key when this transaction claimed it, no row when
+ * it was taken. PREPAREd on the connection (src/db/session-statement.ts), run in one round trip with its SAVEPOINT.
+ */
+export const claim = (schema: string): SessionStatement => ({
+  name: `anvil_claim_${Buffer.from(schema).toString('hex')}`,
+  types: ['text', 'text', 'text'],
+  text: `INSERT INTO ${qualify(schema, 'webhook_effects')} (key, event_id, action) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING RETURNING key`
+})
 
 /** The stored result of `key`. */
 export const resultOf = (schema: string, key: string): string =>

@@ -82,10 +82,16 @@ export const claim = (schema: string): string => {
     RETURNING q.*`
 }
 
-/** Renews the leases of the jobs `$1` (running here) for `$2` ms. */
-export const renew = (schema: string): string =>
-  `UPDATE ${qualify(schema, 'webhook_event_queue')} SET locked_until = now() + make_interval(secs => $2::float8 / 1000)
-    WHERE job_id = ANY ($1::text[]) AND locked_until IS NOT NULL`
+/**
+ * Renews the leases of the jobs `$1` (running here) for `$2` ms. A row locked is skipped, not waited for: its
+ * outcome's transaction is deleting it (a group's holds its rows until it commits), and waiting on it while
+ * holding the others' would deadlock with that transaction.
+ */
+export const renew = (schema: string): string => {
+  const queue = qualify(schema, 'webhook_event_queue')
+  return `UPDATE ${queue} SET locked_until = now() + make_interval(secs => $2::float8 / 1000)
+    WHERE job_id IN (SELECT job_id FROM ${queue} WHERE job_id = ANY ($1::text[]) AND locked_until IS NOT NULL FOR UPDATE SKIP LOCKED)`
+}
 
 /** Job `$1`'s attempt `$2` failed: the next may start in `$3` ms. */
 export const retryLater = (schema: string): string =>

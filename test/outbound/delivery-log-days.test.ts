@@ -1,7 +1,7 @@
 /**
- * The delivery log partitioned by day (migration 0027) over a month of simulated time (the clock is given, nothing
+ * The delivery log partitioned by day (migration 0028) over a month of simulated time (the clock is given, nothing
  * sleeps): each retention pass makes the days ahead before attempts come, drops the days past the age whole (no
- * row deleted one by one), and an attempt is found by its id in its day. Migration 0027 moves a log of the 0026
+ * row deleted one by one), and an attempt is found by its id in its day. Migration 0028 moves a log of the 0027
  * shape forward: every row in its day, its id kept and still found.
  */
 import t from 'tap'
@@ -77,11 +77,11 @@ t.test('an attempt of a day made late waits in the DEFAULT partition, moves into
   t.match(await createDeliveryLog(database).get(id), { id, messageId: 'msg_early' }, 'and found by its id as before')
 })
 
-t.test('migration 0027 moves a log of the 0026 shape into its days, each row keeping its id', async (t) => {
+t.test('migration 0028 moves a log of the 0027 shape into its days, each row keeping its id', async (t) => {
   const before = await TestDatabase.create()
   t.teardown(async () => await before.drop())
   const dir = mkdtempSync(join(tmpdir(), 'anvil-migrations-'))
-  for (const m of loadMigrations().filter((m) => m.version <= '0026')) writeFileSync(join(dir, `${m.version}_${m.name}.sql`), m.sql)
+  for (const m of loadMigrations().filter((m) => m.version <= '0027')) writeFileSync(join(dir, `${m.version}_${m.name}.sql`), m.sql)
   await migrate(before.url, { dir })
   const old = new Date(Math.floor(Date.now() / DAY) * DAY - 5 * DAY + 3_600_000)
   await before.query(`INSERT INTO anvil.deliveries (message_id, endpoint_id, attempt, status, http_status, duration_ms, payload_sha256, created_at, job_id, resolved,

@@ -143,7 +143,7 @@ t.test('rows the system wrote itself: published, dispatched, attempted, then age
   const { messageId: waiting } = await outbound.publish({ type: 'order.paid', data: { n: 2 }, tenant: 'real' })
   const age = 'make_interval(days => 40)'
   await db.query(`UPDATE anvil.outbox SET created_at = created_at - ${age}, next_attempt_at = next_attempt_at - ${age}, dispatched_at = dispatched_at - ${age}`)
-  // An id says its row's second (migration 0027): aged with it.
+  // An id says its row's second (migration 0028): aged with it.
   await db.query(`UPDATE anvil.deliveries SET created_at = created_at - ${age}, id = anvil.delivery_id(created_at - ${age})`)
   t.same(await outbound.prune(), { messages: 1, days: [], deliveries: 1 })
   t.same(await left(), { messages: [waiting], deliveries: [] }, 'the undispatched one stays')
