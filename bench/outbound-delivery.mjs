@@ -151,7 +151,7 @@ async function isolation (circuit) {
   return await settleLatencies({ latencies, healthy, worker, queue, giveUpMs: GIVE_UP_MS })
 }
 
-// Quick: enough to show each side runs (bench-smoke runs this twice); the log side is the slowest by far.
+// Quick: enough to show each side runs (bench-smoke runs it inside run.mjs); the log side is the slowest by far.
 const logJobs = quick ? 50 : jobs
 const logSides = values['no-log'] ? [] : values['log-sides'].split(',').filter((side) => side !== '')
 for (const side of logSides) if (!(side in LOG_SIDES)) throw new Error(`--log-sides takes ${Object.keys(LOG_SIDES).join(', ')}; got ${side}`)

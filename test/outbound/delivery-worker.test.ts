@@ -3,7 +3,10 @@ import { randomBytes } from 'node:crypto'
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { Queue, QueueEvents, type Job } from 'bullmq'
 import { Webhook } from 'standardwebhooks'
+import { Redis } from 'ioredis'
+import { RateLimiterRedis } from 'rate-limiter-flexible'
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/delivery-worker.js'
+import { createEndpointRateLimit } from '../../src/delivery/endpoint-rate-limit.js'
 import { deliveryJobOptions, scheduleOf, STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-schedule.js'
 
 import type { DeliveryWorkerOptions } from '../../src/delivery/delivery-options.js'
@@ -227,15 +230,38 @@ t.test('the circuit opens on a failing endpoint, its jobs wait, the others flow,
   t.same(changes.at(-1), { endpointId: 'ep_bad', open: false }, 'a probe closed it')
 })
 
-t.test('a per-endpoint rate limit spreads deliveries', async (t) => {
+t.test('a per-endpoint rate limit lets its count through in a window and gives the rest the time to try again', async (t) => {
+  const client = new Redis(redis.url)
+  t.teardown(() => client.quit())
+  const limit = createEndpointRateLimit(client, '{limit}')
+  const now = 1_000_000
+  // Asked at once, the five land in one window of the limiter's (its clock is Redis's); `now` is the caller's.
+  const answers = await Promise.all(Array.from({ length: 5 }, async () => await limit.take('ep_a', 2, now)))
+  t.equal(answers.filter((at) => at === undefined).length, 2, 'two of five go now')
+  const later = answers.filter((at): at is number => at !== undefined)
+  t.equal(later.length, 3)
+  for (const at of later) t.ok(at > now && at <= now + 1000, `the others try again within the window's second (${at - now} ms)`)
+  t.equal(await limit.take('ep_b', 2, now), undefined, 'another endpoint has a window of its own')
+})
+
+t.test('a delivery over its endpoint\'s rate limit is put back as delayed, not failed, then delivered once', async (t) => {
   const receiver = await startReceiver()
   t.teardown(() => receiver.close())
   const s = await setup(t)
   await s.store.add('ep_a', [newSecret()], { rateLimit: 2 })
+  const client = new Redis(redis.url)
+  t.teardown(() => client.quit())
+  // ep_a's window used up for a minute, on the limiter the worker consults (its key: the prefix, the rate, the endpoint)
+  const window = new RateLimiterRedis({ storeClient: client, keyPrefix: '{t}:outbound:rate:2', points: 2, duration: 1 })
+  await window.block('ep_a', 60)
   const jobs = await Promise.all(['r1', 'r2', 'r3', 'r4', 'r5'].map(async (id) => await deliver(s, receiver, id)))
+  await eventually('the five deliveries put back as delayed', async () => await s.queue.getDelayedCount() === 5)
+  t.equal(receiver.received.length, 0, 'none POSTed while the window is used up')
+  t.same(await s.store.attempts('ep_a'), [], 'and no attempt counted')
+  await window.delete('ep_a')
+  for (const job of await s.queue.getDelayed()) await job.promote()
   t.same(new Set(await Promise.all(jobs.map(async (job) => await finished(s, job)))), new Set(['completed']))
-  const times = receiver.received.map((r) => r.at).sort((a, b) => a - b)
-  t.ok((times[4] ?? 0) - (times[0] ?? 0) >= 1500, 'five at two a second take more than two windows')
+  t.same(receiver.received.map((r) => JSON.parse(r.body).id).sort(), ['r1', 'r2', 'r3', 'r4', 'r5'], 'each delivered once')
 })
 
 t.test('without a delivery log, attempts go to the job log', async (t) => {

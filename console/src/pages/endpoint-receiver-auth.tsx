@@ -36,7 +36,7 @@ export function ReceiverAuthSection ({ endpoint, onChanged }: { endpoint: Endpoi
           <dl data-testid='tls-state'>
             <dt>Client certificate</dt>
             <dd>{certificate === null ? 'none (a CA only)' : <><code>{certificate.subject}</code>, expires <Time value={certificate.expiresAt} /></>}</dd>
-            {certificate !== null && <><dt>SHA-256 fingerprint</dt><dd><code class='wrap'>{certificate.fingerprint}</code></dd></>}
+            {certificate !== null && <><dt>SHA-256 fingerprint</dt><dd><code class='raw'>{certificate.fingerprint}</code></dd></>}
             <dt>Receiver's CA</dt><dd>{endpoint.tls.ca ? 'its own CA' : "the system's CAs"}</dd>
           </dl>
           )}
