@@ -27,7 +27,7 @@ export const DEFAULT_DELIVERY_RETENTION: JobsOptions = Object.freeze({
   removeOnFail: { age: 7 * 24 * 60 * 60 }
 })
 export const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024
-/** Finished messages idle this long go, with their delivery log (src/outbox/outbox-retention.ts). */
+/** Finished messages idle this long go, and the delivery log's days as old (src/outbox/outbox-retention.ts). */
 export const DEFAULT_OUTBOX_RETENTION_DAYS = 30
 /** How often the process that dispatches deletes them. */
 export const DEFAULT_OUTBOX_RETENTION_INTERVAL_MS = 60 * 60 * 1000
@@ -91,13 +91,13 @@ export const OutboundOptionsSchema = Type.Object({
   /** @defaultValue every field's default */
   dispatch: Type.Optional(DispatchOptionsSchema),
   /**
-   * Dispatched and failed messages, with their delivery log, are deleted once nothing has happened to them
-   * (dispatch, an attempt, a re-send) for this many days, and never sooner than seven days (the longest a retry
-   * waits, plus the time a failing endpoint's jobs may wait before it is disabled); pending ones never are; 0
-   * keeps everything. @defaultValue 30
+   * Dispatched and failed messages are deleted once nothing has happened to them (dispatch, an attempt, a re-send)
+   * for this many days, and never sooner than seven days (the longest a retry waits, plus the time a failing
+   * endpoint's jobs may wait before it is disabled); pending ones never are. The delivery log keeps as many days
+   * (at least seven): a day older than that is dropped whole. 0 keeps everything. @defaultValue 30
    */
   retentionDays: Type.Optional(RetentionDays()),
-  /** How often the process that dispatches deletes them; 0 never (another process does). @defaultValue 3600000 (an hour) */
+  /** How often the process that dispatches deletes them and makes the log's days ahead; 0 never (another process does). @defaultValue 3600000 (an hour) */
   retentionIntervalMs: Type.Optional(Whole(0)),
   /**
    * The delivery retries: `'standard-webhooks'`, delays in ms after the first try, or `{ attempts, exponentialMs }`.

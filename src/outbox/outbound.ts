@@ -168,13 +168,14 @@ export function createOutbound (options: OutboundOptions): Outbound {
     ...(options.schemaCheckTimeoutMs === undefined ? {} : { checkTimeoutMs: options.schemaCheckTimeoutMs })
   })
   const retentionDays = options.retentionDays ?? DEFAULT_OUTBOX_RETENTION_DAYS
-  const retentionIntervalMs = retentionDays === 0 ? 0 : options.retentionIntervalMs ?? DEFAULT_OUTBOX_RETENTION_INTERVAL_MS
+  // With a retention of 0 the pass still runs: it makes the delivery log's days ahead.
+  const retentionIntervalMs = options.retentionIntervalMs ?? DEFAULT_OUTBOX_RETENTION_INTERVAL_MS
   let pruner: Repeating | undefined
   let closed = false
 
   async function prune (): Promise<OutboxPruned> {
     const pruned = await deleteIdleMessages(database, retentionDays)
-    if (pruned.messages + pruned.deliveries > 0) logger.info(pruned, 'anvil outbound: retention deleted idle messages and their delivery log')
+    if (pruned.messages + pruned.days.length + pruned.deliveries > 0) logger.info(pruned, 'anvil outbound: retention deleted idle messages and their delivery log')
     return pruned
   }
 

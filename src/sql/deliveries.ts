@@ -1,7 +1,9 @@
 /**
  * The delivery log's statements, one each, and its row. A failed or started attempt is `resolved` once its
  * message reached the same endpoint (migration 0008): the undelivered view and recover walk the unresolved
- * ones only, so their cost follows what is undelivered, not the size of the log.
+ * ones only, so their cost follows what is undelivered, not the size of the log. The log is partitioned by day
+ * (migration 0028): a row is found by its id in the one day its id says (`keyed`), and a message's rows in the days
+ * since it was created (`sinceMessage`), never in every day.
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
@@ -45,6 +47,27 @@ const MESSAGE_COLUMNS = 'message_created_at, message_tenant, message_type'
 const messageValues = (schema: string, message: string): string =>
   ['created_at', 'tenant', 'type'].map((column) => `(SELECT ${column} FROM ${qualify(schema, 'outbox')} WHERE id = ${message})`).join(', ')
 
+/**
+ * Row `id` (a parameter or a column) of the delivery log, read in the day its id says: an id holds its row's
+ * second (migration 0028's delivery_from and delivery_until), so the planner prunes every other day.
+ */
+export const keyed = (schema: string, id: string, alias = ''): string =>
+  `${alias}id = ${id} AND ${alias}created_at >= ${qualify(schema, 'delivery_from')}(${id}) AND ${alias}created_at < ${qualify(schema, 'delivery_until')}(${id})`
+
+/** Rows older than a cursor's id (`id`, a bigint parameter, or null for the first page), read in the days up to its row's only. */
+const before = (schema: string, id: string, alias = ''): string =>
+  `(${id}::bigint IS NULL OR (${alias}id < ${id} AND ${alias}created_at < ${qualify(schema, 'delivery_until')}(${id})))`
+
+/** The other attempts of row `row`'s pair, read in the days since its message was created (the row carries that time: migration 0020). */
+const pairDays = (row: string): string => `a.created_at >= coalesce(${row}.message_created_at, '-infinity')`
+
+/**
+ * The days a message's rows may be in: from its creation on (an attempt follows its message), read by the outbox's
+ * key; every day when the message is gone. `message` a parameter or column, `alias` the log's.
+ */
+export const sinceMessage = (schema: string, message: string, alias = ''): string =>
+  `${alias}created_at >= coalesce((SELECT m.created_at FROM ${qualify(schema, 'outbox')} m WHERE m.id = ${message}), '-infinity')`
+
 /** What a list row shows besides the attempt: its event's type and its endpoint's URL, probed by key for the page's rows only. */
 const shownWith = (schema: string): string =>
   `(SELECT e.url FROM ${qualify(schema, 'endpoints')} e WHERE e.id = d.endpoint_id) AS endpoint_url,
@@ -55,7 +78,7 @@ export const list = (schema: string): string =>
   `SELECT d.*, ${shownWith(schema)} FROM (
      SELECT * FROM ${qualify(schema, 'deliveries')}
      WHERE ($1::text IS NULL OR endpoint_id = $1) AND ($2::text IS NULL OR status = $2)
-       AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::bigint IS NULL OR id < $4)
+       AND ($3::timestamptz IS NULL OR created_at >= $3) AND ${before(schema, '$4')}
      ORDER BY id DESC LIMIT $5) d
    ORDER BY d.id DESC`
 
@@ -68,17 +91,17 @@ export const listOfTenant = (schema: string): string =>
    FROM ${qualify(schema, 'endpoints')} e, LATERAL (
      SELECT * FROM ${qualify(schema, 'deliveries')}
      WHERE endpoint_id = e.id AND ($2::text IS NULL OR status = $2)
-       AND ($3::timestamptz IS NULL OR created_at >= $3) AND ($4::bigint IS NULL OR id < $4)
+       AND ($3::timestamptz IS NULL OR created_at >= $3) AND ${before(schema, '$4')}
      ORDER BY id DESC LIMIT $5) d
    WHERE e.tenant = $6 AND ($1::text IS NULL OR e.id = $1)
    ORDER BY d.id DESC LIMIT $5`
 
 /** `$1` id. */
-export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema, 'deliveries')} WHERE id = $1`
+export const byId = (schema: string): string => `SELECT * FROM ${qualify(schema, 'deliveries')} WHERE ${keyed(schema, '$1')}`
 
 /** A message's attempts, first first: `$1` message. */
 export const ofMessage = (schema: string): string =>
-  `SELECT * FROM ${qualify(schema, 'deliveries')} WHERE message_id = $1 ORDER BY id`
+  `SELECT * FROM ${qualify(schema, 'deliveries')} WHERE message_id = $1 AND ${sinceMessage(schema, '$1')} ORDER BY id`
 
 /** An attempt before its POST: `$1` message, `$2` endpoint, `$3` job, `$4` attempt, `$5` payload hash. */
 export const start = (schema: string): string =>
@@ -92,7 +115,7 @@ export const start = (schema: string): string =>
 export const complete = (schema: string): string =>
   `UPDATE ${qualify(schema, 'deliveries')} SET status = $2, http_status = $3, duration_ms = $4, error_class = $5, error = $6, response_head = $7,
      request_headers = $8, response_headers = $9
-   WHERE id = $1 AND status = 'started' RETURNING id`
+   WHERE ${keyed(schema, '$1')} AND status = 'started' RETURNING id`
 
 /** An outcome with no started row: `$1`…`$8` as `complete`'s `$2`…`$9`, then message, endpoint, attempt, payload hash. */
 export const insertOutcome = (schema: string): string =>
@@ -103,7 +126,7 @@ export const insertOutcome = (schema: string): string =>
 /** A job's rows, first first: `$1` message, `$2` endpoint, `$3` job (read through the pair's index). */
 export const ofJob = (schema: string): string =>
   `SELECT id, attempt, status, http_status, error_class, job_stalls FROM ${qualify(schema, 'deliveries')}
-   WHERE message_id = $1 AND endpoint_id = $2 AND job_id = $3 ORDER BY id`
+   WHERE message_id = $1 AND endpoint_id = $2 AND job_id = $3 AND ${sinceMessage(schema, '$1')} ORDER BY id`
 
 /** A job's attempts left started become stalled failures, accounting for `$3` stalls: `$1` job, `$2` the error. */
 export const settleStarted = (schema: string): string =>
@@ -112,7 +135,7 @@ export const settleStarted = (schema: string): string =>
 
 /** A row now accounts for `$2` stalls of its job: `$1` its id. */
 export const accountStalls = (schema: string): string =>
-  `UPDATE ${qualify(schema, 'deliveries')} SET job_stalls = $2 WHERE id = $1`
+  `UPDATE ${qualify(schema, 'deliveries')} SET job_stalls = $2 WHERE ${keyed(schema, '$1')}`
 
 /** A stall that left no row: `$1` message, `$2` endpoint, `$3` job, `$4` attempt, `$5` error, `$6` payload hash, `$7` the stalls it accounts for. */
 export const insertStall = (schema: string): string =>
@@ -132,8 +155,8 @@ export const deliveredSince = (schema: string): string =>
 export const resolvePair = (schema: string): string => {
   const deliveries = qualify(schema, 'deliveries')
   return `UPDATE ${deliveries} SET resolved = true WHERE id = ANY (ARRAY(
-     SELECT id FROM ${deliveries} WHERE message_id = $1 AND endpoint_id = $2 AND status = 'failed' AND NOT resolved
-     FOR UPDATE SKIP LOCKED))`
+     SELECT id FROM ${deliveries} WHERE message_id = $1 AND endpoint_id = $2 AND status = 'failed' AND NOT resolved AND ${sinceMessage(schema, '$1')}
+     FOR UPDATE SKIP LOCKED)) AND ${sinceMessage(schema, '$1')}`
 }
 
 /**
@@ -150,11 +173,11 @@ export const undelivered = (schema: string): string => {
     FROM (
       SELECT u.id, pair.attempts FROM ${deliveries} u, LATERAL (
         SELECT max(a.id) AS last_id, count(*)::int AS attempts, bool_or(a.status = 'success') AS delivered
-        FROM ${deliveries} a WHERE a.message_id = u.message_id AND a.endpoint_id = u.endpoint_id) pair
+        FROM ${deliveries} a WHERE a.message_id = u.message_id AND a.endpoint_id = u.endpoint_id AND ${pairDays('u')}) pair
       WHERE u.status <> 'success' AND NOT u.resolved AND pair.last_id = u.id AND NOT pair.delivered
-        AND ($1::text IS NULL OR u.endpoint_id = $1) AND ($2::bigint IS NULL OR u.id < $2)
+        AND ($1::text IS NULL OR u.endpoint_id = $1) AND ${before(schema, '$2', 'u.')}
       ORDER BY u.id DESC LIMIT $3) page
-    JOIN ${deliveries} d ON d.id = page.id
+    JOIN ${deliveries} d ON ${keyed(schema, 'page.id', 'd.')}
     ORDER BY d.id DESC`
 }
 
@@ -167,24 +190,9 @@ export const failedSince = (schema: string): string => {
   const deliveries = qualify(schema, 'deliveries')
   return `SELECT d.message_id FROM ${deliveries} d, LATERAL (
       SELECT bool_or(a.status <> 'failed') AS delivered_or_running, max(a.created_at) AS last_at, min(a.id) AS first_id
-      FROM ${deliveries} a WHERE a.message_id = d.message_id AND a.endpoint_id = d.endpoint_id) pair
+      FROM ${deliveries} a WHERE a.message_id = d.message_id AND a.endpoint_id = d.endpoint_id AND ${pairDays('d')}) pair
     WHERE d.endpoint_id = $1 AND d.status <> 'success' AND NOT d.resolved AND d.created_at >= $2::timestamptz
       AND NOT pair.delivered_or_running AND pair.last_at >= $2::timestamptz
       AND EXISTS (SELECT 1 FROM ${qualify(schema, 'outbox')} o WHERE o.id = d.message_id)
     GROUP BY d.message_id ORDER BY min(pair.first_id)`
-}
-
-/**
- * Retention: attempts older than the cutoff (`$1` seconds) whose message is gone (a re-send racing the pass, a
- * message deleted by hand), `$2` at most, oldest first. OFFSET 0 keeps the outbox check a probe of its key per
- * row: as an anti-join the planner may hash the whole outbox.
- */
-export const deleteOrphans = (schema: string): string => {
-  const deliveries = qualify(schema, 'deliveries')
-  return `WITH orphans AS (
-      SELECT d.id FROM ${deliveries} d
-      WHERE d.created_at < now() - make_interval(secs => $1)
-        AND NOT EXISTS (SELECT 1 FROM ${qualify(schema, 'outbox')} o WHERE o.id = d.message_id OFFSET 0)
-      ORDER BY d.created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-    DELETE FROM ${deliveries} WHERE id = ANY (ARRAY(SELECT id FROM orphans))`
 }

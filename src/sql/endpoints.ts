@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from '../shared/schemas.js'
 import { qualify } from '../db/qualify.js'
+import { sinceMessage } from './deliveries.js'
 import { StoredTlsSchema } from '../receiver-auth/client-tls.js'
 import { StoredOAuthSchema } from '../receiver-auth/oauth-client.js'
 
@@ -160,6 +161,7 @@ export const byIds = (schema: string): string =>
  * once it was dispatched (`$4`, or null), there then; each with whether it already had a success of it.
  */
 export const resendTargets = (schema: string): string =>
-  `SELECT e.id, EXISTS (SELECT 1 FROM ${qualify(schema, 'deliveries')} d WHERE d.message_id = $1 AND d.endpoint_id = e.id AND d.status = 'success') AS delivered
+  `SELECT e.id, EXISTS (SELECT 1 FROM ${qualify(schema, 'deliveries')} d WHERE d.message_id = $1 AND d.endpoint_id = e.id AND d.status = 'success'
+       AND ${sinceMessage(schema, '$1', 'd.')}) AS delivered
    FROM ${qualify(schema, 'endpoints')} e WHERE e.enabled AND NOT e.operational AND e.tenant IS NOT DISTINCT FROM $2 AND (cardinality(e.event_types) = 0 OR $3 = ANY (e.event_types))
      AND ($4::timestamptz IS NULL OR e.created_at <= $4) ORDER BY e.id`

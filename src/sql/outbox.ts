@@ -154,7 +154,8 @@ export const insertTest = (schema: string): string =>
  * on (outbox_failed, or outbox_failed_tenant or _type when the filter names one: migration 0022). Failed deliveries are walked in the same order in the unresolved failures, whose rows carry
  * their message's creation time, tenant and type (migration 0020: deliveries_undelivered_created, or _tenant or
  * _type when the filter names one), each message then read by its key (LATERAL with OFFSET 0: a probe, never a
- * hash join over the outbox). A page reads the failures of the messages it returns and stops: a filter that
+ * hash join over the outbox). An attempt follows its message: a lower bound on the messages' time is one on the
+ * attempts' days (migration 0028), so a later page or a window reads no day before it. A page reads the failures of the messages it returns and stops: a filter that
  * matches nothing reads nothing, however large the outage.
  */
 export const failedPage = (schema: string): string => {
@@ -173,6 +174,7 @@ export const failedPage = (schema: string): string => {
         CROSS JOIN LATERAL (SELECT o.id, o.created_at FROM ${outbox} o WHERE o.id = d.message_id AND o.status = 'dispatched' OFFSET 0) o
         WHERE $7::text IS DISTINCT FROM 'dispatch' AND d.status = 'failed' AND NOT d.resolved AND d.message_created_at IS NOT NULL
           AND ${matches('d', 'message_created_at', 'message_id', 'message_type', 'message_tenant')}
+          AND d.created_at >= coalesce($5::timestamptz, $3::timestamptz, '-infinity')
         ORDER BY d.message_created_at, d.message_id LIMIT $8)) AS failed
     ORDER BY created_at, id LIMIT $8`
 }
@@ -186,10 +188,11 @@ export const stats = (schema: string): string => {
 }
 
 /**
- * Retention: up to `$2` finished messages idle for `$1` seconds, oldest first (outbox_finished), deleted with
- * their delivery log. OFFSET 0 keeps the check for recent attempts a probe per message (as an anti-join the
- * planner may hash the whole log); the deletes take the ids as an array, so each reads its table's key. A keyed
- * message still waiting for its turn at an endpoint (ordered_deliveries) is kept, however long its key's head fails.
+ * Retention: up to `$2` finished messages idle for `$1` seconds, oldest first (outbox_finished), deleted. Their
+ * delivery log goes with its days (migration 0028: src/outbox/outbox-retention.ts), not row by row. OFFSET 0 keeps
+ * the check for recent attempts a probe per message in the days since the cutoff (as an anti-join the planner may
+ * hash the whole log); the delete takes the ids as an array, so it reads the outbox's key. A keyed message still
+ * waiting for its turn at an endpoint (ordered_deliveries) is kept, however long its key's head fails.
  */
 export const deleteIdle = (schema: string): string => {
   const outbox = qualify(schema, 'outbox')
@@ -201,9 +204,8 @@ export const deleteIdle = (schema: string): string => {
         AND NOT EXISTS (SELECT 1 FROM ${deliveries} d WHERE d.message_id = o.id AND d.created_at >= ${cutoff} OFFSET 0)
         AND NOT EXISTS (SELECT 1 FROM ${qualify(schema, 'ordered_deliveries')} w WHERE w.message_id = o.id OFFSET 0)
       ORDER BY o.created_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED),
-    logged AS (DELETE FROM ${deliveries} d WHERE d.message_id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING 1),
     gone AS (DELETE FROM ${outbox} o WHERE o.id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING 1)
-    SELECT (SELECT count(*) FROM gone)::int AS messages, (SELECT count(*) FROM logged)::int AS deliveries`
+    SELECT count(*)::int AS messages FROM gone`
 }
 
 /*

@@ -14,7 +14,8 @@ import { openEventLog } from '../../src/event-log/open-event-log.js'
 import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-0123456789'
-const { redis, db } = journalFixture(t)
+// DEBUG SLEEP slows it (Redis 7 refuses DEBUG unless enabled): a Redis that is there but slow to answer.
+const { redis, db } = journalFixture(t, ['--enable-debug-command', 'yes'])
 
 async function seedFailed (prefix: string, count: number, provider = 'stripe'): Promise<void> {
   await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, received_at, status, attempts, error_class, last_error, job_id)
@@ -104,11 +105,14 @@ t.test('through the admin API (--url, ANVIL_ADMIN_TOKEN); a URL without the toke
   t.equal(wrong.stderr, 'anvil: missing or wrong admin token\n')
 })
 
-t.test('without a database: events list and replay --filter work on the dead letters; replay <id> is unchanged', async (t) => {
+t.test('without a database: events list (with Redis too busy to answer at first) and replay --filter work on the dead letters; replay <id> is unchanged', async (t) => {
   const queueName = 'cli-events-dead'
   const ids = await deadLetters(t, redis.url, queueName, 2)
   const env = { REDIS_URL: redis.url, ANVIL_QUEUE: queueName }
+  // Redis takes the connection but answers nothing for 5 s: a command that only reads waits, as the worker does.
+  const asleep = redis.command('DEBUG', 'SLEEP', '5')
   const list = await runCli(['events', 'list', '--status', 'dead', '--json'], { env })
+  await asleep
   t.equal(list.code, 0, list.stderr)
   t.same(list.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id).sort(), [...ids].sort())
   const one = await runCli(['replay', ids[0] as string], { env })

@@ -43,9 +43,9 @@ export function openQueue (url: string, name: string): Queue<WebhookJobData> {
  * A private redis-server and a migrated database of its own for one test file, both gone when it ends. Started
  * in `t.before` (test/helpers/before-all.ts): read them inside tests.
  */
-export function journalFixture (t: Test): { redis: TestRedis, db: TestDatabase } {
+export function journalFixture (t: Test, redisArgs: string[] = []): { redis: TestRedis, db: TestDatabase } {
   return {
-    redis: beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop()),
+    redis: beforeAll(t, async () => await TestRedis.start(redisArgs), async (redis) => await redis.stop()),
     db: beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
   }
 }
