@@ -5,7 +5,7 @@
 // Side by side: graphile-worker 0.17.3 on the same database (bench/graphile-side.mjs).
 // The PostgreSQL-native queue (`journal: { queue: 'postgres' }`, sides pgqueue and pgqueue-group): the same events queued
 // in anvil.webhook_event_queue before the clock starts, claimed with FOR UPDATE SKIP LOCKED; no Redis per event.
-// Usage: node bench/journal.mjs [--jobs 4000] [--rounds 3] [--sides journal,pgqueue,graphile] [--concurrency 16,50] [--group 25,5] [--replay 10000 | --skip-replay] [--quick]
+// Usage: node bench/journal.mjs [--jobs 4000] [--rounds 3] [--warmup 1] [--sides journal,pgqueue,graphile] [--concurrency 16,50] [--group 25,5] [--replay 10000 | --skip-replay] [--quick]
 import { randomUUID } from 'node:crypto'
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import pg from 'pg'
@@ -25,12 +25,15 @@ const values = benchArgs({
   replay: { type: 'string', default: '10000' },
   // Drains only: no bulk replay.
   'skip-replay': { type: 'boolean', default: false },
+  // Unmeasured rounds first (each side once, at each concurrency): the first drain of a process pays for its JIT and connections.
+  warmup: { type: 'string', default: '1' },
   // A subset of the sides, e.g. to profile one: node --cpu-prof bench/journal.mjs --sides journal
   sides: { type: 'string', default: 'off,effect,rows,journal,async,group,pgqueue,pgqueue-group,graphile,graphile-batched' }
 })
 const sides = values.sides.split(',')
 const jobs = values.quick ? 200 : Number(values.jobs)
 const runs = values.quick ? 1 : Number(values.rounds ?? values.runs)
+const warmup = values.quick ? 0 : Number(values.warmup)
 const replayCount = values['skip-replay'] ? 0 : values.quick ? 500 : Number(values.replay)
 if (values.rounds !== undefined && !(Number.isInteger(Number(values.rounds)) && Number(values.rounds) > 0)) throw new Error(`--rounds takes a positive whole number, got ${values.rounds}`)
 const concurrencies = values.concurrency.split(',').map(Number)
@@ -210,17 +213,21 @@ const SIDE_NOTES = {
 }
 /** The ratios the issue sets targets for: [a, b, target of a / b]. */
 const PAIRS = [['journal', 'effect', 0.7], ['group', 'effect', 2], ['journal', 'graphile', 1], ['group', 'graphile-batched', 1],
-  ['pgqueue', 'journal', 1], ['pgqueue', 'graphile', 1], ['pgqueue-group', 'group', 1], ['pgqueue-group', 'graphile-batched', 1]]
+  ['pgqueue', 'journal', 1], ['pgqueue', 'graphile', 1], ['pgqueue-group', 'group', 1], ['pgqueue-group', 'graphile-batched', 1], ['pgqueue-group', 'effect', 1]]
 const rows = []
 let replayRate
 try {
   for (const concurrency of concurrencies) {
     const rates = Object.fromEntries(sides.map((side) => [side, []]))
     const cpu = Object.fromEntries(sides.map((side) => [side, []]))
-    for (let run = 0; run < runs; run++) {
+    for (let run = -warmup; run < runs; run++) {
       for (const side of run % 2 === 0 ? sides : [...sides].reverse()) {
         await fill(side)
         const result = await drain(side, concurrency)
+        if (run < 0) {
+          console.error(`journal: c${concurrency} ${side}: warm-up, ${Math.round(result.rate)} jobs/s (not counted)`)
+          continue
+        }
         rates[side].push(result.rate)
         cpu[side].push(result.cpu)
         console.error(`journal: c${concurrency} ${side}: ${Math.round(result.rate)} jobs/s; CPU µs/job node ${Math.round(result.cpu.node)}, redis ${Math.round(result.cpu.redis)}, postgres ${Math.round(result.cpu.pg)} (+ background ${Math.round(result.cpu.pgBackground)})`)
