@@ -2,7 +2,8 @@
 -- first and each page keeps room, so the claim is a HOT update on the same page, whose WAL record holds only the
 -- bytes between the unchanged head and the unchanged tail (about 30 bytes instead of the whole 1-2 KB row).
 -- The table holds only the events in flight: the room costs little. Rows are copied forward.
-CREATE TABLE {{schema}}.webhook_event_queue_0024 (
+ALTER TABLE {{schema}}.webhook_event_queue RENAME TO webhook_event_queue_unleased;
+CREATE TABLE {{schema}}.webhook_event_queue (
   -- When the next attempt may start; a claim leases the row until locked_until (a worker that dies loses it).
   run_at timestamptz NOT NULL DEFAULT now(),
   locked_until timestamptz,
@@ -27,13 +28,12 @@ CREATE TABLE {{schema}}.webhook_event_queue_0024 (
   replay_of text,
   payload bytea COMPRESSION lz4 NOT NULL
 ) WITH (fillfactor = 40);
-INSERT INTO {{schema}}.webhook_event_queue_0024 (run_at, locked_until, attempts_made, attempts_started, job_id, dedupe_key, event_id,
+INSERT INTO {{schema}}.webhook_event_queue (run_at, locked_until, attempts_made, attempts_started, job_id, dedupe_key, event_id,
     received_at, source, provider, event_type, provider_event_id, content_type, headers, signature, request_id, retry_schedule, replay_of, payload)
   SELECT run_at, locked_until, attempts_made, attempts_started, job_id, dedupe_key, event_id,
     received_at, source, provider, event_type, provider_event_id, content_type, headers, signature, request_id, retry_schedule, replay_of, payload
-  FROM {{schema}}.webhook_event_queue;
-DROP TABLE {{schema}}.webhook_event_queue;
-ALTER TABLE {{schema}}.webhook_event_queue_0024 RENAME TO webhook_event_queue;
+  FROM {{schema}}.webhook_event_queue_unleased;
+DROP TABLE {{schema}}.webhook_event_queue_unleased;
 ALTER TABLE {{schema}}.webhook_event_queue ADD CONSTRAINT webhook_event_queue_pkey PRIMARY KEY (job_id);
 CREATE UNIQUE INDEX webhook_event_queue_dedupe_key ON {{schema}}.webhook_event_queue (dedupe_key);
 -- The claim: the rows due, oldest first.
