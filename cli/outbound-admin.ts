@@ -22,6 +22,8 @@ export function outboundAdminFeature (context: {
       ...(encryptionKey === undefined ? {} : { encryptionKey })
     })
     admin.addHook('onClose', async () => await outbound.close())
+    // The admin API's erasure routes take their outgoing side from here: this outbound is not anvilAdmin's option.
+    if (admin.hasDecorator('anvilErasure')) admin.anvilErasure.outbound = outbound
     await admin.register(outboundAdminRoutes(outbound))
   }
 }

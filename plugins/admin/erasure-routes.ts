@@ -15,8 +15,8 @@ import { Tenant } from '../../src/endpoints/endpoint-schemas.js'
 import { errors } from '../../src/shared/errors.js'
 import { PageOf, PageQuery } from './outbound-schemas.js'
 
-/** What feature route sets add to erasure: the journal its side. */
-export interface ErasureRegistry { journal?: JournalErasure }
+/** What feature route sets add to erasure: the journal its side, `anvil serve`'s outgoing-webhook feature its outbound. */
+export interface ErasureRegistry { journal?: JournalErasure, outbound?: Outbound }
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,12 +34,12 @@ const actorOf = (request: FastifyRequest): string => {
 
 export function erasureRoutes (registry: ErasureRegistry, outbound: Outbound | undefined): FastifyPluginAsync {
   return async function erasure (admin: FastifyInstance) {
-    const outboundAudit = outbound === undefined ? undefined : createErasureAudit(outboundInternals(outbound).database)
-    /** The audit lives with the outgoing webhooks' database, else with the journal's. */
+    /** The audit lives with the outgoing webhooks' database, else with the journal's (read per request: see ErasureRegistry). */
     const erasers = (): Erasers => {
-      const audit: ErasureAuditLog | undefined = outboundAudit ?? registry.journal?.audit
+      const out = outbound ?? registry.outbound
+      const audit: ErasureAuditLog | undefined = (out === undefined ? undefined : createErasureAudit(outboundInternals(out).database)) ?? registry.journal?.audit
       if (audit === undefined) throw new errors.NOT_FOUND('erasure needs a database: the outgoing webhooks\' or the journal\'s')
-      return { audit, ...(outbound === undefined ? {} : { outbound: outbound.erasure }), ...(registry.journal === undefined ? {} : { journal: registry.journal }) }
+      return { audit, ...(out === undefined ? {} : { outbound: out.erasure }), ...(registry.journal === undefined ? {} : { journal: registry.journal }) }
     }
 
     admin.delete<{ Params: { subject: string } }>('/subjects/:subject', {

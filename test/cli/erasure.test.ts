@@ -1,12 +1,13 @@
 /**
  * `anvil subjects erase` and `anvil tenants delete` straight to PostgreSQL and Redis: messages of two subjects and
  * two tenants, dispatched (their delivery jobs wait in Redis: no worker runs). Without --yes nothing goes; with it the
- * counts are printed, the rows and jobs are gone, the audit says `cli`; a second run prints zeros and exits 0.
+ * counts are printed, the rows and jobs are gone, the audit says `cli`; a second run prints zeros and exits 0. Through
+ * `anvil serve`'s admin API (--url) the same, audited as the admin token.
  */
 import t from 'tap'
 import { createOutbound } from '../../src/outbox/outbound.js'
-import { subjectTarget } from '../../src/erasure/erasure-audit.js'
-import { runCli } from '../helpers/cli.js'
+import { adminTokenActor, subjectTarget } from '../../src/erasure/erasure-audit.js'
+import { runCli, startCli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
@@ -64,4 +65,26 @@ t.test('a subject erased and a tenant removed through the CLI: --yes required, c
 
   t.same((await db.query<{ action: string, actor: string }>('SELECT action, actor FROM anvil.erasure_audit ORDER BY at, id')).map((row) => `${row.action} ${row.actor}`),
     ['subject cli', 'subject cli', 'tenant cli', 'tenant cli'], 'each run audited, as cli')
+})
+
+t.test('through the admin API (--url): the server erases, and audits the token, not cli', async (t) => {
+  const token = 'admin-token-for-cli-erasure'
+  const serve = startCli(t, ['serve'], { env: { ...env, WEBHOOK_SECRET: 'whsec_cli_erasure_0123456789', ANVIL_ADMIN_TOKEN: token, HOST: '127.0.0.1', PORT: '0' } })
+  const url = `http://127.0.0.1:${await serve.listeningPort('anvil serve: listening')}/admin`
+  const carol = (await outbound.publish({ type: 'user.updated', data: { name: 'carol' }, tenant: 'globex', subject: 'user_carol' })).messageId
+  await outbound.dispatcher.dispatchOnce()
+  const api = { ...env, ANVIL_ADMIN_TOKEN: token }
+  const refused = await runCli(['subjects', 'erase', 'user_carol', '--url', url], { env: api })
+  t.equal(refused.code, 1)
+  t.equal(await rows('SELECT 1 FROM anvil.outbox WHERE id = $1', [carol]), 1, 'nothing erased without --yes')
+  const erased = await runCli(['subjects', 'erase', 'user_carol', '--yes', '--url', url], { env: api })
+  t.equal(erased.code, 0, erased.stderr)
+  t.match(json(erased.stdout), { subject: 'user_carol', messages: 1, jobs: 1, audit: { action: 'subject', actor: adminTokenActor(token) } })
+  t.equal(await rows('SELECT 1 FROM anvil.outbox WHERE id = $1', [carol]), 0)
+  t.equal(await jobs([carol]), 0)
+  const removed = await runCli(['tenants', 'delete', 'globex', '--yes', '--url', url], { env: api })
+  t.equal(removed.code, 0, removed.stderr)
+  t.match(json(removed.stdout), { tenant: 'globex', endpoints: 1, audit: { action: 'tenant', actor: adminTokenActor(token) } })
+  t.equal(await rows("SELECT 1 FROM anvil.endpoints WHERE tenant = 'globex'"), 0)
+  t.equal(await serve.stop(), 0)
 })
