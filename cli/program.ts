@@ -5,7 +5,7 @@
  */
 import { Command } from 'commander'
 import { loadDevConfig, loadServeConfig, loadWorkerConfig } from './config/load-config.js'
-import { loadEventTypesConfig, loadJournalConfig, loadMessagesConfig, loadMigrateConfig, loadReplayConfig } from './config/load-database-config.js'
+import { loadErasureConfig, loadEventTypesConfig, loadJournalConfig, loadMessagesConfig, loadMigrateConfig, loadReplayConfig } from './config/load-database-config.js'
 import {
   DEV_DEFAULTS, addDeadLetterRetentionOptions, addForwardOptions, addIngressOptions, addObservabilityOptions, addRetentionOptions,
   SETTING_GROUPS, addSettings, addSharedOptions, addStallOptions, addWorkerHttpOptions, addWorkerOptions, givenFlags
@@ -142,6 +142,25 @@ export function createProgram (version: string): Command {
       const { portalRevoke } = await import('./portal.js')
       await portalRevoke(config, flags.tenant)
     })
+
+  // Erasure: `subjects erase <subject>` and `tenants delete <tenant>`, destructive, so each asks for --yes.
+  const ERASURES = [
+    { group: 'subjects', about: 'Data subjects of outgoing messages and journal events', verb: 'erase', key: 'subject', example: 'the data subject, e.g. user_123',
+      description: 'Erase a subject: its messages (with their jobs and delivery log bodies) and its journal events' },
+    { group: 'tenants', about: 'Tenants of outgoing webhooks', verb: 'delete', key: 'tenant', example: 'the tenant',
+      description: 'Remove a tenant: its endpoints, messages, delivery log, jobs and portal access' }
+  ] as const
+  for (const { group, about, verb, key, example, description } of ERASURES) {
+    addSettings(addSharedOptions(program.command(group).description(`${about} (ANVIL_DATABASE_URL, or the admin API with --url)`).command(verb)), SETTING_GROUPS.journal)
+      .description(`${description}; prints the counts as JSON, audited`)
+      .argument(`<${key}>`, example)
+      .option('--yes', `${verb} for good (without it: nothing is erased, exit 1)`)
+      .action(async (value: string, flags: { yes?: boolean }, command: Command) => {
+        const config = loadErasureConfig(process.env, givenFlags(command))
+        const { erase } = await import('./erasure.js')
+        if (!await erase(config, key === 'subject' ? { subject: value } : { tenant: value }, flags.yes === true)) process.exitCode = 1
+      })
+  }
 
   program.command('send')
     .description('Sign a webhook as the provider does and POST it; one JSON line per answer (secret: env ANVIL_SEND_SECRET)')

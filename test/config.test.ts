@@ -7,7 +7,7 @@ import {
 import { isAnvilError } from '../src/shared/errors.js'
 import { loadJournalConfig, loadMigrateConfig, loadReplayConfig } from '../cli/config/load-database-config.js'
 import {
-  DEV_SECRET, loadDevConfig, loadServeConfig, loadWorkerConfig, portalPage, type Env, type Flags
+  DEV_SECRET, journalOptionsOf, loadDevConfig, loadServeConfig, loadWorkerConfig, portalPage, type Env, type Flags
 } from '../cli/config/load-config.js'
 import { resolveIngressOptions } from '../src/inbound/ingress-options.js'
 import { DEFAULT_CONCURRENCY, DEFAULT_RETENTION, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../src/shared/constants.js'
@@ -167,6 +167,11 @@ t.test('rows an option nests are read under its names, only those set; a command
     "a bare server URL is mapped by its row to the admin API's base")
   t.same(loadWorkerConfig({ ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_JOURNAL_GROUP_COMMIT: '8,2' }).journal,
     { databaseUrl: 'postgres://db/anvil', groupCommit: { maxEvents: 8, maxWaitMs: 2 } })
+  const tagged = loadWorkerConfig({ ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_JOURNAL_SUBJECT_PATH: 'data.object.customer' }).journal
+  t.equal(tagged === undefined ? undefined : journalOptionsOf(tagged).subjectPath, 'data.object.customer',
+    "ANVIL_JOURNAL_SUBJECT_PATH is the journal's subjectPath")
+  t.match(problem(() => loadWorkerConfig({ ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_JOURNAL_SUBJECT_PATH: 'data..customer' })),
+    /^Invalid configuration: ANVIL_JOURNAL_SUBJECT_PATH must be a dotted path such as data\.object\.customer \(got /, 'checked as the worker option is')
   t.equal(readGroup(['host'], {}, {}).host, '0.0.0.0', "the row's fallback")
   t.equal(readGroup(['host'], {}, {}, DEV_DEFAULTS).host, '127.0.0.1', "anvil dev's, as its --help shows it")
   t.equal(readGroup(['host'], { HOST: '::' }, {}, DEV_DEFAULTS).host, '::', 'a value set wins')

@@ -45,7 +45,8 @@ export function journalOptionsOf (journal: NonNullable<WorkerConfig['journal']>)
   return {
     database: journal.databaseUrl, schema: journal.dbSchema, retentionDays: journal.retentionDays,
     ...(journal.groupCommit === undefined ? {} : { groupCommit: journal.groupCommit satisfies GroupCommitOptions }),
-    ...(journal.queue === undefined ? {} : { queue: journal.queue })
+    ...(journal.queue === undefined ? {} : { queue: journal.queue }),
+    ...(journal.subjectPath === undefined ? {} : { subjectPath: journal.subjectPath })
   }
 }
 

@@ -73,3 +73,8 @@ export function loadMessagesConfig (env: Env, flags: Flags = {}): MessagesCliCon
 export function loadEventTypesConfig (env: Env, flags: Flags = {}): AdminOrDatabaseConfig {
   return adminOrDatabase(loadJournalConfig(env, flags), 'the catalog is in PostgreSQL (the admin API lists the types defined in code too)')
 }
+
+/** `anvil subjects erase` and `anvil tenants delete`: the admin API, else the outbox and the journal in PostgreSQL with their Redis. */
+export function loadErasureConfig (env: Env, flags: Flags = {}): AdminOrDatabaseConfig {
+  return adminOrDatabase(loadJournalConfig(env, flags), 'erasure works on the outbox and the journal in PostgreSQL')
+}

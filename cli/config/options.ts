@@ -36,7 +36,7 @@ export const SETTING_GROUPS = {
   /** `events` and `replay`: the admin API (ANVIL_ADMIN_URL with ANVIL_ADMIN_TOKEN), else Redis and PostgreSQL directly. */
   journal: ['adminUrl', 'databaseUrl', 'dbSchema', 'journalQueue'],
   /** `worker` and `dev`: with ANVIL_DATABASE_URL, the event journal (`NESTED.journal`)… */
-  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit', 'journalQueue'],
+  workerJournal: ['databaseUrl', 'dbSchema', 'journalRetentionDays', 'journalGroupCommit', 'journalQueue', 'journalSubjectPath'],
   /** …and the outbox dispatched and outgoing webhooks delivered: counted only with the database. */
   workerOutbound: ['outboundRetentionDays', 'outboxMaxAttempts', 'outboxRetryBaseMs', 'outboundRetrySchedule', 'encryptionKey'],
   /** `worker` and `dev`: where operational events link to, for the operator and for a tenant. */
@@ -59,7 +59,7 @@ export const NESTED = {
   /** `serve`: `anvilAdmin`'s `portal` options. */
   portal: { publicUrl: 'portalPublicUrl', frameAncestors: 'portalFrameAncestors', theme: 'portalTheme', limits: 'portalLimits' },
   /** `worker` and `dev`: the event journal, on with a database. */
-  journal: { databaseUrl: 'databaseUrl', dbSchema: 'dbSchema', retentionDays: 'journalRetentionDays', groupCommit: 'journalGroupCommit', queue: 'journalQueue' },
+  journal: { databaseUrl: 'databaseUrl', dbSchema: 'dbSchema', retentionDays: 'journalRetentionDays', groupCommit: 'journalGroupCommit', queue: 'journalQueue', subjectPath: 'journalSubjectPath' },
   /** `events`, `replay`, `messages`, `event-types` and `portal`: the admin API to talk to (its base URL) and its token. */
   adminApi: { url: 'adminUrl', token: 'adminToken' }
 } as const satisfies Record<string, Readonly<Record<string, SettingKey>>>

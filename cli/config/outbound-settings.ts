@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox'
 import { redactUrl } from '../../src/redis/connect.js'
 import { databaseUrlProblem } from '../../src/db/database-url.js'
 import { ConsoleUrl, MAX_RETRY_STEP_MS, RetrySchedule, SCHEMA_NAME_RULE, SchemaName, Whole } from '../../src/shared/schemas.js'
-import { DEFAULT_JOURNAL_RETENTION_DAYS, GroupCommitSchema, JournalOptionsSchema, JournalQueueSchema } from '../../src/journal/journal-options.js'
+import { DEFAULT_JOURNAL_RETENTION_DAYS, GroupCommitSchema, JournalOptionsSchema, JournalQueueSchema, SubjectPath } from '../../src/journal/journal-options.js'
 import { netsProblem } from '../../src/send/cidr.js'
 import { DEFAULT_DISPATCH_RETRY, DEFAULT_OUTBOX_RETENTION_DAYS, DispatchOptionsSchema, OutboundOptionsSchema } from '../../src/outbox/outbound-options.js'
 import { STANDARD_WEBHOOKS_SCHEDULE_MS } from '../../src/delivery/delivery-schedule.js'
@@ -71,6 +71,11 @@ export const OUTBOUND_SETTINGS = {
       const [events, ms, ...rest] = raw.split(',').map(toInteger)
       return rest.length > 0 ? raw : { maxEvents: events, maxWaitMs: ms }
     }
+  }),
+  journalSubjectPath: define({
+    env: 'ANVIL_JOURNAL_SUBJECT_PATH', key: 'journalSubjectPath', flag: '--journal-subject-path', value: '<path>',
+    description: "with ANVIL_DATABASE_URL: a dotted path into each event's JSON body (data.object.customer) whose value tags the event with a data subject, which anvil subjects erase erases; unset: none",
+    expected: 'a dotted path such as data.object.customer', schema: SubjectPath()
   }),
   outboundAllowNets: define({
     env: 'ANVIL_OUTBOUND_ALLOW_NETS', key: 'outboundAllowNets', flag: '--outbound-allow-nets', value: '<cidrs>',

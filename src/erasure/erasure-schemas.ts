@@ -45,7 +45,7 @@ export const ErasureAuditSchema = Type.Object({
   id: Type.String(),
   action: Type.Union([Type.Literal('subject'), Type.Literal('tenant')]),
   target: Type.String(),
-  /** `admin:<first 12 hex of the admin token's SHA-256>`, or `console` (a console session). */
+  /** `admin:<first 12 hex of the admin token's SHA-256>`, `console` (a console session) or `cli` (the CLI on the database). */
   actor: Type.String(),
   at: Type.String({ format: 'date-time' }),
   counts: Type.Record(Type.String(), Type.Integer())

@@ -176,7 +176,8 @@ The service name stays the CLI's default (anvil-serve, anvil-worker) unless trac
   (list "ANVIL_RETENTION_FAILED_AGE_SECONDS" $r.failedAgeSeconds)
   (list "ANVIL_RETENTION_DEAD_AGE_SECONDS" $r.deadAgeSeconds)
   (list "ANVIL_LOCK_DURATION_MS" .Values.worker.lockDurationMs)
-  (list "ANVIL_STALLED_INTERVAL_MS" .Values.worker.stalledIntervalMs)) -}}
+  (list "ANVIL_STALLED_INTERVAL_MS" .Values.worker.stalledIntervalMs)
+  (list "ANVIL_JOURNAL_SUBJECT_PATH" .Values.worker.journalSubjectPath)) -}}
 {{- end -}}
 
 {{/* Probes on the health routes; the named port "http" is the process's PORT. */}}
