@@ -403,6 +403,10 @@ t.test('database and admin API from existing Secrets: the admin port on the Serv
   t.equal(envOf(server).ANVIL_PORTAL_LIMITS.value, 'endpointsPerTenant=100,testEventsPerMinute=20', 'admin.portalLimits as the CLI takes them')
   t.match((await import('../../cli/config/load-config.js')).loadServeConfig({ WEBHOOK_SECRET: 'whsec_chart_env_0123456', ANVIL_PORTAL_LIMITS: envOf(server).ANVIL_PORTAL_LIMITS.value }).portal, { limits: { endpointsPerTenant: 100, testEventsPerMinute: 20 } })
   t.equal(envOf(worker).ANVIL_ADMIN_TOKEN, undefined, 'the worker serves no admin API')
+  t.equal(envOf(worker).ANVIL_JOURNAL_SUBJECT_PATH.value, 'data.object.customer', 'worker.journalSubjectPath as ANVIL_JOURNAL_SUBJECT_PATH')
+  t.equal((await import('../../cli/config/load-config.js')).loadWorkerConfig({ ANVIL_DATABASE_URL: 'postgres://db/anvil', ANVIL_JOURNAL_SUBJECT_PATH: envOf(worker).ANVIL_JOURNAL_SUBJECT_PATH.value }).journal?.subjectPath,
+    'data.object.customer', 'as anvil worker takes it')
+  t.equal(envOf(server).ANVIL_JOURNAL_SUBJECT_PATH, undefined, 'the server writes no journal rows: not there')
   for (const workload of [server, worker]) {
     t.same(envOf(workload).ANVIL_ENCRYPTION_KEY.valueFrom, { secretKeyRef: { name: 'anvil-encryption', key: 'encryption-key' } }, `${String(workload.metadata.name)}: the encryption key from its Secret`)
   }
