@@ -7,7 +7,9 @@
 import t from 'tap'
 import { createOutbound } from '../../src/outbox/outbound.js'
 import { adminTokenActor, subjectTarget } from '../../src/erasure/erasure-audit.js'
-import { runCli, startCli } from '../helpers/cli.js'
+import { ROOT, runCli, startCli } from '../helpers/cli.js'
+import { addJob, jobData, openQueue } from '../helpers/journal.js'
+import { eventually } from '../helpers/eventually.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
@@ -87,4 +89,23 @@ t.test('through the admin API (--url): the server erases, and audits the token, 
   t.match(json(removed.stdout), { tenant: 'globex', endpoints: 1, audit: { action: 'tenant', actor: adminTokenActor(token) } })
   t.equal(await rows("SELECT 1 FROM anvil.endpoints WHERE tenant = 'globex'"), 0)
   t.equal(await serve.stop(), 0)
+})
+
+t.test('anvil worker tags journal events by ANVIL_JOURNAL_SUBJECT_PATH; anvil subjects erase deletes them', async (t) => {
+  const queueName = 'cli-erasure'
+  const worker = startCli(t, ['worker', '--handler', 'examples/handler.js'], {
+    cwd: ROOT, env: { ...env, ANVIL_QUEUE: queueName, ANVIL_JOURNAL_SUBJECT_PATH: 'data.object.customer', HOST: '127.0.0.1', PORT: '0' }
+  })
+  await worker.log('anvil worker: started')
+  const queue = openQueue(redis.url, queueName)
+  t.teardown(async () => await queue.close())
+  await addJob(queue, jobData({ body: { id: 'evt_dave', type: 'invoice.paid', data: { object: { customer: 'cus_dave' } } } }))
+  await addJob(queue, jobData({ body: { id: 'evt_erin', type: 'invoice.paid', data: { object: { customer: 'cus_erin' } } } }))
+  await eventually('both events journaled with their subject', async () => (await db.query('SELECT 1 FROM anvil.webhook_events WHERE subject = ANY ($1)', [['cus_dave', 'cus_erin']])).length === 2)
+  const erased = await runCli(['subjects', 'erase', 'cus_dave', '--yes'], { env: { ...env, ANVIL_QUEUE: queueName } })
+  t.equal(erased.code, 0, erased.stderr)
+  t.match(json(erased.stdout), { subject: 'cus_dave', events: 1, messages: 0, audit: { actor: 'cli' } })
+  t.equal(await rows("SELECT 1 FROM anvil.webhook_events WHERE subject = 'cus_dave'"), 0, "dave's event is gone")
+  t.equal(await rows("SELECT 1 FROM anvil.webhook_events WHERE subject = 'cus_erin'"), 1, "erin's stays")
+  t.equal(await worker.stop(), 0)
 })
