@@ -150,6 +150,9 @@ t.test('endpoints: an endpoint that failed, once fixed, is recovered since a tim
   // No reload: the attempts are read again until the re-sent ones are in.
   const attempts = page.getByRole('region', { name: 'Delivery attempts' })
   await attempts.locator('caption', { hasText: /^6 deliveries$/ }).waitFor()
+  // A re-sent attempt's row shows as soon as it starts; the page reads it again until its answer is in.
+  const recovered = async (): Promise<string[]> => (await attempts.getByTestId('delivery').allInnerTexts()).filter((row) => /success\s+200\s+Recovered\s/.test(row))
+  await eventually('both re-sent attempts shown answered', async () => (await recovered()).length >= 2)
   const rows = await attempts.getByTestId('delivery').allInnerTexts()
   t.equal(rows.length, 6, 'four failures, then two successes')
   t.equal(rows.filter((row) => /success\s+200\s+Recovered\s/.test(row)).length, 2, 'both messages delivered, shown as recovered')

@@ -50,5 +50,5 @@ t.test('npm run screenshots runs every test that takes a picture', async (t) => 
   const files = ['test/console/visual.test.ts', 'test/portal/visual.test.ts', ...Object.values(OTHER_SHOTS)]
   for (const file of files) t.ok(script.includes(`'${file}'`), `it runs ${file}`)
   for (const [name, file] of Object.entries(OTHER_SHOTS)) t.ok(read(file).includes(`docsShot(`) && read(file).includes(`'${name}'`), `${file} takes ${name}`)
-  for (const file of files.slice(0, 2)) t.match(read(file), /docsShot\(page, (shown|entry)\.name\)/, `${file} takes each of its pages`)
+  for (const file of files.slice(0, 2)) t.match(read(file), /docsShot\(page, (shown|entry)\.name\)|checkPages\(t, page, /, `${file} takes each of its pages`)
 })
