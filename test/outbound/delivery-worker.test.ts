@@ -22,14 +22,16 @@ import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const database = beforeAll(t, async () => await TestDatabase.create(), async (database) => await database.drop())
+/** One migrated schema for the file; each setup empties it (the tests run one after another). */
+const stores = beforeAll(t, async () => await PgDeliveryStore.create(database))
 const newSecret = (): string => 'whsec_' + randomBytes(32).toString('base64')
 let queueCount = 0
 
 interface Setup { queue: Queue<OutboundJobData>, events: QueueEvents, worker: DeliveryWorker, store: PgDeliveryStore, queueName: string }
 
-/** A delivery worker on a queue of its own, its store in PostgreSQL (`store`) or, as in forward mode, a bare `DeliveryStore`. */
+/** A delivery worker on a queue of its own, its store in PostgreSQL (`store`, the file's schema emptied) or, as in forward mode, a bare `DeliveryStore`. */
 async function setup (t: Test, options: Partial<DeliveryWorkerOptions> = {}, bare?: DeliveryStore): Promise<Setup> {
-  const store = await PgDeliveryStore.create(database)
+  const store = await stores.fresh()
   const queueName = `out${++queueCount}`
   const connection = { url: redis.url, maxRetriesPerRequest: null }
   const queue = new Queue<OutboundJobData>(queueName, { connection, prefix: '{t}' })
@@ -95,14 +97,14 @@ t.test('failures retry on the schedule, in order, until success; the last attemp
     return delay
   }
   await s.store.add('ep_a', [newSecret()])
-  const job = await deliver(s, receiver, 'msg_retry', 'ep_a', [200, 400, 800])
+  const job = await deliver(s, receiver, 'msg_retry', 'ep_a', [20, 40, 80])
   t.equal(await finished(s, job), 'completed')
   const attempts = await s.store.attempts('ep_a')
   t.same(attempts.map((a) => [a.attempt, a.httpStatus, a.success]), [[1, 503, false], [2, 503, false], [3, 200, true]])
-  t.same(asked, [{ job: job.id, delay: 200 }, { job: job.id, delay: 400 }], 'each retry delayed by its step of the schedule')
+  t.same(asked, [{ job: job.id, delay: 20 }, { job: job.id, delay: 40 }], 'each retry delayed by its step of the schedule')
 
   await s.store.add('ep_b', [newSecret()])
-  const doomed = await deliver(s, receiver, 'msg_doomed', 'ep_b', [200], '/always-down')
+  const doomed = await deliver(s, receiver, 'msg_doomed', 'ep_b', [20], '/always-down')
   t.equal(await finished(s, doomed), 'failed')
   t.same((await s.store.attempts('ep_b')).map((a) => [a.attempt, a.errorClass]), [[1, 'http_5xx'], [2, 'http_5xx']])
   const failed = await s.queue.getJob(doomed.id as string)
@@ -175,7 +177,7 @@ t.test("429 with Retry-After waits what the receiver asked", async (t) => {
 t.test('a hanging receiver times out; an address not allowlisted is refused', async (t) => {
   const receiver = await startReceiver(() => {})
   t.teardown(() => receiver.close())
-  const s = await setup(t, { timeoutMs: 300 })
+  const s = await setup(t, { timeoutMs: 100 })
   await s.store.add('ep_a', [newSecret()])
   t.equal(await finished(s, await deliver(s, receiver, 'msg_hang')), 'failed')
   t.match(await s.store.attempts('ep_a'), [{ errorClass: 'timeout', success: false }])
@@ -276,7 +278,7 @@ t.test('without a delivery log, attempts go to the job log', async (t) => {
 })
 
 t.test('options are checked', async (t) => {
-  const base = { redis: redis.url, store: (await PgDeliveryStore.create(database)).store }
+  const base = { redis: redis.url, store: stores.store }
   t.throws(() => createDeliveryWorker({ ...base, timeoutMs: 0 }), /timeoutMs/)
   t.throws(() => createDeliveryWorker({ ...base, allowNets: '10.0.0.0/99' }), /allowNets: .*prefix length/)
   t.throws(() => createDeliveryWorker({ ...base, store: {} as DeliveryStore }), /store: must have a loadSecrets/)
