@@ -122,12 +122,14 @@ export function createOutbound (options: OutboundOptions): Outbound {
   }
   // The delivery queue is this database's deployment's: nothing is added to another deployment's (src/queue/deployment.ts).
   let claim: Promise<void> | undefined
+  let claimHeld = false
   async function claimQueue (client?: pg.ClientBase): Promise<void> {
     claim ??= (async () => await claimOrRefuse(connection.client, {
       prefix, queues: [queue.name], deployment: await deploymentIdOf(database, client), redisLabel: redisLabel(options.redis ?? DEFAULT_REDIS_URL)
     }))()
     // Only a claim that held is kept: a refusal or an outage is asked again next time.
     await claim.catch((err: unknown) => { claim = undefined; throw err })
+    claimHeld = true
   }
   const schedule = resolveSchedule(options.retrySchedule)
   const addJobs = createFanOut(database, queue, {
@@ -150,7 +152,9 @@ export function createOutbound (options: OutboundOptions): Outbound {
   }, logger, gate, createOrdering(database, fanOut, store.releaseOrdered, logger))
   // Refused at start, as the CLI refuses, when another deployment owns the queue.
   // A connection still opening is waited for a while; with Redis away the start goes on, and the first fan-out claims.
+  // Once the claim held there is nothing to wait for: a pass waits for Redis itself, up to one poll.
   const claimUnlessAway = async (): Promise<void> => {
+    if (claimHeld) return
     if (!await gate.untilReady(CLAIM_WAIT_MS)) return
     await claimQueue().catch((err: unknown) => { if (!gate.outage(err)) throw err })
   }

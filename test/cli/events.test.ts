@@ -6,7 +6,7 @@
 import t from 'tap'
 import Fastify from 'fastify'
 
-import { deadLetters, runCli, startCli } from '../helpers/cli.js'
+import { deadLetters, runCli, runCliOnStoppedRedis, startCli } from '../helpers/cli.js'
 import { addJob, jobData, openQueue, journalFixture } from '../helpers/journal.js'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../../plugins/journal/admin-routes.js'
@@ -14,8 +14,7 @@ import { openEventLog } from '../../src/event-log/open-event-log.js'
 import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-0123456789'
-// DEBUG SLEEP slows it (Redis 7 refuses DEBUG unless enabled): a Redis that is there but slow to answer.
-const { redis, db } = journalFixture(t, ['--enable-debug-command', 'yes'])
+const { redis, db } = journalFixture(t)
 
 async function seedFailed (prefix: string, count: number, provider = 'stripe'): Promise<void> {
   await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, received_at, status, attempts, error_class, last_error, job_id)
@@ -109,10 +108,8 @@ t.test('without a database: events list (with Redis too busy to answer at first)
   const queueName = 'cli-events-dead'
   const ids = await deadLetters(t, redis.url, queueName, 2)
   const env = { REDIS_URL: redis.url, ANVIL_QUEUE: queueName }
-  // Redis takes the connection but answers nothing for 5 s: a command that only reads waits, as the worker does.
-  const asleep = redis.command('DEBUG', 'SLEEP', '5')
-  const list = await runCli(['events', 'list', '--status', 'dead', '--json'], { env })
-  await asleep
+  // Redis takes the connection but answers nothing until the command waits on it: one that only reads waits, as the worker does.
+  const list = await runCliOnStoppedRedis(redis, ['events', 'list', '--status', 'dead', '--json'], { env })
   t.equal(list.code, 0, list.stderr)
   t.same(list.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id).sort(), [...ids].sort())
   const one = await runCli(['replay', ids[0] as string], { env })

@@ -71,11 +71,7 @@ t.test('serve + worker, no handler: a signed Stripe event reaches the service, s
   t.equal(await serve.stop('SIGTERM'), 0)
 })
 
-t.test('worker with neither --handler nor a forwarding source: exit 1, one clear line', async (t) => {
-  const result = await runCli(['worker'], { env: { REDIS_URL: redis.url } })
-  t.equal(result.code, 1)
-  t.match(result.stderr, /anvil worker needs --handler, a sources file \(ANVIL_CONFIG\) whose sources forward, or ANVIL_DATABASE_URL/)
-})
+// `anvil worker` with neither --handler, a forwarding source nor a database: test/cli/config.test.ts ('worker without --handler').
 
 t.test('a bad allowlist or forward is refused before anything starts', async (t) => {
   const nets = await runCli(['worker'], { env: { REDIS_URL: redis.url, ANVIL_OUTBOUND_ALLOW_NETS: '10.0.0.0/40' } })

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { createOutbound, outboundInternals } from '../../src/outbox/outbound.js'
 
-import { runCli, startCli } from '../helpers/cli.js'
+import { runCli, runCliOnStoppedRedis, startCli } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll, beforeStep } from '../helpers/before-all.js'
@@ -14,8 +14,7 @@ import { startReceiver } from '../helpers/receiver.js'
 import { eventually } from '../helpers/eventually.js'
 
 const TOKEN = 'admin-token-for-cli-messages'
-// DEBUG SLEEP slows it (Redis 7 refuses DEBUG unless enabled): a Redis that is there but slow to answer.
-const redis = beforeAll(t, async () => await TestRedis.start(['--enable-debug-command', 'yes']), async (redis) => await redis.stop())
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
 let failing = true
 const receiver = beforeAll(t, async () => await startReceiver((_req, res) => { res.statusCode = failing ? 500 : 204; res.end() }), async (receiver) => await receiver.close())
@@ -88,14 +87,12 @@ t.test('by filter, through the admin API: messages whose dispatch failed, a dry 
   t.equal(await serve.stop(), 0)
 })
 
-t.test('a dry run waits for a Redis too busy to answer (DEBUG SLEEP), as the worker does, instead of "queue unavailable"', async (t) => {
+t.test('a dry run waits for a Redis too busy to answer (stopped), as the worker does, instead of "queue unavailable"', async (t) => {
   failing = true
   const { messageId } = await outbound.publish({ type: 'order.paid', data: { n: 2 } })
   await eventually('outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoin…', async () => await outboundInternals(outbound).queue.getJobState(`${messageId}.${endpoint.id}`) === 'failed')
-  // Redis takes the connection but answers nothing for 5 s: the CLI's handshake and first command wait in that time.
-  const asleep = redis.command('DEBUG', 'SLEEP', '5')
-  const dry = await runCli(['messages', 'resend', messageId, '--dry-run'], { env })
-  await asleep
+  // Redis takes the connection but answers nothing until the CLI's handshake waits on it.
+  const dry = await runCliOnStoppedRedis(redis, ['messages', 'resend', messageId, '--dry-run'], { env })
   t.equal(dry.code, 0, dry.stderr)
   t.same(lines(dry.stdout), [{ messageId, status: 'dispatched', endpointIds: [endpoint.id], inFlight: [], delivered: [] }])
   t.match(dry.stderr, /would re-send 1 message, 1 delivery in all\n$/)

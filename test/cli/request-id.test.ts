@@ -38,63 +38,65 @@ async function startServe (t: Test, queueName: string): Promise<{ cli: Cli, post
   return { cli, post }
 }
 
-t.test('x-request-id abc-123: on serve\'s lines, on the job, and on the worker\'s job lines with the jobId; a replay keeps it', async (t) => {
+// One `anvil serve` for both contracts (a start costs about 1 s of CPU): the ids checked first, while no worker
+// takes the queue, then the whole chain through a worker.
+t.test('anvil serve with x-request-id headers', async (t) => {
   const queueName = 'cli-reqid'
-  const dir = tempDir(t)
-  writeFileSync(join(dir, 'handler.mjs'), `
-    export default async function (event) {
-      if (event.json().fail === true) throw new Error('boom')
-    }`)
   const { cli: serve, post } = await startServe(t, queueName)
-  // debug, to see the start lines too; the completed and failed lines are info and warn (level 30, 40).
-  const worker = startCli(t, ['worker', '--handler', 'handler.mjs'], {
-    cwd: dir, env: { REDIS_URL: redis.url, ANVIL_QUEUE: queueName, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'debug' }
+
+  await t.test('an x-request-id that is too long or has other characters is replaced by a UUID, in the logs and on the job', async (t) => {
+    const queue = inspect(t, redis.url, queueName)
+    const longest = 'a'.repeat(128)
+    const cases: Array<[string | undefined, boolean]> = [
+      ['a'.repeat(129), false], ['two words', false], ['x"}{"level":60', false], ['ünïcode', false], ['', false], [undefined, false],
+      [longest, true], ['A-z_0.9:/+=@', true]
+    ]
+    for (const [index, [sent, kept]] of cases.entries()) {
+      const jobId = await post(`{"id":"evt_bad_${index}"}`, sent)
+      const accepted = await serve.log('anvil: accepted', { jobId })
+      const stored = (await queue.getJob(jobId))?.data.requestId
+      t.equal(stored, accepted.requestId, `${String(sent?.slice(0, 20))}: the job holds the id the logs show`)
+      if (kept) t.equal(accepted.requestId, sent, `${sent?.slice(0, 20) ?? ''}: kept`)
+      else t.match(accepted.requestId, UUID, `${String(sent?.slice(0, 20))}: replaced`)
+    }
   })
-  await worker.log('anvil worker: started')
 
-  const jobId = await post('{"id":"evt_ok"}', 'abc-123')
-  const started = await worker.log('anvil worker: job started', { jobId })
-  const completed = await worker.log('anvil worker: job completed', { jobId })
-  t.match(started, { requestId: 'abc-123', attempt: 1, level: 20 })
-  t.match(completed, { requestId: 'abc-123', attempt: 1, level: 30 })
-  t.equal((await inspect(t, redis.url, queueName).getJob(jobId))?.data.requestId, 'abc-123', 'the job data holds it')
+  await t.test('x-request-id abc-123: on serve\'s lines, on the job, and on the worker\'s job lines with the jobId; a replay keeps it', async (t) => {
+    const dir = tempDir(t)
+    writeFileSync(join(dir, 'handler.mjs'), `
+      export default async function (event) {
+        if (event.json().fail === true) throw new Error('boom')
+      }`)
+    // debug, to see the start lines too; the completed and failed lines are info and warn (level 30, 40).
+    const worker = startCli(t, ['worker', '--handler', 'handler.mjs'], {
+      cwd: dir, env: { REDIS_URL: redis.url, ANVIL_QUEUE: queueName, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'debug' }
+    })
+    await worker.log('anvil worker: started')
 
-  const failing = await post('{"id":"evt_fail","fail":true}', 'abc-124')
-  t.match(await worker.log('anvil worker: attempt failed', { jobId: failing }), { requestId: 'abc-124', err: 'boom', level: 40 })
-  const deadLettered = await worker.log('anvil worker: dead-lettered', { jobId: failing })
-  t.equal(deadLettered.requestId, 'abc-124')
+    const jobId = await post('{"id":"evt_ok"}', 'abc-123')
+    const started = await worker.log('anvil worker: job started', { jobId })
+    const completed = await worker.log('anvil worker: job completed', { jobId })
+    t.match(started, { requestId: 'abc-123', attempt: 1, level: 20 })
+    t.match(completed, { requestId: 'abc-123', attempt: 1, level: 30 })
+    t.equal((await inspect(t, redis.url, queueName).getJob(jobId))?.data.requestId, 'abc-123', 'the job data holds it')
 
-  const replay = await runCli(['replay', String(deadLettered.deadLetterId)], { env: { REDIS_URL: redis.url, ANVIL_QUEUE: queueName } })
-  t.equal(replay.code, 0, replay.stderr)
-  const replayedJobId = (JSON.parse(replay.stdout) as { jobId: string }).jobId
-  t.match(await worker.log('anvil worker: attempt failed', { jobId: replayedJobId }), { requestId: 'abc-124' }, 'the replay keeps the original request id')
+    const failing = await post('{"id":"evt_fail","fail":true}', 'abc-124')
+    t.match(await worker.log('anvil worker: attempt failed', { jobId: failing }), { requestId: 'abc-124', err: 'boom', level: 40 })
+    const deadLettered = await worker.log('anvil worker: dead-lettered', { jobId: failing })
+    t.equal(deadLettered.requestId, 'abc-124')
 
-  t.equal(await serve.stop('SIGTERM'), 0)
-  t.equal(await worker.stop('SIGTERM'), 0)
-  const request = entries(serve).filter((entry) => entry.requestId === 'abc-123')
-  t.same(request.map((entry) => entry.msg), ['incoming request', 'anvil: accepted', 'request completed'], 'every line of the request carries it')
-  t.equal(request[1]?.jobId, jobId, 'and the jobId once enqueued')
-  t.notOk(entries(serve).some((entry) => 'reqId' in entry), 'the field is requestId, as on the worker\'s lines')
-})
+    const replay = await runCli(['replay', String(deadLettered.deadLetterId)], { env: { REDIS_URL: redis.url, ANVIL_QUEUE: queueName } })
+    t.equal(replay.code, 0, replay.stderr)
+    const replayedJobId = (JSON.parse(replay.stdout) as { jobId: string }).jobId
+    t.match(await worker.log('anvil worker: attempt failed', { jobId: replayedJobId }), { requestId: 'abc-124' }, 'the replay keeps the original request id')
 
-t.test('an x-request-id that is too long or has other characters is replaced by a UUID, in the logs and on the job', async (t) => {
-  const queueName = 'cli-reqid-bad'
-  const { cli, post } = await startServe(t, queueName)
-  const queue = inspect(t, redis.url, queueName)
-  const longest = 'a'.repeat(128)
-  const cases: Array<[string | undefined, boolean]> = [
-    ['a'.repeat(129), false], ['two words', false], ['x"}{"level":60', false], ['ünïcode', false], ['', false], [undefined, false],
-    [longest, true], ['A-z_0.9:/+=@', true]
-  ]
-  for (const [index, [sent, kept]] of cases.entries()) {
-    const jobId = await post(`{"id":"evt_bad_${index}"}`, sent)
-    const accepted = await cli.log('anvil: accepted', { jobId })
-    const stored = (await queue.getJob(jobId))?.data.requestId
-    t.equal(stored, accepted.requestId, `${String(sent?.slice(0, 20))}: the job holds the id the logs show`)
-    if (kept) t.equal(accepted.requestId, sent, `${sent?.slice(0, 20) ?? ''}: kept`)
-    else t.match(accepted.requestId, UUID, `${String(sent?.slice(0, 20))}: replaced`)
-  }
-  t.equal(await cli.stop('SIGTERM'), 0)
+    t.equal(await serve.stop('SIGTERM'), 0)
+    t.equal(await worker.stop('SIGTERM'), 0)
+    const request = entries(serve).filter((entry) => entry.requestId === 'abc-123')
+    t.same(request.map((entry) => entry.msg), ['incoming request', 'anvil: accepted', 'request completed'], 'every line of the request carries it')
+    t.equal(request[1]?.jobId, jobId, 'and the jobId once enqueued')
+    t.notOk(entries(serve).some((entry) => 'reqId' in entry), 'the field is requestId, as on the worker\'s lines')
+  })
 })
 
 t.test('requestIdOf: the header when it is 1-128 of [A-Za-z0-9._:/+=@-], else a fresh UUID each time', async (t) => {

@@ -20,6 +20,7 @@ import { createWorker } from '../../src/worker/worker.js'
 import { ROOT } from './root.js'
 import { spawn } from './children.js'
 import { eventually } from './eventually.js'
+import type { TestRedis } from './redis.js'
 
 export { ROOT }
 export const CLI = join(ROOT, 'dist', 'cli', 'anvil.js')
@@ -125,8 +126,8 @@ export class Cli {
   }
 }
 
-/** The TCP ports `pid` listens on: its sockets (/proc/<pid>/fd) found in LISTEN state in /proc/net/tcp{,6}. */
-export function listeningPorts (pid: number): number[] {
+/** The sockets of `pid`, by inode: its fds that are sockets (/proc/<pid>/fd); empty once it is gone. */
+function socketsOf (pid: number): Set<string> {
   const sockets = new Set<string>()
   try {
     for (const fd of readdirSync(`/proc/${pid}/fd`)) {
@@ -135,18 +136,42 @@ export function listeningPorts (pid: number): number[] {
         if (inode !== undefined) sockets.add(inode)
       } catch {} // closed meanwhile
     }
-  } catch {
-    return [] // the process is gone
-  }
-  const ports: number[] = []
+  } catch {} // the process is gone
+  return sockets
+}
+
+interface TcpSocket { localPort: number, remotePort: number, state: string, unread: number, inode: string }
+
+/** The kernel's TCP sockets (Linux's /proc/net/tcp{,6}). */
+function tcpSockets (): TcpSocket[] {
+  const found: TcpSocket[] = []
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
-      // sl, local address:port (hex), remote, state (0A: LISTEN), queues, timer, retransmits, uid, timeout, inode
+      // sl, local address:port (hex), remote, state (0A: LISTEN, 01: ESTABLISHED), tx_queue:rx_queue, timer, retransmits, uid, timeout, inode
       const fields = line.trim().split(/\s+/)
-      if (fields[3] === '0A' && sockets.has(fields[9] ?? '')) ports.push(parseInt(fields[1]?.split(':')[1] ?? '', 16))
+      if (fields.length < 10) continue
+      const port = (address: string | undefined): number => parseInt(address?.split(':')[1] ?? '', 16)
+      found.push({ localPort: port(fields[1]), remotePort: port(fields[2]), state: fields[3] ?? '', unread: parseInt(fields[4]?.split(':')[1] ?? '0', 16), inode: fields[9] ?? '' })
     }
   }
-  return ports
+  return found
+}
+
+/** The TCP ports `pid` listens on: its sockets found in LISTEN state. */
+export function listeningPorts (pid: number): number[] {
+  const sockets = socketsOf(pid)
+  return tcpSockets().filter((socket) => socket.state === '0A' && sockets.has(socket.inode)).map((socket) => socket.localPort)
+}
+
+/**
+ * Whether `pid` waits on the server at `port`: it sent bytes on one of its connections there that the server has
+ * not read yet (unread in the server's end of that connection), so it waits for an answer.
+ */
+export function waitsOn (pid: number, port: number): boolean {
+  const sockets = socketsOf(pid)
+  const table = tcpSockets()
+  const clientPorts = new Set(table.filter((socket) => sockets.has(socket.inode) && socket.remotePort === port).map((socket) => socket.localPort))
+  return table.some((socket) => socket.localPort === port && clientPorts.has(socket.remotePort) && socket.state === '01' && socket.unread > 0)
 }
 
 /** A port held open by this test file until it ends: nothing else can listen on it meanwhile. */
@@ -184,6 +209,23 @@ export async function runCli (args: string[], options: Options = {}): Promise<{ 
   return { code, stdout: cli.lines.join('\n'), stderr: cli.stderr }
 }
 
+/**
+ * Runs the CLI against a Redis too busy to answer: stopped (SIGSTOP), it takes the connection (the kernel does)
+ * and answers nothing; it resumes once the command waits on it (its first bytes unread there), never before.
+ */
+export async function runCliOnStoppedRedis (redis: Pick<TestRedis, 'pause' | 'resume' | 'port'>, args: string[], options: Options = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  redis.pause()
+  try {
+    const cli = new Cli(args, options)
+    await eventually('the command to wait on Redis', () => cli.child.exitCode !== null || waitsOn(cli.child.pid as number, redis.port), GIVE_UP_MS)
+    redis.resume()
+    const code = await cli.exited
+    return { code, stdout: cli.lines.join('\n'), stderr: cli.stderr }
+  } finally {
+    redis.resume()
+  }
+}
+
 /** A shell command line, as a user would paste it. */
 export async function shell (script: string, env: Record<string, string> = {}): Promise<string> {
   return await new Promise((resolve, reject) => {
@@ -212,10 +254,10 @@ export function inspect (t: Test, redisUrl: string, name: string): Queue {
   return queue
 }
 
-export async function enqueue (redisUrl: string, queueName: string, eventId: string): Promise<string> {
+export async function enqueue (redisUrl: string, queueName: string, eventId: string, body: object = { id: eventId, type: 'test.ping' }): Promise<string> {
   const ingress = new Ingress(resolveIngressOptions({ redis: redisUrl, secret: 'unused_0123456789', queueName }))
   try {
-    const { jobId } = await ingress.enqueue({ id: eventId, type: 'test.ping' }, { eventId })
+    const { jobId } = await ingress.enqueue(body, { eventId })
     return jobId
   } finally {
     await ingress.close()

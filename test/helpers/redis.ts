@@ -96,6 +96,15 @@ export class TestRedis {
     return total
   }
 
+  /** SIGSTOP: the kernel still takes connections and their commands, and the server answers none until `resume`. */
+  pause (): void {
+    this.process?.kill('SIGSTOP')
+  }
+
+  resume (): void {
+    this.process?.kill('SIGCONT')
+  }
+
   async kill (): Promise<void> {
     const child = this.process
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return

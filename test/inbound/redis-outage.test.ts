@@ -83,10 +83,12 @@ t.test('a slow Redis: 503 when the enqueue timeout passes', async (t) => {
   const { app, lines } = await loggedApp(redis.url, { queueName: 'slow', enqueueTimeoutMs: 300 })
   t.teardown(() => app.close())
   t.equal((await app.inject(signed('{"id":"warm"}'))).statusCode, 202)
-  await redis.command('client', 'pause', '1000', 'WRITE')
+  // Paused until the 503 is in (a minute bounds it if the test dies first), then resumed at once.
+  await redis.command('client', 'pause', '60000', 'WRITE')
   const res = await app.inject(signed('{"id":"paused"}'))
   t.equal(res.statusCode, 503)
   t.match(lines.find((l) => l.code === 'ANVIL_ERR_REDIS_UNAVAILABLE'), { reason: /did not answer within 300 ms/ })
+  await redis.command('client', 'unpause')
 
   // The README's guarantee for a single event: the add the 503 gave up on is applied once Redis resumes, and
   // the sender's retry finds it (replayed), so the event is one job, neither lost nor doubled.

@@ -4,13 +4,9 @@
  * data, `[redacted]` in the delivery log, absent from the worker's and the service's logs.
  */
 import t, { type Test } from 'tap'
-import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { Webhook } from 'standardwebhooks'
-import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
-import { outboundInternals } from '../../src/outbox/outbound.js'
-import anvilAdmin from '../../plugins/admin/admin.js'
-import { outboundFixture } from '../helpers/outbound.js'
+import { adminDelivery, outboundFixture } from '../helpers/outbound.js'
 import { beforeAll } from '../helpers/before-all.js'
 import { startReceiver } from '../helpers/receiver.js'
 import { eventually } from '../helpers/eventually.js'
@@ -25,17 +21,7 @@ const logger = Object.fromEntries(['trace', 'debug', 'info', 'warn', 'error', 'f
 logger.child = () => logger
 
 const receiver = beforeAll(t, async () => await startReceiver(), async (r) => await r.close())
-const outbound = beforeAll(t, async () => fixture.open({ queueName: 'headers', dispatch: { pollIntervalMs: 100 }, logger: logger as never }))
-const app = beforeAll(t, async () => {
-  const app = Fastify()
-  await app.register(anvilAdmin, { token: TOKEN, outbound })
-  return app
-}, async (app) => await app.close())
-beforeAll(t, async () => {
-  const worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, queueName: 'headers', allowNets: '127.0.0.0/8', jitter: 0, logger: logger as never })
-  await Promise.all([worker.start(), outbound.dispatcher.start()])
-  return worker
-}, async (worker) => await worker.close())
+const { outbound, app } = adminDelivery(fixture, { queueName: 'headers', token: TOKEN, logger: logger as never })
 
 const noValueIn = (t: Test, text: string, what: string): void => {
   for (const value of SECRET_VALUES) t.notOk(text.includes(value), `${what} holds no header value`)

@@ -95,14 +95,14 @@ t.test('failures retry on the schedule, in order, until success; the last attemp
     return delay
   }
   await s.store.add('ep_a', [newSecret()])
-  const job = await deliver(s, receiver, 'msg_retry', 'ep_a', [200, 400, 800])
+  const job = await deliver(s, receiver, 'msg_retry', 'ep_a', [20, 40, 80])
   t.equal(await finished(s, job), 'completed')
   const attempts = await s.store.attempts('ep_a')
   t.same(attempts.map((a) => [a.attempt, a.httpStatus, a.success]), [[1, 503, false], [2, 503, false], [3, 200, true]])
-  t.same(asked, [{ job: job.id, delay: 200 }, { job: job.id, delay: 400 }], 'each retry delayed by its step of the schedule')
+  t.same(asked, [{ job: job.id, delay: 20 }, { job: job.id, delay: 40 }], 'each retry delayed by its step of the schedule')
 
   await s.store.add('ep_b', [newSecret()])
-  const doomed = await deliver(s, receiver, 'msg_doomed', 'ep_b', [200], '/always-down')
+  const doomed = await deliver(s, receiver, 'msg_doomed', 'ep_b', [20], '/always-down')
   t.equal(await finished(s, doomed), 'failed')
   t.same((await s.store.attempts('ep_b')).map((a) => [a.attempt, a.errorClass]), [[1, 'http_5xx'], [2, 'http_5xx']])
   const failed = await s.queue.getJob(doomed.id as string)
@@ -175,7 +175,7 @@ t.test("429 with Retry-After waits what the receiver asked", async (t) => {
 t.test('a hanging receiver times out; an address not allowlisted is refused', async (t) => {
   const receiver = await startReceiver(() => {})
   t.teardown(() => receiver.close())
-  const s = await setup(t, { timeoutMs: 300 })
+  const s = await setup(t, { timeoutMs: 100 })
   await s.store.add('ep_a', [newSecret()])
   t.equal(await finished(s, await deliver(s, receiver, 'msg_hang')), 'failed')
   t.match(await s.store.attempts('ep_a'), [{ errorClass: 'timeout', success: false }])

@@ -6,19 +6,15 @@
  * rotation signs with both keys for the grace period.
  */
 import t from 'tap'
-import Fastify from 'fastify'
 import { Redis } from 'ioredis'
 import { execFile } from 'node:child_process'
 import { createPublicKey, verify } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
-import { outboundInternals } from '../../src/outbox/outbound.js'
 import { findExecutable } from '../../cli/dev-redis.js'
-import anvilAdmin from '../../plugins/admin/admin.js'
 import { ROOT } from '../helpers/cli.js'
-import { outboundFixture } from '../helpers/outbound.js'
+import { adminDelivery, outboundFixture } from '../helpers/outbound.js'
 import { beforeAll } from '../helpers/before-all.js'
 import { startReceiver, type Received } from '../helpers/receiver.js'
 import { eventually } from '../helpers/eventually.js'
@@ -28,17 +24,7 @@ const { db, redis } = fixture
 const TOKEN = 'admin-token-0123456789'
 const auth = { authorization: `Bearer ${TOKEN}` }
 const receiver = beforeAll(t, async () => await startReceiver(), async (r) => await r.close())
-const outbound = beforeAll(t, async () => fixture.open({ queueName: 'ed25519', dispatch: { pollIntervalMs: 100 } }))
-const app = beforeAll(t, async () => {
-  const app = Fastify()
-  await app.register(anvilAdmin, { token: TOKEN, outbound })
-  return app
-}, async (app) => await app.close())
-beforeAll(t, async () => {
-  const worker = createDeliveryWorker({ redis: redis.url, store: outboundInternals(outbound).store, queueName: 'ed25519', allowNets: '127.0.0.0/8', jitter: 0 })
-  await Promise.all([worker.start(), outbound.dispatcher.start()])
-  return worker
-}, async (worker) => await worker.close())
+const { outbound, app } = adminDelivery(fixture, { queueName: 'ed25519', token: TOKEN })
 
 /** The test's own verifier: which of the `v1a` signatures `publicKey` verifies, over id.timestamp.body. */
 function v1aVerifiedBy (publicKey: string, request: Received): boolean[] {

@@ -6,7 +6,6 @@
  * never logged and never in job data; bad PEM, a key that is not the certificate's, and no encryption key are 400s.
  */
 import t, { type Test } from 'tap'
-import Fastify from 'fastify'
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:https'
@@ -15,10 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
-import { outboundInternals } from '../../src/outbox/outbound.js'
-import anvilAdmin from '../../plugins/admin/admin.js'
-import { outboundFixture } from '../helpers/outbound.js'
+import { adminDelivery, outboundFixture } from '../helpers/outbound.js'
 import { beforeAll } from '../helpers/before-all.js'
 import { eventually } from '../helpers/eventually.js'
 
@@ -72,20 +68,8 @@ const closeServer = async (r: { server: Server }): Promise<void> => { r.server.c
 
 const strict = beforeAll(t, async () => await httpsReceiver(true), closeServer)
 const open = beforeAll(t, async () => await httpsReceiver(false), closeServer)
-const outbound = beforeAll(t, async () => fixture.open({ queueName: 'mtls', dispatch: { pollIntervalMs: 100 }, logger: logger as never, encryptionKey: ENCRYPTION_KEY }))
+const { outbound, app } = adminDelivery(fixture, { queueName: 'mtls', token: TOKEN, logger: logger as never, encryptionKey: ENCRYPTION_KEY })
 const keyless = beforeAll(t, async () => fixture.open({ queueName: 'mtls-keyless' }))
-const app = beforeAll(t, async () => {
-  const app = Fastify()
-  await app.register(anvilAdmin, { token: TOKEN, outbound })
-  return app
-}, async (app) => await app.close())
-beforeAll(t, async () => {
-  const worker = createDeliveryWorker({
-    redis: redis.url, store: outboundInternals(outbound).store, queueName: 'mtls', allowNets: '127.0.0.0/8', jitter: 0, logger: logger as never
-  })
-  await Promise.all([worker.start(), outbound.dispatcher.start()])
-  return worker
-}, async (worker) => await worker.close())
 
 const KEY_LINE = (pki.clientKey.split('\n')[1] ?? '').slice(0, 40)
 const noKeyIn = (t: Test, text: string, what: string): void => { t.notOk(text.includes(KEY_LINE), `${what} holds no part of the private key`) }
