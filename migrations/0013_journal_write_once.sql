@@ -1,4 +1,4 @@
--- The journal written once per event, in tables partitioned by day (issue 35, contracts 1 and 4).
+-- Moves the journal to write-once rows, one per delivery, in tables partitioned by the UTC day received.
 --
 -- A delivery's row is written with its outcome, in the handler's transaction when it has one, and never updated
 -- on success: the row is the job's done mark (its job_id and status `done`), so `webhook_event_done` goes. The

@@ -87,6 +87,9 @@ export function openDatabase (input: DatabaseInput, options: DatabaseOptions = {
 /** Runs `fn` in a transaction on one client: committed when it resolves, rolled back when it throws. */
 export async function inTransaction<T> (pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect()
+  // A connection lost mid-transaction fails the query at hand; pg also emits it as 'error', which a checked-out client
+  // has no pool listener for, so unheard it would crash the process (a PostgreSQL restart during any transaction).
+  client.on('error', ignoreLostConnection)
   try {
     await client.query('BEGIN')
     const result = await fn(client)
@@ -96,6 +99,9 @@ export async function inTransaction<T> (pool: pg.Pool, fn: (client: pg.PoolClien
     await client.query('ROLLBACK').catch(() => {})
     throw err
   } finally {
+    client.removeListener('error', ignoreLostConnection)
     client.release()
   }
 }
+
+function ignoreLostConnection (): void {}

@@ -46,6 +46,18 @@ export interface OutboundJobData {
   tracestate?: string
   /** An attempt whose POST was answered while its outcome could not be logged: the next run of that attempt writes it, and sends nothing. */
   answered?: AnsweredAttempt
+  /**
+   * A keyed job whose final outcome is logged while its key's next message could not be let go yet: its next run
+   * only lets it go (src/delivery/ordered-attempt.ts), then ends as the outcome did.
+   */
+  releasing?: ReleasingOutcome
+}
+
+/** How a keyed job whose release waits ends once it is done: completed, or failed for good with `error`. */
+export interface ReleasingOutcome {
+  error?: string
+  /** The failure was an UnrecoverableError. */
+  unrecoverable?: boolean
 }
 
 /** The outcome of a POST, kept in the job until the delivery log has it. */

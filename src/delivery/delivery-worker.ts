@@ -23,7 +23,7 @@ import { MAX_RETRIES } from '../shared/schemas.js'
 import { createEndpointDispatchers } from '../receiver-auth/endpoint-dispatchers.js'
 import { createOAuthTokens } from '../receiver-auth/oauth-tokens.js'
 import { attemptOf, DeliveryFailure, exhaustion, type DeliverDeps } from './run-attempt.js'
-import { releaseNext, runInOrder } from './ordered-attempt.js'
+import { releaseFailedJob, runInOrder } from './ordered-attempt.js'
 import { silentLogger, type AnvilLogger } from '../shared/logger.js'
 import { checkTelemetry } from '../queue/telemetry.js'
 
@@ -122,7 +122,7 @@ export function createDeliveryWorker (options: DeliveryWorkerOptions): DeliveryW
     if (final && job.failedReason === STALLED_MESSAGE && deps.store.resumeAttempt !== undefined) {
       deps.store.resumeAttempt({ ...attemptOf(job), attempt: job.attemptsMade, stalls: job.stalledCounter, since: new Date(job.timestamp), exhausted: exhaustion(job.data) })
         // Given up without a run: a keyed job lets its key's next message go once its stalls are logged.
-        .then(async () => await releaseNext(job, deps))
+        .then(async () => await releaseFailedJob(job, deps))
         .catch((err: Error) => log.error({ jobId: job.id, err: err.message }, 'anvil delivery: stalled job not logged'))
     }
   })

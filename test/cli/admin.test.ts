@@ -1,7 +1,9 @@
 /**
  * `anvil serve`'s admin API: on only with ANVIL_ADMIN_TOKEN (a short one is one clear line, never quoted), on
  * the main port or on ANVIL_ADMIN_PORT alone, and feature route sets registered inside its scope with the
- * database of ANVIL_DATABASE_URL, closed with the server.
+ * database of ANVIL_DATABASE_URL, closed with the server. `anvil portal token` and `anvil portal revoke` against a
+ * real `anvil serve` with ANVIL_DATABASE_URL: the token it prints opens the tenant's view of the admin API, and
+ * the revocation closes it.
  */
 import t from 'tap'
 import pino from 'pino'
@@ -10,12 +12,15 @@ import { registerAdmin, type AdminFeatureContext } from '../../cli/admin-server.
 import { createApp } from '../../cli/server.js'
 import { isAnvilError } from '../../src/shared/errors.js'
 import { migrate } from '../../src/db/migrate.js'
-import { NEVER_PRINTED, startCli } from '../helpers/cli.js'
+import { NEVER_PRINTED, runCli, startCli } from '../helpers/cli.js'
+import { beforeAll } from '../helpers/before-all.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 
 const TOKEN = 'admin-token-for-cli-tests'
 const SECRET = 'whsec_cli_admin_0123456789'
+const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
+const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
 
 function refusal (env: Record<string, string>): string {
   try {
@@ -42,9 +47,7 @@ t.test('admin settings: one line each, the token never quoted back', async (t) =
     { admin: { token: TOKEN, port: 3101 }, databaseUrl: 'postgres://db/anvil' })
 })
 
-t.test('anvil serve: no token, no admin API; a token, the API on the main port; ANVIL_ADMIN_PORT, on that port only', async (t) => {
-  const redis = await TestRedis.start()
-  t.teardown(async () => await redis.stop())
+t.test('anvil serve: no token, no admin API; ANVIL_ADMIN_PORT, on that port only', async (t) => {
   const base = { REDIS_URL: redis.url, WEBHOOK_SECRET: NEVER_PRINTED, HOST: '127.0.0.1', PORT: '0' }
   const auth = { authorization: `Bearer ${TOKEN}` }
 
@@ -52,13 +55,6 @@ t.test('anvil serve: no token, no admin API; a token, the API on the main port; 
   let port = await off.listeningPort('anvil serve: listening')
   t.equal((await fetch(`http://127.0.0.1:${port}/admin/openapi.json`, { headers: auth })).status, 404, 'no token: no admin API')
   t.equal(await off.stop(), 0)
-
-  const main = startCli(t, ['serve'], { env: { ...base, ANVIL_ADMIN_TOKEN: TOKEN } })
-  port = await main.listeningPort('anvil serve: listening')
-  t.equal((await fetch(`http://127.0.0.1:${port}/admin/openapi.json`)).status, 401)
-  t.equal((await fetch(`http://127.0.0.1:${port}/admin/openapi.json`, { headers: auth })).status, 200)
-  t.equal(await main.stop(), 0)
-  t.notMatch(main.output, TOKEN, 'the token is never logged')
 
   const apart = startCli(t, ['serve', '--admin-port', '0'], { env: { ...base, ANVIL_ADMIN_TOKEN: TOKEN } })
   const adminPort = await apart.listeningPort('anvil serve: admin API listening')
@@ -70,9 +66,57 @@ t.test('anvil serve: no token, no admin API; a token, the API on the main port; 
   t.notMatch(apart.output, TOKEN)
 })
 
+// One serve with a token on the main port, a database and a portal URL: the admin API there, and the portal's
+// tokens through it (a start costs about 1 s of CPU).
+t.test('anvil serve with ANVIL_ADMIN_TOKEN, ANVIL_DATABASE_URL and ANVIL_PORTAL_PUBLIC_URL', async (t) => {
+  const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url }
+  const serve = startCli(t, ['serve'], { env: { ...env, WEBHOOK_SECRET: 'whsec_cli_portal_0123456789', ANVIL_ADMIN_TOKEN: TOKEN, HOST: '127.0.0.1', PORT: '0', ANVIL_PORTAL_PUBLIC_URL: 'https://hooks.example/' } })
+  const port = await serve.listeningPort('anvil serve: listening')
+  const base = `http://127.0.0.1:${port}`
+
+  await t.test('anvil serve: a token, the API on the main port', async (t) => {
+    t.equal((await fetch(`${base}/admin/openapi.json`)).status, 401)
+    t.equal((await fetch(`${base}/admin/openapi.json`, { headers: { authorization: `Bearer ${TOKEN}` } })).status, 200)
+  })
+
+  await t.test('a token minted with the CLI opens the tenant\'s endpoints; revoked with the CLI it is 401', async (t) => {
+    const admin = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
+    await fetch(`${base}/admin/endpoints`, { method: 'POST', headers: admin, body: JSON.stringify({ url: 'https://hooks.example/acme', tenant: 'acme' }) })
+    await fetch(`${base}/admin/endpoints`, { method: 'POST', headers: admin, body: JSON.stringify({ url: 'https://hooks.example/globex', tenant: 'globex' }) })
+
+    const minted = await runCli(['portal', 'token', '--tenant', 'acme', '--ttl', '2h', '--url', base], { env: { ANVIL_ADMIN_TOKEN: TOKEN } })
+    t.equal(minted.code, 0, minted.stderr)
+    const { token, url, expiresAt } = JSON.parse(minted.stdout) as { token: string, url: string, expiresAt: string }
+    t.match(url, /^https:\/\/hooks\.example\/admin\/portal\/#code=anvil_pl_/, 'the link starts with ANVIL_PORTAL_PUBLIC_URL, and holds a one-time code')
+    t.ok(Math.abs(Date.parse(expiresAt) - Date.now() - 2 * 3600_000) < 60_000, 'two hours')
+    const list = async (): Promise<{ status: number, body: { items?: Array<{ tenant: string }> } }> => {
+      const res = await fetch(`${base}/admin/endpoints`, { headers: { authorization: `Bearer ${token}` } })
+      return { status: res.status, body: await res.json() as { items?: Array<{ tenant: string }> } }
+    }
+    const seen = await list()
+    t.equal(seen.status, 200)
+    t.same(seen.body.items?.map((endpoint) => endpoint.tenant), ['acme'], 'the tenant\'s endpoints only')
+    t.equal((await fetch(`${base}/admin/events`, { headers: { authorization: `Bearer ${token}` } })).status, 403, 'the journal is closed to it')
+
+    const bad = await runCli(['portal', 'token', '--tenant', 'acme', '--ttl', 'soon', '--url', base], { env: { ANVIL_ADMIN_TOKEN: TOKEN } })
+    t.equal(bad.code, 1)
+    t.match(bad.stderr, /^anvil: .*--ttl must be a whole number and a unit/)
+    const noUrl = await runCli(['portal', 'token', '--tenant', 'acme'], { env: { ANVIL_ADMIN_TOKEN: TOKEN } })
+    t.equal(noUrl.code, 1)
+    t.match(noUrl.stderr, /--url \(ANVIL_ADMIN_URL\) and ANVIL_ADMIN_TOKEN are required/)
+
+    const revoked = await runCli(['portal', 'revoke', '--tenant', 'acme', '--url', base], { env: { ANVIL_ADMIN_TOKEN: TOKEN } })
+    t.equal(revoked.code, 0, revoked.stderr)
+    t.match(JSON.parse(revoked.stdout), { tenant: 'acme', revokedBefore: String })
+    t.match(await list(), { status: 401, body: { code: 'ANVIL_ERR_UNAUTHORIZED' } })
+    t.notMatch(serve.output, token.split('.')[0]?.slice(9) as string, 'the token is not in the server\'s log')
+  })
+
+  t.equal(await serve.stop(), 0)
+  t.notMatch(serve.output, TOKEN, 'the token is never logged')
+})
+
 t.test('feature route sets run inside the admin scope, with the database, which closes with the server', async (t) => {
-  const db = await TestDatabase.create()
-  t.teardown(async () => await db.drop())
   // The portal's revocations live there: a database nobody migrated is refused (test/ops/not-migrated.test.ts).
   await migrate(db.url, { schema: 'ops' })
   const log = pino({ level: 'silent' })
@@ -99,4 +143,15 @@ t.test('feature route sets run inside the admin scope, with the database, which 
   t.equal(seen?.database?.owned, true)
   await app.close()
   t.equal(seen?.database?.pool.ended, true, 'the pool ends with the server')
+})
+
+t.test('ANVIL_PORTAL_PUBLIC_URL and ANVIL_PORTAL_FRAME_ANCESTORS become anvilAdmin\'s portal options; a bad one is one line', async (t) => {
+  const env = { WEBHOOK_SECRET: 'whsec_cli_portal_0123456789', ANVIL_ADMIN_TOKEN: TOKEN }
+  t.same(loadServeConfig({ ...env, ANVIL_PORTAL_PUBLIC_URL: 'https://hooks.example', ANVIL_PORTAL_FRAME_ANCESTORS: "https://app.example, https://*.example.com:8443,'self'" }).portal,
+    { publicUrl: 'https://hooks.example', frameAncestors: ['https://app.example', 'https://*.example.com:8443', "'self'"] })
+  t.equal(loadServeConfig(env).portal, undefined)
+  t.throws(() => loadServeConfig({ ...env, ANVIL_PORTAL_FRAME_ANCESTORS: 'https://app.example; script-src *' }),
+    { code: 'ANVIL_ERR_INVALID_CONFIG', message: /ANVIL_PORTAL_FRAME_ANCESTORS must be comma-separated origins/ })
+  t.throws(() => loadServeConfig({ ...env, ANVIL_PORTAL_PUBLIC_URL: 'https://hooks.example/?x=1' }),
+    { code: 'ANVIL_ERR_INVALID_CONFIG', message: /ANVIL_PORTAL_PUBLIC_URL must be an http\(s\) URL with no query or fragment/ })
 })

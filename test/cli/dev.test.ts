@@ -1,6 +1,10 @@
-/** `anvil dev`: a private redis-server when none answers, printed curls that work, SIGINT/SIGTERM. Helpers: test/helpers/cli.ts. */
-import t from 'tap'
-import { existsSync, symlinkSync } from 'node:fs'
+/**
+ * `anvil dev`: a private redis-server when none answers, printed curls that work, SIGINT/SIGTERM; `--handler
+ * ./handler.ts` runs with the tsx of the user's project (and `anvil worker` through the same loader), and without it
+ * is one line that says how (Node 20 strips no types). Helpers: test/helpers/cli.ts.
+ */
+import t, { type Test } from 'tap'
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { ensureDevRedis, findExecutable, probeRedis, redisPid, startPrivateRedis } from '../../cli/dev-redis.js'
@@ -125,4 +129,31 @@ t.test('dev Redis launcher: on a port another Redis holds, it starts on another 
   t.equal(await redisPid(started.url), started.pid, 'the server on it is the one started')
   t.not(await redisPid(redis.url), started.pid, 'the other Redis still answers on its port')
   t.equal(await probeRedis(redis.url), 'redis')
+})
+
+/** A project with a TypeScript handler, and tsx in its node_modules or not. */
+function project (t: Test, withTsx: boolean): string {
+  const cwd = tempDir(t)
+  writeFileSync(join(cwd, 'package.json'), '{ "type": "module" }\n')
+  writeFileSync(join(cwd, 'handler.ts'), 'export default async function handler (event: { id: string }): Promise<void> {\n  const id: string = event.id\n  console.log(`typed ${id}`)\n}\n')
+  if (withTsx) {
+    mkdirSync(join(cwd, 'node_modules'))
+    symlinkSync(join(ROOT, 'node_modules', 'tsx'), join(cwd, 'node_modules', 'tsx'))
+  }
+  return cwd
+}
+
+t.test('dev --handler ./handler.ts without tsx in the project: one line on how', async (t) => {
+  const result = await runCli(['dev', '--handler', './handler.ts'], { cwd: project(t, false), env: { REDIS_URL: 'redis://127.0.0.1:1' } })
+  t.equal(result.code, 1)
+  t.equal(result.stderr, `anvil: invalid configuration: --handler ./handler.ts is TypeScript, which Node ${process.version} cannot load alone: ` +
+    'install tsx (npm install --save-dev tsx) and run again, or give the compiled .js\n')
+})
+
+t.test('dev --handler ./handler.ts with tsx installed in the project: the handler runs', async (t) => {
+  const cli = startCli(t, ['dev', '--handler', './handler.ts', '--port', '0'], { cwd: project(t, true), env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-dev-ts' } })
+  await cli.log('anvil dev: listening', { handler: './handler.ts' })
+  t.equal((await sendPrinted((await cli.line((line) => line.startsWith('  curl '))).trim())).status, 202)
+  await cli.line((line) => line.startsWith('typed e_'))
+  t.equal(await cli.stop('SIGTERM'), 0)
 })

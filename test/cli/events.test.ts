@@ -1,12 +1,14 @@
 /**
  * `anvil events list|show` and `anvil replay --filter [--dry-run] [--rate N]`, straight to
  * PostgreSQL and Redis, through the admin API (--url, ANVIL_ADMIN_TOKEN), and on the dead letters without a
- * database; Ctrl-C stops a bulk replay cleanly and says how many were replayed.
+ * database; Ctrl-C stops a bulk replay cleanly and says how many were replayed. `events list` prints whole ids,
+ * which `events show` finds, and `--url` takes the server's base URL as well as its `/admin`. `anvil replay`: one
+ * dead letter, or --all with --limit. One file, one redis-server and one database for them all.
  */
 import t from 'tap'
 import Fastify from 'fastify'
 
-import { deadLetters, runCli, runCliOnStoppedRedis, startCli } from '../helpers/cli.js'
+import { deadLetters, inspect, runCli, runCliOnStoppedRedis, startCli } from '../helpers/cli.js'
 import { addJob, jobData, openQueue, journalFixture } from '../helpers/journal.js'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../../plugins/journal/admin-routes.js'
@@ -21,6 +23,43 @@ async function seedFailed (prefix: string, count: number, provider = 'stripe'): 
     SELECT $1 || n, 'billing', $3, 'invoice.paid', 'k' || $1 || n, convert_to('{"n":' || n || '}', 'UTF8'), now() - make_interval(secs => n),
       'failed', 2, 'ECONNREFUSED', 'connect ECONNREFUSED', 'e_' || $1 || n FROM generate_series(1, $2::int) AS n`, [prefix, count, provider])
 }
+
+// The journal's only row while the two tests below run (they come first): `events list` with no filter lists it alone.
+const LONG_ID = 'a'.repeat(20) + 'b'.repeat(44)
+async function insertLong (): Promise<void> {
+  await db.query(`INSERT INTO anvil.webhook_events (id, source, provider, event_type, dedupe_key, payload, received_at, status, attempts, job_id)
+    VALUES ($1, 'billing', 'stripe', 'customer.subscription.trial_will_end', 'k-long', convert_to('{}', 'UTF8'), now(), 'done', 1, 'e_long')`, [LONG_ID])
+}
+
+t.test('events list prints whole ids: a 64-character id from the table is one `events show` finds', async (t) => {
+  await insertLong()
+  const env = { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url }
+  const table = await runCli(['events', 'list', '--provider', 'stripe'], { env })
+  t.equal(table.code, 0, table.stderr)
+  const shown = table.stdout.trim().split('\n')[1]?.split(/\s+/)[1] ?? ''
+  t.equal(shown, LONG_ID, 'the ID column holds the whole id')
+  t.match(table.stdout, /customer\.subscription\.trial_will_end\s+done/, 'and the whole type')
+  const show = await runCli(['events', 'show', shown], { env })
+  t.equal(show.code, 0, show.stderr)
+  t.match(JSON.parse(show.stdout), { id: LONG_ID })
+})
+
+t.test('--url: the server\'s base URL means its /admin; a URL elsewhere on the server is one line saying which to give', async (t) => {
+  const app = Fastify()
+  await app.register(anvilAdmin, { token: TOKEN, routes: [journalAdminRoutes(openEventLog({ redis: redis.url, database: db.url, queueName: 'cli-forgiving' }))] })
+  t.teardown(async () => await app.close())
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const env = { ANVIL_ADMIN_TOKEN: TOKEN }
+  for (const url of [address, `${address}/`, `${address}/admin`]) {
+    const list = await runCli(['events', 'list', '--url', url, '--json'], { env })
+    t.equal(list.code, 0, list.stderr)
+    t.same(list.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id), [LONG_ID], url)
+  }
+  const elsewhere = await runCli(['events', 'list', '--url', `${address}/api`], { env })
+  t.equal(elsewhere.code, 1)
+  t.equal(elsewhere.stderr, `anvil: invalid configuration: no admin API at ${address}/api (/events answered 404): give its base URL, e.g. http://127.0.0.1:3000/admin\n`)
+  await db.query('DELETE FROM anvil.webhook_events WHERE id = $1', [LONG_ID])
+})
 
 t.test('events list (table and NDJSON) and events show, straight to PostgreSQL', async (t) => {
   await seedFailed('list_', 3)
@@ -131,4 +170,36 @@ t.test('anvil worker journals its events when ANVIL_DATABASE_URL is set', async 
   await eventually('both rows', async () => (await db.query(
     "SELECT 1 FROM anvil.webhook_events WHERE (id = 'evt_cli_ok' AND status = 'done') OR (id = 'evt_cli_dead' AND status = 'dead')")).length === 2, 30_000)
   t.equal(await cli.stop(), 0)
+})
+
+t.test('replay <id> replays one dead letter; again is a no-op; an unknown id exits 1', async (t) => {
+  const queueName = 'cli-replay-one'
+  const [id] = await deadLetters(t, redis.url, queueName, 1) as [string]
+  const env = { REDIS_URL: redis.url, ANVIL_QUEUE: queueName }
+  const first = await runCli(['replay', id], { env })
+  t.equal(first.code, 0, first.stderr)
+  t.same(JSON.parse(first.stdout), { deadLetterId: id, jobId: `r_${id}`, replayedNow: true })
+  t.equal(await inspect(t, redis.url, queueName).getJobState(`r_${id}`), 'waiting', 'the replay is queued')
+  const again = await runCli(['replay', id], { env })
+  t.same(JSON.parse(again.stdout), { deadLetterId: id, jobId: `r_${id}`, replayedNow: false })
+  const unknown = await runCli(['replay', 'd_nope'], { env })
+  t.equal(unknown.code, 1)
+  t.equal(unknown.stderr, 'anvil: no dead letter with id d_nope\n')
+  t.equal(unknown.stdout, '')
+})
+
+t.test('replay --all --limit N replays at most N, oldest first; --all replays the rest', async (t) => {
+  const queueName = 'cli-replay-all'
+  const ids = await deadLetters(t, redis.url, queueName, 3)
+  const env = { REDIS_URL: redis.url, ANVIL_QUEUE: queueName }
+  const limited = await runCli(['replay', '--all', '--limit', '2'], { env })
+  t.equal(limited.code, 0, limited.stderr)
+  const firstTwo = limited.stdout.split('\n').map((line) => JSON.parse(line) as { deadLetterId: string, replayedNow: boolean })
+  t.same(firstTwo.map((r) => r.deadLetterId), ids.slice(0, 2))
+  t.ok(firstTwo.every((r) => r.replayedNow))
+  const rest = await runCli(['replay', '--all'], { env })
+  t.equal(rest.code, 0, rest.stderr)
+  t.same(JSON.parse(rest.stdout), { deadLetterId: ids[2], jobId: `r_${ids[2] as string}`, replayedNow: true })
+  const none = await runCli(['replay', '--all'], { env })
+  t.same([none.code, none.stdout], [0, ''], 'nothing left to replay')
 })

@@ -1,13 +1,15 @@
 /**
  * `anvil worker` with ANVIL_DATABASE_URL and no handler: it dispatches the outbox and delivers outgoing webhooks;
  * `anvil dev` reaches a receiver on loopback, as docs/outgoing-webhooks.md says before its first example.
+ * `anvil worker --role` (ANVIL_WORKER_ROLE): an outbound-only worker never takes an inbound job, an inbound-only
+ * one never dispatches the outbox, with one command line for both (--handler is ignored by the outbound role).
  */
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Webhook } from 'standardwebhooks'
 import { createOutbound } from '../../src/outbox/outbound.js'
-import { ROOT, runCli, startCli, tempDir } from '../helpers/cli.js'
+import { enqueue, inspect, parseJson, ROOT, runCli, startCli, tempDir } from '../helpers/cli.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { beforeAll } from '../helpers/before-all.js'
@@ -16,6 +18,9 @@ import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const db = beforeAll(t, async () => await TestDatabase.migrated(), async (db) => await db.drop())
+const outbound = beforeAll(t, async () => createOutbound({ database: db.url, redis: redis.url }), async (outbound) => await outbound.close())
+/** The roles' workers' environment. */
+const env = beforeAll(t, async () => ({ REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', HOST: '127.0.0.1', PORT: '0' }))
 
 // One worker for both contracts (a start costs about 1 s of CPU): the old rows are there before it starts.
 t.test('anvil worker with ANVIL_DATABASE_URL, no handler, ANVIL_OUTBOUND_RETENTION_DAYS=45', async (t) => {
@@ -28,8 +33,6 @@ t.test('anvil worker with ANVIL_DATABASE_URL, no handler, ANVIL_OUTBOUND_RETENTI
     VALUES ('old_50d', 'ep_x', 1, 'success', 3, 'x', ${back(50)}), ('old_40d', 'ep_x', 1, 'success', 3, 'x', ${back(40)})`)
   const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })
   t.teardown(() => receiver.close())
-  const outbound = createOutbound({ database: db.url, redis: redis.url })
-  t.teardown(async () => await outbound.close())
   const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/hooks` })
   const worker = startCli(t, ['worker'], {
     env: { REDIS_URL: redis.url, ANVIL_DATABASE_URL: db.url, ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.0/8', ANVIL_OUTBOUND_RETENTION_DAYS: '45', HOST: '127.0.0.1', PORT: '0' }
@@ -82,10 +85,10 @@ t.test('anvil dev with a database migrates it and sends outgoing webhooks too, t
   t.match(intro, /`127\.0\.0\.0\/8,::1\/128`/, 'and the networks it allows')
   t.match(intro, /`ANVIL_OUTBOUND_ALLOW_NETS=127\.0\.0\.0\/8`/, 'and the variable anvil worker needs for a local receiver')
   await dev.log('anvil worker: dispatching and delivering outgoing webhooks')
-  const outbound = createOutbound({ database: other.url, redis: redis.url })
-  t.teardown(async () => await outbound.close())
-  await outbound.endpoints.create({ url: `${receiver.url}/dev` })
-  const { messageId } = await outbound.publish({ type: 'dev.ping', data: {} })
+  const devOutbound = createOutbound({ database: other.url, redis: redis.url })
+  t.teardown(async () => await devOutbound.close())
+  await devOutbound.endpoints.create({ url: `${receiver.url}/dev` })
+  const { messageId } = await devOutbound.publish({ type: 'dev.ping', data: {} })
   await receiver.waitFor(1)
   t.equal(receiver.received[0]?.headers['webhook-id'], messageId)
   await eventually('the attempt to be answered', async () => (await other.query("SELECT 1 FROM anvil.deliveries WHERE message_id = $1 AND status <> 'started'", [messageId])).length > 0)
@@ -94,3 +97,50 @@ t.test('anvil dev with a database migrates it and sends outgoing webhooks too, t
 })
 
 // No handler, no forwarding source and no database: one line saying what it needs, in test/cli/config.test.ts.
+
+// The roles' tests come last: the workers above dispatch whatever is pending, and the inbound role's message must stay so.
+/** The same command line for every role, as deployments that differ only by ANVIL_WORKER_ROLE would have. */
+const WORKER = ['worker', '--handler', 'examples/handler.js']
+
+async function outboxStatus (id: string): Promise<string | undefined> {
+  return (await db.query<{ status: string }>('SELECT status FROM anvil.outbox WHERE id = $1', [id]))[0]?.status
+}
+
+t.test('--role outbound delivers outgoing webhooks and leaves the inbound job waiting', async (t) => {
+  const receiver = await startReceiver((_req, res) => { res.statusCode = 204; res.end() })
+  t.teardown(() => receiver.close())
+  await outbound.endpoints.create({ url: `${receiver.url}/out`, tenant: 'role-out' })
+  const jobId = await enqueue(redis.url, 'role-out', 'evt_role_out')
+  const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'role-out' })
+  const worker = startCli(t, [...WORKER, '--role', 'outbound'], { cwd: ROOT, env: { ...env, ANVIL_QUEUE: 'role-out' } })
+  t.match(await worker.log('anvil worker: started'), { role: 'outbound', outgoing: true })
+  await receiver.waitFor(1)
+  t.equal(receiver.received[0]?.headers['webhook-id'], messageId, 'the outgoing side runs')
+  t.equal(await worker.stop(), 0)
+  t.equal(await inspect(t, redis.url, 'role-out').getJobState(jobId), 'waiting', 'the inbound job was never taken')
+  t.notOk(worker.lines.some((line) => parseJson(line)?.handled !== undefined), 'the handler never ran')
+})
+
+t.test('ANVIL_WORKER_ROLE=inbound runs the handler and never dispatches the outbox', async (t) => {
+  const { messageId } = await outbound.publish({ type: 'order.paid', data: {}, tenant: 'role-in' })
+  const jobId = await enqueue(redis.url, 'role-in', 'evt_role_in')
+  const worker = startCli(t, WORKER, { cwd: ROOT, env: { ...env, ANVIL_QUEUE: 'role-in', ANVIL_WORKER_ROLE: 'inbound' } })
+  t.match(await worker.log('anvil worker: started'), { role: 'inbound' })
+  await worker.line((line) => parseJson(line)?.handled === jobId)
+  const queue = inspect(t, redis.url, 'role-in')
+  await eventually('queue.getJobState(jobId) === \'completed\'', async () => await queue.getJobState(jobId) === 'completed' ? true : undefined)
+  t.equal(await worker.stop(), 0)
+  t.equal(await outboxStatus(messageId), 'pending', 'published before the worker started, still not dispatched')
+  t.notMatch(worker.output, /dispatching and delivering/)
+})
+
+t.test('a role without what it needs is one line', async (t) => {
+  const inbound = await runCli(['worker', '--role', 'inbound'], { env })
+  t.equal(inbound.code, 1)
+  t.match(inbound.stderr, /^anvil: invalid configuration: anvil worker --role inbound needs --handler or a sources file \(ANVIL_CONFIG\) whose sources forward$/m)
+  const outgoing = await runCli(['worker', '--handler', 'examples/handler.js'], { cwd: ROOT, env: { REDIS_URL: redis.url, ANVIL_WORKER_ROLE: 'outbound' } })
+  t.equal(outgoing.code, 1)
+  t.match(outgoing.stderr, /ANVIL_WORKER_ROLE outbound needs ANVIL_DATABASE_URL/)
+  const bad = await runCli(['worker', '--role', 'everything'], { env })
+  t.match(bad.stderr, /--role must be all, inbound or outbound \(got "everything"\)/)
+})

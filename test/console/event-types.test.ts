@@ -11,7 +11,8 @@ import { beforeStep } from '../helpers/before-all.js'
 
 t.setTimeout(300_000)
 let { base, loggedIn, checkAccessible } = {} as ConsoleHarness
-beforeStep(t, async () => { ({ base, loggedIn, checkAccessible } = await startConsole(t)) })
+// The catalog is the server's alone: no event is handled and no webhook sent, so no worker.
+beforeStep(t, async () => { ({ base, loggedIn, checkAccessible } = await startConsole(t, { worker: false })) })
 
 const MARKUP = '<img src=x onerror="window.__anvilXss=1">Paid <b>in full</b>'
 const PAID_SCHEMA = {

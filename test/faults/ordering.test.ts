@@ -1,15 +1,23 @@
 /**
- * Order per key under kills: delivery worker processes (test/fixtures/delivery-worker-process.mjs, each COMMIT held
- * a random moment so a kill lands between an outcome's commit and what follows it) SIGKILLed again and again while
- * keyed messages go to a receiver that fails every third POST. Each key still arrives in publish order, a message's
- * POSTs (repeats after a kill included) before the next one's first, and no message is lost.
+ * Order per key under faults. PostgreSQL cut from the delivery worker while releases are due, for longer than a
+ * release used to try: each head's release waits in the queue, and the key goes on by itself once PostgreSQL is
+ * back. Delivery worker processes (test/fixtures/delivery-worker-process.mjs, each COMMIT held a random moment so a
+ * kill lands between an outcome's commit and what follows it) SIGKILLed again and again while keyed messages go to
+ * a receiver that fails every third POST. Each key still arrives in publish order, a message's POSTs (repeats
+ * after a kill included) before the next one's first, and no message is lost.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 
+import { openDatabase } from '../../src/db/database.js'
+import { createDeliveryStore } from '../../src/delivery-log/delivery-store.js'
+import { createDeliveryWorker } from '../../src/delivery/delivery-worker.js'
+import { releaseTiming } from '../../src/delivery/ordered-attempt.js'
+import { outboundInternals } from '../../src/outbox/outbound.js'
 import { outboundFixture } from '../helpers/outbound.js'
+import { startReceiver } from '../helpers/receiver.js'
 import { deliveryWorkers } from '../fixtures/script.js'
 import { eventually } from '../helpers/eventually.js'
 
@@ -32,6 +40,95 @@ async function orderReceiver () {
   t.teardown(() => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }))
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, arrived }
 }
+
+/**
+ * PostgreSQL as a delivery worker reaches it: a TCP proxy that cuts it when a release is due. When a release's
+ * DELETE (src/sql/outbox.ts `releaseOrdered`) passes and `cut()` says so, every connection through the proxy is
+ * dropped, and each new one is closed at once until the worker has knocked `knocks` times; then it is back.
+ */
+async function cutAtReleases (t: Test, databaseUrl: string, knocks: number, cut: () => boolean, onBack: () => void) {
+  const target = new URL(databaseUrl)
+  const open = new Set<Socket>()
+  const state = { knocked: 0, down: false }
+  const server = createTcpServer((client) => {
+    client.on('error', () => {})
+    if (state.down) {
+      client.destroy()
+      if (++state.knocked >= knocks) {
+        state.down = false
+        onBack()
+      }
+      return
+    }
+    const upstream = connect(Number(target.port === '' ? 5432 : target.port), target.hostname)
+    upstream.on('error', () => {})
+    open.add(client).add(upstream)
+    client.on('close', () => { open.delete(client); upstream.destroy() })
+    upstream.on('close', () => { open.delete(upstream); client.destroy() })
+    upstream.on('data', (chunk: Buffer) => client.write(chunk))
+    client.on('data', (chunk: Buffer) => {
+      if (chunk.includes('WITH gone AS (DELETE') && cut()) {
+        state.knocked = 0
+        state.down = true
+        for (const socket of open) socket.destroy()
+        return
+      }
+      upstream.write(chunk)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => { for (const socket of open) socket.destroy(); server.close(() => resolve()) }))
+  const url = new URL(databaseUrl)
+  url.host = `127.0.0.1:${(server.address() as AddressInfo).port}`
+  return url.toString()
+}
+
+t.test('PostgreSQL cut from the delivery worker at two releases, past the tries a release once gave up after: the key goes on by itself, in order, each message once', async (t) => {
+  // Releases are tried again 10 ms apart here, so an outage of 40 knocks outlasts the 30 tries (a second apart) a
+  // release made before it gave up and left its key waiting for a hand.
+  const { retryMs } = releaseTiming
+  releaseTiming.retryMs = 10
+  t.teardown(() => { releaseTiming.retryMs = retryMs })
+  const queueName = 'faults-release'
+  // One attempt each: the key's first message succeeds at its last, the second is given up (500), the third succeeds.
+  const receiver = await startReceiver((req, res) => {
+    res.statusCode = (JSON.parse(req.body) as { data: { n: number } }).data.n === 1 ? 500 : 204
+    res.end()
+  })
+  t.teardown(async () => await receiver.close())
+  // Cut at the first release of each of the first two messages (after one POST, then after two).
+  const cutAt: number[] = []
+  const cut = (): boolean => {
+    const posts = receiver.received.length
+    if (posts > 2 || cutAt.includes(posts)) return false
+    cutAt.push(posts)
+    return true
+  }
+  const postsWhenBack: number[] = []
+  const proxyUrl = await cutAtReleases(t, db.url, 40, cut, () => postsWhenBack.push(receiver.received.length))
+  const outbound = fixture.open({ queueName, retrySchedule: [], dispatch: { pollIntervalMs: 100 } })
+  // Only the delivery worker goes through the proxy: the dispatcher keeps its PostgreSQL.
+  const database = openDatabase(proxyUrl, { max: 2 })
+  const worker = createDeliveryWorker({ redis: redis.url, store: createDeliveryStore(database), queueName, allowNets: '127.0.0.0/8', jitter: 0, circuit: false })
+  // Stopped with the test: the outbox is shared, and the next test's messages are not for this queue.
+  t.teardown(async () => {
+    await outbound.dispatcher.close()
+    await worker.close()
+    await database.close()
+  })
+  await Promise.all([outbound.dispatcher.start(), worker.start()])
+  const endpoint = await outbound.endpoints.create({ url: `${receiver.url}/hook`, tenant: 'cut' })
+  const ids: string[] = []
+  for (let n = 0; n < 3; n++) ids.push((await outbound.publish({ type: 'order.paid', data: { key: 'c', n }, tenant: 'cut', orderingKey: 'c' })).messageId)
+  const state = async (i: number): Promise<string> => await (await outboundInternals(outbound).queue.getJob(`${ids[i] as string}.${endpoint.id}`))?.getState() ?? 'gone'
+  await eventually('the last message\'s job completed', async () => await state(2) === 'completed')
+  t.same(cutAt, [1, 2], 'PostgreSQL was cut at the release of a success at its last attempt, then at that of a message given up')
+  t.same(postsWhenBack, [1, 2], 'while it was out, the next message of the key was not sent')
+  t.same(receiver.received.map((req) => (JSON.parse(req.body) as { data: { n: number } }).data.n), [0, 1, 2], 'each message POSTed once, in publish order')
+  t.same([await state(0), await state(1), await state(2)], ['completed', 'failed', 'completed'], 'each job ended as its POST did')
+  t.match((await outboundInternals(outbound).queue.getJob(`${ids[1] as string}.${endpoint.id}`))?.failedReason, /^http_5xx/, 'the given-up one failed with its answer')
+  t.same(await db.query('SELECT message_id FROM anvil.ordered_deliveries'), [], 'nothing of the key is left waiting')
+})
 
 t.test('delivery workers SIGKILLed at random points: each key still arrives in publish order, and nothing is lost', async (t) => {
   const KEYS = 5

@@ -53,8 +53,11 @@ export async function settled (page: Page): Promise<void> {
   await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null)
 }
 
-/** The server, the worker, Redis and PostgreSQL, started for `t` (the file's root test) and stopped at its end. */
-export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
+/**
+ * The server, the worker, Redis and PostgreSQL, started for `t` (the file's root test) and stopped at its end.
+ * `worker: false` leaves the worker out, for a file whose pages handle no event and send no webhook.
+ */
+export async function startConsoleServer (t: Test, { worker: withWorker = true } = {}): Promise<ConsoleServer> {
   const dir = mkdtempSync(join(tmpdir(), 'anvil-console-'))
   const failSwitch = join(dir, 'fail')
   writeFileSync(failSwitch, 'on')
@@ -81,10 +84,12 @@ export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
   }
   const server = startCli(t, ['serve'], { env: { ...env, PORT: '0', ANVIL_ADMIN_TOKEN: TOKEN } })
   // The receivers are on loopback, which the SSRF guard refuses unless allowed.
-  const worker = startCli(t, ['worker', '--handler', 'test/fixtures/console-handler.mjs'], {
-    env: { ...env, PORT: '0', ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.1/32' }
-  })
-  t.teardown(async () => { await server.stop(); await worker.stop() })
+  const worker = withWorker
+    ? startCli(t, ['worker', '--handler', 'test/fixtures/console-handler.mjs'], {
+      env: { ...env, PORT: '0', ANVIL_OUTBOUND_ALLOW_NETS: '127.0.0.1/32' }
+    })
+    : undefined
+  t.teardown(async () => { await server.stop(); await worker?.stop() })
   // LOG_LEVEL=warn logs no listening line: the port is read from the kernel's socket table.
   const base = `http://127.0.0.1:${await server.boundPort()}`
   await eventually('the server ready', async () => (await fetch(`${base}/health/ready`).catch(() => undefined))?.status === 200)
@@ -116,9 +121,9 @@ export async function startConsoleServer (t: Test): Promise<ConsoleServer> {
   }
 }
 
-/** The server side and a real Chromium (test/helpers/browser.ts), both stopped at the end of `t`. */
-export async function startConsole (t: Test): Promise<ConsoleHarness> {
-  const server = await startConsoleServer(t)
+/** The server side (`options` as startConsoleServer's) and a real Chromium (test/helpers/browser.ts), both stopped at the end of `t`. */
+export async function startConsole (t: Test, options: { worker?: boolean } = {}): Promise<ConsoleHarness> {
+  const server = await startConsoleServer(t, options)
   const { base } = server
   const context = await openBrowser(t)
 

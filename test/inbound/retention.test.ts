@@ -85,7 +85,8 @@ t.test('against Redis', async (t) => {
 
   t.test('default retention, from the worker: jobs that carry none are still bounded at 1000 completed', async (t) => {
     const queueName = 'default-count'
-    const ingress = ingressFor(queueName)
+    // 1,020 adds sent at once: on a loaded machine the last wait past the default 1.5 s enqueue timeout (a 503 here).
+    const ingress = ingressFor(queueName, { enqueueTimeoutMs: 30_000 })
     const worker = workerFor(queueName, () => {}, { concurrency: 50 })
     const finished = finishedCounter(worker)
     await worker.start()

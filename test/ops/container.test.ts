@@ -205,8 +205,7 @@ t.test('docker-compose.yml: Redis with AOF and noeviction; server and worker run
 })
 
 t.test('the Helm chart: its containers run real commands on paths in the image, probe real routes, set real variables', async (t) => {
-  const { helm, cleanup } = await unpackHelm()
-  t.teardown(cleanup)
+  const { helm } = await unpackHelm()
   const files = imageFiles()
   // The settings values file renders every optional variable too; the sources one, the variables its ${NAME}s name.
   const deployments: Manifest[] = []

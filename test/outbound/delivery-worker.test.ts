@@ -22,14 +22,16 @@ import { eventually } from '../helpers/eventually.js'
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
 const database = beforeAll(t, async () => await TestDatabase.create(), async (database) => await database.drop())
+/** One migrated schema for the file; each setup empties it (the tests run one after another). */
+const stores = beforeAll(t, async () => await PgDeliveryStore.create(database))
 const newSecret = (): string => 'whsec_' + randomBytes(32).toString('base64')
 let queueCount = 0
 
 interface Setup { queue: Queue<OutboundJobData>, events: QueueEvents, worker: DeliveryWorker, store: PgDeliveryStore, queueName: string }
 
-/** A delivery worker on a queue of its own, its store in PostgreSQL (`store`) or, as in forward mode, a bare `DeliveryStore`. */
+/** A delivery worker on a queue of its own, its store in PostgreSQL (`store`, the file's schema emptied) or, as in forward mode, a bare `DeliveryStore`. */
 async function setup (t: Test, options: Partial<DeliveryWorkerOptions> = {}, bare?: DeliveryStore): Promise<Setup> {
-  const store = await PgDeliveryStore.create(database)
+  const store = await stores.fresh()
   const queueName = `out${++queueCount}`
   const connection = { url: redis.url, maxRetriesPerRequest: null }
   const queue = new Queue<OutboundJobData>(queueName, { connection, prefix: '{t}' })
@@ -276,7 +278,7 @@ t.test('without a delivery log, attempts go to the job log', async (t) => {
 })
 
 t.test('options are checked', async (t) => {
-  const base = { redis: redis.url, store: (await PgDeliveryStore.create(database)).store }
+  const base = { redis: redis.url, store: stores.store }
   t.throws(() => createDeliveryWorker({ ...base, timeoutMs: 0 }), /timeoutMs/)
   t.throws(() => createDeliveryWorker({ ...base, allowNets: '10.0.0.0/99' }), /allowNets: .*prefix length/)
   t.throws(() => createDeliveryWorker({ ...base, store: {} as DeliveryStore }), /store: must have a loadSecrets/)
