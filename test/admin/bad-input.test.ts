@@ -122,7 +122,7 @@ t.test('the database gone: every admin route that needs it is 503 { error, code 
   await migrate(doomed.url)
   const app = await adminApp(doomed, 'pg')
   t.equal((await app.inject({ url: '/admin/endpoints', headers: auth })).statusCode, 200, 'up first')
-  await doomed.drop()
+  await doomed.drop({ wait: true })
   const needing: Case[] = [
     get('/admin/events', true), get('/admin/events/evt_1', true), { method: 'POST', url: '/admin/events/evt_1/replay' },
     { method: 'POST', url: '/admin/events/replay', payload: { dryRun: true } }, get('/admin/stats'), get('/admin/dead-letters'),
