@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 /** The `anvil` command: the program of cli/program.ts, with a one-line error for a problem the user has to fix. */
 import { createRequire } from 'node:module'
-import { createProgram } from './program.js'
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
 
@@ -14,8 +13,14 @@ function exitWithError (err: unknown): never {
   process.exit(1)
 }
 
-try {
-  await createProgram(version).parseAsync()
-} catch (err) {
-  exitWithError(err)
+// `anvil --version` alone is answered before the program, its settings table and their schemas are loaded.
+if (process.argv.length === 3 && (process.argv[2] === '--version' || process.argv[2] === '-V')) {
+  process.stdout.write(`${version}\n`)
+} else {
+  const { createProgram } = await import('./program.js')
+  try {
+    await createProgram(version).parseAsync()
+  } catch (err) {
+    exitWithError(err)
+  }
 }

@@ -14,10 +14,10 @@ export type OutboundConfig = Partial<Pick<WorkerCommandConfig,
 /**
  * The outgoing side of `anvil worker` (ANVIL_DATABASE_URL set): the outbox dispatcher, its retention and the
  * delivery worker on the database's store. Closed by the lifecycle, delivery first, so attempts in flight are still recorded.
- * The service is returned for the metrics (the outbox gauges read it); `start` begins dispatching and delivering,
+ * The service is returned for the metrics (the outbox gauges read it), with its queue's name; `start` begins dispatching and delivering,
  * once the caller has claimed the outbound queue (cli/deployment.ts).
  */
-export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecycle, telemetry?: Telemetry): { outbound: Outbound, delivery: DeliveryWorker, start: () => void } {
+export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecycle, telemetry?: Telemetry): { outbound: Outbound, delivery: DeliveryWorker, queueName: string, start: () => void } {
   const prefix = config.prefix === undefined ? {} : { prefix: config.prefix }
   // On the jobs this process's dispatcher makes, which carry it to whichever delivery worker takes them.
   const schedule = config.outboundRetrySchedule === undefined ? {} : { retrySchedule: config.outboundRetrySchedule }
@@ -52,5 +52,5 @@ export function startOutbound (config: OutboundConfig, log: Logger, life: Lifecy
       .then(() => log.info({ queue: queue.name }, 'anvil worker: dispatching and delivering outgoing webhooks'))
       .catch((err: Error) => log.error({ err: err.message }, 'anvil worker: the outgoing side did not start'))
   }
-  return { outbound, delivery, start }
+  return { outbound, delivery, queueName: queue.name, start }
 }

@@ -2,7 +2,6 @@ import type { ServeConfig } from './config/load-config.js'
 import { Lifecycle } from './lifecycle.js'
 import { createLogger } from './logging.js'
 import { closeGracefully, buildServer, listen, registerMetrics, sampledQueue } from './server.js'
-import { registerAdmin } from './admin-server.js'
 import { setUpTracing } from './tracing.js'
 import { bindQueues } from './deployment.js'
 import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.js'
@@ -27,7 +26,8 @@ export async function serve (config: ServeConfig): Promise<void> {
       const metricsPort = await listen(metricsApp, config.host, config.metricsPort ?? 0)
       log.info({ host: config.host, port: metricsPort, path: config.metricsPath }, 'anvil serve: metrics listening')
     }
-    const adminApp = await registerAdmin(app, config, log, undefined, tracing?.telemetry)
+    // The admin API (its plugins, the outbox, the catalog) is loaded only when it is on.
+    const adminApp = config.admin === undefined ? undefined : await (await import('./admin-server.js')).registerAdmin(app, config, log, undefined, tracing?.telemetry)
     if (adminApp !== undefined) {
       life.add('admin server', async () => await closeGracefully(adminApp))
       const adminPort = await listen(adminApp, config.host, config.admin?.port ?? 0)

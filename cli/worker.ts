@@ -5,17 +5,14 @@ import { DEFAULT_QUEUE_NAME, DEFAULT_REDIS_URL } from '../src/shared/constants.j
 import { patientlyFor } from './redis-patience.js'
 import { createWorker, type WebhookHandler } from '../src/worker/worker.js'
 import { errors } from '../src/shared/errors.js'
-import { createForwarder } from '../src/forward/create-forwarder.js'
 import anvilHealth from '../plugins/health.js'
 import { loadHandler } from './handler-module.js'
-import { startOutbound } from './outbound-worker.js'
 import type { Outbound } from '../src/outbox/outbound.js'
 import { Lifecycle } from './lifecycle.js'
 import { bindQueues, type Binding } from './deployment.js'
 import { createLogger, throttleRepeats } from './logging.js'
 import { closeGracefully, createApp, listen, registerMetrics, sampledQueue } from './server.js'
 import { setUpTracing } from './tracing.js'
-import { outboundInternals } from '../src/outbox/outbound.js'
 
 export const NO_HANDLER_WARNING = 'anvil worker: no --handler: inbound events are not consumed here and wait in Redis; only outgoing webhooks are delivered (give --handler, or --role outbound for an outgoing-only worker)'
 /** On a shutdown before Redis was ever reached, how long closing the idle worker may take. */
@@ -36,6 +33,8 @@ async function workerHandler (config: WorkerCommandConfig, handlerPath: string |
       ? 'anvil worker --role inbound needs --handler or a sources file (ANVIL_CONFIG) whose sources forward'
       : 'anvil worker needs --handler, a sources file (ANVIL_CONFIG) whose sources forward, or ANVIL_DATABASE_URL (outgoing webhooks)')
   }
+  // Loaded only when a source forwards (it brings the SSRF guard and undici).
+  const { createForwarder } = await import('../src/forward/create-forwarder.js')
   const forwarder = createForwarder(config.sources ?? [], { allowNets: config.forwardAllowNets, fallback: loaded?.handler })
   return { handler: forwarder.handler, file: loaded?.file, close: forwarder.close }
 }
@@ -57,15 +56,16 @@ export async function runWorker (config: WorkerCommandConfig, handlerPath: strin
   life.closeOnSignals(config.shutdownTimeoutMs)
   try {
     const tracing = await setUpTracing(config, 'anvil-worker', log, life)
+    // The outgoing side (the outbox, the delivery worker, undici) is loaded only when this process runs it.
     const sending = config.databaseUrl === undefined || config.role === 'inbound'
       ? undefined
-      : startOutbound({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life, tracing?.telemetry)
+      : (await import('./outbound-worker.js')).startOutbound({ ...config, databaseUrl: config.databaseUrl, redisUrl }, log, life, tracing?.telemetry)
     const outgoing = sending?.outbound
     // With a database, the queues this process consumes are claimed for its deployment before any job is taken.
     const binding: Binding = {
       redisUrl,
       prefix: config.prefix,
-      queues: [...(handler === undefined ? [] : [config.queueName ?? DEFAULT_QUEUE_NAME]), ...(outgoing === undefined ? [] : [outboundInternals(outgoing).queue.name])],
+      queues: [...(handler === undefined ? [] : [config.queueName ?? DEFAULT_QUEUE_NAME]), ...(sending === undefined ? [] : [sending.queueName])],
       ...(config.databaseUrl === undefined ? {} : { database: { url: config.databaseUrl, schema: config.dbSchema } })
     }
     const bound = async (): Promise<boolean> => {

@@ -10,8 +10,11 @@ import { errors } from './errors.js'
  * little: a schema's own `errorMessage`, the names of a choice, the known key a misspelt one meant.
  */
 export function compileCheck<T extends TSchema> (schema: T): (value: unknown) => string | undefined {
-  const compiled = TypeCompiler.Compile(schema)
+  // Compiled on first use: modules and the CLI's settings table make their checks when loaded, and a process
+  // runs few of them (compiling them all cost an `anvil` command about 0.1 s of CPU before it did anything).
+  let compiled: ReturnType<typeof TypeCompiler.Compile<T>> | undefined
   return (value) => {
+    compiled ??= TypeCompiler.Compile(schema)
     if (compiled.Check(value)) return undefined
     const all = [...compiled.Errors(value)]
     // A misspelt key also shows as the known one missing: the misspelling is the better lead.
