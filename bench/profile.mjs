@@ -21,7 +21,7 @@ const values = benchArgs({
   // Keep the .cpuprofile (for Chrome DevTools or speedscope); by default it goes with the temporary directory.
   keep: { type: 'boolean', default: false }
 })
-const duration = values.quick ? 1 : Number(values.duration)
+const duration = values.quick ? 0.25 : Number(values.duration)
 const secret = 'whsec_bench_0123456789'
 
 /** Areas by where the function lives (its script URL), first match wins; `(garbage collector)` etc. by name. */
@@ -61,7 +61,7 @@ const window = { from: 0, to: 0 }
 try {
   for (let i = 0; i < 200; i++) { try { await fetch(url + '/webhooks', { method: 'POST' }); break } catch { await sleep(50) } }
   // A warm-up first (module loading, JIT), left out of the profile's window: only the measured load counts.
-  await runLoad({ url, secret, connections: Number(values.connections), duration: values.quick ? 0.5 : 2, mix: 'unique' })
+  await runLoad({ url, secret, connections: Number(values.connections), duration: values.quick ? 0.25 : 2, mix: 'unique' })
   // The profile's timestamps are µs on the system's monotonic clock, which process.hrtime also reads.
   window.from = Number(process.hrtime.bigint() / 1000n)
   load = await runLoad({ url, secret, connections: Number(values.connections), duration, mix: 'unique' })

@@ -73,6 +73,7 @@ export function openDatabase (input: DatabaseInput, options: DatabaseOptions = {
   } else {
     throw new errors.INVALID_OPTIONS('database must be a postgres:// URL or a pg.Pool')
   }
+  hearLostConnections(pool)
   return {
     pool,
     schema,
@@ -105,3 +106,15 @@ export async function inTransaction<T> (pool: pg.Pool, fn: (client: pg.PoolClien
 }
 
 function ignoreLostConnection (): void {}
+
+const hearing = new WeakSet<pg.Pool>()
+
+/**
+ * Every client of the pool hears its own 'error': a checked-out client (a journal transaction, a group commit, a
+ * partition lock) whose connection PostgreSQL ends would otherwise crash the process; its query fails instead.
+ */
+function hearLostConnections (pool: pg.Pool): void {
+  if (hearing.has(pool)) return
+  hearing.add(pool)
+  pool.on('connect', (client) => { client.on('error', ignoreLostConnection) })
+}

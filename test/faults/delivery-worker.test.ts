@@ -11,9 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Queue } from 'bullmq'
 
 import { outboundFixture } from '../helpers/outbound.js'
-import { startScript, type Script } from '../fixtures/script.js'
+import { deliveryWorkers } from '../fixtures/script.js'
 import { eventually } from '../helpers/eventually.js'
-import { GIVE_UP_MS } from '../helpers/cli.js'
 
 const fixture = outboundFixture()
 const { db, redis } = fixture
@@ -59,15 +58,7 @@ t.test('delivery workers SIGKILLed at random points: every message delivered, ev
     WORKER_CONCURRENCY: '8', LOCK_DURATION_MS: '1000', STALLED_INTERVAL_MS: '500'
   }
   // Two processes; a killed one is replaced at once, and the next kill takes one that is up, so deliveries go on meanwhile.
-  const spawned: Script[] = []
-  const up = new Set<Script>()
-  const spawn = (): void => {
-    const script = startScript(t, 'delivery-worker-process.mjs', env)
-    spawned.push(script)
-    script.log('fixture delivery worker: started').then(() => up.add(script), () => {})
-  }
-  for (let i = 0; i < 2; i++) spawn()
-  await eventually('the workers to start', () => up.size === 2, GIVE_UP_MS)
+  const workers = await deliveryWorkers(t, env)
   await outbound.dispatcher.start()
   const messageIds: string[] = []
   // A batch before each kill, so every kill lands while deliveries are in flight, at a random point of one.
@@ -76,12 +67,7 @@ t.test('delivery workers SIGKILLed at random points: every message delivered, ev
     const before = receiver.arrived()
     await eventually('POSTs of the batch', () => receiver.arrived() > before, 30_000)
     await sleep(Math.floor(Math.random() * 400))
-    await eventually('a worker up', () => up.size > 0, GIVE_UP_MS)
-    const victim = [...up][Math.floor(Math.random() * up.size)] as Script
-    up.delete(victim)
-    process.kill(victim.pid, 'SIGKILL')
-    await victim.exited
-    spawn()
+    await workers.killOne()
   }
   const jobs = new Queue(queueName, { connection: { url: redis.url }, prefix: '{anvil}' })
   t.teardown(() => jobs.close())
@@ -114,6 +100,5 @@ t.test('delivery workers SIGKILLed at random points: every message delivered, ev
   t.same(unsucceeded.filter((id) => !view.has(id)), [], 'every message without a success is listed as undelivered')
   const failed = (await jobs.getJobs(['failed'])).map((job) => job.data.messageId as string)
   t.same(failed.filter((id) => (rowsPer.get(id) ?? []).length === 0), [], 'no job failed without a row')
-  await Promise.all(spawned.filter((script) => script.child.exitCode === null && script.child.signalCode === null)
-    .map(async (script) => await script.kill('SIGTERM')))
+  await workers.stopAll()
 })

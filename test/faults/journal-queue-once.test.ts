@@ -6,8 +6,8 @@
  * applied once if a run of it committed, else not at all. Every other handler only calls `once` (group commit).
  */
 import t from 'tap'
-import { startCli, type Cli } from '../helpers/cli.js'
 import { journalFixture } from '../helpers/journal.js'
+import { assertAppliedOnce, count, doneRows, killDuringDrain } from '../helpers/journal-kills.js'
 import { beforeStep } from '../helpers/before-all.js'
 import { eventually } from '../helpers/eventually.js'
 import { PgEventQueue } from '../../src/queue/pg-event-queue.js'
@@ -20,9 +20,6 @@ t.setTimeout(240_000)
 const { redis, db } = journalFixture(t)
 beforeStep(t, async () => { await db.query('CREATE TABLE public.effects (event_id text NOT NULL, pid integer NOT NULL)') })
 
-const count = async (sql: string): Promise<number> => Number((await db.query<{ n: string }>(sql))[0]?.n)
-const doneRows = async (): Promise<number> => await count("SELECT count(*) AS n FROM anvil.webhook_events WHERE status = 'done'")
-
 for (const groupCommit of [undefined, '8,20']) t.test(`${EVENTS} events on the PostgreSQL queue, ${KILLS} SIGKILLs of anvil worker${groupCommit === undefined ? '' : `, group commit ${groupCommit}`}: each applied once, one done attempt each`, async (t) => {
   await db.query('TRUNCATE anvil.webhook_events, anvil.webhook_event_failures, anvil.webhook_effects, anvil.webhook_event_queue, public.effects')
   const queue = new PgEventQueue(db.url, { ...DEFAULT_QUEUE_SETTINGS, retrySchedule: [100, 100] })
@@ -32,48 +29,26 @@ for (const groupCommit of [undefined, '8,20']) t.test(`${EVENTS} events on the P
     source: 'stripe', provider: 'stripe', key: `stripe:${eventId}`, eventId, eventType: 'invoice.paid', payload: Buffer.from(`{"id":"${eventId}"}`),
     contentType: 'application/json', headers: {}, receivedAt: Date.now()
   })))
-  t.equal(await count('SELECT count(*) AS n FROM anvil.webhook_event_queue'), EVENTS, 'every event queued in PostgreSQL')
+  t.equal(await count(db, 'SELECT count(*) AS n FROM anvil.webhook_event_queue'), EVENTS, 'every event queued in PostgreSQL')
 
   const env = {
     REDIS_URL: redis.url, ANVIL_QUEUE: 'faults-journal-queue', ANVIL_DATABASE_URL: db.url, ANVIL_JOURNAL_QUEUE: 'postgres', ANVIL_WORKER_ROLE: 'inbound',
     HOST: '127.0.0.1', PORT: '0', WORKER_CONCURRENCY: '16', ANVIL_LOCK_DURATION_MS: '1000', HANDLER_DELAY_MS: '40',
     ...(groupCommit === undefined ? {} : { ANVIL_JOURNAL_GROUP_COMMIT: groupCommit, HANDLER_MODE: 'mixed' })
   }
-  const start = (): Cli => startCli(t, ['worker', '--handler', 'test/fixtures/journal-insert-handler.mjs'], { env })
+  // Left by a kill: rows begun and not finished; with no worker running, the dead one's (a lease's expiry is a matter of time).
+  const { last, left } = await killDuringDrain(t, {
+    db, env, events: EVENTS, kills: KILLS, left: async () => await count(db, 'SELECT count(*) AS n FROM anvil.webhook_event_queue WHERE attempts_started > attempts_made')
+  })
+  t.ok(left.every((n) => n > 0), `every kill left rows begun and not finished (${left.join(', ')})`)
 
-  const began = Date.now()
-  const leased: number[] = []
-  for (let kill = 0; kill < KILLS; kill++) {
-    const worker = start()
-    await worker.log('anvil worker: started')
-    const target = Math.floor(EVENTS * (kill + 0.3 + 0.5 * Math.random()) / (KILLS + 1))
-    await eventually('the drain to go on', async () => await doneRows() >= target, 30_000)
-    worker.child.kill('SIGKILL')
-    await worker.exited
-    // Rows begun and not finished: with no worker running, the dead one's (a lease's expiry is a matter of time).
-    const held = await count('SELECT count(*) AS n FROM anvil.webhook_event_queue WHERE attempts_started > attempts_made')
-    leased.push(held)
-    t.comment(`kill ${kill + 1} at ${Date.now() - began} ms, ${await doneRows()} done, ${held} begun and not finished`)
-  }
-  t.ok(leased.every((n) => n > 0), `every kill left rows begun and not finished (${leased.join(', ')})`)
-
-  const last = start()
-  await eventually('the queue to drain', async () => await count('SELECT count(*) AS n FROM anvil.webhook_event_queue') === 0, 40_000)
-  t.comment(`drained at ${Date.now() - began} ms`)
+  await eventually('the queue to drain', async () => await count(db, 'SELECT count(*) AS n FROM anvil.webhook_event_queue') === 0, 40_000)
 
   const dead = await db.query<{ id: string, error_class: string }>("SELECT id, error_class FROM anvil.webhook_events WHERE status <> 'done'")
   t.same(dead.filter((row) => row.error_class !== 'stalled'), [], 'no event failed but by the stall limit')
-  const done = await doneRows()
+  const done = await doneRows(db)
   const ended = new Set((await db.query<{ id: string }>('SELECT id FROM anvil.webhook_events')).map((row) => row.id))
   t.same(ids.filter((id) => !ended.has(id)), [], `every event done (${done}) or stalled out (${dead.length})`)
-  const effects = 'SELECT event_id FROM public.effects UNION ALL SELECT event_id FROM anvil.webhook_effects'
-  t.equal(await count(`SELECT count(*) AS n FROM (${effects}) f`), done, `${done} effect rows for ${done} events done`)
-  t.same(await db.query(`SELECT e.id, count(f.event_id)::int AS n FROM anvil.webhook_events e LEFT JOIN (${effects}) f ON f.event_id = e.id
-    GROUP BY e.id, e.status HAVING count(f.event_id) <> (CASE WHEN e.status = 'done' THEN 1 ELSE 0 END) ORDER BY e.id`), [],
-  'each event done applied once, no other applied at all')
-  t.same(await db.query(`SELECT e.id, count(a.event_id)::int AS n FROM anvil.webhook_events e
-    LEFT JOIN anvil.webhook_event_attempts a ON a.event_id = e.id AND a.status = 'done'
-    GROUP BY e.id, e.status HAVING count(a.event_id) <> (CASE WHEN e.status = 'done' THEN 1 ELSE 0 END) ORDER BY e.id`), [],
-  'one done attempt per event done')
+  await assertAppliedOnce(t, db)
   t.equal(await last.stop('SIGTERM'), 0, 'the last worker stops cleanly')
 })

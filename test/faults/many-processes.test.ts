@@ -1,5 +1,5 @@
 /**
- * Two `anvil serve` and two `anvil worker` processes on one Redis. 2,000 events over real HTTP,
+ * Two `anvil serve` and two `anvil worker` processes on one Redis. 1,000 events over real HTTP,
  * 30 % of them delivered twice at once, once to each ingress. Every unique event ends exactly once, completed
  * or dead-lettered (the handler module, test/fixtures/record-handler.mjs, throws UnrecoverableError for every
  * tenth), never both and never twice, and the sums match: unique keys = jobs = completions + dead letters.
@@ -19,7 +19,8 @@ import { handled } from '../fixtures/script.js'
 import { beforeAll } from '../helpers/before-all.js'
 import { eventually } from '../helpers/eventually.js'
 
-const EVENTS = 2000
+// Hundreds of events, 300 of them raced across the two ingresses (was 2,000: the races, not the count, are the point).
+const EVENTS = 1000
 const CONCURRENCY = 32
 
 const redis = beforeAll(t, async () => await TestRedis.start(), async (redis) => await redis.stop())
@@ -42,7 +43,7 @@ async function deliver (url: string, n: number): Promise<Answer> {
   }
 }
 
-t.test('2 ingress + 2 worker processes, 2,000 events, 30 % redelivered to the other ingress: each ends exactly once', async (t) => {
+t.test('2 ingress + 2 worker processes, 1,000 events, 30 % redelivered to the other ingress: each ends exactly once', async (t) => {
   const dir = tempDir(t)
   const common = { REDIS_URL: redis.url, ANVIL_QUEUE: queueName, HOST: '127.0.0.1', PORT: '0', ANVIL_METRICS_PATH: 'off' }
   const events = new QueueEvents(queueName, { connection: { url: redis.url }, prefix: DEFAULT_PREFIX })
@@ -76,7 +77,7 @@ t.test('2 ingress + 2 worker processes, 2,000 events, 30 % redelivered to the ot
   const sentMs = Date.now() - started
 
   const requests = answers.flat()
-  t.equal(requests.length, 2600, '2,000 events, 600 of them twice')
+  t.equal(requests.length, 1300, '1,000 events, 300 of them twice')
   t.same(requests.filter((a) => a.status !== 202), [], 'every delivery got a 202')
   const jobOf = new Map<number, string>()
   let split = 0
@@ -115,7 +116,7 @@ t.test('2 ingress + 2 worker processes, 2,000 events, 30 % redelivered to the ot
   const calls = logs.flatMap(handled)
   const callsPerJob = new Map<string, number>()
   for (const call of calls) callsPerJob.set(call.jobId, (callsPerJob.get(call.jobId) ?? 0) + 1)
-  t.equal(calls.length, EVENTS, 'the handler ran 2,000 times')
+  t.equal(calls.length, EVENTS, 'the handler ran 1,000 times')
   t.same([...callsPerJob.values()].filter((c) => c !== 1), [], 'once per job')
   t.same([...callsPerJob.keys()].filter((id) => !jobs.has(id)), [], 'and only for jobs a 202 named')
   const perWorker = logs.map((log) => handled(log).length)

@@ -18,7 +18,7 @@ import { releaseTiming } from '../../src/delivery/ordered-attempt.js'
 import { outboundInternals } from '../../src/outbox/outbound.js'
 import { outboundFixture } from '../helpers/outbound.js'
 import { startReceiver } from '../helpers/receiver.js'
-import { startScript, type Script } from '../fixtures/script.js'
+import { deliveryWorkers } from '../fixtures/script.js'
 import { eventually } from '../helpers/eventually.js'
 
 const fixture = outboundFixture()
@@ -144,15 +144,7 @@ t.test('delivery workers SIGKILLed at random points: each key still arrives in p
     REDIS_URL: redis.url, DATABASE_URL: db.url, ANVIL_QUEUE: queueName,
     WORKER_CONCURRENCY: '8', LOCK_DURATION_MS: '3000', STALLED_INTERVAL_MS: '1000', COMMIT_PAUSE_MS: '150'
   }
-  const spawned: Script[] = []
-  const up = new Set<Script>()
-  const spawn = (): void => {
-    const script = startScript(t, 'delivery-worker-process.mjs', env)
-    spawned.push(script)
-    script.log('fixture delivery worker: started').then(() => up.add(script), () => {})
-  }
-  for (let i = 0; i < 2; i++) spawn()
-  await eventually('the workers to start', () => up.size === 2, 30_000)
+  const workers = await deliveryWorkers(t, env)
   await outbound.dispatcher.start()
   const published = new Map<string, number[]>()
   for (let n = 0; n < MESSAGES; n++) {
@@ -165,12 +157,7 @@ t.test('delivery workers SIGKILLed at random points: each key still arrives in p
     const before = receiver.arrived.length
     await eventually('POSTs since the last kill', () => receiver.arrived.length > before + 3, 60_000)
     await sleep(Math.floor(Math.random() * 300))
-    await eventually('a worker up', () => up.size > 0, 30_000)
-    const victim = [...up][Math.floor(Math.random() * up.size)] as Script
-    up.delete(victim)
-    process.kill(victim.pid, 'SIGKILL')
-    await victim.exited
-    spawn()
+    await workers.killOne()
   }
   const delivered = async (): Promise<number> => (await db.query<{ n: number }>(
     "SELECT count(DISTINCT message_id)::int AS n FROM anvil.deliveries WHERE endpoint_id = $1 AND status = 'success'", [endpoint.id]))[0]?.n ?? 0
@@ -187,6 +174,5 @@ t.test('delivery workers SIGKILLed at random points: each key still arrives in p
   // A last release follows its logged success (after a kill, once its job is taken back).
   t.ok(await eventually('nothing of any key left waiting', async () => (await db.query('SELECT 1 FROM anvil.ordered_deliveries')).length === 0, 60_000),
     'nothing of any key is left waiting')
-  await Promise.all(spawned.filter((script) => script.child.exitCode === null && script.child.signalCode === null)
-    .map(async (script) => await script.kill('SIGTERM')))
+  await workers.stopAll()
 })

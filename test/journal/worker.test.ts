@@ -126,6 +126,24 @@ t.test('a rollback undoes the effects, the handler\'s writes and the mark; the r
   t.equal(done?.attempts, 2)
 })
 
+t.test('PostgreSQL ends the handler\'s connection mid-transaction: that attempt fails, the process stays up, the retry is done', async (t) => {
+  let ended = false
+  const idleInTransaction = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'"
+  const { worker, queue } = start('journal-terminated', async (event) => {
+    await event.once?.('first', () => 1)
+    if (!ended) {
+      ended = true
+      await db.query(`SELECT pg_terminate_backend(pid) FROM (${idleInTransaction}) AS held`)
+      await eventually('the backend gone', async () => (await db.query(idleInTransaction)).length === 0)
+    }
+    await event.once?.('second', () => 2)
+  })
+  await worker.start()
+  await addJob(queue, jobData({ eventId: 'evt_terminated', retry: [50] }))
+  await eventually('done', async () => (await row('evt_terminated'))?.status === 'done')
+  t.equal((await row('evt_terminated'))?.attempts, 2, 'the ended attempt failed and the retry committed')
+})
+
 t.test('once() under two concurrent runs of one event (two deliveries): the effect applies once, both see its result', async (t) => {
   let applied = 0
   const results: unknown[] = []
