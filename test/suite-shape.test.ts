@@ -48,7 +48,7 @@ t.test('setup goes through beforeAll or beforeStep, not t.before, whose error ta
 })
 
 /** The test files' folders, one per area (CONTRIBUTING.md, "Layout"); the top of test/ keeps at most MAX_TOP files. */
-const AREAS = ['admin', 'cli', 'console', 'docs', 'faults', 'handlers', 'inbound', 'journal', 'ops', 'outbound', 'portal', 'providers', 'tenants', 'testing']
+const AREAS = ['admin', 'cli', 'cluster', 'console', 'docs', 'faults', 'handlers', 'inbound', 'journal', 'ops', 'outbound', 'portal', 'providers', 'tenants', 'testing']
 const MAX_TOP = 40
 
 t.test(`test files lie in their area's folder: at most ${MAX_TOP} at the top of test/, no other folder`, async (t) => {

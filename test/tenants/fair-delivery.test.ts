@@ -2,7 +2,7 @@
  * Delivery is fair between tenants (issue 33, item 4): a noisy tenant's burst queued first does not stand in front
  * of a quiet tenant's delivery. Two delivery workers share the queue; a real receiver on loopback records the order
  * of its POSTs. Order is asserted, never time: the quiet delivery is taken within the jobs the workers already
- * hold, where first-in-first-out puts it behind the whole burst. Runs on a Redis Cluster too (npm run test:cluster).
+ * hold, where first-in-first-out puts it behind the whole burst. Runs on a Redis Cluster too (test/cluster/).
  */
 import t from 'tap'
 import { createServer } from 'node:http'
