@@ -117,6 +117,8 @@ t.test('operational endpoints: a page of their own, made with the operational ty
   await page.getByRole('heading', { level: 1, name: 'Operational endpoints' }).waitFor()
   await page.getByRole('button', { name: 'Add endpoint' }).click()
   const form = page.getByRole('form', { name: 'New operational endpoint' })
+  // evaluateAll reads what is rendered now: the form's list comes in one render, so its first box means all of it.
+  await form.getByRole('checkbox').first().waitFor()
   t.same(await form.getByRole('checkbox').evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).value)),
     ['endpoint.disabled', 'endpoint.failing', 'endpoint.recovered', 'message.exhausted', 'inbound.dead_lettered'], 'the operational types, nothing of the catalog')
   t.equal(await form.getByLabel('Tenant (optional)').count(), 0, 'no tenant')
