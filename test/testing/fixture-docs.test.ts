@@ -8,6 +8,7 @@ import Fastify from 'fastify'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import ts from 'typescript'
 import anvil from '../../plugins/ingress.js'
 import { fixtureNames } from '../../src/testing/fixture.js'
 import { ROOT } from '../helpers/cli.js'
@@ -25,12 +26,14 @@ t.test('the page\'s fixture example signs fixture(...).body and Anvil accepts it
   await app.register(anvil, { redis: redis.url, queueName: 'fixture-docs', sources: [{ path: '/webhooks/github', provider: 'github', secrets: [SECRET] }] })
   t.teardown(async () => await app.close())
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
-  // Written beside the sources so it imports the kit as a project imports the package; the page's lines unchanged but the port.
-  const dir = mkdtempSync(join(ROOT, '.fixture-docs-'))
+  // Written beside the compiled kit so it imports it as a project imports the package; the page's lines unchanged
+  // but the port. Test processes load no TypeScript loader, so the example is transpiled as tsc would emit it.
+  const dir = mkdtempSync(join(ROOT, 'build', '.fixture-docs-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const file = join(dir, 'example.ts')
+  const file = join(dir, 'example.mjs')
   const code = (example ?? '').replace(/^ {2}/gm, '').replace('http://127.0.0.1:3000', address)
-  writeFileSync(file, `import { fixture, signRequest } from '../testing/index.js'\nconst secret = ${JSON.stringify(SECRET)}\n${code}\nexport const answer = { status: res.status, json: await res.json(), eventType: sample.eventType }\n`)
+  const source = `import { fixture, signRequest } from '../testing/index.js'\nconst secret = ${JSON.stringify(SECRET)}\n${code}\nexport const answer = { status: res.status, json: await res.json(), eventType: sample.eventType }\n`
+  writeFileSync(file, ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText)
   const { answer } = await import(pathToFileURL(file).href) as { answer: { status: number, json: { jobId: string }, eventType: string } }
   t.match(answer, { status: 202, json: { jobId: String, replayed: false }, eventType: 'pull_request' })
 })
