@@ -2,7 +2,7 @@
  * The optional peer dependencies, imported for their types only. This file is a hand-written `.d.ts` (the
  * build copies it to dist) because tsc drops a `@ts-ignore` from the declarations it emits: without the
  * package installed, the ignored import is the error type (an `any`), each alias below falls back to
- * `never`, and src/handlers/peer-payloads.ts turns that into JSON payloads. test/handlers/peer-types.test.ts
+ * `never`, and src/handlers/peer-payloads.ts turns that into JSON payloads. test/package-types.test.ts
  * compiles a consumer with and without the packages.
  */
 // @ts-ignore -- optional peer dependency `stripe`: absent, this import is `any`

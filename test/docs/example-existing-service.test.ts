@@ -36,7 +36,10 @@ t.test('the README example: webhooks and app events both reach the handler', asy
   t.equal(byType['invoice.paid']?.payload.toString(), body)
 })
 
-/** The README's snippet: the example from its first import to the end of buildService, importing the package by name. */
+/**
+ * The README's snippet: the example from its first import to the end of buildService, importing the package by name.
+ * test/package-types.test.ts compiles it as pasted, against the packed package.
+ */
 async function readmeSnippet (): Promise<{ expected: string, shown: string }> {
   const { readFile } = await import('node:fs/promises')
   const example = await readFile(join(ROOT, 'examples/existing-service.ts'), 'utf8')
@@ -52,27 +55,4 @@ t.test('the README shows the example as it is, imports and option types included
   const { expected, shown } = await readmeSnippet()
   t.ok(expected.includes('export interface ServiceOptions') && expected.includes('export async function buildService'))
   t.equal(shown, expected, 'README.md holds examples/existing-service.ts from its imports to the end of buildService')
-})
-
-t.test('the README snippet compiles when pasted into a file of its own', async (t) => {
-  const { mkdirSync, mkdtempSync, rmSync, writeFileSync } = await import('node:fs')
-  const { join } = await import('node:path')
-  const { execFile } = await import('node:child_process')
-  const root = ROOT
-  // Under the repository (in the ignored .tap folder), so `fastify` resolves from its node_modules; the
-  // package's types are the built ones (npm run build first), as a user's compiler sees them.
-  mkdirSync(join(root, '.tap'), { recursive: true })
-  const dir = mkdtempSync(join(root, '.tap', 'readme-snippet-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  writeFileSync(join(dir, 'service.ts'), (await readmeSnippet()).shown)
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
-    extends: join(root, 'tsconfig.json'),
-    compilerOptions: { noEmit: true, rootDir: root, paths: { '@anvil/fastify': [join(root, 'dist', 'index.d.ts')] } },
-    include: ['service.ts']
-  }))
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
-  const result = await new Promise<{ code: number, output: string }>((resolve) => {
-    execFile(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], (err, stdout, stderr) => resolve({ code: err === null ? 0 : 1, output: stdout + stderr }))
-  })
-  t.equal(result.code, 0, result.output)
 })

@@ -4,14 +4,12 @@
  * `dev`, linked from this repository), so a type the package needs but ships only as a devDependency is
  * missing here as it would be there.
  */
-import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
+import ts from 'typescript'
 import { ROOT } from './root.js'
 
-const run = promisify(execFile)
 export { ROOT }
 
 /** The top-level packages of a production install: the lockfile's `node_modules/<name>` entries not marked `dev`. */
@@ -24,10 +22,17 @@ export function productionPackages (): string[] {
 
 export interface Consumer {
   dir: string
-  /** Compiles `file` with tsc (strict, NodeNext, `skipLibCheck` as given): its exit code and output. */
-  tsc: (file: string, skipLibCheck?: boolean, cwd?: string) => Promise<{ code: number, output: string }>
+  /**
+   * Type-checks `files` (in `cwd`) as one program, as `tsc -p` does with a tsconfig of strict, NodeNext and
+   * `skipLibCheck` as given: its errors as tsc prints them (`app.ts(3,7): error TS2322: …`), paths from `cwd`.
+   */
+  compile: (files: string[], skipLibCheck?: boolean, cwd?: string) => string[]
   cleanup: () => void
 }
+
+// Parsed and bound declaration files (never an app's own .ts, which a test may rewrite), shared by the programs of
+// one test process as TypeScript's language service shares them: each program checks on its own, parses once.
+const parsed = new Map<string, ts.SourceFile | undefined>()
 
 /** An ESM project in a temporary directory with the production packages linked and `@types/node` (the app's own). */
 export function consumerProject (prefix: string): Consumer {
@@ -38,19 +43,22 @@ export function consumerProject (prefix: string): Consumer {
     symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name), 'dir')
   }
   for (const name of new Set([...productionPackages(), '@types/node'])) link(name)
-  const tsc = async (file: string, skipLibCheck = false, cwd = dir): Promise<{ code: number, output: string }> => {
-    const name = `tsconfig.${file}.json`
-    writeFileSync(join(cwd, name), JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck, types: ['node'] },
-      files: [file]
-    }))
-    try {
-      const { stdout } = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', name], { cwd })
-      return { code: 0, output: stdout }
-    } catch (err) {
-      const { code, stdout } = err as { code: number, stdout: string }
-      return { code, output: stdout }
+  const compile = (files: string[], skipLibCheck = false, cwd = dir): string[] => {
+    const tsconfig = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck, types: ['node'] }
+    const { options, errors } = ts.convertCompilerOptionsFromJson(tsconfig, cwd)
+    if (errors.length > 0) throw new Error(ts.flattenDiagnosticMessageText(errors[0]?.messageText, '\n'))
+    const host = ts.createCompilerHost(options)
+    const read = host.getSourceFile.bind(host)
+    host.getCurrentDirectory = () => cwd
+    host.getSourceFile = (name, language, ...rest) => {
+      if (!/\.d\.[cm]?ts$/.test(name)) return read(name, language, ...rest)
+      const key = `${name} ${JSON.stringify(language)}`
+      if (!parsed.has(key)) parsed.set(key, read(name, language, ...rest))
+      return parsed.get(key)
     }
+    const program = ts.createProgram(files.map((file) => join(cwd, file)), options, host)
+    const format = { getCanonicalFileName: (name: string) => name, getCurrentDirectory: () => cwd, getNewLine: () => '\n' }
+    return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.formatDiagnostic(diagnostic, format).trim())
   }
-  return { dir, tsc, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+  return { dir, compile, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
 }

@@ -3,7 +3,7 @@
  * misspelled one is an error; `event.data` narrows by name, to the type packages' types (all installed here as
  * devDependencies: stripe, @octokit/openapi-webhooks-types, @slack/types, discord-api-types,
  * @paddle/paddle-node-sdk, @linear/sdk, square, @gitbeaker/core, @zoom/rivet), JSON for the providers without
- * one (and for an event a package does not know). test/handlers/peer-types.test.ts compiles a
+ * one (and for an event a package does not know). test/package-types.test.ts compiles a
  * consumer without the packages.
  */
 import type Stripe from 'stripe'
