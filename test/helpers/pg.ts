@@ -110,6 +110,22 @@ async function migratedTemplate (): Promise<string> {
   return await template
 }
 
+/** Drops the templates of tap run `run` (its runner's pid). */
+export async function dropRunTemplates (run: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${TEMPLATE_PREFIX}${run}\\_%`])
+    for (const { datname } of rows) {
+      const id = pg.escapeIdentifier(datname)
+      await client.query(`ALTER DATABASE ${id} WITH IS_TEMPLATE false`)
+      await client.query(`DROP DATABASE ${id} WITH (FORCE)`)
+    }
+  } finally {
+    await client.end()
+  }
+}
+
 const PG_MODULE = pathToFileURL(createRequire(import.meta.url).resolve('pg')).href
 
 /** psql when the machine has it (about 0.01 CPU-s a drop, against 0.25 for a node process), node otherwise. */
