@@ -67,11 +67,16 @@ export class TestDatabase {
 
 const PG_MODULE = pathToFileURL(createRequire(import.meta.url).resolve('pg')).href
 
+/** psql when the machine has it (about 0.01 CPU-s a drop, against 0.25 for a node process), node otherwise. */
 function dropDetached (sql: string): void {
   const env: NodeJS.ProcessEnv = { ...process.env, ANVIL_DROP_SQL: sql, ANVIL_DROP_URL: ADMIN_URL }
   delete env.NODE_OPTIONS
-  const code = `const { default: pg } = await import(${JSON.stringify(PG_MODULE)}); const c = new pg.Client({ connectionString: process.env.ANVIL_DROP_URL }); await c.connect(); await c.query(process.env.ANVIL_DROP_SQL); await c.end()`
-  spawn(process.execPath, ['--input-type=module', '-e', code], { detached: true, stdio: 'ignore', env }).unref()
+  const psql = spawn('psql', ['-X', '-q', '-d', ADMIN_URL, '-c', sql], { detached: true, stdio: 'ignore', env })
+  psql.on('error', () => {
+    const code = `const { default: pg } = await import(${JSON.stringify(PG_MODULE)}); const c = new pg.Client({ connectionString: process.env.ANVIL_DROP_URL }); await c.connect(); await c.query(process.env.ANVIL_DROP_SQL); await c.end()`
+    spawn(process.execPath, ['--input-type=module', '-e', code], { detached: true, stdio: 'ignore', env }).unref()
+  })
+  psql.unref()
 }
 
 async function adminQuery (text: string): Promise<void> {
