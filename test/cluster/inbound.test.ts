@@ -1,0 +1,19 @@
+/**
+ * The inbound chain's contract files again, on a real 3-master Redis Cluster (test/helpers/target.ts reads
+ * ANVIL_TEST_REDIS when first loaded), in one process: each file registers its tests on this file's tap root, with
+ * a cluster of its own. One process instead of twelve saves each one's start (node, tap's process-info hook, the
+ * imports: about 1.3 CPU-s). One of them alone: `ANVIL_TEST_REDIS=cluster npx tap build/test/inbound/<name>.test.js`.
+ */
+process.env.ANVIL_TEST_REDIS = 'cluster'
+await import('../inbound/dead-letter.test.js')
+await import('../inbound/dedupe.test.js')
+await import('../inbound/enqueue.test.js')
+await import('../inbound/ingress-parsing.test.js')
+await import('../inbound/ingress.test.js')
+await import('../inbound/job-data.test.js')
+await import('../inbound/replay.test.js')
+await import('../inbound/retention.test.js')
+await import('../inbound/retry.test.js')
+await import('../inbound/signature.test.js')
+await import('../inbound/worker-plugin.test.js')
+await import('../inbound/worker.test.js')
