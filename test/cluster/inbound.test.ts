@@ -5,15 +5,5 @@
  * imports: about 1.3 CPU-s). One of them alone: `ANVIL_TEST_REDIS=cluster npx tap build/test/inbound/<name>.test.js`.
  */
 process.env.ANVIL_TEST_REDIS = 'cluster'
-await import('../inbound/dead-letter.test.js')
-await import('../inbound/dedupe.test.js')
-await import('../inbound/enqueue.test.js')
-await import('../inbound/ingress-parsing.test.js')
-await import('../inbound/ingress.test.js')
-await import('../inbound/job-data.test.js')
-await import('../inbound/replay.test.js')
-await import('../inbound/retention.test.js')
-await import('../inbound/retry.test.js')
-await import('../inbound/signature.test.js')
-await import('../inbound/worker-plugin.test.js')
-await import('../inbound/worker.test.js')
+const FILES = ['dead-letter', 'dedupe', 'enqueue', 'ingress-parsing', 'ingress', 'job-data', 'replay', 'retention', 'retry', 'signature', 'worker-plugin', 'worker']
+for (const name of FILES) await import(`../inbound/${name}.test.js`)
