@@ -13,7 +13,7 @@ import { benchArgs, benchDatabase, emitSection, showSpread, spread } from './lib
 
 const values = benchArgs({ rows: { type: 'string', default: '100000' }, runs: { type: 'string', default: '15' } })
 const ROWS = values.quick ? 1000 : Number(values.rows)
-const RUNS = values.quick ? 2 : Number(values.runs)
+const RUNS = values.quick ? 1 : Number(values.runs)
 const TOKEN = 'bench-console-token-0123456789'
 const QUERIES = ['', '?status=failed', '?provider=github&type=issues', '?since=24h', '?status=dead&since=7d', '?text=note%20999']
 

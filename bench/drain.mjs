@@ -18,7 +18,7 @@ const values = benchArgs({
   runs: { type: 'string', default: '3' },
   concurrency: { type: 'string', default: '1,10,50' }
 })
-const jobs = values.quick ? 300 : Number(values.jobs)
+const jobs = values.quick ? 100 : Number(values.jobs)
 const runs = values.quick ? 1 : Number(values.runs)
 const concurrencies = values.concurrency.split(',').map(Number)
 const secret = 'whsec_bench_0123456789'

@@ -13,7 +13,9 @@ const values = benchArgs({
   runs: { type: 'string', default: '3' }
 })
 const rate = values.quick ? 200 : Number(values.rate)
-const duration = values.quick ? 2 : Number(values.duration)
+const duration = values.quick ? 0.5 : Number(values.duration)
+/** The warm-up's seconds at 100/s: 50 events, 10 in a quick run. */
+const warmupSeconds = values.quick ? 0.1 : 0.5
 const runs = values.quick ? 1 : Number(values.runs)
 const secret = 'whsec_bench_0123456789'
 const cli = new URL('../dist/cli/anvil.js', import.meta.url).pathname
@@ -44,7 +46,7 @@ async function oneRun (redis, run) {
   worker.child.on('message', (batch) => { for (const [id, ms] of batch) if (!handled.has(id)) handled.set(id, ms) })
   try {
     // A warm-up that also tells when the worker is taking jobs; its events are not counted.
-    const warm = await generate({ url: serve.url, secret, rate: 100, duration: 0.5, prefix: `warm${run}_` })
+    const warm = await generate({ url: serve.url, secret, rate: 100, duration: warmupSeconds, prefix: `warm${run}_` })
     if (!await until(() => warm.accepted.every((id) => handled.has(id)), 30_000)) throw new Error('e2e: the worker did not handle the warm-up events')
     const load = await generate({ url: serve.url, secret, rate, duration, prefix: `e2e${run}_` })
     await until(() => load.accepted.every((id) => handled.has(id)), SETTLE_MS)
@@ -95,7 +97,7 @@ const markdown = [
   `Offered ${rate} requests/s for ${duration} s, open loop (sent on schedule, not on answers), by a generator in its own process;`,
   '`anvil serve` (logging at `warn`) and `anvil worker` (default concurrency 10, handler `bench/e2e-handler.mjs`) on a private',
   '`redis-server`. End to end: from the send time in the body to the handler\'s start (`performance.timeOrigin + performance.now()`',
-  `in both processes). ${runs} run(s), median [min–max]; a warm-up of 50 events before each run is not counted.`, '',
+  `in both processes). ${runs} run(s), median [min–max]; a warm-up of ${100 * warmupSeconds} events before each run is not counted.`, '',
   '| measure | p50 ms | p99 ms | p99.9 ms |',
   '|---|---|---|---|',
   `| send → handler start | ${showSpread(result.e2e.p50, 2)} | ${showSpread(result.e2e.p99, 2)} | ${showSpread(result.e2e.p999, 2)} |`,

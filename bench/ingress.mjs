@@ -17,7 +17,7 @@ const values = benchArgs({
   // process (a gateway runs for days), not of V8 compiling its hot paths in the first seconds.
   warmup: { type: 'string', default: '2' }
 })
-const duration = values.quick ? 0.5 : Number(values.duration)
+const duration = values.quick ? 0.2 : Number(values.duration)
 const runs = values.quick ? 1 : Number(values.runs)
 const warmup = values.quick ? 0 : Number(values.warmup)
 const connectionsList = (values.quick ? '10' : values.connections).split(',').map(Number)

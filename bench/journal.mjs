@@ -31,10 +31,11 @@ const values = benchArgs({
   sides: { type: 'string', default: 'off,effect,rows,journal,async,group,pgqueue,pgqueue-group,graphile,graphile-batched' }
 })
 const sides = values.sides.split(',')
-const jobs = values.quick ? 200 : Number(values.jobs)
+const jobs = values.quick ? 100 : Number(values.jobs)
 const runs = values.quick ? 1 : Number(values.rounds ?? values.runs)
 const warmup = values.quick ? 0 : Number(values.warmup)
-const replayCount = values['skip-replay'] ? 0 : values.quick ? 500 : Number(values.replay)
+// Quick: more than one page of the replay (200).
+const replayCount = values['skip-replay'] ? 0 : values.quick ? 250 : Number(values.replay)
 if (values.rounds !== undefined && !(Number.isInteger(Number(values.rounds)) && Number(values.rounds) > 0)) throw new Error(`--rounds takes a positive whole number, got ${values.rounds}`)
 const concurrencies = values.concurrency.split(',').map(Number)
 const [groupEvents, groupWaitMs] = values.group.split(',').map(Number)

@@ -11,8 +11,8 @@ const values = benchArgs({
   fill: { type: 'string', default: '1200' },
   runs: { type: 'string', default: '3' }
 })
-const events = values.quick ? 200 : Number(values.events)
-const fill = values.quick ? 100 : Number(values.fill)
+const events = values.quick ? 100 : Number(values.events)
+const fill = values.quick ? 50 : Number(values.fill)
 const runs = values.quick ? 1 : Number(values.runs)
 const secret = 'whsec_memory_0123456789'
 const cli = new URL('../dist/cli/anvil.js', import.meta.url).pathname

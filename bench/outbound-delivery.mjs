@@ -43,12 +43,12 @@ const values = benchArgs({
 })
 const maxInFlightPerEndpoint = values['max-in-flight'] === undefined ? undefined : Number(values['max-in-flight'])
 const quick = values.quick
-const jobs = quick ? 200 : Number(values.jobs)
+const jobs = quick ? 50 : Number(values.jobs)
 const runs = quick ? 1 : Number(values.runs)
 const concurrency = Number(values.concurrency)
 const endpointCounts = values.endpoints.split(',').map(Number)
-const rate = quick ? 50 : Number(values.rate)
-const seconds = quick ? 2 : Number(values.seconds)
+const rate = quick ? 20 : Number(values.rate)
+const seconds = quick ? 1 : Number(values.seconds)
 const hangTimeoutMs = quick ? 500 : Number(values['hang-timeout'])
 const PREFIX = '{anvil}'
 const SECRET = 'whsec_' + Buffer.alloc(32, 7).toString('base64')
@@ -152,7 +152,7 @@ async function isolation (circuit) {
 }
 
 // Quick: enough to show each side runs (bench-smoke runs it inside run.mjs); the log side is the slowest by far.
-const logJobs = quick ? 50 : jobs
+const logJobs = quick ? 20 : jobs
 const logSides = values['no-log'] ? [] : values['log-sides'].split(',').filter((side) => side !== '')
 for (const side of logSides) if (!(side in LOG_SIDES)) throw new Error(`--log-sides takes ${Object.keys(LOG_SIDES).join(', ')}; got ${side}`)
 

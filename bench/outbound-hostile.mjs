@@ -25,8 +25,8 @@ const values = benchArgs({
 })
 const quick = values.quick
 const rounds = quick ? 1 : Number(values.rounds)
-const seconds = quick ? 2 : Number(values.seconds)
-const rate = quick ? 20 : Number(values.rate)
+const seconds = quick ? 1 : Number(values.seconds)
+const rate = quick ? 10 : Number(values.rate)
 const hostileRate = quick ? 2 : Number(values['hostile-rate'])
 const concurrency = Number(values.concurrency)
 // The worker's default timeout; a quick run keeps it short so that closing does not wait for it.

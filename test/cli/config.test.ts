@@ -1,14 +1,16 @@
 /**
- * `anvil --version`, `--help`, and configuration errors worded for the user: one line, exit 1, no secret. Through the
- * CLI as users run it. And what the CLI prints: the quickstart commands and redacted log lines. Helpers:
- * test/helpers/cli.ts.
+ * `anvil --version`, `--help`, and configuration errors worded for the user: one line, exit 1, no secret: through
+ * the CLI as users run it once per way out, and each value's line through the same program and error line in this
+ * process (test/helpers/program.ts). And what the CLI prints: the quickstart commands and redacted log lines.
+ * Helpers: test/helpers/cli.ts.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createLogger } from '../../cli/logging.js'
 import { localUrl, opensslCurl, signedCurl } from '../../cli/quickstart.js'
 import { NEVER_PRINTED, QUICKSTART, ROOT, runCli } from '../helpers/cli.js'
+import { refusal } from '../helpers/program.js'
 
 t.test('--version prints the package version', async (t) => {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
@@ -17,53 +19,77 @@ t.test('--version prints the package version', async (t) => {
   t.equal(result.stdout.trim(), version)
 })
 
-t.test('bad configuration: exit 1, exactly one line on stderr, no stack trace, no secret', async (t) => {
-  const secret = { WEBHOOK_SECRET: NEVER_PRINTED }
+/** A process per run: exit 1, exactly one line on stderr, nothing on stdout, no secret. */
+async function refusedByCli (t: Test, args: string[], env: Record<string, string>, expected: string): Promise<void> {
+  const result = await runCli(args, { env })
+  t.equal(result.code, 1, `${args.join(' ')}: exit code`)
+  t.equal(result.stderr, expected + '\n', `${args.join(' ')}: exactly this one line, no stack trace`)
+  t.equal(result.stdout, '', 'nothing on stdout')
+  t.notMatch(result.stderr + result.stdout, /hunter2|whsec_never_print_me/, 'no secret printed')
+}
+
+const SECRET = { WEBHOOK_SECRET: NEVER_PRINTED }
+
+t.test('bad configuration through the CLI: exit 1, exactly one line on stderr, no stack trace, no secret', async (t) => {
+  // A process per way out: a loader's error (serve, worker) and commander's own (replay). The wording of each
+  // value's line is the next test's, in this process, through the same program and line.
+  await Promise.all([
+    refusedByCli(t, ['serve'], { ...SECRET, REDIS_URL: 'http://user:hunter2@example.com:6379' },
+      'anvil: invalid configuration: REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "http://user:***@example.com:6379/")'),
+    refusedByCli(t, ['serve'], { WEBHOOK_SECRET: 'hunter2' },
+      'anvil: invalid configuration: WEBHOOK_SECRET is shorter than 16 bytes: use a random one (e.g. `openssl rand -hex 32`), or ANVIL_ALLOW_SHORT_SECRETS=true for development'),
+    refusedByCli(t, ['worker'], SECRET,
+      'anvil: invalid configuration: anvil worker needs --handler, a sources file (ANVIL_CONFIG) whose sources forward, or ANVIL_DATABASE_URL (outgoing webhooks)'),
+    refusedByCli(t, ['replay'], SECRET, 'anvil: give a dead-letter id, --all, or --filter')
+  ])
+})
+
+t.test('bad configuration: the one line each command prints, naming the value, never a secret', async (t) => {
   const cases: Array<[string, string[], Record<string, string>, string | RegExp]> = [
-    ['bad PORT', ['serve'], { ...secret, PORT: 'abc' },
+    ['bad PORT', ['serve'], { ...SECRET, PORT: 'abc' },
       'anvil: invalid configuration: PORT must be an integer from 0 to 65535 (got "abc")'],
     ['missing WEBHOOK_SECRET', ['serve'], {},
       'anvil: invalid configuration: WEBHOOK_SECRET is required: set it to the secret your webhook sender signs with'],
-    ['bad REDIS_URL scheme, password not repeated', ['serve'], { ...secret, REDIS_URL: 'http://user:hunter2@example.com:6379' },
-      'anvil: invalid configuration: REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "http://user:***@example.com:6379/")'],
-    ['bad ANVIL_RETRY_SCHEDULE', ['serve'], { ...secret, ANVIL_RETRY_SCHEDULE: '1000,soon' },
+    ['bad ANVIL_RETRY_SCHEDULE', ['serve'], { ...SECRET, ANVIL_RETRY_SCHEDULE: '1000,soon' },
       /^anvil: invalid configuration: ANVIL_RETRY_SCHEDULE must be comma-separated whole milliseconds .* \(got "1000,soon"\)$/],
-    ['a flag overrides a valid env value and is named', ['serve', '--port', '70000'], { ...secret, PORT: '3000' },
+    ['a flag overrides a valid env value and is named', ['serve', '--port', '70000'], { ...SECRET, PORT: '3000' },
       'anvil: invalid configuration: --port must be an integer from 0 to 65535 (got "70000")'],
-    ['bad ANVIL_IDEMPOTENCY', ['dev'], { ...secret, ANVIL_IDEMPOTENCY: 'header:' },
+    ['bad ANVIL_IDEMPOTENCY', ['dev'], { ...SECRET, ANVIL_IDEMPOTENCY: 'header:' },
       /^anvil: invalid configuration: ANVIL_IDEMPOTENCY must be signature, payload, header:<name> or body:<field> \(got "header:"\)$/],
-    ['bad WORKER_CONCURRENCY', ['worker', '--handler', 'examples/handler.js'], { ...secret, WORKER_CONCURRENCY: '0' },
+    ['bad WORKER_CONCURRENCY', ['worker', '--handler', 'examples/handler.js'], { ...SECRET, WORKER_CONCURRENCY: '0' },
       'anvil: invalid configuration: WORKER_CONCURRENCY must be an integer from 1 to 10000 (got "0")'],
-    ['worker without --handler', ['worker'], secret, 'anvil: invalid configuration: anvil worker needs --handler, a sources file (ANVIL_CONFIG) whose sources forward, or ANVIL_DATABASE_URL (outgoing webhooks)'],
-    ['bad ANVIL_METRICS_PATH', ['serve'], { ...secret, ANVIL_METRICS_PATH: 'metrics' },
+    ['bad ANVIL_METRICS_PATH', ['serve'], { ...SECRET, ANVIL_METRICS_PATH: 'metrics' },
       'anvil: invalid configuration: ANVIL_METRICS_PATH must be a URL path starting with "/", or "off" (got "metrics")'],
-    ['bad --metrics-port', ['worker', '--handler', 'examples/handler.js', '--metrics-port', '-1'], secret,
+    ['bad --metrics-port', ['worker', '--handler', 'examples/handler.js', '--metrics-port', '-1'], SECRET,
       'anvil: invalid configuration: --metrics-port must be an integer from 0 to 65535 (got "-1")'],
-    ['bad ANVIL_LOG_PAYLOADS', ['dev'], { ...secret, ANVIL_LOG_PAYLOADS: 'yes' },
+    ['bad ANVIL_LOG_PAYLOADS', ['dev'], { ...SECRET, ANVIL_LOG_PAYLOADS: 'yes' },
       'anvil: invalid configuration: ANVIL_LOG_PAYLOADS must be true or false (got "yes")'],
-    ['bad ANVIL_RETENTION_COMPLETED_COUNT', ['serve'], { ...secret, ANVIL_RETENTION_COMPLETED_COUNT: 'all' },
+    ['bad ANVIL_RETENTION_COMPLETED_COUNT', ['serve'], { ...SECRET, ANVIL_RETENTION_COMPLETED_COUNT: 'all' },
       'anvil: invalid configuration: ANVIL_RETENTION_COMPLETED_COUNT must be a whole number of jobs, at least 0 (got "all")'],
     ['worker: dead letters that would not outlive failed jobs', ['worker', '--handler', 'examples/handler.js', '--retention-dead-age-seconds', '30'],
-      { ...secret, ANVIL_RETENTION_FAILED_AGE_SECONDS: '60' },
+      { ...SECRET, ANVIL_RETENTION_FAILED_AGE_SECONDS: '60' },
       'anvil: invalid configuration: --retention-dead-age-seconds must be 0 or more than ANVIL_RETENTION_FAILED_AGE_SECONDS (60 s), so dead letters outlive failed jobs (got "30")'],
-    ['replay with neither an id, --all nor --filter', ['replay'], secret, 'anvil: give a dead-letter id, --all, or --filter'],
-    ['replay --limit that is not a number', ['replay', '--all', '--limit', 'ten'], secret,
-      'anvil: invalid configuration: --limit must be an integer of at least 1 (got "ten")']
+    ['replay --limit that is not a number', ['replay', '--all', '--limit', 'ten'], SECRET,
+      'anvil: invalid configuration: --limit must be an integer of at least 1 (got "ten")'],
+    ['a password in a mistyped REDIS_URL', ['serve'], { ...SECRET, REDIS_URL: 'redis:/:hunter2@127.0.0.1:6379' },
+      'anvil: invalid configuration: REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "redis:/***@127.0.0.1:6379")'],
+    ['a password in a REDIS_URL with a bad database', ['serve'], { ...SECRET, REDIS_URL: 'redis://hunter2@127.0.0.1:6379/abc' },
+      'anvil: invalid configuration: REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "redis://***@127.0.0.1:6379/abc")']
   ]
-  await Promise.all(cases.map(async ([name, args, env, expected]) => {
-    const result = await runCli(args, { env })
-    t.equal(result.code, 1, `${name}: exit code`)
-    const lines = result.stderr.split('\n').filter((line) => line !== '')
-    t.equal(lines.length, 1, `${name}: one line on stderr`)
+  for (const [name, args, env, expected] of cases) {
+    const { code, stderr } = await refusal(args, env)
+    t.equal(code, 1, `${name}: exit code`)
+    const lines = stderr.split('\n').filter((line) => line !== '')
+    t.equal(lines.length, 1, `${name}: one line`)
     if (typeof expected === 'string') t.equal(lines[0], expected, name)
     else t.match(lines[0], expected, name)
-    t.equal(result.stdout, '', `${name}: nothing on stdout`)
-    t.notMatch(result.stderr + result.stdout, /hunter2|whsec_never_print_me/, `${name}: no secret printed`)
-  }))
+    t.notMatch(stderr, /hunter2|whsec_never_print_me/, `${name}: no secret`)
+  }
 })
 
 t.test('--help shows each flag with its default and its variable, from the one settings table', async (t) => {
   const { SETTINGS } = await import('../../cli/config/settings.js')
+  const { createProgram } = await import('../../cli/program.js')
   /** One line per option: wrapped descriptions joined, the column padding collapsed. */
   const flat = (help: string): string => help.replace(/\n\s+(?=[^\s-])/g, ' ').replace(/ {2,}/g, ' ')
   const serve = await runCli(['serve', '--help'])
@@ -77,27 +103,11 @@ t.test('--help shows each flag with its default and its variable, from the one s
   }
   t.match(lines, '--port <port> port to listen on (default: 3000, env: PORT)')
   t.match(lines, '--body-limit <bytes> largest accepted body (default: 1048576 (1 MiB), env: ANVIL_BODY_LIMIT)')
-  const dev = await runCli(['dev', '--help'])
-  t.match(flat(dev.stdout), '(default: 127.0.0.1, env: HOST)', 'dev listens on loopback by default')
-  const worker = await runCli(['worker', '--help'])
-  t.match(flat(worker.stdout), '--log-payloads <bool>', 'the worker logs payloads on request too')
-})
-
-t.test('through the CLI: a weak secret and a password in a mistyped REDIS_URL, one line each, nothing secret printed', async (t) => {
-  const cases: Array<[Record<string, string>, string]> = [
-    [{ WEBHOOK_SECRET: 'hunter2' },
-      'anvil: invalid configuration: WEBHOOK_SECRET is shorter than 16 bytes: use a random one (e.g. `openssl rand -hex 32`), or ANVIL_ALLOW_SHORT_SECRETS=true for development'],
-    [{ WEBHOOK_SECRET: NEVER_PRINTED, REDIS_URL: 'redis:/:hunter2@127.0.0.1:6379' },
-      'anvil: invalid configuration: REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "redis:/***@127.0.0.1:6379")'],
-    [{ WEBHOOK_SECRET: NEVER_PRINTED, REDIS_URL: 'redis://hunter2@127.0.0.1:6379/abc' },
-      'anvil: invalid configuration: REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "redis://***@127.0.0.1:6379/abc")']
-  ]
-  await Promise.all(cases.map(async ([env, expected]) => {
-    const result = await runCli(['serve'], { env })
-    t.equal(result.code, 1)
-    t.equal(result.stderr, expected + '\n')
-    t.notMatch(result.stderr + result.stdout, /hunter2|whsec_never_print_me/)
-  }))
+  // The other commands' help is the same program's, in this process: --help prints what helpInformation() gives.
+  const help = (name: string): string => flat(createProgram('0.0.0').commands.find((c) => c.name() === name)?.helpInformation() ?? '').trimEnd()
+  t.equal(help('serve'), lines.trimEnd(), 'helpInformation() is what --help prints')
+  t.match(help('dev'), '(default: 127.0.0.1, env: HOST)', 'dev listens on loopback by default')
+  t.match(help('worker'), '--log-payloads <bool>', 'the worker logs payloads on request too')
 })
 
 t.test('the printed commands: the openssl one is the quickstart, verbatim; the signed one holds the HMAC only', async (t) => {

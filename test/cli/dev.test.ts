@@ -75,20 +75,6 @@ t.test('dev uses a Redis that answers the probe, never shows a secret it was giv
   t.notMatch(cli.output, 'export WEBHOOK_SECRET')
 })
 
-t.test('dev with REDIS_URL set uses it and neither probes nor starts a redis-server', async (t) => {
-  const cli = startCli(t, ['dev', '--port', '0'], {
-    cwd: tempDir(t),
-    // Were the probe consulted, it would find nothing here and start a redis-server.
-    env: { REDIS_URL: redis.url, ANVIL_DEV_REDIS_PROBE_URL: `redis://127.0.0.1:${await freePort()}`, ANVIL_QUEUE: 'cli-dev-url' }
-  })
-  const port = await cli.listeningPort('anvil dev: listening')
-  t.equal((await sendPrinted((await cli.line((line) => line.startsWith('  curl '))).trim())).status, 202)
-  t.equal(await cli.stop('SIGTERM'), 0)
-  t.notOk(cli.lines.some((line) => /redis-server|Redis that is running/.test(String(parseJson(line)?.msg))))
-  const queue = inspect(t, redis.url, 'cli-dev-url')
-  t.equal(await queue.getJobCountByTypes('wait', 'active', 'completed'), 1, 'the event went to REDIS_URL')
-})
-
 t.test('dev without redis-server on PATH: exit 1 and one line on how to get Redis', async (t) => {
   // node's own directory may hold redis-server too (/usr/bin), so PATH is a directory with only node in it.
   const bin = tempDir(t)
@@ -150,10 +136,18 @@ t.test('dev --handler ./handler.ts without tsx in the project: one line on how',
     'install tsx (npm install --save-dev tsx) and run again, or give the compiled .js\n')
 })
 
-t.test('dev --handler ./handler.ts with tsx installed in the project: the handler runs', async (t) => {
-  const cli = startCli(t, ['dev', '--handler', './handler.ts', '--port', '0'], { cwd: project(t, true), env: { REDIS_URL: redis.url, ANVIL_QUEUE: 'cli-dev-ts' } })
+// One process for two contracts of a dev run with REDIS_URL set: the handler given, and the Redis used.
+t.test('dev --handler ./handler.ts with tsx installed in the project: the handler runs; with REDIS_URL set dev uses it and neither probes nor starts a redis-server', async (t) => {
+  const cli = startCli(t, ['dev', '--handler', './handler.ts', '--port', '0'], {
+    cwd: project(t, true),
+    // Were the probe consulted, it would find nothing here and start a redis-server.
+    env: { REDIS_URL: redis.url, ANVIL_DEV_REDIS_PROBE_URL: `redis://127.0.0.1:${await freePort()}`, ANVIL_QUEUE: 'cli-dev-url' }
+  })
   await cli.log('anvil dev: listening', { handler: './handler.ts' })
   t.equal((await sendPrinted((await cli.line((line) => line.startsWith('  curl '))).trim())).status, 202)
   await cli.line((line) => line.startsWith('typed e_'))
   t.equal(await cli.stop('SIGTERM'), 0)
+  t.notOk(cli.lines.some((line) => /redis-server|Redis that is running/.test(String(parseJson(line)?.msg))))
+  const queue = inspect(t, redis.url, 'cli-dev-url')
+  t.equal(await queue.getJobCountByTypes('wait', 'active', 'completed'), 1, 'the event went to REDIS_URL')
 })

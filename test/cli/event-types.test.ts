@@ -13,6 +13,7 @@ import addFormatsModule from 'ajv-formats'
 import { createOutbound } from '../../src/outbox/outbound.js'
 import { migrate } from '../../src/db/migrate.js'
 import { runCli, startCli } from '../helpers/cli.js'
+import { refusal } from '../helpers/program.js'
 import { TestDatabase } from '../helpers/pg.js'
 import { TestRedis } from '../helpers/redis.js'
 import { startReceiver, type Received } from '../helpers/receiver.js'
@@ -155,8 +156,10 @@ t.test('through the admin API (--url): the same documents, and --format jsonsche
   const serve = startCli(t, ['serve'], { env: { ...env, WEBHOOK_SECRET: 'whsec_cli_event_types_0123456789', ANVIL_ADMIN_TOKEN: TOKEN, HOST: '127.0.0.1', PORT: '0' } })
   const port = await serve.listeningPort('anvil serve: listening')
   const admin = { ...env, ANVIL_ADMIN_TOKEN: TOKEN }
-  t.same(await exported('openapi', ['--url', `http://127.0.0.1:${port}`], admin), await exported('openapi'), 'the same OpenAPI document')
-  t.equal((await runCli(['event-types', 'export', '--format', 'openapi', '--url', `http://127.0.0.1:${port}`], { env: admin })).stderr, '', 'the whole catalog: nothing to warn of')
+  const openapi = await runCli(['event-types', 'export', '--format', 'openapi', '--url', `http://127.0.0.1:${port}`], { env: admin })
+  t.equal(openapi.code, 0)
+  t.equal(openapi.stderr, '', 'the whole catalog: nothing to warn of')
+  t.same(JSON.parse(openapi.stdout), await exported('openapi'), 'the same OpenAPI document')
   const schema = await exported('jsonschema', ['--url', `http://127.0.0.1:${port}/admin`], admin)
   const served = await fetch(`http://127.0.0.1:${port}/admin/event-types/schema.json`, { headers: { authorization: `Bearer ${TOKEN}` } })
   t.same(schema, await served.json())
@@ -184,10 +187,11 @@ t.test('from PostgreSQL a line on stderr says that types defined in code are not
 })
 
 t.test('a wrong --format, or neither database nor admin URL: one line, exit 1', async (t) => {
-  const wrong = await runCli(['event-types', 'export', '--format', 'yaml'], { env })
+  // Refused before connecting anywhere: in this process, through the CLI's program (test/helpers/program.ts).
+  const wrong = await refusal(['event-types', 'export', '--format', 'yaml'], env)
   t.equal(wrong.code, 1)
   t.equal(wrong.stderr, 'anvil: --format must be jsonschema, openapi, asyncapi (got "yaml")\n')
-  const nowhere = await runCli(['event-types', 'export', '--format', 'openapi'], { env: {} })
+  const nowhere = await refusal(['event-types', 'export', '--format', 'openapi'])
   t.equal(nowhere.code, 1)
   t.match(nowhere.stderr, /^anvil: .*ANVIL_DATABASE_URL \(or --url with ANVIL_ADMIN_TOKEN\) is required: the catalog is in PostgreSQL/)
   t.equal(nowhere.stderr.split('\n').length, 2, 'one line')

@@ -9,6 +9,8 @@ import t from 'tap'
 import Fastify from 'fastify'
 
 import { deadLetters, inspect, runCli, runCliOnStoppedRedis, startCli } from '../helpers/cli.js'
+import { refusal } from '../helpers/program.js'
+import { loadJournalConfig } from '../../cli/config/load-database-config.js'
 import { addJob, jobData, openQueue, journalFixture } from '../helpers/journal.js'
 import anvilAdmin from '../../plugins/admin/admin.js'
 import { journalAdminRoutes } from '../../plugins/journal/admin-routes.js'
@@ -50,11 +52,11 @@ t.test('--url: the server\'s base URL means its /admin; a URL elsewhere on the s
   t.teardown(async () => await app.close())
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const env = { ANVIL_ADMIN_TOKEN: TOKEN }
-  for (const url of [address, `${address}/`, `${address}/admin`]) {
-    const list = await runCli(['events', 'list', '--url', url, '--json'], { env })
-    t.equal(list.code, 0, list.stderr)
-    t.same(list.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id), [LONG_ID], url)
-  }
+  const list = await runCli(['events', 'list', '--url', `${address}/`, '--json'], { env })
+  t.equal(list.code, 0, list.stderr)
+  t.same(list.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id), [LONG_ID], 'the base URL, with its slash')
+  // The other spellings are the same admin API to the CLI's config (a process each would add nothing).
+  for (const url of [address, `${address}/admin`]) t.same(loadJournalConfig(env, { url }).admin, { url: `${address}/admin`, token: TOKEN }, url)
   const elsewhere = await runCli(['events', 'list', '--url', `${address}/api`], { env })
   t.equal(elsewhere.code, 1)
   t.equal(elsewhere.stderr, `anvil: invalid configuration: no admin API at ${address}/api (/events answered 404): give its base URL, e.g. http://127.0.0.1:3000/admin\n`)
@@ -97,12 +99,13 @@ t.test('replay --filter: a dry run counts; a run replays at a rate and prints it
   const queue = openQueue(redis.url, queueName)
   t.teardown(() => queue.close())
   t.equal(await queue.count(), 30)
-  const unknown = await runCli(['replay', '--filter', 'colour=red'], { env })
-  t.match(unknown.stderr, /^anvil: invalid filter: --filter takes key=value with a key of provider, source, type, status, error, since, until, text \(got "colour=red"\)/)
-  const both = await runCli(['replay', 'd_x', '--filter', 'status=failed'], { env })
-  t.match(both.stderr, /give a dead-letter id, --all, or --filter/)
-  const rate = await runCli(['replay', '--filter', 'status=failed', '--rate', '0'], { env })
-  t.match(rate.stderr, /--rate must be a whole number of events a second, at least 1/)
+  // Refused before connecting anywhere: in this process, through the CLI's program (test/helpers/program.ts).
+  const unknown = await refusal(['replay', '--filter', 'colour=red'], env)
+  t.match(unknown, { code: 1, stderr: /^anvil: invalid filter: --filter takes key=value with a key of provider, source, type, status, error, since, until, text \(got "colour=red"\)\n$/ })
+  const both = await refusal(['replay', 'd_x', '--filter', 'status=failed'], env)
+  t.match(both, { code: 1, stderr: /^anvil: give a dead-letter id, --all, or --filter\n$/ })
+  const rate = await refusal(['replay', '--filter', 'status=failed', '--rate', '0'], env)
+  t.match(rate, { code: 1, stderr: /^anvil: --rate must be a whole number of events a second, at least 1/ })
   await db.query("DELETE FROM anvil.webhook_events WHERE id LIKE 'run_%'")
 })
 
@@ -137,8 +140,8 @@ t.test('through the admin API (--url, ANVIL_ADMIN_TOKEN); a URL without the toke
   t.match(JSON.parse(run.stdout), { matched: 2, replayed: 2, state: 'done' })
   const bad = await runCli(['events', 'list', '--since', 'someday'], { env })
   t.match(bad.stderr, /^anvil: invalid filter: since must be an ISO 8601 time/, 'the server\'s 400 message')
-  const noToken = await runCli(['events', 'list'], { env: { ANVIL_ADMIN_URL: `${address}/admin` } })
-  t.equal(noToken.stderr, 'anvil: invalid configuration: ANVIL_ADMIN_URL needs ANVIL_ADMIN_TOKEN: the admin API\'s token\n')
+  const noToken = await refusal(['events', 'list'], { ANVIL_ADMIN_URL: `${address}/admin` })
+  t.same(noToken, { code: 1, stderr: 'anvil: invalid configuration: ANVIL_ADMIN_URL needs ANVIL_ADMIN_TOKEN: the admin API\'s token\n' })
   const wrong = await runCli(['events', 'list'], { env: { ...env, ANVIL_ADMIN_TOKEN: 'wrong-token-0123456789' } })
   t.equal(wrong.stderr, 'anvil: missing or wrong admin token\n')
 })
