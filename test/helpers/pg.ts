@@ -30,7 +30,13 @@ export class TestDatabase {
    * of PostgreSQL against 0.56 for applying them all); run alone, a file applies them itself.
    */
   static async migrated (): Promise<TestDatabase> {
-    if (process.env.TAP === '1') return await TestDatabase.create(await migratedTemplate())
+    if (process.env.TAP === '1') {
+      const db = await TestDatabase.create(await migratedTemplate())
+      // A copy would share the template's deployment id (migrations/0004_deployment.sql draws it), and two
+      // deployments must tell their databases apart.
+      await db.query(`UPDATE anvil.deployment SET id = 'dep_' || replace(gen_random_uuid()::text, '-', '')`)
+      return db
+    }
     const db = await TestDatabase.create()
     try {
       await migrate(db.url)
