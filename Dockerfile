@@ -28,6 +28,7 @@ COPY plugins ./plugins
 COPY testing ./testing
 COPY replay ./replay
 COPY cli ./cli
+COPY scripts/dist.mjs ./scripts/
 RUN npm run build
 
 # Runtime: the production dependencies and the compiled output only, as a non-root user.

@@ -77,13 +77,14 @@ t.test('bad configuration: the one line each command prints, naming the value, n
       'anvil: invalid configuration: REDIS_URL must be a redis://, rediss://, redis+cluster:// or rediss+cluster:// URL (got "redis://***@127.0.0.1:6379/abc")']
   ]
   for (const [name, args, env, expected] of cases) {
-    const { code, stderr } = await refusal(args, env)
+    const { code, stdout, stderr } = await refusal(args, env)
     t.equal(code, 1, `${name}: exit code`)
+    t.equal(stdout, '', `${name}: nothing on stdout`)
     const lines = stderr.split('\n').filter((line) => line !== '')
     t.equal(lines.length, 1, `${name}: one line`)
     if (typeof expected === 'string') t.equal(lines[0], expected, name)
     else t.match(lines[0], expected, name)
-    t.notMatch(stderr, /hunter2|whsec_never_print_me/, `${name}: no secret`)
+    t.notMatch(stdout + stderr, /hunter2|whsec_never_print_me/, `${name}: no secret`)
   }
 })
 

@@ -141,7 +141,7 @@ t.test('through the admin API (--url, ANVIL_ADMIN_TOKEN); a URL without the toke
   const bad = await runCli(['events', 'list', '--since', 'someday'], { env })
   t.match(bad.stderr, /^anvil: invalid filter: since must be an ISO 8601 time/, 'the server\'s 400 message')
   const noToken = await refusal(['events', 'list'], { ANVIL_ADMIN_URL: `${address}/admin` })
-  t.same(noToken, { code: 1, stderr: 'anvil: invalid configuration: ANVIL_ADMIN_URL needs ANVIL_ADMIN_TOKEN: the admin API\'s token\n' })
+  t.same(noToken, { code: 1, stdout: '', stderr: 'anvil: invalid configuration: ANVIL_ADMIN_URL needs ANVIL_ADMIN_TOKEN: the admin API\'s token\n' })
   const wrong = await runCli(['events', 'list'], { env: { ...env, ANVIL_ADMIN_TOKEN: 'wrong-token-0123456789' } })
   t.equal(wrong.stderr, 'anvil: missing or wrong admin token\n')
 })

@@ -116,19 +116,30 @@ async function migratedTemplate (): Promise<string> {
   return await template
 }
 
-/** Drops the templates of tap run `run` (its runner's pid). */
+/** Drops the templates of tap run `run` (its runner's pid), and those of runs killed before their `after` script. */
 export async function dropRunTemplates (run: string): Promise<void> {
   const client = new pg.Client({ connectionString: ADMIN_URL })
   await client.connect()
   try {
-    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${TEMPLATE_PREFIX}${run}\\_%`])
+    const { rows } = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${TEMPLATE_PREFIX}%`])
     for (const { datname } of rows) {
+      const runner = datname.slice(TEMPLATE_PREFIX.length).split('_')[0] ?? ''
+      if (runner !== run && alive(Number(runner))) continue
       const id = pg.escapeIdentifier(datname)
       await client.query(`ALTER DATABASE ${id} WITH IS_TEMPLATE false`)
       await client.query(`DROP DATABASE ${id} WITH (FORCE)`)
     }
   } finally {
     await client.end()
+  }
+}
+
+function alive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

@@ -9,12 +9,16 @@ import { createProgram } from '../../cli/program.js'
 import { errorLine } from '../../cli/error-line.js'
 import { cleanEnv } from './cli.js'
 
-export async function refusal (args: string[], env: Record<string, string> = {}): Promise<{ code: number, stderr: string }> {
+/**
+ * `stdout` is what commander printed (help, a version). An action's own prints are not caught: tap writes its
+ * stream to this process's stdout meanwhile. The real process's runs in test/cli/config.test.ts check it whole.
+ */
+export async function refusal (args: string[], env: Record<string, string> = {}): Promise<{ code: number, stdout: string, stderr: string }> {
   const program = createProgram('0.0.0')
-  let stderr = ''
+  let [stdout, stderr] = ['', '']
   // Settings are copied to each command as it is made: set them on every one, so none exits this process.
   const capture = (command: Command): void => {
-    command.exitOverride().configureOutput({ writeErr: (text) => { stderr += text } })
+    command.exitOverride().configureOutput({ writeOut: (text) => { stdout += text }, writeErr: (text) => { stderr += text } })
     command.commands.forEach(capture)
   }
   capture(program)
@@ -24,8 +28,8 @@ export async function refusal (args: string[], env: Record<string, string> = {})
   try {
     await program.parseAsync(args, { from: 'user' })
   } catch (err) {
-    if (err instanceof CommanderError) return { code: err.exitCode, stderr }
-    return { code: 1, stderr: `${stderr}${errorLine(err)}\n` }
+    if (err instanceof CommanderError) return { code: err.exitCode, stdout, stderr }
+    return { code: 1, stdout, stderr: `${stderr}${errorLine(err)}\n` }
   } finally {
     process.env = saved
   }

@@ -133,6 +133,9 @@ t.test('every file the build stage copies exists, and they are all the build com
   t.ok(copied.includes('console'), 'the console\'s sources, which npm run build bundles into dist/console')
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
   t.ok(instructions(build, 'RUN').includes('npm run build') && scripts.build !== undefined, 'npm run build exists')
+  const run = [...(scripts.build ?? '').matchAll(/\bnode (\S+\.m?js)\b/g)].map((m) => m[1] as string)
+  t.ok(run.length > 0, 'npm run build runs a script of the repository')
+  for (const file of run) t.ok(copied.some((source) => file === source || file.startsWith(`${source}/`)), `${file}, which npm run build runs, is copied into the build`)
 })
 
 t.test('the entrypoint: the symlinked file is in the image, is the package bin, and is a node script', async (t) => {
