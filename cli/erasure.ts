@@ -7,6 +7,7 @@ import type { AdminOrDatabaseConfig } from './config/load-database-config.js'
 import { adminCall } from './admin-client.js'
 import type { ErasureAudit, SubjectErasure, TenantRemoval } from '../src/erasure/erasure-schemas.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
+import { readyOutbound } from './redis-patience.js'
 
 /** The audit's actor for an erasure the CLI makes on the database. */
 export const CLI_ACTOR = 'cli'
@@ -15,12 +16,12 @@ export type ErasureTarget = { subject: string } | { tenant: string }
 type Answer = (SubjectErasure | TenantRemoval) & { audit: ErasureAudit }
 
 async function onDatabase (config: AdminOrDatabaseConfig & { admin?: undefined, databaseUrl: string }, target: ErasureTarget): Promise<Answer> {
-  const { createOutbound, outboundInternals } = await import('../src/outbox/outbound.js')
+  const { outboundInternals } = await import('../src/outbox/outbound.js')
   const { openEventLog } = await import('../src/event-log/open-event-log.js')
   const { createErasureAudit } = await import('../src/erasure/erasure-audit.js')
   const { eraseSubject, removeTenant } = await import('../src/erasure/erasure.js')
   const redis = config.redisUrl ?? DEFAULT_REDIS_URL
-  const outbound = createOutbound({
+  const outbound = await readyOutbound({
     database: config.databaseUrl, redis,
     ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }),
     ...(config.prefix === undefined ? {} : { prefix: config.prefix })

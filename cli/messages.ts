@@ -8,7 +8,7 @@ import { parseFilterFlags } from './events.js'
 import { OUTBOUND_MAX_PAGE } from '../src/paging/outbound-page-size.js'
 import type { MessageResend, ResendFilter, ResendPage } from '../src/resend/resender.js'
 import { DEFAULT_REDIS_URL } from '../src/shared/constants.js'
-import { patientlyFor } from './redis-patience.js'
+import { readyOutbound } from './redis-patience.js'
 
 /** `--filter` keys: those of the admin API's filter. */
 const RESEND_FILTER_KEYS = { failure: 'failure', type: 'type', tenant: 'tenant', since: 'since', until: 'until' }
@@ -29,21 +29,12 @@ async function openResender (config: MessagesCliConfig): Promise<CliResender> {
       close: async () => {}
     }
   }
-  const { createOutbound, outboundInternals } = await import('../src/outbox/outbound.js')
-  const outbound = createOutbound({
+  const outbound = await readyOutbound({
     database: config.databaseUrl, redis: config.redisUrl ?? DEFAULT_REDIS_URL,
     ...(config.dbSchema === undefined ? {} : { schema: config.dbSchema }),
     ...(config.prefix === undefined ? {} : { prefix: config.prefix }),
     ...(config.outboundRetrySchedule === undefined ? {} : { retrySchedule: config.outboundRetrySchedule })
   })
-  // The outbound queue's connection fails a command at once while it is not ready (it serves publish): wait
-  // for it first, as the worker would, so a Redis slow to answer delays the command instead of failing it.
-  const redisUrl = config.redisUrl ?? DEFAULT_REDIS_URL
-  await patientlyFor(outboundInternals(outbound).queue.waitUntilReady(), redisUrl, (redis) => process.stderr.write(`anvil: waiting for Redis (${redis}) to answer\n`))
-    .catch(async (err: unknown) => {
-      await outbound.close()
-      throw err
-    })
   return {
     one: async (messageId, dryRun) => await outbound.resend.message(messageId, { dryRun }),
     page: async (filter, options) => await outbound.resend.matching(filter, options),

@@ -46,9 +46,17 @@ t.test('a subject erased and a tenant removed through the CLI: --yes required, c
   t.equal(await rows('SELECT 1 FROM anvil.outbox WHERE id = ANY ($1)', [[alice1, alice2]]), 0, 'her messages are gone')
   t.equal(await jobs([alice1, alice2]), 0, 'and their jobs')
   t.equal(await jobs([bob]), 1, "bob's job stays")
-  const again = await runCli(['subjects', 'erase', 'user_alice', '--yes'], { env })
-  t.equal(again.code, 0, again.stderr)
-  t.match(json(again.stdout), { messages: 0, jobs: 0, events: 0, audit: { actor: 'cli' } }, 'a second run: zeros')
+  // Again with Redis too busy to answer (stopped) until the command says it waits: it waits, it does not fail.
+  redis.pause()
+  const waiting = startCli(t, ['subjects', 'erase', 'user_alice', '--yes'], { env })
+  try {
+    await eventually('the command to wait for Redis, or exit', () => waiting.child.exitCode !== null || waiting.stderr.includes('anvil: waiting for Redis'))
+  } finally {
+    redis.resume()
+  }
+  t.equal(await waiting.exited, 0, waiting.stderr)
+  t.match(waiting.stderr, /^anvil: waiting for Redis \(redis:\/\/127\.0\.0\.1:\d+\) to answer\n/, 'said once, while it waited')
+  t.match(json(waiting.lines.join('\n')), { messages: 0, jobs: 0, events: 0, audit: { actor: 'cli' } }, 'a second run: zeros')
 
   const refusedTenant = await runCli(['tenants', 'delete', 'acme'], { env })
   t.equal(refusedTenant.code, 1)
