@@ -8,6 +8,7 @@ import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { loadMigrations, migrate } from '../../src/db/migrate.js'
+import { DEFAULT_DB_SCHEMA } from '../../src/shared/constants.js'
 
 const ADMIN_URL = process.env.ANVIL_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 /** The templates a tap run migrates once (see `migrated`); test/helpers/after-run.ts drops those of its run. */
@@ -31,10 +32,9 @@ export class TestDatabase {
    */
   static async migrated (): Promise<TestDatabase> {
     if (process.env.TAP === '1') {
-      const db = await TestDatabase.create(await migratedTemplate())
-      // A copy would share the template's deployment id (migrations/0004_deployment.sql draws it), and two
-      // deployments must tell their databases apart.
-      await db.query(`UPDATE anvil.deployment SET id = 'dep_' || replace(gen_random_uuid()::text, '-', '')`)
+      const { name, redrawDeploymentId } = await migratedTemplate()
+      const db = await TestDatabase.create(name)
+      await db.query(redrawDeploymentId)
       return db
     }
     const db = await TestDatabase.create()
@@ -81,18 +81,32 @@ function urlOf (name: string): string {
   return url.toString()
 }
 
-let template: Promise<string> | undefined
+interface Template {
+  name: string
+  /**
+   * Migration 0004's own statement that draws the deployment id, after emptying the table: a copy would keep the
+   * template's, and two deployments tell their databases apart by it.
+   */
+  redrawDeploymentId: string
+}
+
+let template: Promise<Template> | undefined
 
 /**
  * The run's template for this set of migrations: made by the first file that needs it, under an advisory lock, and
  * marked a template (no connections) once migrated, so a half-made one from a killed file is made again. The run
  * is tap's runner, every test file's parent; a process a test starts inherits ANVIL_TEST_RUN.
  */
-async function migratedTemplate (): Promise<string> {
+async function migratedTemplate (): Promise<Template> {
   template ??= (async () => {
     process.env.ANVIL_TEST_RUN ??= String(process.ppid)
-    const migrations = createHash('sha256').update(loadMigrations().map((m) => m.checksum).join()).digest('hex').slice(0, 10)
-    const name = `${TEMPLATE_PREFIX}${process.env.ANVIL_TEST_RUN}_${migrations}`
+    const migrations = loadMigrations()
+    const draw = /^INSERT INTO \{\{schema\}\}\.deployment\b[^;]*;/m.exec(migrations.find((m) => m.version === '0004')?.sql ?? '')?.[0]
+    if (draw === undefined) throw new Error('migrations/0004 no longer draws the deployment id as test/helpers/pg.ts expects')
+    const schema = pg.escapeIdentifier(DEFAULT_DB_SCHEMA)
+    const redrawDeploymentId = `DELETE FROM ${schema}.deployment; ${draw.replaceAll('{{schema}}', schema)}`
+    const checksums = createHash('sha256').update(migrations.map((m) => m.checksum).join()).digest('hex').slice(0, 10)
+    const name = `${TEMPLATE_PREFIX}${process.env.ANVIL_TEST_RUN}_${checksums}`
     const id = pg.escapeIdentifier(name)
     const client = new pg.Client({ connectionString: ADMIN_URL })
     await client.connect()
@@ -108,7 +122,7 @@ async function migratedTemplate (): Promise<string> {
     } finally {
       await client.end()
     }
-    return name
+    return { name, redrawDeploymentId }
   })().catch((err: unknown) => {
     template = undefined
     throw err
